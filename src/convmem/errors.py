@@ -1,0 +1,88 @@
+"""The error tree. Every error convmem raises on purpose derives from ``ConvmemError``.
+
+::
+
+    ConvmemError
+    ├── UserError                  the caller used the API wrongly; nothing was written
+    │   ├── InvalidInput           a malformed argument (bad role, bad id, bad option …)
+    │   │   ├── InvalidMessage     a message the tree refuses (empty, orphan tool result …)
+    │   │   │   └── ContentTooLarge
+    │   │   └── InvalidQuery
+    │   ├── NotFound               no such id *for this principal* (another principal's ids too)
+    │   ├── BudgetExceeded         the fixed parts and the user message do not fit the window
+    │   └── NeverStoreViolation    the text may not be stored (secrets, sensitive data …)
+    └── StoreError                 the database failed in a way the caller cannot fix
+        └── StoreBusy              the database stayed locked past every retry
+
+Messages never quote message or memory content: they name ids, roles, sizes and reasons.
+"""
+
+from __future__ import annotations
+
+
+class ConvmemError(Exception):
+    """Base of every error convmem raises on purpose."""
+
+
+class UserError(ConvmemError):
+    """The caller used the API wrongly. Nothing was written."""
+
+
+class InvalidInput(UserError, ValueError):
+    """An argument is malformed."""
+
+
+class InvalidMessage(InvalidInput):
+    """The message tree refuses this message."""
+
+
+class ContentTooLarge(InvalidMessage):
+    """Content above the configured size limit."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"message content is {size} bytes; the limit is {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+class InvalidQuery(InvalidInput):
+    """A search query that cannot be run."""
+
+
+class NotFound(UserError, LookupError):
+    """No such object for this principal. Another principal's ids raise this too, by design."""
+
+    def __init__(self, kind: str, object_id: str) -> None:
+        super().__init__(f"{kind} {object_id!r} not found")
+        self.kind = kind
+        self.object_id = object_id
+
+
+class BudgetExceeded(UserError):
+    """Even the fixed parts and the current user message do not fit the token budget."""
+
+    def __init__(self, needed: int, available: int, detail: str = "") -> None:
+        extra = f" ({detail})" if detail else ""
+        super().__init__(
+            f"the fixed parts of the request need {needed} tokens but only {available} are "
+            f"available after reserving output and the safety margin{extra}"
+        )
+        self.needed = needed
+        self.available = available
+
+
+class NeverStoreViolation(UserError):
+    """The text falls under the never-store policy; ``reason`` is a stable code."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"refused to store: {reason}" + (f" ({detail})" if detail else ""))
+        self.reason = reason
+        self.detail = detail
+
+
+class StoreError(ConvmemError):
+    """The database failed in a way the caller cannot fix."""
+
+
+class StoreBusy(StoreError):
+    """The database stayed locked past every retry."""

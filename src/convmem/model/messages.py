@@ -1,0 +1,83 @@
+"""Message values. ``NewMessage`` is what a caller writes; ``Message`` is what the store holds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = get_args(Role)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call an assistant message asks for. ``arguments`` is a JSON object as text."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def arguments_object(self) -> dict[str, Any]:
+        value = json.loads(self.arguments)
+        if not isinstance(value, dict):
+            raise ValueError("tool call arguments must be a JSON object")
+        return value
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
+class MessageNotice:
+    """Something the app may show the user about a message it appended ("Memory updated")."""
+
+    kind: str  # saved | proposed | blocked | forgotten
+    text: str
+    reason: str | None = None
+    memory_id: str | None = None
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """A message as the caller writes it; identity and position are added by the store."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Message:
+    """A stored message: one node of a conversation's tree."""
+
+    id: str
+    conversation_id: str
+    parent_id: str | None
+    depth: int
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...]
+    tool_call_id: str | None
+    metadata: Mapping[str, Any]
+    created_at: datetime
+    notices: tuple[MessageNotice, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "conversation_id": self.conversation_id,
+            "parent_id": self.parent_id,
+            "depth": self.depth,
+            "role": self.role,
+            "content": self.content,
+            "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "tool_call_id": self.tool_call_id,
+            "metadata": dict(self.metadata),
+            "created_at": self.created_at.isoformat(),
+        }

@@ -1,0 +1,117 @@
+"""The message tree's rules as pure checks over values; each raises before anything is written."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from convmem.errors import ContentTooLarge, InvalidInput, InvalidMessage
+from convmem.model.messages import ROLES, Message, NewMessage, ToolCall
+
+DEFAULT_MAX_CONTENT_BYTES = 1_000_000
+
+
+def normalise_created_at(value: datetime | None) -> datetime:
+    """An aware timestamp; a naive one (typical of imports) is taken as UTC."""
+    if value is None:
+        return datetime.now(UTC)
+    if not isinstance(value, datetime):
+        raise InvalidMessage("created_at must be a datetime")
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
+        raise InvalidMessage("metadata must be a mapping with string keys")
+    try:
+        text = json.dumps(dict(metadata), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidMessage("metadata must be JSON-serialisable") from exc
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def check_text(content: object, *, max_bytes: int, what: str = "message content") -> str:
+    if not isinstance(content, str):
+        raise InvalidMessage(f"{what} must be a string")
+    size = len(content.encode("utf-8", errors="surrogatepass"))
+    if size > max_bytes:
+        raise ContentTooLarge(size, max_bytes)
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidMessage(f"{what} is not valid unicode (lone surrogates)") from exc
+    return content
+
+
+def _check_tool_calls(calls: Sequence[ToolCall]) -> None:
+    seen: set[str] = set()
+    for call in calls:
+        if not isinstance(call, ToolCall):
+            raise InvalidMessage("tool_calls must be ToolCall values")
+        if not isinstance(call.id, str) or not call.id.strip():
+            raise InvalidMessage("a tool call needs a non-empty id")
+        if call.id in seen:
+            raise InvalidMessage(f"tool call id {call.id!r} appears twice in one message")
+        seen.add(call.id)
+        if not isinstance(call.name, str) or not call.name.strip():
+            raise InvalidMessage(f"tool call {call.id!r} needs a name")
+        try:
+            call.arguments_object()
+        except (TypeError, ValueError) as exc:
+            raise InvalidMessage(f"tool call {call.id!r}: arguments must be a JSON object") from exc
+
+
+def check_new_message(message: NewMessage, *, max_bytes: int) -> None:
+    """Shape rules that need no other message."""
+    if message.role not in ROLES:
+        raise InvalidMessage(f"unknown role {message.role!r}; use one of {', '.join(ROLES)}")
+    check_text(message.content, max_bytes=max_bytes)
+    calls = tuple(message.tool_calls)
+    if calls and message.role != "assistant":
+        raise InvalidMessage("only assistant messages may carry tool calls")
+    _check_tool_calls(calls)
+    if message.role == "tool":
+        if not isinstance(message.tool_call_id, str) or not message.tool_call_id:
+            raise InvalidMessage("a tool message needs the tool_call_id it answers")
+    elif message.tool_call_id is not None:
+        raise InvalidMessage("only tool messages carry a tool_call_id")
+    if message.role in ("user", "system") and not message.content.strip():
+        raise InvalidMessage(f"a {message.role} message needs content")
+    if message.role == "assistant" and not calls and not message.content.strip():
+        raise InvalidMessage("an assistant message needs content or tool calls")
+
+
+def open_tool_calls(run: Sequence[Message]) -> set[str]:
+    """Calls still unanswered, given the run above a new message: its parent, then up through
+    tool results to the assistant message that made the calls (newest first)."""
+    answered: set[str] = set()
+    for message in run:
+        if message.role == "tool":
+            if message.tool_call_id is not None:
+                answered.add(message.tool_call_id)
+            continue
+        if message.role == "assistant":
+            return {call.id for call in message.tool_calls} - answered
+        break
+    return set()
+
+
+def check_tool_result(message: NewMessage, run: Sequence[Message]) -> None:
+    """A tool result must answer an open call of the assistant message directly above it."""
+    if message.role != "tool":
+        return
+    if message.tool_call_id not in open_tool_calls(run):
+        raise InvalidMessage("the tool result answers no open tool call on its branch")
+
+
+def check_identifier(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 256:
+        raise InvalidInput(f"{what} must be a non-empty string of at most 256 characters")
+    if any(ch in value for ch in "\x00\r\n"):
+        raise InvalidInput(f"{what} must not contain control characters")
+    return value
