@@ -1,0 +1,117 @@
+"""The storage boundary. Everything that touches a database goes through these Protocols.
+
+A backend hands out transactions: ``read()`` gives a consistent snapshot, ``write()`` an exclusive,
+atomic one (reading the active leaf, inserting and moving the leaf happen in one). The engine puts
+the rules (tree validation, token counting) around these primitives, so every backend shares them.
+Every method takes the tenant; methods that find objects by id take the user too and raise
+``NotFound`` for another principal's ids exactly as for ids that do not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from convmem.model.conversation import ConversationRecord
+from convmem.model.messages import Message, Role, ToolCall
+
+
+@dataclass(frozen=True)
+class BranchRow:
+    """A message on a branch with its stored costs (``tokens`` is None if not counted)."""
+
+    message: Message
+    tokens: int | None
+    estimate_tokens: int
+    estimate_before: int
+
+
+@dataclass(frozen=True)
+class PinnedInstruction:
+    id: str
+    text: str
+    conversation_id: str | None
+    position: int
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class MessageRow:
+    """Everything the store needs to insert one message."""
+
+    id: str
+    conversation_id: str
+    parent_id: str | None
+    depth: int
+    role: Role
+    content: str
+    tool_calls: Sequence[ToolCall]
+    tool_call_id: str | None
+    metadata: Mapping[str, Any]
+    created_at: datetime
+    revision_of: str | None
+    revision_kind: str | None
+    tokens: Mapping[str, int]
+    estimate_tokens: int
+    estimate_before: int
+
+
+class ReadTxn(Protocol):
+    def get_conversation(
+        self, tenant: str, user: str, conversation_id: str
+    ) -> ConversationRecord: ...
+
+    def list_conversations(
+        self, tenant: str, user: str, *, limit: int, offset: int
+    ) -> list[ConversationRecord]: ...
+
+    def get_message(self, tenant: str, user: str, message_id: str) -> Message: ...
+
+    def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow: ...
+
+    def children(
+        self, tenant: str, conversation_id: str, parent_id: str | None
+    ) -> list[Message]: ...
+
+    def conversation_messages(self, tenant: str, conversation_id: str) -> list[Message]: ...
+
+    def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
+        """The path from ``leaf_id`` to the root, newest first, fetched lazily in pages."""
+        ...
+
+    def pinned(
+        self, tenant: str, user: str, conversation_id: str | None
+    ) -> list[PinnedInstruction]:
+        """User-wide pins, then (with a conversation) that conversation's pins, in order."""
+        ...
+
+
+class WriteTxn(ReadTxn, Protocol):
+    def insert_conversation(self, tenant: str, record: ConversationRecord) -> None: ...
+
+    def insert_message(self, tenant: str, user: str, row: MessageRow) -> None: ...
+
+    def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None: ...
+
+    def subtree_ids(self, tenant: str, message_id: str) -> list[str]: ...
+
+    def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None: ...
+
+    def delete_conversation(self, tenant: str, conversation_id: str) -> None: ...
+
+    def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None: ...
+
+    def delete_pinned(self, tenant: str, user: str, pin_id: str) -> None: ...
+
+
+class Store(Protocol):
+    """A storage backend."""
+
+    def read(self) -> AbstractContextManager[ReadTxn]: ...
+
+    def write(self) -> AbstractContextManager[WriteTxn]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,142 @@
+"""Schema migrations, applied in order and recorded by name in ``_migrations``.
+
+Each is a small named function; add new ones at the end, never edit an applied one. Every
+table carries ``tenant_id`` and every key starts with it, so PostgreSQL can shard by tenant.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+
+def m001_conversations(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE conversations (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            title TEXT,
+            -- temporary conversations are never read into or written to long-term memory
+            temporary INTEGER NOT NULL DEFAULT 0,
+            -- tip of the branch the user sees; appends go under it unless told otherwise
+            active_leaf_id TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX conversations_by_user ON conversations (tenant_id, user_id, id)")
+
+
+def m002_messages(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE messages (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            -- denormalised from the conversation so scoped queries need no join
+            user_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            parent_id TEXT,
+            depth INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+            content TEXT NOT NULL,
+            tool_calls TEXT,
+            tool_call_id TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            -- lineage of edits and regenerations: the message this one is a new version of
+            revision_of TEXT,
+            revision_kind TEXT CHECK (revision_kind IN ('edit', 'regenerate')),
+            -- the conservative estimate, always available; its running sum gives every message a
+            -- stable position on its branch, which block eviction quantises
+            estimate_tokens INTEGER NOT NULL,
+            estimate_before INTEGER NOT NULL,
+            PRIMARY KEY (tenant_id, id),
+            FOREIGN KEY (tenant_id, conversation_id) REFERENCES conversations (tenant_id, id),
+            -- no cascade: a deep subtree would exceed SQLite's cascade depth; the store deletes
+            -- subtrees explicitly, and the check is deferred to the end of the transaction
+            FOREIGN KEY (tenant_id, parent_id) REFERENCES messages (tenant_id, id)
+                DEFERRABLE INITIALLY DEFERRED
+        )
+        """
+    )
+    db.execute("CREATE INDEX messages_children ON messages (tenant_id, conversation_id, parent_id)")
+    db.execute("CREATE INDEX messages_by_parent ON messages (tenant_id, parent_id)")
+
+
+def m003_message_tokens(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE message_tokens (
+            tenant_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            tokenizer TEXT NOT NULL,
+            -- the message's cost in a chat request, framing included, counted once at write
+            tokens INTEGER NOT NULL,
+            PRIMARY KEY (tenant_id, message_id, tokenizer),
+            FOREIGN KEY (tenant_id, message_id) REFERENCES messages (tenant_id, id)
+                ON DELETE CASCADE
+        ) WITHOUT ROWID
+        """
+    )
+
+
+def m004_pinned_instructions(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE pinned_instructions (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            -- NULL: pinned for every conversation of the user
+            conversation_id TEXT,
+            position INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, id),
+            FOREIGN KEY (tenant_id, conversation_id) REFERENCES conversations (tenant_id, id)
+                ON DELETE CASCADE
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX pinned_by_owner ON pinned_instructions "
+        "(tenant_id, user_id, conversation_id, position)"
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    m001_conversations,
+    m002_messages,
+    m003_message_tokens,
+    m004_pinned_instructions,
+]
+
+
+def apply_migrations(db: sqlite3.Connection) -> list[str]:
+    """Apply what is missing, each in its own transaction. Returns the names applied now."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    applied: list[str] = []
+    for migration in MIGRATIONS:
+        name = migration.__name__
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            done = db.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone()
+            if done is None:
+                migration(db)
+                db.execute(
+                    "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))",
+                    (name,),
+                )
+                applied.append(name)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    return applied

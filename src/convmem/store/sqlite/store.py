@@ -1,0 +1,315 @@
+"""SQLite implementation of the ``Store`` Protocol."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from convmem.errors import NotFound
+from convmem.model.conversation import ConversationRecord
+from convmem.model.messages import Message, ToolCall
+from convmem.store.base import BranchRow, MessageRow, PinnedInstruction
+from convmem.store.sqlite.connection import connect, transaction
+from convmem.store.sqlite.migrations import apply_migrations
+
+_MESSAGE_COLUMNS = (
+    "m.id, m.conversation_id, m.parent_id, m.depth, m.role, m.content, m.tool_calls, "
+    "m.tool_call_id, m.metadata, m.created_at"
+)
+# Branch pages grow so a short window costs one query and a long one a handful.
+_FIRST_PAGE = 48
+_MAX_PAGE = 512
+
+
+def _message(row: Sequence[Any]) -> Message:
+    calls = tuple(ToolCall(**call) for call in json.loads(row[6])) if row[6] else ()
+    return Message(
+        id=row[0],
+        conversation_id=row[1],
+        parent_id=row[2],
+        depth=row[3],
+        role=row[4],
+        content=row[5],
+        tool_calls=calls,
+        tool_call_id=row[7],
+        metadata=json.loads(row[8]),
+        created_at=datetime.fromisoformat(row[9]),
+    )
+
+
+def _conversation(row: Sequence[Any]) -> ConversationRecord:
+    return ConversationRecord(
+        id=row[0],
+        tenant_id=row[1],
+        user_id=row[2],
+        title=row[3],
+        temporary=bool(row[4]),
+        active_leaf_id=row[5],
+        metadata=json.loads(row[6]),
+        created_at=datetime.fromisoformat(row[7]),
+    )
+
+
+_CONVERSATION_COLUMNS = (
+    "id, tenant_id, user_id, title, temporary, active_leaf_id, metadata, created_at"
+)
+
+
+class SQLiteTxn:
+    """Read and write primitives over one connection inside one transaction."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    def get_conversation(self, tenant: str, user: str, conversation_id: str) -> ConversationRecord:
+        row = self._db.execute(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations "
+            "WHERE tenant_id = ? AND id = ? AND user_id = ?",
+            (tenant, conversation_id, user),
+        ).fetchone()
+        if row is None:
+            raise NotFound("conversation", conversation_id)
+        return _conversation(row)
+
+    def list_conversations(
+        self, tenant: str, user: str, *, limit: int, offset: int
+    ) -> list[ConversationRecord]:
+        rows = self._db.execute(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations "
+            "WHERE tenant_id = ? AND user_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
+            (tenant, user, limit, offset),
+        ).fetchall()
+        return [_conversation(row) for row in rows]
+
+    def get_message(self, tenant: str, user: str, message_id: str) -> Message:
+        return self.get_branch_row(tenant, user, message_id).message
+
+    def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
+        row = self._db.execute(
+            f"SELECT {_MESSAGE_COLUMNS}, m.estimate_tokens, m.estimate_before FROM messages m "
+            "WHERE m.tenant_id = ? AND m.id = ? AND m.user_id = ?",
+            (tenant, message_id, user),
+        ).fetchone()
+        if row is None:
+            raise NotFound("message", message_id)
+        return BranchRow(_message(row), None, row[10], row[11])
+
+    def children(self, tenant: str, conversation_id: str, parent_id: str | None) -> list[Message]:
+        rows = self._db.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? "
+            "AND m.conversation_id = ? AND m.parent_id IS ? ORDER BY m.rowid",
+            (tenant, conversation_id, parent_id),
+        ).fetchall()
+        return [_message(row) for row in rows]
+
+    def conversation_messages(self, tenant: str, conversation_id: str) -> list[Message]:
+        rows = self._db.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? "
+            "AND m.conversation_id = ? ORDER BY m.depth, m.rowid",
+            (tenant, conversation_id),
+        ).fetchall()
+        return [_message(row) for row in rows]
+
+    def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
+        next_id: str | None = leaf_id
+        page = _FIRST_PAGE
+        while next_id is not None:
+            rows = self._db.execute(
+                f"""
+                WITH RECURSIVE chain(id, n) AS (
+                    SELECT ?, 0
+                    UNION ALL
+                    SELECT m.parent_id, chain.n + 1 FROM chain
+                    JOIN messages m ON m.tenant_id = ? AND m.id = chain.id
+                    WHERE m.parent_id IS NOT NULL AND chain.n + 1 < ?
+                )
+                SELECT {_MESSAGE_COLUMNS}, t.tokens, m.estimate_tokens, m.estimate_before
+                FROM chain
+                JOIN messages m ON m.tenant_id = ? AND m.id = chain.id
+                LEFT JOIN message_tokens t
+                    ON t.tenant_id = m.tenant_id AND t.message_id = m.id AND t.tokenizer = ?
+                ORDER BY chain.n
+                """,
+                (next_id, tenant, page, tenant, tokenizer),
+            ).fetchall()
+            for row in rows:
+                yield BranchRow(_message(row), row[10], row[11], row[12])
+            next_id = rows[-1][2] if rows else None
+            page = min(page * 2, _MAX_PAGE)
+
+    def pinned(
+        self, tenant: str, user: str, conversation_id: str | None
+    ) -> list[PinnedInstruction]:
+        rows = self._db.execute(
+            "SELECT id, text, conversation_id, position, created_at FROM pinned_instructions "
+            "WHERE tenant_id = ? AND user_id = ? "
+            "AND (conversation_id IS NULL OR conversation_id IS ?) "
+            "ORDER BY conversation_id IS NOT NULL, position, id",
+            (tenant, user, conversation_id),
+        ).fetchall()
+        return [
+            PinnedInstruction(row[0], row[1], row[2], row[3], datetime.fromisoformat(row[4]))
+            for row in rows
+        ]
+
+    # --- writes ---------------------------------------------------------------------------------
+
+    def insert_conversation(self, tenant: str, record: ConversationRecord) -> None:
+        self._db.execute(
+            f"INSERT INTO conversations ({_CONVERSATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.id,
+                tenant,
+                record.user_id,
+                record.title,
+                int(record.temporary),
+                record.active_leaf_id,
+                json.dumps(dict(record.metadata)),
+                record.created_at.isoformat(),
+            ),
+        )
+
+    def insert_message(self, tenant: str, user: str, row: MessageRow) -> None:
+        calls = json.dumps([call.to_dict() for call in row.tool_calls]) if row.tool_calls else None
+        self._db.execute(
+            "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, depth, "
+            "role, content, tool_calls, tool_call_id, metadata, created_at, revision_of, "
+            "revision_kind, estimate_tokens, estimate_before) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                tenant,
+                row.id,
+                user,
+                row.conversation_id,
+                row.parent_id,
+                row.depth,
+                row.role,
+                row.content,
+                calls,
+                row.tool_call_id,
+                json.dumps(dict(row.metadata)),
+                row.created_at.isoformat(),
+                row.revision_of,
+                row.revision_kind,
+                row.estimate_tokens,
+                row.estimate_before,
+            ),
+        )
+        self._db.executemany(
+            "INSERT INTO message_tokens (tenant_id, message_id, tokenizer, tokens) "
+            "VALUES (?, ?, ?, ?)",
+            [(tenant, row.id, name, count) for name, count in row.tokens.items()],
+        )
+
+    def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None:
+        self._db.execute(
+            "UPDATE conversations SET active_leaf_id = ? WHERE tenant_id = ? AND id = ?",
+            (leaf_id, tenant, conversation_id),
+        )
+
+    def subtree_ids(self, tenant: str, message_id: str) -> list[str]:
+        rows = self._db.execute(
+            """
+            WITH RECURSIVE sub(id) AS (
+                SELECT ?
+                UNION ALL
+                SELECT m.id FROM messages m JOIN sub ON m.tenant_id = ? AND m.parent_id = sub.id
+            )
+            SELECT id FROM sub
+            """,
+            (message_id, tenant),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
+        self._db.executemany(
+            "DELETE FROM messages WHERE tenant_id = ? AND id = ?",
+            [(tenant, message_id) for message_id in message_ids],
+        )
+
+    def delete_conversation(self, tenant: str, conversation_id: str) -> None:
+        self._db.execute(
+            "DELETE FROM message_tokens WHERE tenant_id = ? AND message_id IN "
+            "(SELECT id FROM messages WHERE tenant_id = ? AND conversation_id = ?)",
+            (tenant, tenant, conversation_id),
+        )
+        self._db.execute(
+            "DELETE FROM messages WHERE tenant_id = ? AND conversation_id = ?",
+            (tenant, conversation_id),
+        )
+        self._db.execute(
+            "DELETE FROM conversations WHERE tenant_id = ? AND id = ?", (tenant, conversation_id)
+        )
+
+    def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None:
+        self._db.execute(
+            "INSERT INTO pinned_instructions (tenant_id, id, user_id, conversation_id, position, "
+            "text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                tenant,
+                pin.id,
+                user,
+                pin.conversation_id,
+                pin.position,
+                pin.text,
+                pin.created_at.isoformat(),
+            ),
+        )
+
+    def delete_pinned(self, tenant: str, user: str, pin_id: str) -> None:
+        cursor = self._db.execute(
+            "DELETE FROM pinned_instructions WHERE tenant_id = ? AND user_id = ? AND id = ?",
+            (tenant, user, pin_id),
+        )
+        if cursor.rowcount == 0:
+            raise NotFound("pinned instruction", pin_id)
+
+
+class SQLiteStore:
+    """A database file shared safely by threads (a connection each) and processes (WAL)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        if self.path != ":memory:":
+            parent = os.path.dirname(os.path.abspath(self.path))
+            os.makedirs(parent, exist_ok=True)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        apply_migrations(self._connection())
+
+    def _connection(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = connect(self.path)
+            self._local.db = db
+            with self._lock:
+                self._connections.append(db)
+        return db
+
+    @contextmanager
+    def read(self) -> Iterator[SQLiteTxn]:
+        db = self._connection()
+        with transaction(db, "DEFERRED"):
+            yield SQLiteTxn(db)
+
+    @contextmanager
+    def write(self) -> Iterator[SQLiteTxn]:
+        db = self._connection()
+        with transaction(db, "IMMEDIATE"):
+            yield SQLiteTxn(db)
+
+    def close(self) -> None:
+        with self._lock:
+            for db in self._connections:
+                db.close()
+            self._connections.clear()
+        self._local = threading.local()
