@@ -1,0 +1,328 @@
+"""Context assembly: the next model request from stored state, within a token budget.
+
+Order (DESIGN.md principle 3): system prompt, pinned instructions, long-term memories, summary of
+older turns — the stable prefix — then recent turns verbatim, retrieved material, and the current
+user message. The budget is spent in that order of priority: output and the safety margin are
+reserved first, then the fixed parts, then history newest-first.
+
+History moves in units: a user or system message alone, an assistant message alone, or an
+assistant message with tool calls together with all its results. A unit is kept or dropped whole;
+before a unit is dropped its tool results are stubbed, largest first. A unit whose calls never got
+all their results cannot be sent to a provider and is left out (reported as incomplete).
+
+Eviction moves in blocks: the window's start only advances to positions whose cumulative estimate
+count (stored at write) is a multiple of the block size, so between block boundaries consecutive
+requests share a byte-identical prefix and providers' prompt caches hit.
+
+Everything here is a pure function over values; the branch arrives as an iterator, newest first,
+which the engine feeds page by page from the store, so the cost follows the window, not the history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from convmem.errors import BudgetExceeded, InvalidInput
+from convmem.formats import (
+    FORMATS,
+    Format,
+    HistoryItem,
+    Section,
+    lead_placeholder_tokens,
+    render_anthropic,
+    render_openai,
+)
+from convmem.model.messages import Message
+from convmem.model.profile import ModelProfile
+from convmem.tokens import REPLY_PRIMING, TokenCounter, message_tokens
+
+# Section names in request order. Later features fill the empty ones without reordering.
+LEADING_SECTIONS = ("system", "pinned", "memories", "summary")
+SECTION_ORDER = (*LEADING_SECTIONS, "history", "retrieved", "user")
+
+
+@dataclass(frozen=True)
+class ChainEntry:
+    """A message on the branch with its stored costs."""
+
+    message: Message
+    tokens: int  # in the request's tokenizer, framing included
+    estimate_before: int  # estimate tokens of all its ancestors: a stable position on the branch
+
+
+@dataclass(frozen=True)
+class AssemblyOptions:
+    """Knobs of one assembly. The defaults suit chat applications."""
+
+    system_prompt: str | None = None
+    # Share of the input budget by which the window's start advances at a time (0 turns blocks off).
+    eviction_block: float = 0.25
+    # A tool result above this share of the history budget is stubbed even when it would fit.
+    max_tool_result_share: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.eviction_block < 1:
+            raise InvalidInput("eviction_block must be in [0, 1)")
+        if not 0 < self.max_tool_result_share <= 1:
+            raise InvalidInput("max_tool_result_share must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class FixedParts:
+    """What every request carries beside history: the caller's system prompt and pinned text."""
+
+    system_prompt: str | None = None
+    pinned: Sequence[str] = ()
+    memories: str | None = None
+    summary: str | None = None
+    retrieved: str | None = None
+
+
+@dataclass(frozen=True)
+class AssemblyReport:
+    """What went into the request and why; ids only, never content."""
+
+    format: str
+    tokenizer: str
+    context_window: int
+    max_output: int
+    safety_margin: int
+    input_budget: int
+    history_budget: int
+    total_tokens: int
+    sections: dict[str, int]
+    included_ids: list[str]
+    stubbed_ids: list[str]
+    evicted_ids: list[str]
+    evicted_count: int
+    incomplete_ids: list[str]
+    stable_prefix_hash: str
+    summary_id: str | None = None
+    memory_ids: list[str] = field(default_factory=list)
+    retrieved_ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class AssembledContext:
+    """A provider-ready request. For Anthropic, ``system`` holds the system blocks apart."""
+
+    messages: list[dict[str, Any]]
+    report: AssemblyReport
+    system: list[dict[str, Any]] | None = None
+
+
+# --- units --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Unit:
+    entries: list[ChainEntry]  # oldest first
+
+    @property
+    def tokens(self) -> int:
+        return sum(entry.tokens for entry in self.entries)
+
+    @property
+    def complete(self) -> bool:
+        head = self.entries[0].message
+        if not head.tool_calls:
+            return True
+        answered = {entry.message.tool_call_id for entry in self.entries[1:]}
+        return all(call.id in answered for call in head.tool_calls)
+
+
+def _units(branch: Iterable[ChainEntry]) -> Iterator[_Unit]:
+    """Group the branch, newest first, into units (a tool call travels with its results)."""
+    pending_results: list[ChainEntry] = []
+    for entry in branch:
+        if entry.message.role == "tool":
+            pending_results.append(entry)
+            continue
+        if pending_results:
+            # The store only accepts a tool result directly under its call or a sibling result.
+            yield _Unit([entry, *reversed(pending_results)])
+            pending_results = []
+        else:
+            yield _Unit([entry])
+    if pending_results:  # results whose call lies beyond the root cannot happen; be safe anyway
+        yield _Unit(list(reversed(pending_results)))
+
+
+def _stub_text(message: Message, tokens: int) -> str:
+    return f"[tool result omitted to fit the context window: {tokens} tokens, id {message.id}]"
+
+
+def _fit_unit(
+    unit: _Unit, room: int, stub_above: int, counter: TokenCounter
+) -> list[HistoryItem] | None:
+    """The unit's items, with tool results stubbed as needed to fit ``room``; None if it can't."""
+    contents = {e.message.id: e.message.content for e in unit.entries}
+    costs = {e.message.id: e.tokens for e in unit.entries}
+    stubbed: set[str] = set()
+
+    def stub(entry: ChainEntry) -> None:
+        text = _stub_text(entry.message, entry.tokens)
+        message = entry.message
+        cost = message_tokens(counter, message.role, text, (), message.tool_call_id)
+        if cost < costs[message.id]:
+            contents[message.id], costs[message.id] = text, cost
+            stubbed.add(message.id)
+
+    results = [e for e in unit.entries if e.message.role == "tool"]
+    for entry in results:
+        if entry.tokens > stub_above:
+            stub(entry)
+    for entry in sorted(results, key=lambda e: e.tokens, reverse=True):
+        if sum(costs.values()) <= room:
+            break
+        if entry.message.id not in stubbed:
+            stub(entry)
+    if sum(costs.values()) > room:
+        return None
+    return [
+        HistoryItem(e.message, contents[e.message.id], costs[e.message.id], e.message.id in stubbed)
+        for e in unit.entries
+    ]
+
+
+# --- assembly -----------------------------------------------------------------------------------
+
+
+def _section(counter: TokenCounter, name: str, text: str | None) -> Section | None:
+    if not text:
+        return None
+    return Section(name, text, message_tokens(counter, "system", text))
+
+
+def render_pinned(pinned: Sequence[str]) -> str | None:
+    if not pinned:
+        return None
+    lines = "\n".join(f"- {text}" for text in pinned)
+    return f"Pinned instructions:\n{lines}"
+
+
+def assemble_context(
+    branch: Iterable[ChainEntry],
+    *,
+    current: str | None,
+    fixed: FixedParts,
+    profile: ModelProfile,
+    counter: TokenCounter,
+    format: Format = "openai",
+    options: AssemblyOptions | None = None,
+) -> AssembledContext:
+    """Build the request. ``branch`` is the active branch, newest first.
+
+    With ``current`` None the newest unit of the branch is the turn being answered (a stored user
+    message, or tool results the model must continue from) and must fit like a fixed part.
+    """
+    if format not in FORMATS:
+        raise InvalidInput(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
+    options = options or AssemblyOptions()
+    leading = [
+        s
+        for s in (
+            _section(counter, "system", fixed.system_prompt),
+            _section(counter, "pinned", render_pinned(fixed.pinned)),
+            _section(counter, "memories", fixed.memories),
+            _section(counter, "summary", fixed.summary),
+        )
+        if s is not None
+    ]
+    trailing = [s for s in (_section(counter, "retrieved", fixed.retrieved),) if s is not None]
+    current_tokens = message_tokens(counter, "user", current) if current is not None else 0
+
+    available = profile.input_budget - REPLY_PRIMING
+    if format == "anthropic":
+        available -= lead_placeholder_tokens(counter)
+    fixed_tokens = sum(s.tokens for s in (*leading, *trailing)) + current_tokens
+    if fixed_tokens > available:
+        raise BudgetExceeded(fixed_tokens, available)
+    history_budget = available - fixed_tokens
+    stub_above = max(1, int(history_budget * options.max_tool_result_share))
+
+    kept: list[list[HistoryItem]] = []  # units, newest first
+    kept_positions: list[int] = []
+    evicted: list[str] = []
+    incomplete: list[str] = []
+    room = history_budget
+    oldest_depth: int | None = None
+    for unit in _units(branch):
+        if not unit.complete:
+            incomplete.extend(e.message.id for e in unit.entries)
+            continue
+        items = _fit_unit(unit, room, stub_above, counter)
+        if items is None:
+            if current is None and not kept:
+                needed = fixed_tokens + unit.tokens
+                raise BudgetExceeded(needed, available, "the turn being answered does not fit")
+            evicted.extend(e.message.id for e in unit.entries)
+            oldest_depth = unit.entries[-1].message.depth + 1
+            break
+        kept.append(items)
+        kept_positions.append(unit.entries[0].estimate_before)
+        room -= sum(item.tokens for item in items)
+
+    # Move the start forward to a block boundary so it changes only once per block. When the
+    # boundary would leave no history at all, the window stays as it is.
+    block = int(profile.input_budget * options.eviction_block)
+    if block > 0 and oldest_depth is not None and kept:
+        boundary = math.ceil(kept_positions[-1] / block) * block
+        keep = sum(1 for position in kept_positions if position >= boundary)
+        if 0 < keep < len(kept):
+            for items in kept[keep:]:
+                evicted.extend(item.message.id for item in items)
+            kept, kept_positions = kept[:keep], kept_positions[:keep]
+
+    history = [item for items in reversed(kept) for item in items]
+    history_tokens = sum(item.tokens for item in history)
+    evicted_count = 0
+    if oldest_depth is not None:
+        evicted_count = history[0].message.depth if history else oldest_depth
+
+    sections = dict.fromkeys(SECTION_ORDER, 0)
+    for section in (*leading, *trailing):
+        sections[section.name] = section.tokens
+    sections["history"] = history_tokens
+    sections["user"] = current_tokens
+    if current is None and history and history[-1].message.role == "user":
+        # the stored turn being answered is the request's user message
+        sections["history"] -= history[-1].tokens
+        sections["user"] = history[-1].tokens
+    total = REPLY_PRIMING + sum(sections.values())
+    system_blocks = None
+    if format == "openai":
+        messages = render_openai(leading, history, trailing, current)
+    else:
+        system_blocks, messages = render_anthropic(leading, history, trailing, current)
+        if history and history[0].message.role == "assistant":
+            total += lead_placeholder_tokens(counter)
+
+    prefix = hashlib.sha256()
+    for section in leading:
+        prefix.update(section.name.encode() + b"\0" + section.text.encode() + b"\0")
+    report = AssemblyReport(
+        format=format,
+        tokenizer=counter.name,
+        context_window=profile.context_window,
+        max_output=profile.max_output,
+        safety_margin=profile.margin,
+        input_budget=profile.input_budget,
+        history_budget=history_budget,
+        total_tokens=total,
+        sections=sections,
+        included_ids=[item.message.id for item in history],
+        stubbed_ids=[item.message.id for item in history if item.stubbed],
+        evicted_ids=evicted,
+        evicted_count=evicted_count,
+        incomplete_ids=incomplete,
+        stable_prefix_hash=prefix.hexdigest(),
+    )
+    return AssembledContext(messages=messages, report=report, system=system_blocks)

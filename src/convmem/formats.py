@@ -1,0 +1,195 @@
+"""Rendering an assembled plan into a provider's request shape, and counting a rendered request.
+
+OpenAI chat: one list of messages; system sections lead as system messages; tool calls ride on
+assistant messages and each result is a ``tool`` message.
+
+Anthropic messages: system sections go apart as text blocks; roles alternate user/assistant, so
+consecutive messages of one role merge into one message with several blocks; tool calls become
+``tool_use`` blocks and results ``tool_result`` blocks in a user message; a history that starts
+with an assistant turn gets a short user placeholder first. A merged message never costs more than
+the messages it holds, so the stored per-message counts bound the rendered request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from convmem.model.messages import Message, ToolCall
+from convmem.tokens import (
+    ESTIMATE,
+    REPLY_PRIMING,
+    TOKENS_PER_MESSAGE,
+    TOKENS_PER_TOOL_CALL,
+    TokenCounter,
+    compact_arguments,
+    message_tokens,
+)
+
+Format = Literal["openai", "anthropic"]
+FORMATS: tuple[str, ...] = ("openai", "anthropic")
+ANTHROPIC_LEAD_PLACEHOLDER = "(earlier turns omitted)"
+
+
+@dataclass(frozen=True)
+class HistoryItem:
+    """A message kept in the window; ``content`` is the stub when ``stubbed``."""
+
+    message: Message
+    content: str
+    tokens: int
+    stubbed: bool = False
+
+
+@dataclass(frozen=True)
+class Section:
+    """A labelled piece of the request outside the verbatim history."""
+
+    name: str
+    text: str
+    tokens: int
+
+
+def lead_placeholder_tokens(counter: TokenCounter) -> int:
+    return message_tokens(counter, "user", ANTHROPIC_LEAD_PLACEHOLDER)
+
+
+# --- OpenAI -------------------------------------------------------------------------------------
+
+
+def _openai_history_message(item: HistoryItem) -> dict[str, Any]:
+    message = item.message
+    rendered: dict[str, Any] = {"role": message.role, "content": item.content}
+    if message.role == "assistant" and message.tool_calls:
+        rendered["content"] = item.content or None
+        rendered["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in message.tool_calls
+        ]
+    if message.role == "tool":
+        rendered["tool_call_id"] = message.tool_call_id
+    return rendered
+
+
+def render_openai(
+    leading: Sequence[Section],
+    history: Sequence[HistoryItem],
+    trailing: Sequence[Section],
+    current: str | None,
+) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": section.text} for section in leading
+    ]
+    messages.extend(_openai_history_message(item) for item in history)
+    messages.extend({"role": "system", "content": section.text} for section in trailing)
+    if current is not None:
+        messages.append({"role": "user", "content": current})
+    return messages
+
+
+def count_openai_request(counter: TokenCounter, messages: Sequence[dict[str, Any]]) -> int:
+    """Tokens of a rendered OpenAI request, counted the way assembly budgets it."""
+    total = REPLY_PRIMING
+    for message in messages:
+        calls = message.get("tool_calls") or []
+        tool_calls = [
+            ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls
+        ]
+        total += message_tokens(
+            counter,
+            message["role"],
+            message.get("content") or "",
+            tool_calls,
+            message.get("tool_call_id"),
+        )
+    return total
+
+
+# --- Anthropic ----------------------------------------------------------------------------------
+
+
+def _anthropic_blocks(item: HistoryItem) -> tuple[str, list[dict[str, Any]]]:
+    message = item.message
+    if message.role == "tool":
+        block = {
+            "type": "tool_result",
+            "tool_use_id": message.tool_call_id,
+            "content": item.content,
+        }
+        return "user", [block]
+    if message.role == "assistant":
+        blocks: list[dict[str, Any]] = []
+        if item.content:
+            blocks.append({"type": "text", "text": item.content})
+        for call in message.tool_calls:
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": json.loads(compact_arguments(call.arguments)),
+                }
+            )
+        return "assistant", blocks
+    # user, and system notes inside the history (the Messages API has no system turns)
+    return "user", [{"type": "text", "text": item.content}]
+
+
+def render_anthropic(
+    leading: Sequence[Section],
+    history: Sequence[HistoryItem],
+    trailing: Sequence[Section],
+    current: str | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Returns ``(system_blocks, messages)``."""
+    system = [{"type": "text", "text": section.text} for section in leading]
+    turns: list[tuple[str, list[dict[str, Any]]]] = [_anthropic_blocks(item) for item in history]
+    turns.extend(("user", [{"type": "text", "text": s.text}]) for s in trailing)
+    if current is not None:
+        turns.append(("user", [{"type": "text", "text": current}]))
+    if turns and turns[0][0] == "assistant":
+        turns.insert(0, ("user", [{"type": "text", "text": ANTHROPIC_LEAD_PLACEHOLDER}]))
+    messages: list[dict[str, Any]] = []
+    for role, blocks in turns:
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)
+        else:
+            messages.append({"role": role, "content": list(blocks)})
+    return system, messages
+
+
+def _block_tokens(counter: TokenCounter, block: dict[str, Any]) -> int:
+    kind = block["type"]
+    if kind == "text":
+        return counter.count(block["text"])
+    if kind == "tool_use":
+        arguments = json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False)
+        return (
+            TOKENS_PER_TOOL_CALL
+            + counter.count(block["id"])
+            + counter.count(block["name"])
+            + counter.count(arguments)
+        )
+    if kind == "tool_result":
+        return counter.count(block["tool_use_id"]) + counter.count(block["content"])
+    raise ValueError(f"unknown block type {kind!r}")
+
+
+def count_anthropic_request(
+    counter: TokenCounter, system: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]]
+) -> int:
+    """Tokens of a rendered Anthropic request, counted the way assembly budgets it."""
+    per_message = TOKENS_PER_MESSAGE + (1 if counter.name == ESTIMATE else 0)
+    total = REPLY_PRIMING
+    for block in system:
+        total += per_message + counter.count("system") + counter.count(block["text"])
+    for message in messages:
+        total += per_message + counter.count(message["role"])
+        total += sum(_block_tokens(counter, block) for block in message["content"])
+    return total
