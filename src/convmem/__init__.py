@@ -1,0 +1,62 @@
+"""convmem: the memory layer for LLM chat applications.
+
+Open a database, act as a principal, keep conversations as message trees, and assemble the next
+model request within a token budget::
+
+    import convmem
+    mem = convmem.open("convmem.db")
+    conv = mem.scope(tenant="acme", user="alice").create_conversation(title="Trip")
+    conv.append("user", "I prefer aisle seats.")
+    ctx = conv.assemble("What seat do I like?", model=convmem.ModelProfile(context_window=8192))
+"""
+
+from convmem.assemble import AssembledContext, AssemblyOptions, AssemblyReport
+from convmem.config import Config
+from convmem.engine import Conversation, Memory, Scope, open
+from convmem.errors import (
+    BudgetExceeded,
+    ContentTooLarge,
+    ConvmemError,
+    InvalidInput,
+    InvalidMessage,
+    InvalidQuery,
+    NeverStoreViolation,
+    NotFound,
+    StoreBusy,
+    StoreError,
+    UserError,
+)
+from convmem.model import ConversationRecord, Message, MessageNotice, ModelProfile, ToolCall
+from convmem.store.base import PinnedInstruction
+from convmem.tokens import TokenCounter, get_counter
+
+__all__ = [
+    "AssembledContext",
+    "AssemblyOptions",
+    "AssemblyReport",
+    "BudgetExceeded",
+    "Config",
+    "ContentTooLarge",
+    "Conversation",
+    "ConversationRecord",
+    "ConvmemError",
+    "InvalidInput",
+    "InvalidMessage",
+    "InvalidQuery",
+    "Memory",
+    "Message",
+    "MessageNotice",
+    "ModelProfile",
+    "NeverStoreViolation",
+    "NotFound",
+    "PinnedInstruction",
+    "Scope",
+    "StoreBusy",
+    "StoreError",
+    "TokenCounter",
+    "ToolCall",
+    "UserError",
+    "get_counter",
+    "open",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,104 @@
+"""``convmem demo``: a scripted 60-turn conversation assembled turn by turn at a small budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+
+from convmem.assemble import AssemblyReport
+from convmem.engine import Conversation, open
+from convmem.model.messages import ToolCall
+from convmem.model.profile import ModelProfile
+
+TOPICS = [
+    "the flight to Lisbon on 14 May",
+    "a hotel near Alfama",
+    "the tram 28 timetable",
+    "a day trip to Sintra",
+    "vegetarian restaurants",
+    "the budget of 1,800 EUR",
+    "the museum pass",
+    "the train to Porto",
+    "the rain forecast",
+    "a fado evening",
+]
+PROFILE = ModelProfile(context_window=1200, max_output=256, tokenizer="o200k_base")
+SYSTEM = "You are a concise travel assistant. Answer in two sentences at most."
+
+
+def _user_turn(turn: int) -> str:
+    topic = TOPICS[turn % len(TOPICS)]
+    return f"Turn {turn}: what should I know about {topic}? Keep my aisle-seat preference in mind."
+
+
+def _assistant_turn(turn: int) -> str:
+    topic = TOPICS[turn % len(TOPICS)]
+    return (
+        f"For {topic}: book early, keep receipts, and check the official site the day before. "
+        f"I noted this as item {turn} of your plan."
+    )
+
+
+def _play_turn(conv: Conversation, turn: int) -> tuple[str, AssemblyReport]:
+    """Store the user's turn, assemble the request for it, then store a reply."""
+    note = ""
+    asked = conv.append("user", _user_turn(turn))
+    if turn == 45:  # the user fixes their message: a new branch from the same parent
+        edited = conv.edit(asked.id, _user_turn(turn) + " Actually, a window seat this time.")
+        note = f"edited the user turn (new branch at ...{edited.id[-6:]})"
+    if turn == 12:  # the model calls a tool with a small result
+        conv.append(
+            "assistant", "", tool_calls=[ToolCall("call_w", "weather", '{"city":"Lisbon"}')]
+        )
+        conv.append("tool", '{"forecast": "sunny, 24 C"}', tool_call_id="call_w")
+        note = "tool call"
+    if turn == 30:  # a tool dumps far more than the window holds: it gets stubbed
+        conv.append("assistant", "", tool_calls=[ToolCall("call_f", "fetch_page", '{"url":"x"}')])
+        conv.append("tool", "timetable row; " * 400, tool_call_id="call_f")
+        note = "oversized tool result"
+    ctx = conv.assemble(system=SYSTEM, model=PROFILE)
+    conv.append("assistant", _assistant_turn(turn))
+    return note, ctx.report
+
+
+def run_demo(echo: Callable[[str], None] = print, turns: int = 60) -> str:
+    """Play the script into a fresh database in a temporary folder; return the database path."""
+    folder = tempfile.mkdtemp(prefix="convmem-demo-")
+    path = os.path.join(folder, "demo.db")
+    with open(path) as memory:
+        conv = memory.scope("demo", "traveller").create_conversation("Lisbon trip")
+        echo(f"database: {path}")
+        echo(
+            f"budget: window {PROFILE.context_window}, output {PROFILE.max_output}, "
+            f"margin {PROFILE.margin}, tokenizer {PROFILE.tokenizer}"
+        )
+        echo(
+            f"{'turn':>4} {'system':>6} {'history':>7} {'user':>4} {'total':>5} "
+            f"{'kept':>4} {'evicted':>7}  events"
+        )
+        first_user_id = ""
+        evicted_before = 0
+        for turn in range(1, turns + 1):
+            note, report = _play_turn(conv, turn)
+            if turn == 1:
+                first_user_id = report.included_ids[-1] if report.included_ids else ""
+            events = [note] if note else []
+            if report.stubbed_ids:
+                events.append(f"stubbed {len(report.stubbed_ids)} tool result")
+            if report.evicted_count > evicted_before:
+                events.append(f"evicted {report.evicted_count - evicted_before} more")
+            evicted_before = report.evicted_count
+            echo(
+                f"{turn:>4} {report.sections['system']:>6} {report.sections['history']:>7} "
+                f"{report.sections['user']:>4} {report.total_tokens:>5} "
+                f"{len(report.included_ids):>4} {report.evicted_count:>7}  {'; '.join(events)}"
+            )
+        tree = conv.messages()
+        echo(
+            f"stored {len(tree)} messages in the tree; the active branch has "
+            f"{len(conv.branch())}; first turn {first_user_id} is evicted but still stored"
+        )
+        echo("last report: " + json.dumps(report.to_dict()["sections"]))
+    return path

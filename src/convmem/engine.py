@@ -1,0 +1,458 @@
+"""The facade: ``Memory`` (a database), ``Scope`` (one tenant's user), ``Conversation`` (a handle).
+
+Interfaces call only this. It applies the tree's rules and token counting around the store's
+transactions; the algorithms it calls are pure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from convmem.assemble import (
+    AssembledContext,
+    AssemblyOptions,
+    ChainEntry,
+    FixedParts,
+    assemble_context,
+)
+from convmem.config import Config
+from convmem.errors import InvalidInput, InvalidMessage, NotFound
+from convmem.formats import Format
+from convmem.ids import new_id
+from convmem.model.conversation import ConversationRecord
+from convmem.model.messages import Message, NewMessage, Role, ToolCall
+from convmem.model.profile import ModelProfile
+from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
+from convmem.tokens import ESTIMATE, TokenCounter, get_counter, message_tokens
+from convmem.tree import (
+    check_identifier,
+    check_metadata,
+    check_new_message,
+    check_text,
+    check_tool_result,
+    normalise_created_at,
+)
+
+_ACTIVE_LEAF = object()  # "append under the active leaf"
+
+
+class Memory:
+    """One convmem database. Open it with ``convmem.open``."""
+
+    def __init__(self, store: Store, config: Config | None = None) -> None:
+        self.store = store
+        self.config = config or Config()
+        self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
+        for name in self.config.tokenizers:
+            counter = get_counter(name)
+            if counter.name != ESTIMATE:
+                self._write_counters.append(counter)
+
+    def scope(self, tenant: str, user: str) -> Scope:
+        """Act as one authenticated principal. Every call through the scope sees only its data."""
+        return Scope(self, check_identifier(tenant, "tenant"), check_identifier(user, "user"))
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def count_message(self, message: NewMessage) -> tuple[dict[str, int], int]:
+        """Per-tokenizer costs of a message and its estimate, computed once at write."""
+        counts = {
+            counter.name: message_tokens(
+                counter, message.role, message.content, message.tool_calls, message.tool_call_id
+            )
+            for counter in self._write_counters
+        }
+        return counts, counts[ESTIMATE]
+
+
+class Scope:
+    """A tenant's user: the principal every call acts for."""
+
+    def __init__(self, memory: Memory, tenant: str, user: str) -> None:
+        self.memory = memory
+        self.tenant = tenant
+        self.user = user
+
+    def create_conversation(
+        self,
+        title: str | None = None,
+        *,
+        temporary: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Conversation:
+        if title is not None:
+            check_text(title, max_bytes=1000, what="title")
+        record = ConversationRecord(
+            id=new_id("conv"),
+            tenant_id=self.tenant,
+            user_id=self.user,
+            title=title,
+            temporary=bool(temporary),
+            active_leaf_id=None,
+            metadata=check_metadata(metadata),
+            created_at=datetime.now(UTC),
+        )
+        with self.memory.store.write() as tx:
+            tx.insert_conversation(self.tenant, record)
+        return Conversation(self, record.id)
+
+    def conversation(self, conversation_id: str) -> Conversation:
+        """Reopen a conversation; ``NotFound`` unless it belongs to this principal."""
+        check_identifier(conversation_id, "conversation id")
+        with self.memory.store.read() as tx:
+            tx.get_conversation(self.tenant, self.user, conversation_id)
+        return Conversation(self, conversation_id)
+
+    def conversations(self, *, limit: int = 50, offset: int = 0) -> list[ConversationRecord]:
+        if limit < 1 or offset < 0:
+            raise InvalidInput("limit must be positive and offset not negative")
+        with self.memory.store.read() as tx:
+            return tx.list_conversations(self.tenant, self.user, limit=limit, offset=offset)
+
+    def pin(self, text: str) -> PinnedInstruction:
+        """Pin an instruction for every conversation of this user."""
+        return _pin(self, None, text)
+
+    def pinned(self) -> list[PinnedInstruction]:
+        with self.memory.store.read() as tx:
+            return tx.pinned(self.tenant, self.user, None)
+
+    def unpin(self, pin_id: str) -> None:
+        with self.memory.store.write() as tx:
+            tx.delete_pinned(self.tenant, self.user, pin_id)
+
+
+def _pin(scope: Scope, conversation_id: str | None, text: str) -> PinnedInstruction:
+    check_text(text, max_bytes=scope.memory.config.max_content_bytes, what="instruction")
+    if not text.strip():
+        raise InvalidInput("a pinned instruction needs text")
+    with scope.memory.store.write() as tx:
+        if conversation_id is not None:
+            tx.get_conversation(scope.tenant, scope.user, conversation_id)
+        existing = tx.pinned(scope.tenant, scope.user, conversation_id)
+        position = 1 + max(
+            (p.position for p in existing if p.conversation_id == conversation_id), default=0
+        )
+        pin = PinnedInstruction(new_id("pin"), text, conversation_id, position, datetime.now(UTC))
+        tx.insert_pinned(scope.tenant, scope.user, pin)
+    return pin
+
+
+class Conversation:
+    """A handle on one conversation of one principal. Cheap; holds only ids."""
+
+    def __init__(self, scope: Scope, conversation_id: str) -> None:
+        self.scope = scope
+        self.id = conversation_id
+
+    def __repr__(self) -> str:
+        return f"Conversation(id={self.id!r})"
+
+    @property
+    def _store(self) -> Store:
+        return self.scope.memory.store
+
+    @property
+    def _tenant(self) -> str:
+        return self.scope.tenant
+
+    def record(self) -> ConversationRecord:
+        with self._store.read() as tx:
+            return tx.get_conversation(self._tenant, self.scope.user, self.id)
+
+    # --- writing --------------------------------------------------------------------------------
+
+    def append(
+        self,
+        role: Role,
+        content: str,
+        *,
+        tool_calls: Sequence[ToolCall] | None = None,
+        tool_call_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        created_at: datetime | None = None,
+        parent_id: str | None = None,
+    ) -> Message:
+        """Add a message under ``parent_id`` (default: the active leaf) and make it the leaf."""
+        new = self._new_message(role, content, tool_calls, tool_call_id, metadata, created_at)
+        parent: object = _ACTIVE_LEAF if parent_id is None else parent_id
+        return self._write_message(new, parent, revision_of=None, revision_kind=None)
+
+    def edit(
+        self, message_id: str, content: str, *, metadata: Mapping[str, Any] | None = None
+    ) -> Message:
+        """A new version of a user, system or assistant message, as its sibling; the leaf moves."""
+        original = self.message(message_id)
+        if original.role == "tool" or original.tool_calls:
+            raise InvalidMessage("tool calls and tool results cannot be edited")
+        merged = dict(original.metadata) if metadata is None else metadata
+        new = self._new_message(original.role, content, None, None, merged, None)
+        return self._write_message(new, original.parent_id, original.id, "edit")
+
+    def regenerate(
+        self,
+        reply_id: str,
+        content: str | None = None,
+        *,
+        tool_calls: Sequence[ToolCall] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Message:
+        """Start a new version of an assistant reply.
+
+        With ``content`` (or tool calls) the new reply is stored as a sibling and becomes the leaf.
+        Without, the active leaf moves back to the message the reply answered, which is returned:
+        assemble with no new user message, then ``append("assistant", …)`` the model's new reply.
+        """
+        original = self.message(reply_id)
+        if original.role != "assistant":
+            raise InvalidMessage("only assistant replies can be regenerated")
+        if content is None and not tool_calls:
+            if original.parent_id is None:
+                raise InvalidMessage("a reply at the root answers nothing to regenerate from")
+            self.switch_branch(original.parent_id)
+            return self.message(original.parent_id)
+        new = self._new_message("assistant", content or "", tool_calls, None, metadata, None)
+        return self._write_message(new, original.parent_id, original.id, "regenerate")
+
+    def switch_branch(self, leaf_id: str) -> None:
+        """Make ``leaf_id`` (any message of this conversation) the active leaf."""
+        with self._store.write() as tx:
+            message = tx.get_message(self._tenant, self.scope.user, leaf_id)
+            if message.conversation_id != self.id:
+                raise NotFound("message", leaf_id)
+            tx.set_active_leaf(self._tenant, self.id, leaf_id)
+
+    def delete_message(self, message_id: str) -> list[str]:
+        """Delete a message and its whole subtree, for real. Returns the deleted ids."""
+        with self._store.write() as tx:
+            record = tx.get_conversation(self._tenant, self.scope.user, self.id)
+            message = tx.get_message(self._tenant, self.scope.user, message_id)
+            if message.conversation_id != self.id:
+                raise NotFound("message", message_id)
+            doomed = tx.subtree_ids(self._tenant, message_id)
+            tx.delete_messages(self._tenant, doomed)
+            if record.active_leaf_id in set(doomed):
+                tx.set_active_leaf(self._tenant, self.id, message.parent_id)
+        return doomed
+
+    def delete(self) -> None:
+        """Delete the conversation with every message, for real."""
+        with self._store.write() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            tx.delete_conversation(self._tenant, self.id)
+
+    def pin(self, text: str) -> PinnedInstruction:
+        """Pin an instruction for this conversation."""
+        return _pin(self.scope, self.id, text)
+
+    def _new_message(
+        self,
+        role: Role,
+        content: str,
+        tool_calls: Sequence[ToolCall] | None,
+        tool_call_id: str | None,
+        metadata: Mapping[str, Any] | None,
+        created_at: datetime | None,
+    ) -> NewMessage:
+        new = NewMessage(
+            role=role,
+            content=content,
+            tool_calls=tuple(tool_calls or ()),
+            tool_call_id=tool_call_id,
+            metadata=check_metadata(metadata),
+            created_at=normalise_created_at(created_at),
+        )
+        check_new_message(new, max_bytes=self.scope.memory.config.max_content_bytes)
+        return new
+
+    def _write_message(
+        self,
+        new: NewMessage,
+        parent: object,
+        revision_of: str | None,
+        revision_kind: str | None,
+    ) -> Message:
+        tokens, estimate = self.scope.memory.count_message(new)  # outside the write lock
+        tenant, user = self._tenant, self.scope.user
+        with self._store.write() as tx:
+            record = tx.get_conversation(tenant, user, self.id)
+            parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
+            assert parent_id is None or isinstance(parent_id, str)
+            parent_row = self._parent_row(tx, parent_id)
+            check_tool_result(new, self._tool_run(tx, parent_row))
+            depth = 0 if parent_row is None else parent_row.message.depth + 1
+            before = (
+                0 if parent_row is None else parent_row.estimate_before + parent_row.estimate_tokens
+            )
+            assert new.created_at is not None
+            row = MessageRow(
+                id=new_id("msg"),
+                conversation_id=self.id,
+                parent_id=parent_id,
+                depth=depth,
+                role=new.role,
+                content=new.content,
+                tool_calls=new.tool_calls,
+                tool_call_id=new.tool_call_id,
+                metadata=new.metadata,
+                created_at=new.created_at,
+                revision_of=revision_of,
+                revision_kind=revision_kind,
+                tokens=tokens,
+                estimate_tokens=estimate,
+                estimate_before=before,
+            )
+            tx.insert_message(tenant, user, row)
+            tx.set_active_leaf(tenant, self.id, row.id)
+        return Message(
+            id=row.id,
+            conversation_id=self.id,
+            parent_id=parent_id,
+            depth=depth,
+            role=new.role,
+            content=new.content,
+            tool_calls=new.tool_calls,
+            tool_call_id=new.tool_call_id,
+            metadata=new.metadata,
+            created_at=new.created_at,
+        )
+
+    def _parent_row(self, tx: ReadTxn, parent_id: str | None) -> BranchRow | None:
+        if parent_id is None:
+            return None
+        row = tx.get_branch_row(self._tenant, self.scope.user, parent_id)
+        if row.message.conversation_id != self.id:
+            raise NotFound("message", parent_id)
+        return row
+
+    def _tool_run(self, tx: ReadTxn, parent: BranchRow | None) -> list[Message]:
+        """The parent, then up through tool results to the assistant that made the calls."""
+        run: list[Message] = []
+        current = parent.message if parent else None
+        while current is not None:
+            run.append(current)
+            if current.role != "tool" or current.parent_id is None:
+                break
+            current = tx.get_message(self._tenant, self.scope.user, current.parent_id)
+        return run
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def message(self, message_id: str) -> Message:
+        check_identifier(message_id, "message id")
+        with self._store.read() as tx:
+            message = tx.get_message(self._tenant, self.scope.user, message_id)
+        if message.conversation_id != self.id:
+            raise NotFound("message", message_id)
+        return message
+
+    def siblings(self, message_id: str) -> list[Message]:
+        """The versions of a message (itself included), oldest first."""
+        message = self.message(message_id)
+        with self._store.read() as tx:
+            return tx.children(self._tenant, self.id, message.parent_id)
+
+    def branch(self, leaf_id: str | None = None) -> list[Message]:
+        """The messages from the root to ``leaf_id`` (default: the active leaf)."""
+        with self._store.read() as tx:
+            leaf = self._resolve_leaf(tx, leaf_id)
+            if leaf is None:
+                return []
+            rows = [row.message for row in tx.branch(self._tenant, leaf, ESTIMATE)]
+        return list(reversed(rows))
+
+    def messages(self) -> list[Message]:
+        """Every message of the tree, parents before children."""
+        with self._store.read() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            return tx.conversation_messages(self._tenant, self.id)
+
+    def _resolve_leaf(self, tx: ReadTxn, leaf_id: str | None) -> str | None:
+        record = tx.get_conversation(self._tenant, self.scope.user, self.id)
+        if leaf_id is None:
+            return record.active_leaf_id
+        if tx.get_message(self._tenant, self.scope.user, leaf_id).conversation_id != self.id:
+            raise NotFound("message", leaf_id)
+        return leaf_id
+
+    # --- assembly -------------------------------------------------------------------------------
+
+    def assemble(
+        self,
+        user_message: str | None = None,
+        *,
+        model: ModelProfile | None = None,
+        format: Format = "openai",
+        system: str | None = None,
+        leaf_id: str | None = None,
+        options: AssemblyOptions | None = None,
+    ) -> AssembledContext:
+        """Build the next request from stored state (nothing is written).
+
+        ``user_message`` is the new turn, not yet stored; leave it out when the turn being answered
+        is already the branch's leaf (a stored user message, or tool results to continue from).
+        """
+        profile = model or self.scope.memory.config.default_model
+        counter = get_counter(profile.tokenizer)
+        if user_message is not None:
+            check_text(user_message, max_bytes=self.scope.memory.config.max_content_bytes)
+            if not user_message.strip():
+                raise InvalidMessage("the user message needs content")
+        if system is not None:
+            check_text(system, max_bytes=self.scope.memory.config.max_content_bytes, what="system")
+        with self._store.read() as tx:
+            leaf = self._resolve_leaf(tx, leaf_id)
+            if leaf is None and user_message is None:
+                raise InvalidInput("the conversation is empty: pass the user message to answer")
+            pins = [pin.text for pin in tx.pinned(self._tenant, self.scope.user, self.id)]
+            branch = self._chain(tx, leaf, counter) if leaf is not None else iter(())
+            return assemble_context(
+                branch,
+                current=user_message,
+                fixed=FixedParts(system_prompt=system, pinned=pins),
+                profile=profile,
+                counter=counter,
+                format=format,
+                options=options,
+            )
+
+    def _chain(self, tx: ReadTxn, leaf: str, counter: TokenCounter) -> Iterator[ChainEntry]:
+        for row in tx.branch(self._tenant, leaf, counter.name):
+            tokens = row.tokens
+            if tokens is None:  # a tokenizer not counted at write: count now
+                m = row.message
+                tokens = message_tokens(counter, m.role, m.content, m.tool_calls, m.tool_call_id)
+            yield ChainEntry(row.message, tokens, row.estimate_before)
+
+
+def default_path() -> str:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
+    return os.path.join(base, "convmem", "convmem.db")
+
+
+def open(target: str | os.PathLike[str] | None = None, *, config: Config | None = None) -> Memory:
+    """Open a convmem database: a file path, ``sqlite:///path``, or nothing for the default file."""
+    from convmem.store.sqlite import SQLiteStore
+
+    if target is None:
+        target = os.environ.get("CONVMEM_DB") or default_path()
+    location = os.fspath(target)
+    if location.startswith("sqlite:///"):
+        location = location[len("sqlite:///") :]
+    elif location.startswith(("postgresql://", "postgres://")):
+        raise InvalidInput("the PostgreSQL backend is not available in this version")
+    elif "://" in location:
+        raise InvalidInput("unsupported database URL scheme; use a path or sqlite:///path")
+    return Memory(SQLiteStore(location), config)
