@@ -1,0 +1,178 @@
+"""Property: over random trees, tool chains, oversized results and budgets, for both formats, the
+assembled request fits the budget counted by the same counter, never splits a tool call from its
+results, and keeps the newest contiguous part of the branch."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+import convmem
+from convmem import BudgetExceeded, ModelProfile, ToolCall
+from convmem.formats import count_anthropic_request, count_openai_request
+from convmem.tokens import get_counter
+
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "42",
+    "release-7",
+    "ünïcode",
+    "東京",
+    "{json:",
+    "1}",
+    "def",
+    "f(x):",
+    "return",
+    "x",
+]
+
+sizes = st.one_of(st.integers(1, 40), st.integers(1, 40), st.integers(300, 1500))
+op = st.one_of(
+    st.tuples(st.just("user"), sizes),
+    st.tuples(st.just("assistant"), sizes),
+    st.tuples(st.just("tools"), st.lists(sizes, min_size=1, max_size=3), st.booleans()),
+    st.tuples(
+        st.just("tools"), st.lists(st.integers(200, 3000), min_size=1, max_size=2), st.just(True)
+    ),
+    st.tuples(st.just("edit"), st.integers(0, 10_000), sizes),
+    st.tuples(st.just("switch"), st.integers(0, 10_000)),
+)
+
+
+def text(n: int, salt: int) -> str:
+    return " ".join(WORDS[(i * 7 + salt) % len(WORDS)] for i in range(n))
+
+
+def build(conv: convmem.Conversation, ops: list[tuple[Any, ...]]) -> None:
+    ids: list[str] = []
+    user_ids: list[str] = []
+    for step, operation in enumerate(ops):
+        kind = operation[0]
+        if kind in ("user", "assistant"):
+            m = conv.append(kind, text(operation[1], step))
+            ids.append(m.id)
+            if kind == "user":
+                user_ids.append(m.id)
+        elif kind == "tools":
+            results, complete = operation[1], operation[2]
+            calls = [
+                ToolCall(f"call_{step}_{i}", "lookup", f'{{"q": {i}}}') for i in range(len(results))
+            ]
+            ids.append(conv.append("assistant", text(3, step), tool_calls=calls).id)
+            answered = results if complete else results[:-1]
+            for call, size in zip(calls, answered, strict=False):
+                ids.append(conv.append("tool", text(size, step), tool_call_id=call.id).id)
+        elif kind == "edit" and user_ids:
+            target = user_ids[operation[1] % len(user_ids)]
+            m = conv.edit(target, text(operation[2], step + 1))
+            ids.append(m.id)
+            user_ids.append(m.id)
+        elif kind == "switch" and ids:
+            conv.switch_branch(ids[operation[1] % len(ids)])
+
+
+def check_tool_pairs_openai(messages: list[dict[str, Any]]) -> None:
+    open_calls: set[str] = set()
+    for message in messages:
+        if message["role"] == "tool":
+            assert message["tool_call_id"] in open_calls, "tool result without its call"
+            open_calls.discard(message["tool_call_id"])
+            continue
+        assert not open_calls, "tool call without all its results"
+        if message["role"] == "assistant" and message.get("tool_calls"):
+            open_calls = {call["id"] for call in message["tool_calls"]}
+    assert not open_calls, "tool call without all its results"
+
+
+def check_tool_pairs_anthropic(messages: list[dict[str, Any]]) -> None:
+    previous_calls: set[str] = set()
+    for index, message in enumerate(messages):
+        blocks = message["content"]
+        assert blocks, "empty message"
+        assert message["role"] == ("user" if index % 2 == 0 else "assistant"), "roles alternate"
+        results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+        assert set(results) == previous_calls, "every tool_use answered in the next user turn"
+        if results:
+            assert [b["type"] for b in blocks[: len(results)]] == ["tool_result"] * len(results)
+        previous_calls = {b["id"] for b in blocks if b["type"] == "tool_use"}
+    assert not previous_calls
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    ops=st.lists(op, min_size=1, max_size=30),
+    window=st.integers(120, 6000),
+    output_share=st.floats(0.0, 0.5),
+    fmt=st.sampled_from(["openai", "anthropic"]),
+    tokenizer=st.sampled_from(["o200k_base", "cl100k_base", "estimate"]),
+    system=st.one_of(st.none(), st.integers(1, 200)),
+    current=st.one_of(st.none(), st.integers(1, 300)),
+    block=st.sampled_from([0.0, 0.25]),
+)
+def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
+    ops: list[tuple[Any, ...]],
+    window: int,
+    output_share: float,
+    fmt: str,
+    tokenizer: str,
+    system: int | None,
+    current: int | None,
+    block: float,
+) -> None:
+    with tempfile.TemporaryDirectory() as folder, convmem.open(Path(folder) / "p.db") as mem:
+        conv = mem.scope("t", "u").create_conversation()
+        build(conv, ops)
+        profile = ModelProfile(
+            context_window=window, max_output=int(window * output_share), tokenizer=tokenizer
+        )
+        counter = get_counter(tokenizer)
+        current_text = text(current, 99) if current is not None else None
+        if current_text is None and conv.record().active_leaf_id is None:
+            current_text = "hello"
+        try:
+            ctx = conv.assemble(
+                current_text,
+                model=profile,
+                format=fmt,  # type: ignore[arg-type]
+                system=text(system, 5) if system is not None else None,
+                options=convmem.AssemblyOptions(eviction_block=block),
+            )
+        except BudgetExceeded as exc:
+            assert exc.needed > exc.available
+            event("budget exceeded")
+            return
+        report = ctx.report
+        if fmt == "openai":
+            counted = count_openai_request(counter, ctx.messages)
+            assert counted == report.total_tokens
+            check_tool_pairs_openai(ctx.messages)
+        else:
+            assert ctx.system is not None
+            counted = count_anthropic_request(counter, ctx.system, ctx.messages)
+            assert counted <= report.total_tokens
+            check_tool_pairs_anthropic(ctx.messages)
+        assert counted <= profile.input_budget <= window - profile.max_output
+
+        branch = [m.id for m in conv.branch()]
+        eligible = [mid for mid in branch if mid not in set(report.incomplete_ids)]
+        included = report.included_ids
+        assert included == eligible[len(eligible) - len(included) :], "newest contiguous part"
+        if current_text is None and eligible:
+            assert included, "the stored turn being answered is always sent"
+        event(
+            f"evicted: {bool(report.evicted_ids)}, stubbed: {bool(report.stubbed_ids)}, "
+            f"incomplete: {bool(report.incomplete_ids)}"
+        )
+        for stubbed in report.stubbed_ids:
+            assert conv.message(stubbed).role == "tool"

@@ -1,0 +1,84 @@
+"""The command line, run as a user would: the demo, inspection, help on every command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+import convmem
+from convmem.cli import main
+
+
+def test_demo_plays_sixty_turns_with_tool_stub_and_edit() -> None:
+    result = CliRunner().invoke(main, ["demo"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    turns = [line for line in lines if line[:4].strip().isdigit()]
+    assert len(turns) == 60
+    assert any("stubbed" in line for line in turns)
+    assert any("edited" in line for line in turns)
+    assert any("evicted" in line for line in turns)
+    assert any("tool call" in line for line in turns)
+
+
+def test_conversations_list_and_show(db_path: Path) -> None:
+    with convmem.open(db_path) as mem:
+        conv = mem.scope("acme", "alice").create_conversation(title="Trip")
+        q = conv.append("user", "first question")
+        conv.append("assistant", "first answer")
+        conv.edit(q.id, "edited question")
+    runner = CliRunner()
+    listed = runner.invoke(
+        main, ["conversations", "list", "--db", str(db_path), "--tenant", "acme", "--user", "alice"]
+    )
+    assert listed.exit_code == 0
+    assert conv.id in listed.output
+    assert "Trip" in listed.output
+    shown = runner.invoke(
+        main,
+        [
+            "conversations",
+            "show",
+            "--db",
+            str(db_path),
+            "--tenant",
+            "acme",
+            "--user",
+            "alice",
+            conv.id,
+        ],
+    )
+    assert shown.exit_code == 0
+    assert "* " in shown.output
+    assert "edited question" in shown.output
+    assert "first answer" in shown.output
+    other = runner.invoke(
+        main,
+        [
+            "conversations",
+            "show",
+            "--db",
+            str(db_path),
+            "--tenant",
+            "acme",
+            "--user",
+            "bob",
+            conv.id,
+        ],
+    )
+    assert other.exit_code == 2
+    assert "not found" in other.output
+
+
+def test_every_command_has_help() -> None:
+    def walk(command: click.Command, path: list[str]) -> None:
+        result = CliRunner().invoke(main, [*path, "--help"])
+        assert result.exit_code == 0, path
+        assert command.help or command.short_help, f"{path} has no description"
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                walk(sub, [*path, name])
+
+    walk(main, [])
