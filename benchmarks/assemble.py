@@ -1,0 +1,584 @@
+"""Context-assembly latency: convmem against LangChain's ``trim_messages`` on one long branch.
+
+Run::
+
+    python benchmarks/assemble.py [--quick] [--json OUT.json]
+
+(with ``TIKTOKEN_CACHE_DIR`` pointing at tiktoken's files on an offline machine; when unset, the
+script uses ``../shared/data/tiktoken`` next to the repository if it exists).
+
+What it does
+------------
+
+* Builds, in a SQLite file in a temporary folder, ONE conversation and appends to its active branch
+  through ``Conversation.append``, one message at a time (the ordinary write path: validation,
+  token counting for every configured tokenizer, one transaction per message). The write rate is
+  measured and printed per growth segment.
+* The branch grows: at each size (full run: 1,000, 10,000 and 100,000 messages; ``--quick``:
+  1,000 and 5,000, because writing 100k messages takes minutes) it stops, measures, and then keeps
+  appending to the same branch. So a size's numbers are taken with exactly that many messages in
+  the database.
+* The content is deterministic (a fixed random seed): user turns are mostly short chat lines,
+  sometimes paragraphs, occasionally long pastes; assistant replies are mostly paragraphs; about
+  every 20 turns the assistant makes a tool call followed by its tool result (roughly one result
+  in six is large, 2k-8k tokens) and then answers. Each size ends on a complete assistant reply.
+
+What is timed
+-------------
+
+``budget`` B is the prompt budget of the model profile: ``context_window = B + MAX_OUTPUT`` with
+``MAX_OUTPUT = 1024`` and tokenizer ``o200k_base``. That is, B is every token of the request that
+is not reserved for the reply; convmem additionally keeps its default safety margin (2 % of the
+window, at least 16 tokens) free inside B, so its ``input_budget`` is B minus that margin.
+
+* convmem: ``conv.assemble("a new question", model=profile, system=SYSTEM_PROMPT)`` — reads the
+  branch from SQLite, fits history newest-first, renders OpenAI messages. Warm-up calls, then
+  N timed calls (50 full, 10 quick); median and p95 (nearest rank) in milliseconds.
+* Baseline: the same branch, converted ONCE (outside the timing) into ``langchain_core`` messages —
+  ``SystemMessage`` (the same system prompt), ``HumanMessage``, ``AIMessage`` (with ``tool_calls``),
+  ``ToolMessage`` — followed by ``HumanMessage("a new question")``, held in memory, then
+  ``trim_messages(strategy="last", include_system=True, allow_partial=False, start_on="human")``
+  with ``max_tokens`` equal to the tokens convmem lets system prompt + history + question use
+  (its ``input_budget`` less the 3 reply-priming tokens, i.e. ``report.history_budget`` plus the
+  system prompt's and the question's costs), and a token counter that counts each message with the
+  same tiktoken ``o200k_base`` encoding and the same OpenAI-style framing convmem uses (3 tokens a
+  message plus the role, content, tool-call id/name/arguments + 8 a call, and tool_call_id).
+  LangChain re-tokenises the list on every call, which is its documented usage; convmem counts at
+  write time and reads the stored counts.
+
+The goal checks printed at the end (never affecting the exit code): convmem's median at the
+largest size is within 1.5x of its median at the smallest size, per budget; and at the largest size
+convmem is at least 500x faster than the baseline. They are meant for the full run (100k vs 1k).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import langchain_core
+import tiktoken
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    trim_messages,
+)
+
+import convmem
+from convmem import ModelProfile, ToolCall
+from convmem.model.messages import Role
+
+SEED = 20240611
+MAX_OUTPUT = 1024
+TOKENIZER = "o200k_base"
+BUDGETS = (4096, 16384)
+QUESTION = "a new question"
+SYSTEM_PROMPT = "You are a helpful assistant. Answer concisely and cite tool results when used."
+FULL_SIZES = (1_000, 10_000, 100_000)
+QUICK_SIZES = (1_000, 5_000)
+GROWTH_GOAL = 1.5
+SPEEDUP_GOAL = 500.0
+
+_SHARED_TIKTOKEN = Path(__file__).resolve().parents[2] / "shared" / "data" / "tiktoken"
+
+_VOCABULARY = (
+    "the a an and or but if then so because while when where which that this these those it they "
+    "we you I he she is are was were be been being have has had do does did can could will would "
+    "should may might must not no yes all any some many few more most other such only own same "
+    "than too very just also now here there up down out over under again further once about "
+    "trip flight hotel aisle seat window booking price budget date week weekend morning evening "
+    "meeting report project deadline team budget invoice customer order shipment delivery refund "
+    "database query index table column schema migration backup replica latency throughput cache "
+    "python function class module package import error exception stack trace test fixture "
+    "deploy server cluster node container image volume network request response header token "
+    "model prompt context window message history summary memory branch version edit reply "
+    "recipe dinner lunch coffee garden weather rain sunny cold warm museum concert ticket train "
+    "please thanks sure great okay maybe probably definitely actually really quite rather"
+)
+_WORDS = tuple(_VOCABULARY.split())
+_TOOLS = ("search_docs", "get_weather", "run_sql", "read_file", "lookup_order")
+
+
+# --- deterministic conversation content ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One message to append."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+class Script:
+    """An endless, deterministic conversation: user/assistant turns with occasional tool calls."""
+
+    def __init__(self, seed: int) -> None:
+        self._rng = random.Random(seed)
+        self._calls = 0
+        self._queue: list[Spec] = []
+        self._user_next = True
+
+    def _sentence(self, low: int, high: int) -> str:
+        words = self._rng.choices(_WORDS, k=self._rng.randint(low, high))
+        return " ".join(words).capitalize() + self._rng.choice((".", ".", ".", "?", "!"))
+
+    def _paragraphs(self, sentences: int) -> str:
+        out: list[str] = []
+        for i in range(sentences):
+            out.append(self._sentence(6, 18))
+            if i % 6 == 5:
+                out.append("\n\n")
+        return " ".join(out).replace(" \n\n ", "\n\n").strip()
+
+    def _user(self) -> Spec:
+        roll = self._rng.random()
+        if roll < 0.70:
+            text = self._sentence(3, 15)
+        elif roll < 0.95:
+            text = self._paragraphs(self._rng.randint(2, 5))
+        else:
+            text = self._paragraphs(self._rng.randint(20, 60))
+        return Spec("user", text)
+
+    def _assistant(self) -> Spec:
+        roll = self._rng.random()
+        if roll < 0.30:
+            text = self._paragraphs(self._rng.randint(1, 2))
+        elif roll < 0.92:
+            text = self._paragraphs(self._rng.randint(3, 8))
+        else:
+            text = self._paragraphs(self._rng.randint(15, 40))
+        return Spec("assistant", text)
+
+    def _tool_result(self) -> str:
+        large = self._rng.random() < 0.16
+        records = self._rng.randint(60, 240) if large else self._rng.randint(1, 6)
+        rows = [
+            {
+                "id": self._rng.randint(1, 10**6),
+                "title": self._sentence(3, 8),
+                "score": round(self._rng.random(), 3),
+                "snippet": self._sentence(8, 20),
+            }
+            for _ in range(records)
+        ]
+        return json.dumps({"ok": True, "results": rows})
+
+    def _tool_group(self) -> list[Spec]:
+        self._calls += 1
+        call_id = f"call_{self._calls:06d}"
+        name = self._rng.choice(_TOOLS)
+        arguments = json.dumps({"query": self._sentence(2, 6), "limit": self._rng.randint(1, 50)})
+        preface = self._sentence(4, 10) if self._rng.random() < 0.5 else ""
+        return [
+            Spec("assistant", preface, (ToolCall(call_id, name, arguments),)),
+            Spec("tool", self._tool_result(), tool_call_id=call_id),
+            self._assistant(),
+        ]
+
+    def next(self, remaining: int) -> Spec:
+        """The next message; ``remaining`` (including this one) keeps a tool group from being cut
+        by a size boundary, so every size ends on a complete assistant reply."""
+        if self._queue:
+            return self._queue.pop(0)
+        if self._user_next:
+            self._user_next = False
+            return self._user()
+        self._user_next = True
+        if remaining >= 3 and self._rng.random() < 1 / 20:
+            group = self._tool_group()
+            self._queue = group[1:]
+            return group[0]
+        return self._assistant()
+
+
+# --- measuring -----------------------------------------------------------------------------------
+
+
+def _ms(samples_ns: Sequence[int]) -> list[float]:
+    return [s / 1e6 for s in samples_ns]
+
+
+def p95(samples: Sequence[float]) -> float:
+    """Nearest-rank 95th percentile."""
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def timed(action: Callable[[], object], warmup: int, runs: int) -> list[float]:
+    for _ in range(warmup):
+        action()
+    gc.collect()
+    samples: list[int] = []
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        action()
+        samples.append(time.perf_counter_ns() - start)
+    return _ms(samples)
+
+
+# --- the LangChain baseline ----------------------------------------------------------------------
+
+
+def openai_framing_counter(encoding_name: str) -> Callable[[Sequence[BaseMessage]], int]:
+    """A ``trim_messages`` token counter: tiktoken counts with OpenAI's per-message framing, the
+    same formula as ``convmem.tokens.message_tokens``."""
+    encoding = tiktoken.get_encoding(encoding_name)
+
+    def count(text: str) -> int:
+        return len(encoding.encode(text, disallowed_special=())) if text else 0
+
+    roles = {
+        "user": count("user"),
+        "assistant": count("assistant"),
+        "tool": count("tool"),
+        "system": count("system"),
+    }
+
+    def one(message: BaseMessage) -> int:
+        content = message.content
+        text = content if isinstance(content, str) else json.dumps(content)
+        if isinstance(message, HumanMessage):
+            role = "user"
+        elif isinstance(message, AIMessage):
+            role = "assistant"
+        elif isinstance(message, ToolMessage):
+            role = "tool"
+        elif isinstance(message, SystemMessage):
+            role = "system"
+        else:
+            raise TypeError(f"unexpected message type {type(message).__name__}")
+        total = 3 + roles[role] + count(text)
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                total += (
+                    8
+                    + count(call["id"] or "")
+                    + count(call["name"])
+                    + count(json.dumps(call["args"]))
+                )
+        if isinstance(message, ToolMessage):
+            total += count(message.tool_call_id)
+        return total
+
+    def count_messages(messages: Sequence[BaseMessage]) -> int:
+        return sum(one(m) for m in messages)
+
+    return count_messages
+
+
+def to_langchain(branch: Sequence[convmem.Message]) -> list[BaseMessage]:
+    """The stored branch as LangChain messages: system prompt, history, the new question."""
+    out: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT)]
+    for m in branch:
+        if m.role == "user":
+            out.append(HumanMessage(m.content))
+        elif m.role == "assistant":
+            calls = [
+                {"name": c.name, "args": json.loads(c.arguments), "id": c.id, "type": "tool_call"}
+                for c in m.tool_calls
+            ]
+            out.append(AIMessage(m.content, tool_calls=calls))
+        elif m.role == "tool":
+            assert m.tool_call_id is not None
+            out.append(ToolMessage(m.content, tool_call_id=m.tool_call_id))
+        else:
+            out.append(SystemMessage(m.content))
+    out.append(HumanMessage(QUESTION))
+    return out
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    messages: int
+    budget: int
+    convmem_ms: list[float]
+    baseline_ms: list[float]
+    history_budget: int
+    trim_max_tokens: int
+    convmem_kept: int
+    convmem_tokens: int
+    baseline_kept: int
+    baseline_tokens: int
+
+    @property
+    def convmem_median(self) -> float:
+        return statistics.median(self.convmem_ms)
+
+    @property
+    def baseline_median(self) -> float:
+        return statistics.median(self.baseline_ms)
+
+    @property
+    def speedup(self) -> float:
+        return self.baseline_median / self.convmem_median
+
+
+def profile_for(budget: int) -> ModelProfile:
+    return ModelProfile(
+        context_window=budget + MAX_OUTPUT, max_output=MAX_OUTPUT, tokenizer=TOKENIZER
+    )
+
+
+def grow(conv: convmem.Conversation, script: Script, have: int, target: int) -> None:
+    for n in range(have, target):
+        spec = script.next(target - n)
+        conv.append(
+            spec.role,
+            spec.content,
+            tool_calls=spec.tool_calls or None,
+            tool_call_id=spec.tool_call_id,
+        )
+
+
+def measure(
+    conv: convmem.Conversation,
+    size: int,
+    budget: int,
+    quick: bool,
+    counter: Callable[[Sequence[BaseMessage]], int],
+    lc_messages: list[BaseMessage],
+) -> Result:
+    profile = profile_for(budget)
+
+    def run_convmem() -> convmem.AssembledContext:
+        return conv.assemble(QUESTION, model=profile, system=SYSTEM_PROMPT)
+
+    ctx = run_convmem()
+    report = ctx.report
+    history_budget = report.history_budget
+    max_tokens = history_budget + report.sections["system"] + report.sections["user"]
+
+    def run_baseline() -> list[BaseMessage]:
+        result: list[BaseMessage] = trim_messages(
+            lc_messages,
+            strategy="last",
+            max_tokens=max_tokens,
+            token_counter=counter,
+            include_system=True,
+            allow_partial=False,
+            start_on="human",
+        )
+        return result
+
+    convmem_ms = timed(run_convmem, warmup=3 if quick else 10, runs=10 if quick else 50)
+    if size >= 50_000:
+        baseline_runs = 1 if quick else 3
+    elif size >= 5_000:
+        baseline_runs = 3 if quick else 5
+    else:
+        baseline_runs = 5 if quick else 20
+    trimmed = run_baseline()  # doubles as the warm-up
+    baseline_ms = timed(run_baseline, warmup=0, runs=baseline_runs)
+    return Result(
+        messages=size,
+        budget=budget,
+        convmem_ms=convmem_ms,
+        baseline_ms=baseline_ms,
+        history_budget=history_budget,
+        trim_max_tokens=max_tokens,
+        convmem_kept=len(report.included_ids),
+        convmem_tokens=report.total_tokens,
+        baseline_kept=len(trimmed) - 2,  # less the system prompt and the question
+        baseline_tokens=counter(trimmed),
+    )
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "sqlite": sqlite3.sqlite_version,
+        "convmem": convmem.__version__,
+        "langchain_core": langchain_core.__version__,
+        "tiktoken": getattr(tiktoken, "__version__", "unknown"),
+    }
+
+
+def run(quick: bool) -> dict[str, Any]:
+    if "TIKTOKEN_CACHE_DIR" not in os.environ and _SHARED_TIKTOKEN.is_dir():
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(_SHARED_TIKTOKEN)
+    if convmem.get_counter(TOKENIZER).name != TOKENIZER:
+        raise SystemExit(f"tiktoken's {TOKENIZER} is unavailable; set TIKTOKEN_CACHE_DIR")
+    sizes = QUICK_SIZES if quick else FULL_SIZES
+    counter = openai_framing_counter(TOKENIZER)
+    script = Script(SEED)
+    results: list[Result] = []
+    segments: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="convmem-bench-") as folder:
+        path = Path(folder) / "bench.db"
+        with convmem.open(path) as mem:
+            conv = mem.scope("bench", "user").create_conversation(title="benchmark")
+            have = 0
+            for size in sizes:
+                start = time.perf_counter()
+                grow(conv, script, have, size)
+                elapsed = time.perf_counter() - start
+                rate = (size - have) / elapsed
+                segments.append(
+                    {
+                        "from": have,
+                        "to": size,
+                        "seconds": round(elapsed, 3),
+                        "messages_per_s": round(rate, 1),
+                    }
+                )
+                print(
+                    f"appended {have:>7,} -> {size:>7,} messages in {elapsed:7.2f} s "
+                    f"({rate:,.0f} msg/s); db {path.stat().st_size / 1e6:,.1f} MB",
+                    flush=True,
+                )
+                have = size
+                lc_messages = to_langchain(conv.branch())
+                assert len(lc_messages) == size + 2
+                for budget in BUDGETS:
+                    result = measure(conv, size, budget, quick, counter, lc_messages)
+                    results.append(result)
+                    print(
+                        f"  measured {size:>7,} messages, budget {budget:>6,}: convmem "
+                        f"{result.convmem_median:.2f} ms, baseline "
+                        f"{result.baseline_median:.1f} ms",
+                        flush=True,
+                    )
+                del lc_messages
+    written = sum(s["to"] - s["from"] for s in segments)
+    write_seconds = sum(s["seconds"] for s in segments)
+    return report(results, segments, written / write_seconds, quick)
+
+
+def report(
+    results: list[Result], segments: list[dict[str, Any]], write_rate: float, quick: bool
+) -> dict[str, Any]:
+    print()
+    print(
+        f"budget B = prompt tokens (context_window - max_output); max_output = {MAX_OUTPUT}, "
+        f"tokenizer {TOKENIZER}"
+    )
+    header = (
+        f"{'messages':>9} {'budget':>7} {'conv med ms':>12} {'conv p95 ms':>12} "
+        f"{'base med ms':>12} {'speed-up':>9}   kept conv/base"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        print(
+            f"{r.messages:>9,} {r.budget:>7,} {r.convmem_median:>12.3f} {p95(r.convmem_ms):>12.3f} "
+            f"{r.baseline_median:>12.1f} {r.speedup:>8.0f}x   "
+            f"{r.convmem_kept:>4}/{r.baseline_kept:<4}"
+        )
+    print(f"\nwrite rate (conv.append, one message per transaction): {write_rate:,.0f} messages/s")
+
+    smallest = min(r.messages for r in results)
+    largest = max(r.messages for r in results)
+    goals: list[dict[str, Any]] = []
+    print(
+        f"\ngoal checks ({largest:,} vs {smallest:,} messages"
+        f"{'; --quick: indicative only' if quick else ''}):"
+    )
+    for budget in BUDGETS:
+        small = next(r for r in results if r.messages == smallest and r.budget == budget)
+        large = next(r for r in results if r.messages == largest and r.budget == budget)
+        growth = large.convmem_median / small.convmem_median
+        growth_ok = growth <= GROWTH_GOAL
+        speedup_ok = large.speedup >= SPEEDUP_GOAL
+        goals.append(
+            {
+                "budget": budget,
+                "growth": round(growth, 3),
+                "growth_ok": growth_ok,
+                "speedup": round(large.speedup, 1),
+                "speedup_ok": speedup_ok,
+            }
+        )
+        print(
+            f"  budget {budget:>6,}: median {largest:,} / {smallest:,} = {growth:.2f}x "
+            f"(goal <= {GROWTH_GOAL}x) {'PASS' if growth_ok else 'FAIL'}; "
+            f"speed-up at {largest:,} = {large.speedup:,.0f}x (goal >= {SPEEDUP_GOAL:.0f}x) "
+            f"{'PASS' if speedup_ok else 'FAIL'}"
+        )
+
+    out: dict[str, Any] = {
+        "results": [
+            {
+                "messages": r.messages,
+                "budget": r.budget,
+                "convmem_median_ms": round(r.convmem_median, 4),
+                "convmem_p95_ms": round(p95(r.convmem_ms), 4),
+                "baseline_median_ms": round(r.baseline_median, 3),
+            }
+            for r in results
+        ],
+        "mode": "quick" if quick else "full",
+        "budget_definition": (
+            f"prompt tokens: context_window = budget + max_output ({MAX_OUTPUT}); convmem keeps "
+            "its default safety margin inside it; the baseline's max_tokens is what convmem lets "
+            "system prompt + history + question use (input_budget - 3 reply-priming tokens)"
+        ),
+        "details": [
+            {
+                "messages": r.messages,
+                "budget": r.budget,
+                "convmem_runs": len(r.convmem_ms),
+                "baseline_runs": len(r.baseline_ms),
+                "history_budget": r.history_budget,
+                "trim_max_tokens": r.trim_max_tokens,
+                "convmem_kept_messages": r.convmem_kept,
+                "convmem_request_tokens": r.convmem_tokens,
+                "baseline_kept_messages": r.baseline_kept,
+                "baseline_request_tokens": r.baseline_tokens,
+            }
+            for r in results
+        ],
+        "write_rate_per_s": round(write_rate, 1),
+        "write_segments": segments,
+        "goals": goals,
+        "machine": machine(),
+    }
+    if smallest == 1_000 and largest == 100_000:
+        out["growth_100k_over_1k"] = {str(g["budget"]): g["growth"] for g in goals}
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"sizes {', '.join(map(str, QUICK_SIZES))} and fewer runs (smoke test)",
+    )
+    parser.add_argument("--json", type=Path, metavar="OUT.json", help="also write results as JSON")
+    args = parser.parse_args(argv)
+    out = run(args.quick)
+    if args.json is not None:
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Smoke run of the assembly benchmark: it runs to the end and writes the documented JSON.
+
+Timings are never asserted here: they depend on the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "assemble.py"
+RESULT_KEYS = {
+    "messages",
+    "budget",
+    "convmem_median_ms",
+    "convmem_p95_ms",
+    "baseline_median_ms",
+}
+
+
+def test_quick_benchmark_writes_the_documented_json(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    completed = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),  # conftest points TIKTOKEN_CACHE_DIR at the offline files
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "speed-up" in completed.stdout
+
+    data = json.loads(out.read_text())
+    assert isinstance(data, dict)
+    results = data["results"]
+    assert isinstance(results, list)
+    assert results
+    budgets = {row["budget"] for row in results}
+    sizes = {row["messages"] for row in results}
+    assert len(budgets) >= 2
+    assert len(sizes) >= 2
+    assert len(results) == len(budgets) * len(sizes)
+    for row in results:
+        assert set(row) == RESULT_KEYS
+        assert isinstance(row["messages"], int)
+        assert isinstance(row["budget"], int)
+        assert row["messages"] > 0
+        assert row["budget"] > 0
+        for key in ("convmem_median_ms", "convmem_p95_ms", "baseline_median_ms"):
+            assert isinstance(row[key], int | float)
+            assert row[key] > 0
+        assert row["convmem_p95_ms"] >= row["convmem_median_ms"]
+    assert data["write_rate_per_s"] > 0
