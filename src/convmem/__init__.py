@@ -26,7 +26,17 @@ from convmem.errors import (
     StoreError,
     UserError,
 )
-from convmem.model import ConversationRecord, Message, MessageNotice, ModelProfile, ToolCall
+from convmem.memories import Memories
+from convmem.model import (
+    AuditEvent,
+    ConversationRecord,
+    MemoryHit,
+    MemoryNotice,
+    MemoryRecord,
+    Message,
+    ModelProfile,
+    ToolCall,
+)
 from convmem.store.base import PinnedInstruction
 from convmem.tokens import TokenCounter, get_counter
 
@@ -34,6 +44,7 @@ __all__ = [
     "AssembledContext",
     "AssemblyOptions",
     "AssemblyReport",
+    "AuditEvent",
     "BudgetExceeded",
     "Config",
     "ContentTooLarge",
@@ -43,9 +54,12 @@ __all__ = [
     "InvalidInput",
     "InvalidMessage",
     "InvalidQuery",
+    "Memories",
     "Memory",
+    "MemoryHit",
+    "MemoryNotice",
+    "MemoryRecord",
     "Message",
-    "MessageNotice",
     "ModelProfile",
     "NeverStoreViolation",
     "NotFound",

@@ -63,12 +63,18 @@ class AssemblyOptions:
     eviction_block: float = 0.25
     # A tool result above this share of the history budget is stubbed even when it would fit.
     max_tool_result_share: float = 0.5
+    # Long-term memories recalled into the request: at most this many, within this share of the
+    # input budget (0 turns recall off).
+    memory_k: int = 8
+    memory_share: float = 0.1
 
     def __post_init__(self) -> None:
         if not 0 <= self.eviction_block < 1:
             raise InvalidInput("eviction_block must be in [0, 1)")
         if not 0 < self.max_tool_result_share <= 1:
             raise InvalidInput("max_tool_result_share must be in (0, 1]")
+        if self.memory_k < 0 or not 0 <= self.memory_share < 1:
+            raise InvalidInput("memory_k must be at least 0 and memory_share in [0, 1)")
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,7 @@ class FixedParts:
     system_prompt: str | None = None
     pinned: Sequence[str] = ()
     memories: str | None = None
+    memory_ids: Sequence[str] = ()
     summary: str | None = None
     retrieved: str | None = None
 
@@ -324,5 +331,6 @@ def assemble_context(
         evicted_count=evicted_count,
         incomplete_ids=incomplete,
         stable_prefix_hash=prefix.hexdigest(),
+        memory_ids=list(fixed.memory_ids),
     )
     return AssembledContext(messages=messages, report=report, system=system_blocks)

@@ -22,10 +22,29 @@ from convmem.config import Config
 from convmem.errors import InvalidInput, InvalidMessage, NotFound
 from convmem.formats import Format
 from convmem.ids import new_id
+from convmem.memories import (
+    Memories,
+    Principal,
+    forget_matching,
+    memory_gate,
+    recall_candidates,
+    save_memory,
+    search_current,
+)
+from convmem.memory.intent import Intent, detect_intent
+from convmem.memory.recall import render_memory_block
 from convmem.model.conversation import ConversationRecord
+from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
-from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
+from convmem.store.base import (
+    BranchRow,
+    MessageRow,
+    PinnedInstruction,
+    ReadTxn,
+    Store,
+    WriteTxn,
+)
 from convmem.tokens import ESTIMATE, TokenCounter, get_counter, message_tokens
 from convmem.tree import (
     check_identifier,
@@ -51,9 +70,29 @@ class Memory:
             if counter.name != ESTIMATE:
                 self._write_counters.append(counter)
 
-    def scope(self, tenant: str, user: str) -> Scope:
-        """Act as one authenticated principal. Every call through the scope sees only its data."""
-        return Scope(self, check_identifier(tenant, "tenant"), check_identifier(user, "user"))
+    def scope(self, tenant: str, user: str, *, actor: str | None = None) -> Scope:
+        """Act as one authenticated principal. Every call through the scope sees only its data.
+
+        ``actor`` names who acts, for the audit (default ``user:<user>``; a service passes its
+        key's identity)."""
+        tenant = check_identifier(tenant, "tenant")
+        user = check_identifier(user, "user")
+        return Scope(self, tenant, user, actor or f"user:{user}")
+
+    def set_tenant_policy(
+        self, tenant: str, *, memory_disabled: bool = False, retention_days: int | None = None
+    ) -> None:
+        """An administrator's switch: long-term memory off for every user of the tenant."""
+        check_identifier(tenant, "tenant")
+        if retention_days is not None and retention_days < 1:
+            raise InvalidInput("retention_days must be positive")
+        with self.store.write() as tx:
+            tx.set_tenant_policy(
+                tenant,
+                memory_disabled=memory_disabled,
+                retention_days=retention_days,
+                at=datetime.now(UTC),
+            )
 
     def close(self) -> None:
         self.store.close()
@@ -78,10 +117,113 @@ class Memory:
 class Scope:
     """A tenant's user: the principal every call acts for."""
 
-    def __init__(self, memory: Memory, tenant: str, user: str) -> None:
+    def __init__(self, memory: Memory, tenant: str, user: str, actor: str | None = None) -> None:
         self.memory = memory
         self.tenant = tenant
         self.user = user
+        self.actor = actor or f"user:{user}"
+
+    @property
+    def principal(self) -> Principal:
+        return Principal(self.tenant, self.user, self.actor)
+
+    # --- long-term memory -----------------------------------------------------------------------
+
+    @property
+    def memories(self) -> Memories:
+        """The principal's memories: list, get, confirm, reject, update, delete, resolve."""
+        return Memories(self)
+
+    def remember(
+        self,
+        text: str,
+        *,
+        category: str | None = None,
+        subject: str | None = None,
+        scope: str = "user",
+        expires_at: datetime | None = None,
+        source_message_id: str | None = None,
+        strict: bool = False,
+    ) -> MemoryNotice:
+        """Save a statement the user asked to keep. Returns a notice: saved, or blocked with a
+        reason code (never-store policy, memory off); with ``strict`` a block raises
+        ``NeverStoreViolation``. A newer statement on the same subject supersedes the older."""
+        with self.memory.store.write() as tx:
+            return save_memory(
+                tx, self.principal, text, source_kind="user_explicit", status="confirmed",
+                category=category, subject=subject, scope=scope, expires_at=expires_at,
+                source_message_id=source_message_id, strict=strict,
+            )  # fmt: skip
+
+    def propose(
+        self,
+        text: str,
+        *,
+        category: str | None = None,
+        subject: str | None = None,
+        scope: str = "user",
+        expires_at: datetime | None = None,
+        source_message_id: str | None = None,
+        strict: bool = False,
+    ) -> MemoryNotice:
+        """Record an inference as a proposal: never recalled until the user confirms it."""
+        with self.memory.store.write() as tx:
+            return save_memory(
+                tx, self.principal, text, source_kind="inference", status="proposed",
+                category=category, subject=subject, scope=scope, expires_at=expires_at,
+                source_message_id=source_message_id, strict=strict,
+            )  # fmt: skip
+
+    def search_memories(
+        self, query: str, k: int = 5, *, scope: str | None = None
+    ) -> list[MemoryHit]:
+        """Current memories ranked for ``query``; none when memory is off."""
+        scopes = ("user",) if scope is None else ("user", scope)
+        with self.memory.store.read() as tx:
+            if memory_gate(tx, self.principal) is not None:
+                return []
+            return search_current(tx, self.principal, query, k=k, scopes=scopes)
+
+    def memory_enabled(self) -> bool:
+        with self.memory.store.read() as tx:
+            return memory_gate(tx, self.principal) is None
+
+    def set_memory_enabled(self, enabled: bool) -> None:
+        """The user's switch: off means nothing is read from or written to long-term memory."""
+        with self.memory.store.write() as tx:
+            tx.set_memory_enabled(self.tenant, self.user, bool(enabled), datetime.now(UTC))
+            audit_event(tx, self.principal, "settings.memory_enabled", enabled=bool(enabled))
+
+    def audit(self) -> list[AuditEvent]:
+        """What happened to this user's data, by whom, when. Never the content."""
+        with self.memory.store.read() as tx:
+            return tx.list_audit(self.tenant, self.user)
+
+    def export(self) -> dict[str, Any]:
+        """All of the user's data as JSON-ready values: conversations, messages, memories,
+        summaries, settings and the audit."""
+        with self.memory.store.read() as tx:
+            tables = tx.export_user(self.tenant, self.user)
+            enabled = memory_gate(tx, self.principal) is None
+        tables.setdefault("user_settings", [])
+        return {
+            "format": "convmem-export/1",
+            "tenant": self.tenant,
+            "user": self.user,
+            "exported_at": datetime.now(UTC).isoformat(),
+            "memory_enabled": enabled,
+            "data": tables,
+        }
+
+    def delete_all(self) -> dict[str, int]:
+        """Delete every conversation, message, memory, summary and setting of this user. The
+        audit keeps that it happened, by whom and when."""
+        with self.memory.store.write() as tx:
+            counts = tx.delete_user(self.tenant, self.user)
+            audit_event(tx, self.principal, "user.deleted_all", rows=sum(counts.values()))
+        return counts
+
+    # --- conversations --------------------------------------------------------------------------
 
     def create_conversation(
         self,
@@ -130,6 +272,12 @@ class Scope:
     def unpin(self, pin_id: str) -> None:
         with self.memory.store.write() as tx:
             tx.delete_pinned(self.tenant, self.user, pin_id)
+
+
+def audit_event(tx: WriteTxn, who: Principal, action: str, **details: Any) -> None:
+    from convmem.memories import audit
+
+    audit(tx, who, action, "user", who.user, **details)
 
 
 def _pin(scope: Scope, conversation_id: str | None, text: str) -> PinnedInstruction:
@@ -283,6 +431,8 @@ class Conversation:
         revision_kind: str | None,
     ) -> Message:
         tokens, estimate = self.scope.memory.count_message(new)  # outside the write lock
+        intent = detect_intent(new.content) if new.role == "user" else None
+        notices: tuple[MemoryNotice, ...] = ()
         tenant, user = self._tenant, self.scope.user
         with self._store.write() as tx:
             record = tx.get_conversation(tenant, user, self.id)
@@ -314,6 +464,8 @@ class Conversation:
             )
             tx.insert_message(tenant, user, row)
             tx.set_active_leaf(tenant, self.id, row.id)
+            if intent is not None:
+                notices = self._act_on_intent(tx, intent, row.id, record.temporary)
         return Message(
             id=row.id,
             conversation_id=self.id,
@@ -325,7 +477,33 @@ class Conversation:
             tool_call_id=new.tool_call_id,
             metadata=new.metadata,
             created_at=new.created_at,
+            notices=notices,
         )
+
+    def _act_on_intent(
+        self, tx: WriteTxn, intent: Intent, message_id: str, temporary: bool
+    ) -> tuple[MemoryNotice, ...]:
+        """Carry out what a user message asks of memory, in the message's own transaction."""
+        who = self.scope.principal
+        closed = "temporary_conversation" if temporary else memory_gate(tx, who)
+        if closed is not None:
+            # only an explicit request deserves an answer; statements are silently not proposed
+            return (
+                (MemoryNotice("blocked", intent.text, closed),) if intent.kind == "remember" else ()
+            )
+        if intent.kind == "forget":
+            forgotten = forget_matching(tx, who, intent.text)
+            return (forgotten,) if forgotten else ()
+        explicit = intent.kind == "remember"
+        notice = save_memory(
+            tx, who, intent.text,
+            source_kind="user_explicit" if explicit else "inference",
+            status="confirmed" if explicit else "proposed",
+            category=intent.category, subject=intent.subject_key, source_message_id=message_id,
+        )  # fmt: skip
+        if notice.status == "blocked" and not explicit:
+            return ()
+        return (notice,)
 
     def _parent_row(self, tx: ReadTxn, parent_id: str | None) -> BranchRow | None:
         if parent_id is None:
@@ -415,16 +593,46 @@ class Conversation:
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
             pins = [pin.text for pin in tx.pinned(self._tenant, self.scope.user, self.id)]
+            memories, memory_ids = self._recall(tx, user_message, leaf, profile, counter, options)
             branch = self._chain(tx, leaf, counter) if leaf is not None else iter(())
             return assemble_context(
                 branch,
                 current=user_message,
-                fixed=FixedParts(system_prompt=system, pinned=pins),
+                fixed=FixedParts(
+                    system_prompt=system, pinned=pins, memories=memories, memory_ids=memory_ids
+                ),
                 profile=profile,
                 counter=counter,
                 format=format,
                 options=options,
             )
+
+    def _recall(
+        self,
+        tx: ReadTxn,
+        user_message: str | None,
+        leaf: str | None,
+        profile: ModelProfile,
+        counter: TokenCounter,
+        options: AssemblyOptions | None,
+    ) -> tuple[str | None, list[str]]:
+        """The long-term memory block for this request, or nothing: a temporary conversation, a
+        user or tenant with memory off, or recall switched off read no memory at all."""
+        options = options or AssemblyOptions()
+        record = tx.get_conversation(self._tenant, self.scope.user, self.id)
+        who = self.scope.principal
+        if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
+            return None, []
+        query = user_message
+        if query is None and leaf is not None:
+            query = tx.get_message(self._tenant, self.scope.user, leaf).content
+        scopes = ["user"]
+        project = record.metadata.get("project")
+        if isinstance(project, str) and project:
+            scopes.append(f"project:{project}")
+        candidates = recall_candidates(tx, who, query or "", k=options.memory_k, scopes=scopes)
+        cap = int(profile.input_budget * options.memory_share)
+        return render_memory_block(candidates, counter, cap)
 
     def _chain(self, tx: ReadTxn, leaf: str, counter: TokenCounter) -> Iterator[ChainEntry]:
         for row in tx.branch(self._tenant, leaf, counter.name):

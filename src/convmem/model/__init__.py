@@ -1,10 +1,17 @@
 """Values: plain frozen dataclasses, no I/O."""
 
 from convmem.model.conversation import ConversationRecord
+from convmem.model.memory import (
+    CATEGORIES,
+    STATUSES,
+    AuditEvent,
+    MemoryHit,
+    MemoryNotice,
+    MemoryRecord,
+)
 from convmem.model.messages import (
     ROLES,
     Message,
-    MessageNotice,
     NewMessage,
     Role,
     ToolCall,
@@ -12,10 +19,15 @@ from convmem.model.messages import (
 from convmem.model.profile import ModelProfile
 
 __all__ = [
+    "CATEGORIES",
+    "STATUSES",
+    "AuditEvent",
+    "MemoryHit",
+    "MemoryNotice",
+    "MemoryRecord",
     "ROLES",
     "ConversationRecord",
     "Message",
-    "MessageNotice",
     "ModelProfile",
     "NewMessage",
     "Role",

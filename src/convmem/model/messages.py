@@ -6,7 +6,10 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING:
+    from convmem.model.memory import MemoryNotice
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -28,16 +31,6 @@ class ToolCall:
 
     def to_dict(self) -> dict[str, str]:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
-
-
-@dataclass(frozen=True)
-class MessageNotice:
-    """Something the app may show the user about a message it appended ("Memory updated")."""
-
-    kind: str  # saved | proposed | blocked | forgotten
-    text: str
-    reason: str | None = None
-    memory_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,7 +59,7 @@ class Message:
     tool_call_id: str | None
     metadata: Mapping[str, Any]
     created_at: datetime
-    notices: tuple[MessageNotice, ...] = ()
+    notices: tuple[MemoryNotice, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from convmem.model.conversation import ConversationRecord
+from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.model.messages import Message, Role, ToolCall
 
 
@@ -88,6 +89,41 @@ class ReadTxn(Protocol):
         """User-wide pins, then (with a conversation) that conversation's pins, in order."""
         ...
 
+    def get_memory(self, tenant: str, user: str, memory_id: str) -> MemoryRecord: ...
+
+    def list_memories(
+        self,
+        tenant: str,
+        user: str,
+        *,
+        statuses: Sequence[str] | None = None,
+        category: str | None = None,
+        scopes: Sequence[str] | None = None,
+        subject_key: str | None = None,
+        unexpired_at: datetime | None = None,
+    ) -> list[MemoryRecord]: ...
+
+    def search_memories(
+        self,
+        tenant: str,
+        user: str,
+        match: str,
+        *,
+        scopes: Sequence[str],
+        now: datetime,
+        limit: int,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Current memories matching a full-text query, best first; filters in the query."""
+        ...
+
+    def list_audit(self, tenant: str, user: str) -> list[AuditEvent]: ...
+
+    def memory_enabled(self, tenant: str, user: str) -> bool: ...
+
+    def tenant_memory_disabled(self, tenant: str) -> bool: ...
+
+    def export_user(self, tenant: str, user: str) -> dict[str, list[dict[str, Any]]]: ...
+
 
 class WriteTxn(ReadTxn, Protocol):
     def insert_conversation(self, tenant: str, record: ConversationRecord) -> None: ...
@@ -105,6 +141,24 @@ class WriteTxn(ReadTxn, Protocol):
     def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None: ...
 
     def delete_pinned(self, tenant: str, user: str, pin_id: str) -> None: ...
+
+    def insert_memory(self, tenant: str, record: MemoryRecord) -> None: ...
+
+    def set_memory_fields(self, tenant: str, memory_id: str, **fields: Any) -> None: ...
+
+    def delete_memories(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None: ...
+
+    def insert_audit(self, tenant: str, event: AuditEvent) -> None: ...
+
+    def set_memory_enabled(self, tenant: str, user: str, enabled: bool, at: datetime) -> None: ...
+
+    def set_tenant_policy(
+        self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime
+    ) -> None: ...
+
+    def delete_user(self, tenant: str, user: str) -> dict[str, int]:
+        """Every row of the user's data except the audit, which holds no content."""
+        ...
 
 
 class Store(Protocol):

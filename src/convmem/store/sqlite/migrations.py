@@ -109,11 +109,127 @@ def m004_pinned_instructions(db: sqlite3.Connection) -> None:
     )
 
 
+def m005_memories(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE memories (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            -- 'user' or 'project:<id>'
+            scope TEXT NOT NULL,
+            category TEXT NOT NULL
+                CHECK (category IN ('preference', 'profile', 'constraint', 'decision', 'fact')),
+            -- what the statement is about: a newer one on the same subject supersedes
+            subject_key TEXT NOT NULL,
+            text TEXT NOT NULL,
+            source_kind TEXT NOT NULL CHECK (source_kind IN
+                ('user_explicit', 'inference', 'confirmed_inference', 'admin', 'import')),
+            source_message_id TEXT,
+            status TEXT NOT NULL
+                CHECK (status IN ('proposed', 'confirmed', 'superseded', 'rejected')),
+            supersedes_id TEXT,
+            -- two confirmed records that disagree are flagged for the user, never merged
+            conflicts_with_id TEXT,
+            sensitivity TEXT NOT NULL DEFAULT 'none',
+            purpose TEXT NOT NULL DEFAULT 'personalization',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            expires_at TEXT,
+            PRIMARY KEY (tenant_id, id)
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX memories_current ON memories (tenant_id, user_id, status, scope, subject_key)"
+    )
+
+
+def m006_memories_fts(db: sqlite3.Connection) -> None:
+    # External-content FTS5 over memories, kept in step by triggers inside the same transaction,
+    # so a deleted memory leaves the index when its row does.
+    db.execute(
+        "CREATE VIRTUAL TABLE memories_fts USING fts5(text, subject_key, content='memories', "
+        "content_rowid='rowid', tokenize='porter unicode61')"
+    )
+    db.execute(
+        "CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN "
+        "INSERT INTO memories_fts (rowid, text, subject_key) "
+        "VALUES (new.rowid, new.text, new.subject_key); END"
+    )
+    db.execute(
+        "CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN "
+        "INSERT INTO memories_fts (memories_fts, rowid, text, subject_key) "
+        "VALUES ('delete', old.rowid, old.text, old.subject_key); END"
+    )
+    db.execute(
+        "CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, subject_key ON memories BEGIN "
+        "INSERT INTO memories_fts (memories_fts, rowid, text, subject_key) "
+        "VALUES ('delete', old.rowid, old.text, old.subject_key); "
+        "INSERT INTO memories_fts (rowid, text, subject_key) "
+        "VALUES (new.rowid, new.text, new.subject_key); END"
+    )
+
+
+def m007_audit_events(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE audit_events (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            -- whose data the event is about
+            user_id TEXT NOT NULL,
+            -- who did it: 'user:<id>', 'app', 'admin', 'system'
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            object_kind TEXT NOT NULL,
+            object_id TEXT NOT NULL,
+            at TEXT NOT NULL,
+            -- reason codes, statuses, ids: never content
+            details TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (tenant_id, id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX audit_by_user ON audit_events (tenant_id, user_id, at)")
+    db.execute("CREATE INDEX audit_by_object ON audit_events (tenant_id, object_id)")
+
+
+def m008_settings(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE user_settings (
+            tenant_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            -- off: nothing is read from or written to long-term memory for this user
+            memory_enabled INTEGER NOT NULL DEFAULT 1,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, user_id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE tenant_policies (
+            tenant_id TEXT NOT NULL PRIMARY KEY,
+            -- a tenant may switch long-term memory off for all its users
+            memory_disabled INTEGER NOT NULL DEFAULT 0,
+            retention_days INTEGER,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
     m003_message_tokens,
     m004_pinned_instructions,
+    m005_memories,
+    m006_memories_fts,
+    m007_audit_events,
+    m008_settings,
 ]
 
 

@@ -16,6 +16,7 @@ from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, ToolCall
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction
 from convmem.store.sqlite.connection import connect, transaction
+from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
 
 _MESSAGE_COLUMNS = (
@@ -61,7 +62,7 @@ _CONVERSATION_COLUMNS = (
 )
 
 
-class SQLiteTxn:
+class SQLiteTxn(MemoryTxnMixin):
     """Read and write primitives over one connection inside one transaction."""
 
     def __init__(self, db: sqlite3.Connection) -> None:

@@ -1,0 +1,346 @@
+"""Long-term user memory: explicit, consented, scoped, superseded with an audit (DESIGN 8-12).
+
+``save_memory`` and ``forget_matching`` run inside a write transaction so a memory born from a
+message is written atomically with it. Everything passes the never-store policy first; a blocked
+write returns a blocked notice (or raises ``NeverStoreViolation`` with ``strict``) and writes
+nothing.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from convmem.errors import InvalidInput, NeverStoreViolation
+from convmem.ids import new_id
+from convmem.memory.intent import classify, matches_forget
+from convmem.memory.policy import check_memory_write
+from convmem.model.memory import (
+    CATEGORIES,
+    STATUSES,
+    AuditEvent,
+    Category,
+    MemoryHit,
+    MemoryNotice,
+    MemoryRecord,
+    SourceKind,
+)
+from convmem.retrieval.lexical import fts_or_query
+from convmem.store.base import ReadTxn, WriteTxn
+
+if TYPE_CHECKING:
+    from convmem.engine import Scope
+
+MAX_MEMORY_CHARS = 1000
+# Sources that speak for the user: a newer one supersedes. Others (imports, admins) that disagree
+# with a record from another source are flagged for the user instead.
+_USER_VOICE = ("user_explicit", "confirmed_inference")
+
+
+@dataclass(frozen=True)
+class Principal:
+    tenant: str
+    user: str
+    actor: str
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def audit(tx: WriteTxn, who: Principal, action: str, kind: str, object_id: str,
+          **details: Any) -> None:  # fmt: skip
+    event = AuditEvent(new_id("aud"), who.user, who.actor, action, kind, object_id, _now(), details)
+    tx.insert_audit(who.tenant, event)
+
+
+def memory_gate(tx: ReadTxn, who: Principal) -> str | None:
+    """Why memory is closed for this principal, or None when it is open."""
+    if tx.tenant_memory_disabled(who.tenant):
+        return "memory_disabled_for_tenant"
+    if not tx.memory_enabled(who.tenant, who.user):
+        return "memory_off"
+    return None
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".!")
+
+
+def check_scope_name(scope: str) -> str:
+    if scope == "user" or (scope.startswith("project:") and len(scope) > len("project:")):
+        return scope
+    raise InvalidInput("scope must be 'user' or 'project:<id>'")
+
+
+def save_memory(
+    tx: WriteTxn,
+    who: Principal,
+    text: str,
+    *,
+    source_kind: SourceKind,
+    status: str,
+    category: str | None = None,
+    subject: str | None = None,
+    scope: str = "user",
+    expires_at: datetime | None = None,
+    source_message_id: str | None = None,
+    purpose: str = "personalization",
+    strict: bool = False,
+) -> MemoryNotice:
+    """Gate, police, then write one memory with supersession or conflict flags and an audit."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("a memory needs text")
+    text = " ".join(text.split())
+    if len(text) > MAX_MEMORY_CHARS:
+        raise InvalidInput(f"a memory is a short statement: at most {MAX_MEMORY_CHARS} characters")
+    if category is not None and category not in CATEGORIES:
+        raise InvalidInput(f"category must be one of {', '.join(CATEGORIES)}")
+    check_scope_name(scope)
+    if expires_at is not None and expires_at.tzinfo is None:
+        expires_at = expires_at.replace(tzinfo=UTC)
+
+    from_tool = temporary = False
+    if source_message_id is not None:
+        message = tx.get_message(who.tenant, who.user, source_message_id)
+        from_tool = message.role == "tool"
+        conversation = tx.get_conversation(who.tenant, who.user, message.conversation_id)
+        temporary = conversation.temporary
+    decision = check_memory_write(
+        text, source_kind=source_kind, from_tool_output=from_tool, temporary_conversation=temporary
+    )
+    reason = None if decision.allowed else str(decision.reason)
+    reason = memory_gate(tx, who) or reason
+    if reason is not None:
+        if strict:
+            raise NeverStoreViolation(reason, "" if decision.allowed else decision.detail)
+        return MemoryNotice("blocked", text, reason)
+
+    guessed_category, guessed_subject = classify(text)
+    final_category: Category = category or guessed_category  # type: ignore[assignment]
+    subject_key = (subject or guessed_subject).strip().lower() or _normalise(text)
+    now = _now()
+    same_subject = tx.list_memories(
+        who.tenant, who.user, statuses=("confirmed", "proposed"), scopes=(scope,),
+        subject_key=subject_key, unexpired_at=now,
+    )  # fmt: skip
+    for existing in same_subject:
+        if _normalise(existing.text) == _normalise(text) and (
+            existing.status == "confirmed" or status == "proposed"
+        ):
+            return MemoryNotice("saved" if existing.status == "confirmed" else "proposed",
+                                existing.text, None, existing)  # fmt: skip
+
+    record = MemoryRecord(
+        id=new_id("mem"), tenant_id=who.tenant, user_id=who.user, scope=scope,
+        category=final_category, subject_key=subject_key, text=text, source_kind=source_kind,
+        source_message_id=source_message_id, status=status,  # type: ignore[arg-type]
+        supersedes_id=None, conflicts_with_id=None, sensitivity="none", purpose=purpose,
+        created_at=now, updated_at=now, expires_at=expires_at,
+    )  # fmt: skip
+    if status == "confirmed":
+        record = _resolve_against(tx, who, record, [m for m in same_subject if m.current])
+    tx.insert_memory(who.tenant, record)
+    audit(tx, who, f"memory.{'saved' if status == 'confirmed' else 'proposed'}", "memory",
+          record.id, category=record.category, source_kind=source_kind, scope=scope)  # fmt: skip
+    return MemoryNotice("saved" if status == "confirmed" else "proposed", text, None, record)
+
+
+def _resolve_against(
+    tx: WriteTxn, who: Principal, record: MemoryRecord, current: Sequence[MemoryRecord]
+) -> MemoryRecord:
+    """Supersede older records on the subject, or flag a conflict between different sources."""
+    for older in current:
+        if older.id == record.id:
+            continue
+        voice = record.source_kind in _USER_VOICE or record.source_kind == older.source_kind
+        if voice:
+            tx.set_memory_fields(who.tenant, older.id, status="superseded", updated_at=_now())
+            audit(tx, who, "memory.superseded", "memory", older.id, by=record.id)
+            record = replace(record, supersedes_id=older.id)
+        else:
+            tx.set_memory_fields(who.tenant, older.id, conflicts_with_id=record.id,
+                                 updated_at=_now())  # fmt: skip
+            audit(tx, who, "memory.conflict", "memory", record.id, with_id=older.id)
+            record = replace(record, conflicts_with_id=older.id)
+    return record
+
+
+def forget_matching(tx: WriteTxn, who: Principal, request: str) -> MemoryNotice | None:
+    """Delete the current and proposed memories a "forget …" request names."""
+    candidates = tx.list_memories(who.tenant, who.user, statuses=("confirmed", "proposed"))
+    doomed = [m for m in candidates if matches_forget(request, m.subject_key, m.text)]
+    if not doomed:
+        return None
+    ids = delete_with_history(tx, who, [m.id for m in doomed], action="memory.forgotten")
+    return MemoryNotice("forgotten", request, None, None, tuple(ids))
+
+
+def delete_with_history(
+    tx: WriteTxn, who: Principal, memory_ids: Sequence[str], *, action: str = "memory.deleted"
+) -> list[str]:
+    """Hard-delete records and the superseded versions behind them (derived from the same
+    statement). The audit keeps that each was deleted, by whom and when — not what it said."""
+    every = {m.id: m for m in tx.list_memories(who.tenant, who.user)}
+    doomed: list[str] = []
+    for memory_id in memory_ids:
+        current: str | None = memory_id
+        while current is not None and current in every and current not in doomed:
+            doomed.append(current)
+            current = every[current].supersedes_id
+    tx.delete_memories(who.tenant, who.user, doomed)
+    for memory_id in doomed:
+        audit(tx, who, action, "memory", memory_id)
+    return doomed
+
+
+class Memories:
+    """The principal's long-term memories: list, get, confirm, reject, update, delete."""
+
+    def __init__(self, scope: Scope) -> None:
+        self._scope = scope
+
+    @property
+    def _who(self) -> Principal:
+        return self._scope.principal
+
+    def list(
+        self,
+        *,
+        status: str | Sequence[str] | None = ("confirmed", "proposed"),
+        category: str | None = None,
+        scope: str | None = None,
+        include_expired: bool = False,
+    ) -> builtins.list[MemoryRecord]:
+        """The principal's memories, oldest first. ``status=None`` lists every status."""
+        statuses = (status,) if isinstance(status, str) else status
+        if statuses is not None and not set(statuses) <= set(STATUSES):
+            raise InvalidInput(f"status must be among {', '.join(STATUSES)}")
+        with self._scope.memory.store.read() as tx:
+            return tx.list_memories(
+                self._who.tenant, self._who.user, statuses=statuses, category=category,
+                scopes=(check_scope_name(scope),) if scope else None,
+                unexpired_at=None if include_expired else _now(),
+            )  # fmt: skip
+
+    def get(self, memory_id: str) -> MemoryRecord:
+        with self._scope.memory.store.read() as tx:
+            return tx.get_memory(self._who.tenant, self._who.user, memory_id)
+
+    def confirm(self, memory_id: str) -> MemoryRecord:
+        """The user accepts a proposal: it becomes a confirmed inference and may be recalled;
+        it supersedes older records on its subject, since the user has now said so."""
+        who = self._who
+        with self._scope.memory.store.write() as tx:
+            proposal = tx.get_memory(who.tenant, who.user, memory_id)
+            if proposal.status != "proposed":
+                raise InvalidInput(f"memory {memory_id!r} is {proposal.status}, not proposed")
+            closed = memory_gate(tx, who)
+            if closed is not None:
+                raise NeverStoreViolation(closed)
+            record = replace(proposal, status="confirmed", source_kind="confirmed_inference")
+            current = tx.list_memories(
+                who.tenant, who.user, statuses=("confirmed",), scopes=(proposal.scope,),
+                subject_key=proposal.subject_key, unexpired_at=_now(),
+            )  # fmt: skip
+            record = _resolve_against(tx, who, record, current)
+            tx.set_memory_fields(
+                who.tenant, memory_id, status="confirmed", source_kind="confirmed_inference",
+                supersedes_id=record.supersedes_id, conflicts_with_id=record.conflicts_with_id,
+                updated_at=_now(),
+            )  # fmt: skip
+            audit(tx, who, "memory.confirmed", "memory", memory_id)
+            return tx.get_memory(who.tenant, who.user, memory_id)
+
+    def reject(self, memory_id: str) -> None:
+        """The user declines a proposal: it is never recalled."""
+        with self._scope.memory.store.write() as tx:
+            proposal = tx.get_memory(self._who.tenant, self._who.user, memory_id)
+            if proposal.status != "proposed":
+                raise InvalidInput(f"memory {memory_id!r} is {proposal.status}, not proposed")
+            tx.set_memory_fields(self._who.tenant, memory_id, status="rejected", updated_at=_now())
+            audit(tx, self._who, "memory.rejected", "memory", memory_id)
+
+    def update(self, memory_id: str, text: str) -> MemoryNotice:
+        """New text for a memory: a new record supersedes the old one, which stays in the
+        history as superseded (the old text never enters the new record)."""
+        with self._scope.memory.store.write() as tx:
+            old = tx.get_memory(self._who.tenant, self._who.user, memory_id)
+            if old.status not in ("confirmed", "proposed"):
+                raise InvalidInput(
+                    f"memory {memory_id!r} is {old.status}; only current ones change"
+                )
+            notice = save_memory(
+                tx, self._who, text, source_kind="user_explicit", status="confirmed",
+                category=old.category, subject=old.subject_key, scope=old.scope,
+                expires_at=old.expires_at, purpose=old.purpose,
+            )  # fmt: skip
+            if notice.memory is not None and notice.memory.id != old.id:
+                if old.status == "proposed":
+                    tx.set_memory_fields(self._who.tenant, old.id, status="rejected",
+                                         updated_at=_now())  # fmt: skip
+                audit(tx, self._who, "memory.updated", "memory", old.id, to=notice.memory.id)
+        return notice
+
+    def delete(self, memory_id: str) -> builtins.list[str]:
+        """Hard-delete a memory and its superseded versions. Returns the deleted ids."""
+        with self._scope.memory.store.write() as tx:
+            tx.get_memory(self._who.tenant, self._who.user, memory_id)
+            return delete_with_history(tx, self._who, [memory_id])
+
+    def resolve(self, keep_id: str) -> MemoryRecord:
+        """Settle a flagged conflict: keep this record, supersede the one it conflicts with."""
+        with self._scope.memory.store.write() as tx:
+            keep = tx.get_memory(self._who.tenant, self._who.user, keep_id)
+            other_id = keep.conflicts_with_id
+            others = [m for m in tx.list_memories(self._who.tenant, self._who.user)
+                      if m.id == other_id or m.conflicts_with_id == keep_id]  # fmt: skip
+            if not others:
+                raise InvalidInput(f"memory {keep_id!r} is not in conflict")
+            for other in others:
+                tx.set_memory_fields(self._who.tenant, other.id, status="superseded",
+                                     conflicts_with_id=None, updated_at=_now())  # fmt: skip
+            tx.set_memory_fields(self._who.tenant, keep_id, conflicts_with_id=None,
+                                 updated_at=_now())  # fmt: skip
+            audit(tx, self._who, "memory.resolved", "memory", keep_id,
+                  superseded=[o.id for o in others])  # fmt: skip
+            return tx.get_memory(self._who.tenant, self._who.user, keep_id)
+
+    def search(self, query: str, k: int = 5) -> builtins.list[MemoryHit]:
+        return self._scope.search_memories(query, k=k)
+
+
+def search_current(
+    tx: ReadTxn, who: Principal, query: str, *, k: int, scopes: Sequence[str]
+) -> list[MemoryHit]:
+    """Lexical ranking of current memories, filtered by principal, status and expiry in-query."""
+    if k < 1:
+        raise InvalidInput("k must be positive")
+    if not isinstance(query, str):
+        raise InvalidInput("query must be a string")
+    match = fts_or_query(query)
+    if match is None:
+        return []
+    rows = tx.search_memories(who.tenant, who.user, match, scopes=scopes, now=_now(), limit=k)
+    return [MemoryHit(record, score, ("lexical",)) for record, score in rows]
+
+
+def recall_candidates(
+    tx: ReadTxn, who: Principal, query: str, *, k: int, scopes: Sequence[str]
+) -> list[MemoryRecord]:
+    """Memories for the request: lexical matches first, then the most recent current ones, so
+    a small memory set is recalled whole and a large one by relevance."""
+    hits = [hit.memory for hit in search_current(tx, who, query, k=k, scopes=scopes)]
+    if len(hits) < k:
+        current = tx.list_memories(who.tenant, who.user, statuses=("confirmed",),
+                                   scopes=scopes, unexpired_at=_now())  # fmt: skip
+        seen = {m.id for m in hits}
+        for record in sorted(current, key=lambda m: m.updated_at, reverse=True):
+            if record.id not in seen and record.conflicts_with_id is None:
+                hits.append(record)
+            if len(hits) >= k:
+                break
+    return hits

@@ -1,0 +1,1 @@
+"""Retrieval: lexical query building (and, later, vectors and fusion)."""

@@ -1,0 +1,268 @@
+"""SQLite primitives for long-term memory, audit events, settings and a user's whole data."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from convmem.errors import NotFound
+from convmem.model.memory import AuditEvent, MemoryRecord
+
+_MEMORY_COLUMNS = (
+    "id, tenant_id, user_id, scope, category, subject_key, text, source_kind, "
+    "source_message_id, status, supersedes_id, conflicts_with_id, sensitivity, purpose, "
+    "created_at, updated_at, expires_at"
+)
+_PREFIXED = ", ".join(f"m.{c.strip()}" for c in _MEMORY_COLUMNS.split(","))
+
+
+def utc_text(value: datetime) -> str:
+    """One text form for every stored time, so SQL compares them in order."""
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value is not None else None
+
+
+def _memory(row: Sequence[Any]) -> MemoryRecord:
+    created, updated = datetime.fromisoformat(row[14]), datetime.fromisoformat(row[15])
+    return MemoryRecord(
+        id=row[0], tenant_id=row[1], user_id=row[2], scope=row[3], category=row[4],
+        subject_key=row[5], text=row[6], source_kind=row[7], source_message_id=row[8],
+        status=row[9], supersedes_id=row[10], conflicts_with_id=row[11], sensitivity=row[12],
+        purpose=row[13], created_at=created, updated_at=updated, expires_at=_time(row[16]),
+    )  # fmt: skip
+
+
+# Tables holding a user's data, and how each names its owner. Export and delete-all walk them.
+USER_TABLES = ("conversations", "messages", "memories", "pinned_instructions", "user_settings")
+
+
+class MemoryTxnMixin:
+    _db: sqlite3.Connection
+
+    # --- memories -------------------------------------------------------------------------------
+
+    def insert_memory(self, tenant: str, record: MemoryRecord) -> None:
+        self._db.execute(
+            f"INSERT INTO memories ({_MEMORY_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.id, tenant, record.user_id, record.scope, record.category,
+                record.subject_key, record.text, record.source_kind, record.source_message_id,
+                record.status, record.supersedes_id, record.conflicts_with_id,
+                record.sensitivity, record.purpose, utc_text(record.created_at),
+                utc_text(record.updated_at),
+                utc_text(record.expires_at) if record.expires_at else None,
+            ),
+        )  # fmt: skip
+
+    def get_memory(self, tenant: str, user: str, memory_id: str) -> MemoryRecord:
+        row = self._db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories "
+            "WHERE tenant_id = ? AND user_id = ? AND id = ?",
+            (tenant, user, memory_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound("memory", memory_id)
+        return _memory(row)
+
+    def list_memories(
+        self,
+        tenant: str,
+        user: str,
+        *,
+        statuses: Sequence[str] | None = None,
+        category: str | None = None,
+        scopes: Sequence[str] | None = None,
+        subject_key: str | None = None,
+        unexpired_at: datetime | None = None,
+    ) -> list[MemoryRecord]:
+        sql = f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? AND user_id = ?"
+        params: list[Any] = [tenant, user]
+        if statuses is not None:
+            sql += f" AND status IN ({', '.join('?' * len(statuses))})"
+            params.extend(statuses)
+        if category is not None:
+            sql += " AND category = ?"
+            params.append(category)
+        if scopes is not None:
+            sql += f" AND scope IN ({', '.join('?' * len(scopes))})"
+            params.extend(scopes)
+        if subject_key is not None:
+            sql += " AND subject_key = ?"
+            params.append(subject_key)
+        if unexpired_at is not None:
+            sql += " AND (expires_at IS NULL OR expires_at > ?)"
+            params.append(utc_text(unexpired_at))
+        sql += " ORDER BY created_at, id"
+        return [_memory(row) for row in self._db.execute(sql, params).fetchall()]
+
+    def set_memory_fields(self, tenant: str, memory_id: str, **fields: Any) -> None:
+        allowed = {"status", "source_kind", "supersedes_id", "conflicts_with_id", "updated_at"}
+        assert set(fields) <= allowed, set(fields) - allowed
+        values = [utc_text(v) if isinstance(v, datetime) else v for v in fields.values()]
+        assignments = ", ".join(f"{name} = ?" for name in fields)
+        self._db.execute(
+            f"UPDATE memories SET {assignments} WHERE tenant_id = ? AND id = ?",
+            (*values, tenant, memory_id),
+        )
+
+    def delete_memories(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
+        self._db.executemany(
+            "DELETE FROM memories WHERE tenant_id = ? AND user_id = ? AND id = ?",
+            [(tenant, user, memory_id) for memory_id in memory_ids],
+        )
+        # a record flagged against a deleted one has nothing left to conflict with
+        self._db.executemany(
+            "UPDATE memories SET conflicts_with_id = NULL "
+            "WHERE tenant_id = ? AND user_id = ? AND conflicts_with_id = ?",
+            [(tenant, user, memory_id) for memory_id in memory_ids],
+        )
+
+    def search_memories(
+        self,
+        tenant: str,
+        user: str,
+        match: str,
+        *,
+        scopes: Sequence[str],
+        now: datetime,
+        limit: int,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Current, confirmed, unexpired, unconflicted memories of the principal matching an FTS5
+        query, best first. The principal's filters are in the same query as the ranking."""
+        rows = self._db.execute(
+            f"SELECT {_PREFIXED}, bm25(memories_fts) AS rank FROM memories_fts "
+            "JOIN memories m ON m.rowid = memories_fts.rowid "
+            "WHERE memories_fts MATCH ? AND m.tenant_id = ? AND m.user_id = ? "
+            "AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL "
+            "AND (m.expires_at IS NULL OR m.expires_at > ?) "
+            f"AND m.scope IN ({', '.join('?' * len(scopes))}) "
+            "ORDER BY rank LIMIT ?",
+            (match, tenant, user, utc_text(now), *scopes, limit),
+        ).fetchall()
+        return [(_memory(row), -float(row[17])) for row in rows]
+
+    # --- audit ----------------------------------------------------------------------------------
+
+    def insert_audit(self, tenant: str, event: AuditEvent) -> None:
+        self._db.execute(
+            "INSERT INTO audit_events (tenant_id, id, user_id, actor, action, object_kind, "
+            "object_id, at, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (tenant, event.id, event.user_id, event.actor, event.action, event.object_kind,
+             event.object_id, utc_text(event.at), json.dumps(event.details)),
+        )  # fmt: skip
+
+    def list_audit(self, tenant: str, user: str) -> list[AuditEvent]:
+        rows = self._db.execute(
+            "SELECT id, user_id, actor, action, object_kind, object_id, at, details "
+            "FROM audit_events WHERE tenant_id = ? AND user_id = ? ORDER BY at, id",
+            (tenant, user),
+        ).fetchall()
+        return [
+            AuditEvent(r[0], r[1], r[2], r[3], r[4], r[5], datetime.fromisoformat(r[6]),
+                       json.loads(r[7]))
+            for r in rows
+        ]  # fmt: skip
+
+    # --- settings -------------------------------------------------------------------------------
+
+    def memory_enabled(self, tenant: str, user: str) -> bool:
+        row = self._db.execute(
+            "SELECT memory_enabled FROM user_settings WHERE tenant_id = ? AND user_id = ?",
+            (tenant, user),
+        ).fetchone()
+        return True if row is None else bool(row[0])
+
+    def set_memory_enabled(self, tenant: str, user: str, enabled: bool, at: datetime) -> None:
+        self._db.execute(
+            "INSERT INTO user_settings (tenant_id, user_id, memory_enabled, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (tenant_id, user_id) DO UPDATE SET "
+            "memory_enabled = excluded.memory_enabled, updated_at = excluded.updated_at",
+            (tenant, user, int(enabled), utc_text(at)),
+        )
+
+    def tenant_memory_disabled(self, tenant: str) -> bool:
+        row = self._db.execute(
+            "SELECT memory_disabled FROM tenant_policies WHERE tenant_id = ?", (tenant,)
+        ).fetchone()
+        return bool(row[0]) if row else False
+
+    def set_tenant_policy(
+        self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime
+    ) -> None:
+        self._db.execute(
+            "INSERT INTO tenant_policies (tenant_id, memory_disabled, retention_days, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET "
+            "memory_disabled = excluded.memory_disabled, "
+            "retention_days = excluded.retention_days, updated_at = excluded.updated_at",
+            (tenant, int(memory_disabled), retention_days, utc_text(at)),
+        )
+
+    # --- a user's whole data --------------------------------------------------------------------
+
+    def _user_tables(self) -> list[tuple[str, str]]:
+        """(table, how to select the user's rows) for every table holding per-user data,
+        found from the schema so tables added by later migrations are included."""
+        found: list[tuple[str, str]] = []
+        tables = [r[0] for r in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "AND name NOT LIKE '%_fts%' AND name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY name"
+        )]  # fmt: skip
+        for table in tables:
+            columns = {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")}
+            if "tenant_id" not in columns:
+                continue
+            if "user_id" in columns:
+                found.append((table, "tenant_id = ? AND user_id = ?"))
+            elif "conversation_id" in columns:
+                found.append(
+                    (
+                        table,
+                        "tenant_id = ? AND conversation_id IN (SELECT id FROM "
+                        "conversations WHERE tenant_id = ? AND user_id = ?)",
+                    )
+                )
+            elif "message_id" in columns:
+                found.append(
+                    (
+                        table,
+                        "tenant_id = ? AND message_id IN (SELECT id FROM messages "
+                        "WHERE tenant_id = ? AND user_id = ?)",
+                    )
+                )
+        return found  # fmt: skip
+
+    @staticmethod
+    def _params(where: str, tenant: str, user: str) -> tuple[str, ...]:
+        return (tenant, user) if where.count("?") == 2 else (tenant, tenant, user)
+
+    def export_user(self, tenant: str, user: str) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for table, where in self._user_tables():
+            cursor = self._db.execute(
+                f"SELECT * FROM {table} WHERE {where}", self._params(where, tenant, user)
+            )
+            names = [d[0] for d in cursor.description]
+            out[table] = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return out
+
+    def delete_user(self, tenant: str, user: str) -> dict[str, int]:
+        """Delete every row of the user's data except the audit (which holds no content)."""
+        self._db.execute("PRAGMA defer_foreign_keys = ON")
+        counts: dict[str, int] = {}
+        # dependants first: rows found through conversations or messages, then the owners
+        tables = sorted(self._user_tables(), key=lambda t: ("user_id" in t[1], t[0]))
+        for table, where in tables:
+            if table == "audit_events":
+                continue
+            cursor = self._db.execute(
+                f"DELETE FROM {table} WHERE {where}", self._params(where, tenant, user)
+            )
+            counts[table] = cursor.rowcount
+        return counts
