@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -82,3 +83,29 @@ def test_every_command_has_help() -> None:
                 walk(sub, [*path, name])
 
     walk(main, [])
+
+
+def test_memory_list_export_delete(db_path: Path) -> None:
+    with convmem.open(db_path) as mem:
+        scope = mem.scope("acme", "alice")
+        notice = scope.remember("I prefer aisle seats.")
+        assert notice.memory is not None
+        scope.create_conversation().append("user", "hello")
+    runner = CliRunner()
+    who = ["--db", str(db_path), "--tenant", "acme", "--user", "alice"]
+    listed = runner.invoke(main, ["memory", "list", *who])
+    assert listed.exit_code == 0 and "I prefer aisle seats." in listed.output
+    exported = runner.invoke(main, ["memory", "export", *who])
+    assert exported.exit_code == 0
+    assert json.loads(exported.output)["data"]["memories"][0]["id"] == notice.memory.id
+    missing = runner.invoke(main, ["memory", "delete", *who, "mem_NOPE"])
+    assert missing.exit_code == 2 and "not found" in missing.output
+    deleted = runner.invoke(main, ["memory", "delete", *who, notice.memory.id])
+    assert deleted.exit_code == 0
+    assert "aisle" not in runner.invoke(main, ["memory", "list", *who, "--all"]).output
+    refused = runner.invoke(main, ["memory", "delete", *who, "--everything"], input="n\n")
+    assert refused.exit_code != 0
+    wiped = runner.invoke(main, ["memory", "delete", *who, "--everything", "--yes"])
+    assert wiped.exit_code == 0
+    with convmem.open(db_path) as mem:
+        assert mem.scope("acme", "alice").conversations() == []

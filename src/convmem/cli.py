@@ -102,5 +102,84 @@ def conversations_show(
         stack.extend((kid, indent + step) for kid in reversed(kids))
 
 
+@main.group()
+def memory() -> None:
+    """See, export and delete what is remembered about a user."""
+
+
+@memory.command("list")
+@_db
+@_tenant
+@_user
+@click.option("--all", "show_all", is_flag=True, help="Include superseded and rejected records.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def memory_list(db: str, tenant: str, user: str, show_all: bool, as_json: bool) -> None:
+    """List a user's memories (current and proposed by default)."""
+    try:
+        with open_memory(db) as mem:
+            scope = mem.scope(tenant, user, actor="cli")
+            records = scope.memories.list(status=None if show_all else ("confirmed", "proposed"))
+    except ConvmemError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in records], indent=2))
+        return
+    for r in records:
+        flag = " CONFLICT" if r.conflicts_with_id else ""
+        click.echo(f"{r.id}  {r.status:<10} {r.category:<10} {r.updated_at:%Y-%m-%d}  "
+                   f"{r.text}{flag}")  # fmt: skip
+
+
+@memory.command("export")
+@_db
+@_tenant
+@_user
+@click.option("--out", type=click.Path(dir_okay=False), help="Write to a file, not stdout.")
+def memory_export(db: str, tenant: str, user: str, out: str | None) -> None:
+    """Export all of a user's data as JSON."""
+    try:
+        with open_memory(db) as mem:
+            data = mem.scope(tenant, user, actor="cli").export()
+    except ConvmemError as exc:
+        _fail(exc)
+        return
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    if out:
+        with click.open_file(out, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    else:
+        click.echo(text)
+
+
+@memory.command("delete")
+@_db
+@_tenant
+@_user
+@click.argument("memory_id", required=False)
+@click.option("--everything", is_flag=True, help="Delete ALL of the user's data.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def memory_delete(
+    db: str, tenant: str, user: str, memory_id: str | None, everything: bool, yes: bool
+) -> None:
+    """Delete one memory, or with --everything all of the user's data."""
+    if bool(memory_id) == everything:
+        raise click.UsageError("give a MEMORY_ID or --everything, not both")
+    if everything and not yes:
+        click.confirm(f"Delete every conversation and memory of {user} in {tenant}?", abort=True)
+    try:
+        with open_memory(db) as mem:
+            scope = mem.scope(tenant, user, actor="cli")
+            if everything:
+                counts = scope.delete_all()
+                click.echo(f"deleted {sum(counts.values())} rows")
+            else:
+                assert memory_id is not None
+                deleted = scope.memories.delete(memory_id)
+                click.echo(f"deleted {len(deleted)} record(s): {' '.join(deleted)}")
+    except ConvmemError as exc:
+        _fail(exc)
+
+
 if __name__ == "__main__":
     main()
