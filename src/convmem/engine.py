@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Unpack
 
 from convmem.assemble import (
     AssembledContext,
@@ -24,6 +24,7 @@ from convmem.formats import Format
 from convmem.ids import new_id
 from convmem.memories import (
     Memories,
+    MemoryFields,
     Principal,
     forget_matching,
     memory_gate,
@@ -134,45 +135,23 @@ class Scope:
         """The principal's memories: list, get, confirm, reject, update, delete, resolve."""
         return Memories(self)
 
-    def remember(
-        self,
-        text: str,
-        *,
-        category: str | None = None,
-        subject: str | None = None,
-        scope: str = "user",
-        expires_at: datetime | None = None,
-        source_message_id: str | None = None,
-        strict: bool = False,
-    ) -> MemoryNotice:
+    def remember(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
         """Save a statement the user asked to keep. Returns a notice: saved, or blocked with a
-        reason code (never-store policy, memory off); with ``strict`` a block raises
-        ``NeverStoreViolation``. A newer statement on the same subject supersedes the older."""
+        reason code (never-store policy, memory off); with ``strict=True`` a block raises
+        ``NeverStoreViolation``. A newer statement on the same subject supersedes the older.
+        Optional fields: category, subject, scope ("user" or "project:<id>"), expires_at,
+        source_message_id."""
         with self.memory.store.write() as tx:
             return save_memory(
-                tx, self.principal, text, source_kind="user_explicit", status="confirmed",
-                category=category, subject=subject, scope=scope, expires_at=expires_at,
-                source_message_id=source_message_id, strict=strict,
-            )  # fmt: skip
+                tx, self.principal, text, source_kind="user_explicit", status="confirmed", **fields
+            )
 
-    def propose(
-        self,
-        text: str,
-        *,
-        category: str | None = None,
-        subject: str | None = None,
-        scope: str = "user",
-        expires_at: datetime | None = None,
-        source_message_id: str | None = None,
-        strict: bool = False,
-    ) -> MemoryNotice:
+    def propose(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
         """Record an inference as a proposal: never recalled until the user confirms it."""
         with self.memory.store.write() as tx:
             return save_memory(
-                tx, self.principal, text, source_kind="inference", status="proposed",
-                category=category, subject=subject, scope=scope, expires_at=expires_at,
-                source_message_id=source_message_id, strict=strict,
-            )  # fmt: skip
+                tx, self.principal, text, source_kind="inference", status="proposed", **fields
+            )
 
     def search_memories(
         self, query: str, k: int = 5, *, scope: str | None = None

@@ -12,7 +12,7 @@ import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from convmem.errors import InvalidInput, NeverStoreViolation
 from convmem.ids import new_id
@@ -38,6 +38,17 @@ MAX_MEMORY_CHARS = 1000
 # Sources that speak for the user: a newer one supersedes. Others (imports, admins) that disagree
 # with a record from another source are flagged for the user instead.
 _USER_VOICE = ("user_explicit", "confirmed_inference")
+
+
+class MemoryFields(TypedDict, total=False):
+    """Optional fields of a memory write."""
+
+    category: str | None
+    subject: str | None
+    scope: str
+    expires_at: datetime | None
+    source_message_id: str | None
+    strict: bool
 
 
 @dataclass(frozen=True)
