@@ -304,3 +304,16 @@ def test_bad_memory_input_is_refused(alice: convmem.Scope) -> None:
         alice.memories.list(status="deleted")
     for hostile in ['"', "NEAR(a b)", "*", "a AND OR NOT", "(((", "", "🎉", "col:val"]:
         assert isinstance(alice.search_memories(hostile), list)
+
+
+def test_an_explicit_statement_settles_pending_proposals_on_its_subject(
+    alice: convmem.Scope,
+) -> None:
+    guess = alice.propose("I prefer window seats.").memory
+    assert guess is not None
+    saved = alice.remember("I prefer aisle seats.").memory
+    assert saved is not None
+    with pytest.raises(NotFound):
+        alice.memories.get(guess.id)
+    assert [m.id for m in alice.memories.list(status=None)] == [saved.id]
+    assert "memory.proposal_settled" in [e.action for e in alice.audit()]

@@ -44,14 +44,21 @@ def test_every_error_derives_from_convmem_error() -> None:
 
 
 def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    block = re.search(r"```python\n(.*?)```", README.read_text(), re.S)
-    assert block is not None
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    assert len(blocks) >= 2
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
-    exec(compile(block.group(1), "README.md", "exec"), namespace)
+    exec(compile(blocks[0], "README.md", "exec"), namespace)
     ctx = namespace["ctx"]
     assert isinstance(ctx, convmem.AssembledContext)
     contents = [m["content"] for m in ctx.messages]
     assert "I prefer window seats." in contents
     assert "I prefer aisle seats." not in contents
     assert os.path.exists(tmp_path / "convmem.db")
+    exec(compile(blocks[1], "README.md", "exec"), namespace)  # continues the first, as pasted
+    ctx = namespace["ctx"]
+    assert isinstance(ctx, convmem.AssembledContext)
+    assert len(ctx.report.memory_ids) == 1
+    scope = namespace["user"]
+    assert isinstance(scope, convmem.Scope)
+    assert scope.memories.list(status=None) == []  # the guesses were settled, the fact deleted

@@ -170,6 +170,11 @@ def _fit_unit(
     unit: _Unit, room: int, stub_above: int, counter: TokenCounter
 ) -> list[HistoryItem] | None:
     """The unit's items, with tool results stubbed as needed to fit ``room``; None if it can't."""
+    if len(unit.entries) == 1 and unit.entries[0].message.role != "tool":
+        entry = unit.entries[0]  # the common case: one message, nothing to stub
+        if entry.tokens > room:
+            return None
+        return [HistoryItem(entry.message, entry.message.content, entry.tokens)]
     contents = {e.message.id: e.message.content for e in unit.entries}
     costs = {e.message.id: e.tokens for e in unit.entries}
     stubbed: set[str] = set()

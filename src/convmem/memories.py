@@ -154,6 +154,13 @@ def save_memory(
     )  # fmt: skip
     if status == "confirmed":
         record = _resolve_against(tx, who, record, [m for m in same_subject if m.current])
+        if source_kind in _USER_VOICE:
+            # The user has now said it: pending guesses on the subject are settled. They go for
+            # good, so deleting this record later leaves no copy of a guess behind.
+            settled = [m.id for m in same_subject if m.status == "proposed"]
+            tx.delete_memories(who.tenant, who.user, settled)
+            for pending_id in settled:
+                audit(tx, who, "memory.proposal_settled", "memory", pending_id, by=record.id)
     tx.insert_memory(who.tenant, record)
     audit(tx, who, f"memory.{'saved' if status == 'confirmed' else 'proposed'}", "memory",
           record.id, category=record.category, source_kind=source_kind, scope=scope)  # fmt: skip

@@ -39,7 +39,7 @@ def _message(row: Sequence[Any]) -> Message:
         content=row[5],
         tool_calls=calls,
         tool_call_id=row[7],
-        metadata=json.loads(row[8]),
+        metadata={} if row[8] == "{}" else json.loads(row[8]),
         created_at=datetime.fromisoformat(row[9]),
     )
 
