@@ -178,7 +178,9 @@ def _subject(sentence: str, category: str) -> str | None:
             candidates.append(label.group(1))
     candidates.extend(m.group(1) for m in _IS_SUBJECT.finditer(sentence))
     for candidate in candidates:
-        words = sorted(significant_words(candidate) - _ROLE_CUES)
+        # numbers count here: "shard 3" and "shard 4" are different subjects
+        numbers = set(re.findall(r"\b\d[\w.-]*", candidate))
+        words = sorted((significant_words(candidate) | numbers) - _ROLE_CUES)
         if words:
             return " ".join(words)
     return None
@@ -260,9 +262,10 @@ class _Working:
         kept = []
         for item in self.lists["open_questions"]:
             direct = message.parent_id in item.sources and message.id not in item.sources
-            settled = sentence is not None and overlap(
-                significant_words(item.text), significant_words(sentence)
-            ) >= (0.5 if ANSWERED.search(sentence) else 0.75)
+            # an answer or a decision sharing half the question's words settles it
+            settled = sentence is not None and (
+                overlap(significant_words(item.text), significant_words(sentence)) >= 0.5
+            )
             if (direct and message.role == "assistant") or settled:
                 continue
             kept.append(item)
