@@ -11,6 +11,7 @@ import pytest
 
 import convmem
 from convmem import AssemblyOptions, ModelProfile
+from convmem.summarize import SummaryRecord
 from convmem.summarize.render import HEADER
 
 SMALL = ModelProfile(context_window=1500, max_output=200, tokenizer="o200k_base")
@@ -38,7 +39,7 @@ def chat(conv: convmem.Conversation, turns: int, *, start: int = 0, assemble: bo
 def summary_message(ctx: convmem.AssembledContext) -> str:
     found = [m["content"] for m in ctx.messages if m["role"] == "system" and HEADER in m["content"]]
     assert len(found) == 1, "exactly one summary section"
-    return found[0]
+    return str(found[0])
 
 
 def test_decision_constraint_and_task_are_recalled_after_200_turns(
@@ -201,7 +202,7 @@ def test_no_reuse_across_branches_that_diverge_inside_the_covered_range(
     assert record.through_depth > deepest_a  # deeper than A's: A's were candidates, not used
     assert record.id == ctx.report.summary_id
     chain = {r.id: r for r in conv.summaries()}
-    link: convmem.summarize.SummaryRecord | None = record
+    link: SummaryRecord | None = record
     while link is not None:  # the whole chain lies on branch B
         assert link.through_message_id in branch_b
         assert link.snapshot.source_ids() <= branch_b

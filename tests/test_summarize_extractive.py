@@ -153,7 +153,7 @@ def test_rendering_cites_sources_and_drops_the_least_important_notes_to_fit() ->
     turns = script(
         ("user", "Decision: we'll use PostgreSQL 16 for the database."),
         ("user", "Constraint: p95 latency must stay under 250 ms."),
-        *[("user", f"My server number {i} is srv-{i:04d}.") for i in range(20)],  # type: ignore[misc]
+        *[("user", f"My server number {i} is srv-{i:04d}.") for i in range(20)],
     )
     snapshot = roll(turns)
     full = render_snapshot(snapshot)
