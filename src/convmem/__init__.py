@@ -27,7 +27,10 @@ from convmem.errors import (
     UserError,
 )
 from convmem.model import ConversationRecord, Message, MessageNotice, ModelProfile, ToolCall
+from convmem.model.snapshot import Snapshot, SnapshotItem
+from convmem.model.summary import Job, SummaryRecord
 from convmem.store.base import PinnedInstruction
+from convmem.summarize import ExtractiveSummarizer, LLMSummarizer, LLMSummarizerConfig, Summarizer
 from convmem.tokens import TokenCounter, get_counter
 
 __all__ = [
@@ -40,9 +43,13 @@ __all__ = [
     "Conversation",
     "ConversationRecord",
     "ConvmemError",
+    "ExtractiveSummarizer",
     "InvalidInput",
     "InvalidMessage",
     "InvalidQuery",
+    "Job",
+    "LLMSummarizer",
+    "LLMSummarizerConfig",
     "Memory",
     "Message",
     "MessageNotice",
@@ -51,8 +58,12 @@ __all__ = [
     "NotFound",
     "PinnedInstruction",
     "Scope",
+    "Snapshot",
+    "SnapshotItem",
     "StoreBusy",
     "StoreError",
+    "Summarizer",
+    "SummaryRecord",
     "TokenCounter",
     "ToolCall",
     "UserError",
