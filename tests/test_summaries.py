@@ -360,3 +360,15 @@ def test_rolling_drops_a_completed_task_and_replaces_a_superseded_decision(
     text = summary_message(ctx)
     assert "PostgreSQL" not in text
     assert "orders_v2" not in text
+
+
+def test_the_summary_leads_the_anthropic_system_blocks(alice: convmem.Scope) -> None:
+    conv = alice.create_conversation()
+    conv.append("user", DECISION)
+    chat(conv, 30)
+    ctx = conv.assemble("continue", model=SMALL, system="Be brief.", format="anthropic")
+    assert ctx.system is not None
+    assert ctx.system[0]["text"] == "Be brief."
+    assert DECISION in ctx.system[1]["text"]
+    assert ctx.report.summary_id is not None
+    assert all(m["role"] in ("user", "assistant") for m in ctx.messages)

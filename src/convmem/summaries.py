@@ -147,7 +147,9 @@ class SummaryFlow:
                 lookup.use, lookup.source = stored, "stored"
                 return lookup
             lookup.invalid.append(stored.id)
-        if summarizer.inline:
+        existing = tx.find_job(tenant, job_key(summarizer, through))
+        queued = existing is not None and existing.status != "done"
+        if summarizer.inline and not queued:
             walk = self.walk(tx, tenant, conversation_id, through, self.max_inline, lookup.invalid)
             if walk.complete:
                 lookup.to_store = build_chain(
@@ -159,12 +161,12 @@ class SummaryFlow:
                 )
                 lookup.use, lookup.source = lookup.to_store[-1], "built"
                 return lookup
-        else:
+        elif not summarizer.inline:
             walk = self.walk(tx, tenant, conversation_id, through, self.max_inline, lookup.invalid)
             if walk.ancestor is not None:
                 lookup.use, lookup.source = walk.ancestor, "ancestor"
-        # a model summarizer, or too long a run to read inline: the worker builds it
-        existing = tx.find_job(tenant, job_key(summarizer, through))
+        # a model summarizer, or too long a run to read inline (already queued: not read again
+        # on every request): the worker builds it
         if existing is None:
             lookup.to_enqueue = self.new_job(tenant, user, conversation_id, through)
         elif existing.status == "done":  # built once, since invalidated: build again
