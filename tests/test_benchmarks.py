@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-from benchmarks import prefix_stability
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "prefix_stability.py"
 
 
 def test_prefix_stability_quick(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    assert prefix_stability.main(["--quick", "--json", str(out)]) == 0
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
     figures = json.loads(out.read_text())
     for key in (
         "convmem_cached_fraction",
