@@ -37,7 +37,10 @@ from convmem.model import (
     ModelProfile,
     ToolCall,
 )
+from convmem.model.snapshot import Snapshot, SnapshotItem
+from convmem.model.summary import Job, SummaryRecord
 from convmem.store.base import PinnedInstruction
+from convmem.summarize import ExtractiveSummarizer, LLMSummarizer, LLMSummarizerConfig, Summarizer
 from convmem.tokens import TokenCounter, get_counter
 
 __all__ = [
@@ -51,9 +54,13 @@ __all__ = [
     "Conversation",
     "ConversationRecord",
     "ConvmemError",
+    "ExtractiveSummarizer",
     "InvalidInput",
     "InvalidMessage",
     "InvalidQuery",
+    "Job",
+    "LLMSummarizer",
+    "LLMSummarizerConfig",
     "Memories",
     "Memory",
     "MemoryHit",
@@ -65,8 +72,12 @@ __all__ = [
     "NotFound",
     "PinnedInstruction",
     "Scope",
+    "Snapshot",
+    "SnapshotItem",
     "StoreBusy",
     "StoreError",
+    "Summarizer",
+    "SummaryRecord",
     "TokenCounter",
     "ToolCall",
     "UserError",

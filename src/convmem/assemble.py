@@ -14,6 +14,13 @@ Eviction moves in blocks: the window's start only advances to positions whose cu
 count (stored at write) is a multiple of the block size, so between block boundaries consecutive
 requests share a byte-identical prefix and providers' prompt caches hit.
 
+Summaries (principle 6): with ``summary_threshold`` set, verbatim history may fill only that share
+of what is left after the stable fixed parts; the rest is reserved for the summary section, so the
+window's start never depends on the summary's own size. Assembly is then two steps:
+``plan_history`` picks the window and names the message the summary must run through (the newest
+message before the window), the engine finds or builds that summary, and ``finish_request`` adds it
+and renders. ``assemble_context`` does both when the caller already has its summary text.
+
 Everything here is a pure function over values; the branch arrives as an iterator, newest first,
 which the engine feeds page by page from the store, so the cost follows the window, not the history.
 """
@@ -23,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from convmem.errors import BudgetExceeded, InvalidInput
@@ -67,8 +74,14 @@ class AssemblyOptions:
     # input budget (0 turns recall off).
     memory_k: int = 8
     memory_share: float = 0.1
+    # Verbatim history may fill this share of the budget left after the system prompt, pins and
+    # memories; older turns are evicted (in blocks) and summarised into the rest. None: no
+    # summaries, history may use it all.
+    summary_threshold: float | None = 0.7
 
     def __post_init__(self) -> None:
+        if self.summary_threshold is not None and not 0 < self.summary_threshold <= 1:
+            raise InvalidInput("summary_threshold must be in (0, 1] or None")
         if not 0 <= self.eviction_block < 1:
             raise InvalidInput("eviction_block must be in [0, 1)")
         if not 0 < self.max_tool_result_share <= 1:
@@ -109,6 +122,10 @@ class AssemblyReport:
     incomplete_ids: list[str]
     stable_prefix_hash: str
     summary_id: str | None = None
+    # the summary's through-message, and how it was had: "stored" (found by key), "built" (run
+    # inline now), "ancestor" (an older one while the worker builds the right one)
+    summary_through_id: str | None = None
+    summary_source: str | None = None
     memory_ids: list[str] = field(default_factory=list)
     retrieved_ids: list[str] = field(default_factory=list)
 
@@ -220,7 +237,43 @@ def render_pinned(pinned: Sequence[str]) -> str | None:
     return f"Pinned instructions:\n{lines}"
 
 
-def assemble_context(
+@dataclass(frozen=True)
+class HistoryPlan:
+    """The window chosen for a request, before the summary section is known.
+
+    ``summary_through_id`` is the newest message before the window (None when nothing was
+    evicted): the summary the request needs runs from the root through it. ``summary_room`` is
+    what that summary may cost, as a system message.
+    """
+
+    format: Format
+    profile: ModelProfile
+    counter: TokenCounter
+    current: str | None
+    leading: list[Section]
+    trailing: list[Section]
+    history: list[HistoryItem]
+    evicted: list[str]
+    evicted_count: int
+    incomplete: list[str]
+    history_budget: int
+    summary_room: int
+    summary_through_id: str | None
+    memory_ids: list[str] = field(default_factory=list)
+
+
+def _summary_reserve(
+    options: AssemblyOptions, fixed: FixedParts, available: int, stable: Sequence[Section]
+) -> int:
+    if options.summary_threshold is None or fixed.summary is not None:
+        return 0
+    # from the stable parts only, so the reserve (and the window's start) does not move with the
+    # size of each turn's user message
+    left = available - sum(section.tokens for section in stable)
+    return max(0, left - int(left * options.summary_threshold))
+
+
+def plan_history(
     branch: Iterable[ChainEntry],
     *,
     current: str | None,
@@ -229,25 +282,27 @@ def assemble_context(
     counter: TokenCounter,
     format: Format = "openai",
     options: AssemblyOptions | None = None,
-) -> AssembledContext:
-    """Build the request. ``branch`` is the active branch, newest first.
+) -> HistoryPlan:
+    """Choose the window. ``branch`` is the active branch, newest first.
 
     With ``current`` None the newest unit of the branch is the turn being answered (a stored user
-    message, or tool results the model must continue from) and must fit like a fixed part.
+    message, or tool results the model must continue from) and must fit like a fixed part; the
+    summary's reserve gives way to it if need be.
     """
     if format not in FORMATS:
         raise InvalidInput(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
     options = options or AssemblyOptions()
-    leading = [
+    stable = [
         s
         for s in (
             _section(counter, "system", fixed.system_prompt),
             _section(counter, "pinned", render_pinned(fixed.pinned)),
             _section(counter, "memories", fixed.memories),
-            _section(counter, "summary", fixed.summary),
         )
         if s is not None
     ]
+    given_summary = _section(counter, "summary", fixed.summary)
+    leading = [*stable, given_summary] if given_summary is not None else stable
     trailing = [s for s in (_section(counter, "retrieved", fixed.retrieved),) if s is not None]
     current_tokens = message_tokens(counter, "user", current) if current is not None else 0
 
@@ -257,7 +312,8 @@ def assemble_context(
     fixed_tokens = sum(s.tokens for s in (*leading, *trailing)) + current_tokens
     if fixed_tokens > available:
         raise BudgetExceeded(fixed_tokens, available)
-    history_budget = available - fixed_tokens
+    reserve = min(_summary_reserve(options, fixed, available, stable), available - fixed_tokens)
+    history_budget = available - fixed_tokens - reserve
     stub_above = max(1, int(history_budget * options.max_tool_result_share))
 
     kept: list[list[HistoryItem]] = []  # units, newest first
@@ -266,17 +322,27 @@ def assemble_context(
     incomplete: list[str] = []
     room = history_budget
     oldest_depth: int | None = None
+    newest_evicted: str | None = None
     for unit in _units(branch):
         if not unit.complete:
             incomplete.extend(e.message.id for e in unit.entries)
             continue
         items = _fit_unit(unit, room, stub_above, counter)
+        if items is None and current is None and not kept and reserve:
+            # the turn being answered must be sent: the summary gives up room for it
+            items = _fit_unit(unit, room + reserve, stub_above, counter)
+            if items is not None:
+                taken = max(0, sum(item.tokens for item in items) - room)
+                reserve -= taken
+                room += taken
+                history_budget += taken
         if items is None:
             if current is None and not kept:
                 needed = fixed_tokens + unit.tokens
                 raise BudgetExceeded(needed, available, "the turn being answered does not fit")
             evicted.extend(e.message.id for e in unit.entries)
             oldest_depth = unit.entries[-1].message.depth + 1
+            newest_evicted = unit.entries[-1].message.id
             break
         kept.append(items)
         kept_positions.append(unit.entries[0].estimate_before)
@@ -294,48 +360,120 @@ def assemble_context(
             kept, kept_positions = kept[:keep], kept_positions[:keep]
 
     history = [item for items in reversed(kept) for item in items]
-    history_tokens = sum(item.tokens for item in history)
     evicted_count = 0
+    through: str | None = None
     if oldest_depth is not None:
         evicted_count = history[0].message.depth if history else oldest_depth
+        through = history[0].message.parent_id if history else newest_evicted
+    return HistoryPlan(
+        format=format,
+        profile=profile,
+        counter=counter,
+        current=current,
+        leading=leading,
+        trailing=trailing,
+        history=history,
+        evicted=evicted,
+        evicted_count=evicted_count,
+        incomplete=incomplete,
+        history_budget=history_budget,
+        summary_room=reserve,
+        summary_through_id=through,
+        memory_ids=list(fixed.memory_ids),
+    )
 
+
+@dataclass(frozen=True)
+class SummaryUse:
+    """The summary section a request carries, and where it came from (for the report)."""
+
+    text: str
+    summary_id: str
+    through_id: str
+    source: str
+
+
+def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> AssembledContext:
+    """Add the summary section (it must fit ``plan.summary_room``) and render the request."""
+    counter = plan.counter
+    leading = list(plan.leading)
+    section = _section(counter, "summary", summary.text) if summary is not None else None
+    if section is not None:
+        if section.tokens > plan.summary_room:
+            raise InvalidInput("the summary section exceeds the room reserved for it")
+        leading.append(section)
+    history = plan.history
+    current = plan.current
     sections = dict.fromkeys(SECTION_ORDER, 0)
-    for section in (*leading, *trailing):
-        sections[section.name] = section.tokens
-    sections["history"] = history_tokens
-    sections["user"] = current_tokens
+    for part in (*leading, *plan.trailing):
+        sections[part.name] = part.tokens
+    sections["history"] = sum(item.tokens for item in history)
+    sections["user"] = message_tokens(counter, "user", current) if current is not None else 0
     if current is None and history and history[-1].message.role == "user":
         # the stored turn being answered is the request's user message
         sections["history"] -= history[-1].tokens
         sections["user"] = history[-1].tokens
     total = REPLY_PRIMING + sum(sections.values())
     system_blocks = None
-    if format == "openai":
-        messages = render_openai(leading, history, trailing, current)
+    if plan.format == "openai":
+        messages = render_openai(leading, history, plan.trailing, current)
     else:
-        system_blocks, messages = render_anthropic(leading, history, trailing, current)
+        system_blocks, messages = render_anthropic(leading, history, plan.trailing, current)
         if history and history[0].message.role == "assistant":
             total += lead_placeholder_tokens(counter)
 
     prefix = hashlib.sha256()
-    for section in leading:
-        prefix.update(section.name.encode() + b"\0" + section.text.encode() + b"\0")
+    for part in leading:
+        prefix.update(part.name.encode() + b"\0" + part.text.encode() + b"\0")
+    profile = plan.profile
     report = AssemblyReport(
-        format=format,
+        format=plan.format,
         tokenizer=counter.name,
         context_window=profile.context_window,
         max_output=profile.max_output,
         safety_margin=profile.margin,
         input_budget=profile.input_budget,
-        history_budget=history_budget,
+        history_budget=plan.history_budget,
         total_tokens=total,
         sections=sections,
         included_ids=[item.message.id for item in history],
         stubbed_ids=[item.message.id for item in history if item.stubbed],
-        evicted_ids=evicted,
-        evicted_count=evicted_count,
-        incomplete_ids=incomplete,
+        evicted_ids=plan.evicted,
+        evicted_count=plan.evicted_count,
+        incomplete_ids=plan.incomplete,
         stable_prefix_hash=prefix.hexdigest(),
-        memory_ids=list(fixed.memory_ids),
+        memory_ids=list(plan.memory_ids),
+        summary_id=summary.summary_id if section is not None and summary else None,
+        summary_through_id=summary.through_id if section is not None and summary else None,
+        summary_source=summary.source if section is not None and summary else None,
     )
     return AssembledContext(messages=messages, report=report, system=system_blocks)
+
+
+def assemble_context(
+    branch: Iterable[ChainEntry],
+    *,
+    current: str | None,
+    fixed: FixedParts,
+    profile: ModelProfile,
+    counter: TokenCounter,
+    format: Format = "openai",
+    options: AssemblyOptions | None = None,
+) -> AssembledContext:
+    """Build the request in one step; a summary, if any, comes in ``fixed.summary``.
+
+    ``branch`` is the active branch, newest first. With ``current`` None the newest unit of the
+    branch is the turn being answered and must fit like a fixed part.
+    """
+    # one step has no summary to fill, so nothing is reserved for one
+    options = replace(options or AssemblyOptions(), summary_threshold=None)
+    plan = plan_history(
+        branch,
+        current=current,
+        fixed=fixed,
+        profile=profile,
+        counter=counter,
+        format=format,
+        options=options,
+    )
+    return finish_request(plan)

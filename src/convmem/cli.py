@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
+from typing import Any
 
 import click
 
+from convmem.config import Config
 from convmem.engine import open as open_memory
 from convmem.errors import ConvmemError
+from convmem.summarize.llm import LLMSummarizerConfig
 
 
 def _fail(exc: ConvmemError) -> None:
@@ -100,6 +105,215 @@ def conversations_show(
         # a linear run keeps its indent; a fork indents each branch
         step = 1 if len(kids) > 1 else 0
         stack.extend((kid, indent + step) for kid in reversed(kids))
+
+
+# --- summaries -----------------------------------------------------------------------------------
+
+
+def _llm_options(function: Any) -> Any:
+    options = [
+        click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://host/v1."),
+        click.option("--llm-model", help="Model name; with it, summaries come from the model."),
+        click.option(
+            "--llm-api-key-env",
+            default="OPENAI_API_KEY",
+            show_default=True,
+            help="Environment variable holding the API key (the key never goes on the line).",
+        ),
+        click.option("--llm-timeout", default=60.0, show_default=True, help="Seconds per call."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _config(base_url: str | None, model: str | None, key_env: str, timeout: float) -> Config:
+    if not model:
+        return Config()
+    if not base_url:
+        raise click.UsageError("--llm-model needs --llm-base-url")
+    llm = LLMSummarizerConfig(
+        base_url=base_url,
+        model=model,
+        api_key=os.environ.get(key_env) or "not-needed",
+        timeout=timeout,
+    )
+    return Config(summarizer=llm)
+
+
+@main.group()
+def summaries() -> None:
+    """Inspect the rolling summaries of a conversation."""
+
+
+@summaries.command("show")
+@_db
+@_tenant
+@_user
+@click.argument("conversation_id")
+@click.option("--leaf", "leaf_id", help="Branch ending at this message (default: active leaf).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def summaries_show(
+    db: str, tenant: str, user: str, conversation_id: str, leaf_id: str | None, as_json: bool
+) -> None:
+    """Print the branch's newest snapshot; every note with the message(s) it points to."""
+    from convmem.model.snapshot import CATEGORY_TITLES
+
+    try:
+        with open_memory(db) as memory:
+            conv = memory.scope(tenant, user).conversation(conversation_id)
+            record = conv.summary(leaf_id)
+            sources = {}
+            if record is not None:
+                for source in sorted(record.snapshot.source_ids()):
+                    try:
+                        sources[source] = conv.message(source)
+                    except ConvmemError:
+                        continue
+    except ConvmemError as exc:
+        _fail(exc)
+        return
+    if record is None:
+        if as_json:
+            click.echo("null")
+        else:
+            click.echo("no summary on this branch yet (nothing has been evicted)")
+        return
+    if as_json:
+        value = record.to_dict()
+        value["sources"] = {key: m.to_dict() for key, m in sources.items()}
+        click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+        return
+    cost = record.cost
+    click.echo(
+        f"summary {record.id} through {record.through_message_id} (depth {record.through_depth})"
+    )
+    click.echo(
+        f"summarizer {record.summarizer} {record.prompt_version}; {record.tokens} tokens; "
+        f"cost {cost.calls} calls, {cost.input_tokens} in, {cost.output_tokens} out"
+        + (f"; fell back: {record.fallback_reason}" if record.fallback_reason else "")
+    )
+    current = None
+    for category, item in record.snapshot.items():
+        if category != current:
+            click.echo(f"\n{CATEGORY_TITLES[category]}:")
+            current = category
+        click.echo(f"  - {item.text}")
+        for source in item.sources:
+            message = sources.get(source)
+            if message is None:
+                click.echo(f"      <- {source} (not found)")
+                continue
+            text = message.content.replace("\n", " ")
+            text = text if len(text) <= 90 else text[:87] + "..."
+            click.echo(f"      <- {source} [{message.role}] {text}")
+
+
+@summaries.command("list")
+@_db
+@_tenant
+@_user
+@click.argument("conversation_id")
+def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> None:
+    """List every stored summary of a conversation, on every branch."""
+    try:
+        with open_memory(db) as memory:
+            records = memory.scope(tenant, user).conversation(conversation_id).summaries()
+    except ConvmemError as exc:
+        _fail(exc)
+        return
+    for r in records:
+        notes = sum(1 for _ in r.snapshot.items())
+        fallback = "  fell back" if r.fallback_reason else ""
+        click.echo(
+            f"{r.id}  through {r.through_message_id} depth {r.through_depth:>5}  "
+            f"{r.summarizer}  {notes} notes  {r.tokens} tokens{fallback}"
+        )
+
+
+# --- the worker and its jobs ---------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--db", required=True, help="Database path or sqlite:///path.")
+@_llm_options
+@click.option("--lease-seconds", default=120.0, show_default=True, help="Job lease length.")
+@click.option("--poll-seconds", default=1.0, show_default=True, help="Idle wait between polls.")
+@click.option("--once", is_flag=True, help="Exit when no job is ready.")
+@click.option("--max-jobs", type=int, help="Exit after this many jobs.")
+def worker(
+    db: str,
+    llm_base_url: str | None,
+    llm_model: str | None,
+    llm_api_key_env: str,
+    llm_timeout: float,
+    lease_seconds: float,
+    poll_seconds: float,
+    once: bool,
+    max_jobs: int | None,
+) -> None:
+    """Build queued summaries off the request path (run one or more beside the app)."""
+    from convmem.worker import Worker
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    config = _config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)
+    try:
+        with open_memory(db, config=config) as memory:
+            runner = Worker(memory, lease_seconds=lease_seconds)
+            click.echo(f"worker {runner.owner} serving {', '.join(runner.flows)}", err=True)
+            count = runner.run(poll_seconds=poll_seconds, max_jobs=max_jobs, exit_when_idle=once)
+    except ConvmemError as exc:
+        _fail(exc)
+        return
+    except KeyboardInterrupt:
+        return
+    click.echo(f"ran {count} jobs", err=True)
+
+
+@main.group()
+def jobs() -> None:
+    """Inspect and retry background jobs."""
+
+
+@jobs.command("list")
+@click.option("--db", required=True, help="Database path or sqlite:///path.")
+@click.option("--status", type=click.Choice(["pending", "running", "done", "failed"]))
+@click.option("--limit", default=100, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def jobs_list(db: str, status: str | None, limit: int, as_json: bool) -> None:
+    """List jobs, newest first: status, attempts, lease and last error."""
+    try:
+        with open_memory(db) as memory:
+            found = memory.jobs(status, limit=limit)
+    except ConvmemError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        click.echo(json.dumps([job.to_dict() for job in found], indent=2))
+        return
+    for job in found:
+        error = f"  last: {job.last_error}" if job.last_error else ""
+        click.echo(
+            f"{job.id}  {job.status:<7}  attempts {job.attempts}/{job.max_attempts}  "
+            f"{job.tenant_id}  {job.kind}  {job.conversation_id or ''}{error}"
+        )
+
+
+@jobs.command("retry")
+@click.option("--db", required=True, help="Database path or sqlite:///path.")
+@click.argument("job_id")
+def jobs_retry(db: str, job_id: str) -> None:
+    """Queue a failed or finished job again, with fresh attempts."""
+    try:
+        with open_memory(db) as memory:
+            memory.retry_job(job_id)
+    except ConvmemError as exc:
+        _fail(exc)
+        return
+    click.echo(f"queued {job_id} again")
+
+
+# --- long-term memory ---------------------------------------------------------------------------
 
 
 @main.group()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from convmem.model.profile import ModelProfile
+from convmem.summarize.llm import LLMSummarizerConfig
 from convmem.tree import DEFAULT_MAX_CONTENT_BYTES
 
 
@@ -14,8 +15,19 @@ class Config:
 
     ``tokenizers``: counted for every message at write time (the estimate always is), so assembly
     for these never re-tokenises history. Assembly for another tokenizer counts on the fly.
+
+    ``summarizer``: None for the extractive summarizer, run inline by assembly; an
+    ``LLMSummarizerConfig`` for a model, run by ``convmem worker`` (assembly then queues jobs and
+    uses the newest ready ancestor summary meanwhile). An inline build that would read more than
+    ``max_inline_summary_messages`` turns (a long conversation summarised for the first time) is
+    queued for the worker instead. Summaries are chained in segments of at most
+    ``summary_segment_messages`` messages: the part a use re-checks.
     """
 
     max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES
     tokenizers: tuple[str, ...] = ("o200k_base", "cl100k_base")
     default_model: ModelProfile = field(default_factory=ModelProfile)
+    summarizer: LLMSummarizerConfig | None = None
+    max_inline_summary_messages: int = 1000
+    summary_segment_messages: int = 256
+    summary_job_attempts: int = 5

@@ -28,7 +28,17 @@ PROFILE = ModelProfile(context_window=1200, max_output=256, tokenizer="o200k_bas
 SYSTEM = "You are a concise travel assistant. Answer in two sentences at most."
 
 
+# what the first turns settle; the rolling summary keeps it once the turns are evicted
+FIRST_TURNS = {
+    1: "Decision: we'll take flight TP1351 to Lisbon on 14 May at 09:40.",
+    2: "Constraint: the whole trip must stay under 1,800 EUR.",
+    3: "TODO: book the museum pass before 10 May.",
+}
+
+
 def _user_turn(turn: int) -> str:
+    if turn in FIRST_TURNS:
+        return FIRST_TURNS[turn]
     topic = TOPICS[turn % len(TOPICS)]
     return f"Turn {turn}: what should I know about {topic}? Keep my aisle-seat preference in mind."
 
@@ -75,11 +85,12 @@ def run_demo(echo: Callable[[str], None] = print, turns: int = 60) -> str:
             f"margin {PROFILE.margin}, tokenizer {PROFILE.tokenizer}"
         )
         echo(
-            f"{'turn':>4} {'system':>6} {'history':>7} {'user':>4} {'total':>5} "
+            f"{'turn':>4} {'system':>6} {'summary':>7} {'history':>7} {'user':>4} {'total':>5} "
             f"{'kept':>4} {'evicted':>7}  events"
         )
         first_user_id = ""
         evicted_before = 0
+        summary_before: str | None = None
         for turn in range(1, turns + 1):
             note, report = _play_turn(conv, turn)
             if turn == 1:
@@ -90,8 +101,12 @@ def run_demo(echo: Callable[[str], None] = print, turns: int = 60) -> str:
             if report.evicted_count > evicted_before:
                 events.append(f"evicted {report.evicted_count - evicted_before} more")
             evicted_before = report.evicted_count
+            if report.summary_id != summary_before and report.summary_id is not None:
+                events.append(f"summary {report.summary_source} ...{report.summary_id[-6:]}")
+            summary_before = report.summary_id
             echo(
-                f"{turn:>4} {report.sections['system']:>6} {report.sections['history']:>7} "
+                f"{turn:>4} {report.sections['system']:>6} {report.sections['summary']:>7} "
+                f"{report.sections['history']:>7} "
                 f"{report.sections['user']:>4} {report.total_tokens:>5} "
                 f"{len(report.included_ids):>4} {report.evicted_count:>7}  {'; '.join(events)}"
             )
@@ -101,4 +116,11 @@ def run_demo(echo: Callable[[str], None] = print, turns: int = 60) -> str:
             f"{len(conv.branch())}; first turn {first_user_id} is evicted but still stored"
         )
         echo("last report: " + json.dumps(report.to_dict()["sections"]))
+        record = conv.summary()
+        if record is not None:
+            notes = sum(1 for _ in record.snapshot.items())
+            echo(
+                f"the summary keeps {notes} notes of the evicted turns; see them with: convmem "
+                f"summaries show --db {path} --tenant demo --user traveller {conv.id}"
+            )
     return path

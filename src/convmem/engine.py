@@ -16,7 +16,10 @@ from convmem.assemble import (
     AssemblyOptions,
     ChainEntry,
     FixedParts,
-    assemble_context,
+    HistoryPlan,
+    SummaryUse,
+    finish_request,
+    plan_history,
 )
 from convmem.config import Config
 from convmem.errors import InvalidInput, InvalidMessage, NotFound
@@ -38,6 +41,7 @@ from convmem.model.conversation import ConversationRecord
 from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
+from convmem.model.summary import Job, SummaryRecord
 from convmem.store.base import (
     BranchRow,
     MessageRow,
@@ -46,6 +50,11 @@ from convmem.store.base import (
     Store,
     WriteTxn,
 )
+from convmem.summaries import Lookup, SummaryFlow
+from convmem.summarize.base import Summarizer
+from convmem.summarize.extractive import ExtractiveSummarizer
+from convmem.summarize.llm import LLMSummarizer
+from convmem.summarize.render import render_snapshot
 from convmem.tokens import ESTIMATE, TokenCounter, get_counter, message_tokens
 from convmem.tree import (
     check_identifier,
@@ -62,9 +71,21 @@ _ACTIVE_LEAF = object()  # "append under the active leaf"
 class Memory:
     """One convmem database. Open it with ``convmem.open``."""
 
-    def __init__(self, store: Store, config: Config | None = None) -> None:
+    def __init__(
+        self, store: Store, config: Config | None = None, summarizer: Summarizer | None = None
+    ) -> None:
+        """``summarizer`` overrides the one ``config`` names (the extension point)."""
         self.store = store
         self.config = config or Config()
+        if summarizer is None:
+            llm = self.config.summarizer
+            summarizer = ExtractiveSummarizer() if llm is None else LLMSummarizer(llm)
+        self.summaries = SummaryFlow(
+            summarizer,
+            max_inline=self.config.max_inline_summary_messages,
+            segment=self.config.summary_segment_messages,
+            job_attempts=self.config.summary_job_attempts,
+        )
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
         for name in self.config.tokenizers:
             counter = get_counter(name)
@@ -103,6 +124,22 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def summarizer(self) -> Summarizer:
+        return self.summaries.summarizer
+
+    def jobs(self, status: str | None = None, *, limit: int = 100) -> list[Job]:
+        """Background jobs of every tenant, newest first (an operator's view: ids, no content)."""
+        with self.store.read() as tx:
+            return tx.list_jobs(status, limit)
+
+    def retry_job(self, job_id: str) -> None:
+        """Put a failed (or finished) job back in the queue with fresh attempts."""
+        import time
+
+        with self.store.write() as tx:
+            tx.retry_job(job_id, time.time())
 
     def count_message(self, message: NewMessage) -> tuple[dict[str, int], int]:
         """Per-tokenizer costs of a message and its estimate, computed once at write."""
@@ -554,10 +591,15 @@ class Conversation:
         leaf_id: str | None = None,
         options: AssemblyOptions | None = None,
     ) -> AssembledContext:
-        """Build the next request from stored state (nothing is written).
+        """Build the next request from stored state.
 
         ``user_message`` is the new turn, not yet stored; leave it out when the turn being answered
         is already the branch's leaf (a stored user message, or tool results to continue from).
+
+        No message is written. When turns were evicted, the summary through the newest evicted
+        message fills the summary slot: found by key, or built inline by the extractive
+        summarizer and stored, or — for a model summarizer — queued for the worker while the
+        newest ready ancestor summary stands in.
         """
         profile = model or self.scope.memory.config.default_model
         counter = get_counter(profile.tokenizer)
@@ -567,6 +609,8 @@ class Conversation:
                 raise InvalidMessage("the user message needs content")
         if system is not None:
             check_text(system, max_bytes=self.scope.memory.config.max_content_bytes, what="system")
+        options = options or AssemblyOptions()
+        lookup: Lookup | None = None
         with self._store.read() as tx:
             leaf = self._resolve_leaf(tx, leaf_id)
             if leaf is None and user_message is None:
@@ -574,7 +618,7 @@ class Conversation:
             pins = [pin.text for pin in tx.pinned(self._tenant, self.scope.user, self.id)]
             memories, memory_ids = self._recall(tx, user_message, leaf, profile, counter, options)
             branch = self._chain(tx, leaf, counter) if leaf is not None else iter(())
-            return assemble_context(
+            plan = plan_history(
                 branch,
                 current=user_message,
                 fixed=FixedParts(
@@ -585,6 +629,42 @@ class Conversation:
                 format=format,
                 options=options,
             )
+            if plan.summary_through_id is not None and options.summary_threshold is not None:
+                flow = self.scope.memory.summaries
+                lookup = flow.find(
+                    tx, self._tenant, self.scope.user, self.id, plan.summary_through_id
+                )
+        if lookup is not None:
+            lookup = self.scope.memory.summaries.commit(
+                self._store, self._tenant, self.scope.user, lookup
+            )
+        return finish_request(plan, _summary_use(plan, lookup))
+
+    # --- summaries ------------------------------------------------------------------------------
+
+    def summaries(self) -> list[SummaryRecord]:
+        """Every stored summary of this conversation (all branches), shallowest first."""
+        with self._store.read() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            return tx.conversation_summaries(self._tenant, self.id)
+
+    def summary(self, leaf_id: str | None = None) -> SummaryRecord | None:
+        """The deepest stored summary valid for the branch ending at ``leaf_id`` (default: the
+        active leaf): its through-message is on that branch. This summarizer's first on a tie."""
+        on_branch = {m.id: m.depth for m in self.branch(leaf_id)}
+        flow = self.scope.memory.summaries
+        name = flow.summarizer.name
+        with self._store.read() as tx:
+            candidates = [
+                record
+                for record in tx.conversation_summaries(self._tenant, self.id)
+                if record.through_message_id in on_branch
+            ]
+            candidates.sort(key=lambda r: (r.through_depth, r.summarizer == name), reverse=True)
+            for record in candidates:
+                if flow.is_valid(tx, self._tenant, record):
+                    return record
+        return None
 
     def _recall(
         self,
@@ -620,6 +700,16 @@ class Conversation:
                 m = row.message
                 tokens = message_tokens(counter, m.role, m.content, m.tool_calls, m.tool_call_id)
             yield ChainEntry(row.message, tokens, row.estimate_before)
+
+
+def _summary_use(plan: HistoryPlan, lookup: Lookup | None) -> SummaryUse | None:
+    if lookup is None or lookup.use is None or lookup.source is None:
+        return None
+    record = lookup.use
+    text = render_snapshot(record.snapshot, plan.counter, plan.summary_room)
+    if not text:
+        return None
+    return SummaryUse(text, record.id, record.through_message_id, lookup.source)
 
 
 def default_path() -> str:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from convmem.model.conversation import ConversationRecord
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.model.messages import Message, Role, ToolCall
+from convmem.model.summary import Job, SummaryRecord
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,64 @@ class MessageRow:
     estimate_before: int
 
 
-class ReadTxn(Protocol):
+class SummaryReads(Protocol):
+    """Derived summaries, found by key (their through-message) or as ancestor candidates."""
+
+    def summary_through(
+        self, tenant: str, message_id: str, summarizer: str, prompt_version: str
+    ) -> SummaryRecord | None: ...
+
+    def summaries_above(
+        self,
+        tenant: str,
+        conversation_id: str,
+        summarizer: str,
+        prompt_version: str,
+        *,
+        below_depth: int,
+        limit: int,
+    ) -> list[SummaryRecord]:
+        """The conversation's summaries above a depth, deepest first (ancestor candidates)."""
+        ...
+
+    def conversation_summaries(self, tenant: str, conversation_id: str) -> list[SummaryRecord]: ...
+
+    def path_ids(self, tenant: str, message_id: str, count: int) -> list[str]:
+        """Ids of ``message_id`` and up to ``count - 1`` of its ancestors, newest first."""
+        ...
+
+    def find_job(self, tenant: str, key: str) -> Job | None: ...
+
+    def get_job(self, job_id: str) -> Job: ...
+
+    def list_jobs(self, status: str | None, limit: int) -> list[Job]: ...
+
+
+class SummaryWrites(Protocol):
+    def insert_summary(self, tenant: str, user: str, record: SummaryRecord) -> bool:
+        """False when a summary with the same key exists already (it is kept)."""
+        ...
+
+    def delete_summary(self, tenant: str, summary_id: str) -> None: ...
+
+    def enqueue_job(self, job: Job) -> bool:
+        """False when a job with the same key exists already: enqueueing is idempotent."""
+        ...
+
+    def claim_job(
+        self, owner: str, now: float, lease_seconds: float, kinds: Sequence[str]
+    ) -> Job | None: ...
+
+    def extend_lease(self, job_id: str, owner: str, until: float) -> bool: ...
+
+    def finish_job(self, job_id: str, owner: str, note: str | None = None) -> bool: ...
+
+    def fail_job(self, job_id: str, owner: str, error: str, retry_at: float | None) -> None: ...
+
+    def retry_job(self, job_id: str, now: float) -> None: ...
+
+
+class ReadTxn(SummaryReads, Protocol):
     def get_conversation(
         self, tenant: str, user: str, conversation_id: str
     ) -> ConversationRecord: ...
@@ -125,7 +183,7 @@ class ReadTxn(Protocol):
     def export_user(self, tenant: str, user: str) -> dict[str, list[dict[str, Any]]]: ...
 
 
-class WriteTxn(ReadTxn, Protocol):
+class WriteTxn(ReadTxn, SummaryWrites, Protocol):
     def insert_conversation(self, tenant: str, record: ConversationRecord) -> None: ...
 
     def insert_message(self, tenant: str, user: str, row: MessageRow) -> None: ...
@@ -134,7 +192,9 @@ class WriteTxn(ReadTxn, Protocol):
 
     def subtree_ids(self, tenant: str, message_id: str) -> list[str]: ...
 
-    def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None: ...
+    def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
+        """Delete the messages and what was derived from them (summaries through them, jobs)."""
+        ...
 
     def delete_conversation(self, tenant: str, conversation_id: str) -> None: ...
 

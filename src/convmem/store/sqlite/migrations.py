@@ -221,6 +221,83 @@ def m008_settings(db: sqlite3.Connection) -> None:
     )
 
 
+def m010_summaries(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE summaries (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            -- the key: the summary covers the path from the root through this message, which is
+            -- unique in a tree, so it is valid on every branch holding the message and no other
+            through_message_id TEXT NOT NULL,
+            through_depth INTEGER NOT NULL,
+            -- sha256 chain over the covered ids; base_hash is the previous summary's, and the
+            -- segment_length messages up to the through-message are re-hashed at use
+            covered_hash TEXT NOT NULL,
+            base_hash TEXT NOT NULL,
+            segment_length INTEGER NOT NULL,
+            previous_id TEXT,
+            summarizer TEXT NOT NULL,
+            prompt_version TEXT NOT NULL,
+            snapshot TEXT NOT NULL,
+            rendered TEXT NOT NULL,
+            -- of the rendered text as a system message, in the conservative estimate
+            tokens INTEGER NOT NULL,
+            cost TEXT NOT NULL DEFAULT '{}',
+            -- set when a model summarizer failed and the extractive result stands in
+            fallback_reason TEXT,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, id),
+            UNIQUE (tenant_id, through_message_id, summarizer, prompt_version),
+            -- derived data dies with the message it runs through (and so with any it covers)
+            FOREIGN KEY (tenant_id, through_message_id) REFERENCES messages (tenant_id, id)
+                ON DELETE CASCADE
+        )
+        """
+    )
+    # nearest ancestor candidates: this conversation's summaries by depth
+    db.execute(
+        "CREATE INDEX summaries_by_depth ON summaries "
+        "(tenant_id, conversation_id, summarizer, prompt_version, through_depth)"
+    )
+
+
+def m011_jobs(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE jobs (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            -- enqueueing the same key again is a no-op: jobs are idempotent
+            key TEXT NOT NULL,
+            conversation_id TEXT,
+            payload TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            max_attempts INTEGER NOT NULL,
+            -- a running job belongs to its worker until the lease expires; a crashed worker's
+            -- job is then claimed again (unix seconds)
+            lease_owner TEXT,
+            lease_expires_at REAL,
+            run_after REAL NOT NULL,
+            -- a reason (error class, status code), never content
+            last_error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, id),
+            UNIQUE (tenant_id, key)
+        )
+        """
+    )
+    # the queue is served across tenants: workers claim by readiness and address jobs by id
+    db.execute("CREATE INDEX jobs_ready ON jobs (status, run_after)")
+    db.execute("CREATE INDEX jobs_by_id ON jobs (id)")
+    db.execute("CREATE INDEX jobs_by_conversation ON jobs (tenant_id, conversation_id)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -230,6 +307,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m006_memories_fts,
     m007_audit_events,
     m008_settings,
+    m010_summaries,
+    m011_jobs,
 ]
 
 

@@ -16,6 +16,7 @@ from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, ToolCall
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction
 from convmem.store.sqlite.connection import connect, transaction
+from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
 
@@ -62,7 +63,7 @@ _CONVERSATION_COLUMNS = (
 )
 
 
-class SQLiteTxn(MemoryTxnMixin):
+class SQLiteTxn(MemoryTxnMixin, DerivedRows):
     """Read and write primitives over one connection inside one transaction."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
@@ -231,12 +232,18 @@ class SQLiteTxn(MemoryTxnMixin):
         return [row[0] for row in rows]
 
     def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
+        self.delete_derived(tenant, message_ids)
         self._db.executemany(
             "DELETE FROM messages WHERE tenant_id = ? AND id = ?",
             [(tenant, message_id) for message_id in message_ids],
         )
 
     def delete_conversation(self, tenant: str, conversation_id: str) -> None:
+        for table in ("summaries", "jobs"):
+            self._db.execute(
+                f"DELETE FROM {table} WHERE tenant_id = ? AND conversation_id = ?",
+                (tenant, conversation_id),
+            )
         self._db.execute(
             "DELETE FROM message_tokens WHERE tenant_id = ? AND message_id IN "
             "(SELECT id FROM messages WHERE tenant_id = ? AND conversation_id = ?)",

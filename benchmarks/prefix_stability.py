@@ -1,0 +1,176 @@
+"""Prefix stability: how much of each request a provider's prompt cache can serve.
+
+A scripted 300-turn conversation (a team planning a service: questions, answers with code,
+decisions, constraints, tasks) is assembled turn after turn at an 8k budget, twice over the same
+turns: by convmem (rolling summary, eviction in blocks at the 70 % threshold) and by a plain
+sliding window (the newest turns that fit, no summary, no blocks). For each turn, the longest run
+of leading messages identical to the previous turn's request, in tokens, divided by the request's
+tokens, is the share a provider's prompt cache can serve.
+
+    python benchmarks/prefix_stability.py --json OUT.json      # --quick for a short smoke run
+
+JSON keys: ``convmem_cached_fraction`` and ``sliding_window_cached_fraction`` (means over the
+turns once the history exceeds the budget), ``convmem_tokens_per_turn`` and
+``sliding_window_tokens_per_turn`` (mean request tokens over the same turns), and details.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import convmem
+from convmem.tokens import get_counter, message_tokens
+
+PROFILE = convmem.ModelProfile(context_window=8192, max_output=1024, tokenizer="o200k_base")
+SYSTEM = (
+    "You are a senior engineer helping a small team design and ship a booking service. Answer "
+    "precisely, show code when it helps, and keep track of what the team decided."
+)
+COMPONENTS = ["orders API", "payment webhook", "search index", "email queue", "admin page"]
+CONCERNS = ["latency", "retries", "schema", "tests", "logging", "caching", "auth", "rollout"]
+STACK = ["PostgreSQL 16", "Redis 7.2", "FastAPI 0.115", "Celery 5.4", "nginx 1.27"]
+
+
+def user_turn(turn: int) -> str:
+    component = COMPONENTS[turn % len(COMPONENTS)]
+    concern = CONCERNS[(turn // len(COMPONENTS)) % len(CONCERNS)]
+    tool = STACK[turn % len(STACK)]
+    if turn % 23 == 5:
+        return f"Decision: we'll use {tool} for the {component}. Please remember that."
+    if turn % 29 == 7:
+        return f"Constraint: the {component} must answer within {150 + turn} ms at p95."
+    if turn % 31 == 3:
+        return f"TODO: add {concern} checks to the {component} before release 2.{turn % 9}."
+    return (
+        f"Turn {turn}: how should we handle {concern} in the {component}? We run {tool} and "
+        f"expect about {1000 + 37 * turn} requests per minute at peak, ticket BK-{4000 + turn}."
+    )
+
+
+def assistant_turn(turn: int) -> str:
+    component = COMPONENTS[turn % len(COMPONENTS)]
+    concern = CONCERNS[(turn // len(COMPONENTS)) % len(CONCERNS)]
+    code = (
+        f"```python\ndef handle_{concern}(request, attempt={turn % 5}):\n"
+        f"    if attempt > 3:\n        raise TooManyAttempts(request.id)\n"
+        f"    return backoff(base=0.{turn % 9 + 1}, cap=30)\n```"
+    )
+    return (
+        f"For {concern} in the {component}, keep the hot path small: validate early, make the "
+        f"write idempotent with a request key, and push slow work to a queue. Measure p95 and "
+        f"p99 separately, alert on the error budget rather than single failures, and write a "
+        f"regression test that replays a recorded burst. A sketch:\n{code}\n"
+        f"This keeps turn {turn}'s change reviewable in one pull request."
+    )
+
+
+def cached_prefix(previous: list[dict[str, Any]] | None, current: list[dict[str, Any]]) -> int:
+    """How many leading messages of ``current`` equal the previous request's."""
+    if previous is None:
+        return 0
+    count = 0
+    for before, now in zip(previous, current, strict=False):
+        if before != now:
+            break
+        count += 1
+    return count
+
+
+def play(memory: convmem.Memory, turns: int, options: convmem.AssemblyOptions) -> dict[str, Any]:
+    counter = get_counter(PROFILE.tokenizer)
+    conv = memory.scope("bench", "team").create_conversation(title="booking service")
+    previous: list[dict[str, Any]] | None = None
+    fractions: list[float] = []
+    totals: list[int] = []
+    evicting: list[bool] = []
+    summary_tokens: list[int] = []
+    started = time.perf_counter()
+    for turn in range(turns):
+        conv.append("user", user_turn(turn))
+        ctx = conv.assemble(None, model=PROFILE, system=SYSTEM, options=options)
+        costs = [
+            message_tokens(counter, m["role"], m.get("content") or "", (), m.get("tool_call_id"))
+            for m in ctx.messages
+        ]
+        shared = cached_prefix(previous, ctx.messages)
+        fractions.append(sum(costs[:shared]) / ctx.report.total_tokens)
+        totals.append(ctx.report.total_tokens)
+        evicting.append(ctx.report.evicted_count > 0)
+        summary_tokens.append(ctx.report.sections["summary"])
+        previous = ctx.messages
+        conv.append("assistant", assistant_turn(turn))
+    return {
+        "fractions": fractions,
+        "totals": totals,
+        "evicting": evicting,
+        "summary_tokens": summary_tokens,
+        "seconds": time.perf_counter() - started,
+        "system_tokens": message_tokens(counter, "system", SYSTEM),
+        "summaries_stored": len(conv.summaries()),
+    }
+
+
+def run(turns: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        with convmem.open(Path(folder) / "convmem.db") as memory:
+            ours = play(memory, turns, convmem.AssemblyOptions())
+        with convmem.open(Path(folder) / "sliding.db") as memory:
+            plain = convmem.AssemblyOptions(eviction_block=0, summary_threshold=None)
+            sliding = play(memory, turns, plain)
+    # "once the history exceeds the budget": from the first turn the plain window must evict
+    start = sliding["evicting"].index(True) if True in sliding["evicting"] else turns
+    measured = range(start, turns)
+    if not measured:
+        raise SystemExit("the conversation never outgrew the budget; play more turns")
+
+    def mean(values: list[float] | list[int]) -> float:
+        return round(statistics.fmean(values[i] for i in measured), 4)
+
+    misses = sum(1 for i in measured if ours["fractions"][i] < 0.5)
+    return {
+        "turns": turns,
+        "context_window": PROFILE.context_window,
+        "max_output": PROFILE.max_output,
+        "input_budget": PROFILE.input_budget,
+        "tokenizer": PROFILE.tokenizer,
+        "history_exceeds_budget_from_turn": start,
+        "measured_turns": len(measured),
+        "convmem_cached_fraction": mean(ours["fractions"]),
+        "sliding_window_cached_fraction": mean(sliding["fractions"]),
+        "convmem_tokens_per_turn": mean(ours["totals"]),
+        "sliding_window_tokens_per_turn": mean(sliding["totals"]),
+        "system_prompt_share": round(
+            statistics.fmean(sliding["system_tokens"] / sliding["totals"][i] for i in measured), 4
+        ),
+        "convmem_cache_miss_turns": misses,
+        "convmem_summary_tokens_per_turn": mean(ours["summary_tokens"]),
+        "convmem_summaries_stored": ours["summaries_stored"],
+        "convmem_seconds": round(ours["seconds"], 2),
+        "sliding_window_seconds": round(sliding["seconds"], 2),
+        "goal_convmem_cached_fraction_at_least": 0.8,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", dest="json_path", help="Write the figures to this file.")
+    parser.add_argument("--turns", type=int, default=300, help="Turns to play (default 300).")
+    parser.add_argument("--quick", action="store_true", help="A short smoke run (90 turns).")
+    args = parser.parse_args(argv)
+    result = run(90 if args.quick else args.turns)
+    width = max(len(key) for key in result)
+    for key, value in result.items():
+        print(f"{key:<{width}}  {value}")
+    if args.json_path:
+        Path(args.json_path).write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,207 @@
+"""A summarizer for any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp, OpenAI).
+
+The model gets a versioned prompt with the previous snapshot and the newly evicted turns, and
+must answer with a snapshot as JSON. The answer is validated against the schema and checked
+against the cited messages (``convmem.summarize.verify``). Failed calls and unusable answers are
+retried; when every attempt fails, the extractive summarizer's result is returned with the reason
+recorded, so a summary is never lost to a model outage. The cost record counts every attempt.
+
+It waits on the network, so it never runs on the request path: ``inline`` is False and the
+worker (``convmem worker``) runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from convmem.errors import InvalidInput
+from convmem.model.messages import Message
+from convmem.model.snapshot import CATEGORIES, Snapshot, SnapshotSchemaError
+from convmem.model.summary import SummaryCost
+from convmem.summarize.base import SummaryResult
+from convmem.summarize.extractive import ExtractiveSummarizer
+from convmem.summarize.verify import verify_snapshot
+
+if TYPE_CHECKING:
+    from openai import OpenAI
+    from openai.types.chat import ChatCompletionMessageParam
+
+log = logging.getLogger(__name__)
+
+PROMPT_VERSION = "llm-snapshot-v1"
+MAX_TURN_CHARS = 4000  # a turn longer than this is cut for the prompt (tool dumps, pastes)
+
+SYSTEM_PROMPT = """\
+You maintain the state snapshot of a conversation whose older turns are leaving the model's
+context window. You receive the previous snapshot (JSON) and the turns that were just evicted
+(JSON, oldest first, each with its message id). Return the updated snapshot as one JSON object
+with exactly these keys: "goal", "decisions", "constraints", "open_tasks", "open_questions",
+"preferences", "facts". Each value is a list of notes; a note is
+{"text": "...", "sources": ["<message id>", ...], "subject": "<short key or null>"}.
+
+Rules:
+- Carry the previous snapshot forward: keep its notes unless the new turns change them.
+- Add what the new turns decide, constrain, assign, leave open, state as a preference or as a key
+  fact, and the overall goal (at most one goal note).
+- Remove tasks the turns report as done and questions the turns answer.
+- A newer decision, preference or fact on the same subject replaces the older one (same
+  "subject"); never keep both.
+- Copy identifiers, numbers, dates, amounts, names and code exactly as written.
+- "sources" lists the ids of the messages a note comes from: ids from the new turns, or ids a
+  note of the previous snapshot already cites. Never invent ids.
+- Be brief: one sentence per note. Answer with the JSON object only.
+"""
+
+
+@dataclass(frozen=True)
+class LLMSummarizerConfig:
+    """Where the model is and how hard to try. The key stays out of reprs and logs."""
+
+    base_url: str
+    model: str
+    api_key: str = field(default="not-needed", repr=False)
+    timeout: float = 60.0
+    retries: int = 2  # attempts after the first
+    retry_backoff: float = 1.0  # seconds before the first retry; doubles after each
+    max_output_tokens: int = 2000
+    temperature: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.base_url or not self.model:
+            raise InvalidInput("the LLM summarizer needs a base URL and a model name")
+        if self.timeout <= 0 or self.retries < 0 or self.retry_backoff < 0:
+            raise InvalidInput("timeout must be positive; retries and backoff not negative")
+
+
+def _turn(message: Message) -> dict[str, Any]:
+    content = message.content
+    if len(content) > MAX_TURN_CHARS:
+        content = content[:MAX_TURN_CHARS] + " […]"
+    value: dict[str, Any] = {"id": message.id, "role": message.role, "content": content}
+    if message.tool_calls:
+        value["tool_calls"] = [call.to_dict() for call in message.tool_calls]
+    return value
+
+
+def build_prompt(previous: Snapshot | None, turns: Sequence[Message]) -> tuple[str, str]:
+    """The system and user message sent to the model (``PROMPT_VERSION`` names this wording)."""
+    payload = {
+        "previous_snapshot": (previous or Snapshot()).to_dict(),
+        "new_turns": [_turn(message) for message in turns],
+    }
+    return SYSTEM_PROMPT, json.dumps(payload, ensure_ascii=False)
+
+
+_FENCED = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+
+
+def parse_snapshot(text: str | None) -> Snapshot:
+    """The model's answer as a snapshot; ``SnapshotSchemaError`` if it is not one."""
+    if not text:
+        raise SnapshotSchemaError("the answer is empty")
+    fenced = _FENCED.match(text)
+    try:
+        document = json.loads(fenced.group(1) if fenced else text)
+    except ValueError as exc:
+        raise SnapshotSchemaError("the answer is not JSON") from exc
+    if not isinstance(document, dict) or not set(document) & set(CATEGORIES):
+        raise SnapshotSchemaError("the answer is not a snapshot object")
+    # extra keys (a model's "notes" or "reasoning") are ignored; the categories must be right
+    return Snapshot.from_dict({key: document[key] for key in CATEGORIES if key in document})
+
+
+class LLMSummarizer:
+    """Summaries by a model behind an OpenAI-compatible API, checked, with a safe fallback."""
+
+    prompt_version = PROMPT_VERSION
+    inline = False
+
+    def __init__(
+        self, config: LLMSummarizerConfig, fallback: ExtractiveSummarizer | None = None
+    ) -> None:
+        self.config = config
+        self.fallback = fallback or ExtractiveSummarizer()
+        self._client: OpenAI | None = None
+
+    @property
+    def name(self) -> str:
+        return f"llm:{self.config.model}"
+
+    def _openai(self) -> OpenAI:
+        if self._client is None:
+            from openai import OpenAI
+
+            # retries are ours, so every attempt is counted and logged the same way
+            self._client = OpenAI(
+                base_url=self.config.base_url,
+                api_key=self.config.api_key,
+                timeout=self.config.timeout,
+                max_retries=0,
+            )
+        return self._client
+
+    def summarize(self, previous: Snapshot | None, turns: Sequence[Message]) -> SummaryResult:
+        import openai
+
+        system, user = build_prompt(previous, turns)
+        messages: list[ChatCompletionMessageParam] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
+        cost = SummaryCost()
+        reason = "no attempt"
+        attempts = 1 + self.config.retries
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(self.config.retry_backoff * 2 ** (attempt - 1))
+            started = time.monotonic()
+            try:
+                response = self._openai().chat.completions.create(
+                    model=self.config.model,
+                    messages=messages,
+                    temperature=self.config.temperature,
+                    max_tokens=self.config.max_output_tokens,
+                    response_format={"type": "json_object"},
+                )
+            except openai.APITimeoutError:
+                reason = "timeout"
+            except openai.APIStatusError as exc:
+                reason = f"http {exc.status_code}"
+            except openai.APIError as exc:
+                reason = type(exc).__name__
+            else:
+                usage = response.usage
+                cost += SummaryCost(
+                    1,
+                    usage.prompt_tokens if usage else 0,
+                    usage.completion_tokens if usage else 0,
+                    time.monotonic() - started,
+                )
+                try:
+                    text = response.choices[0].message.content if response.choices else None
+                    snapshot = parse_snapshot(text)
+                except SnapshotSchemaError as exc:
+                    reason = f"invalid output: {exc}"
+                else:
+                    checked = verify_snapshot(snapshot, previous, turns)
+                    if checked.repaired or checked.dropped:
+                        log.info(
+                            "summary notes failed the verbatim check: %d repaired, %d dropped",
+                            checked.repaired,
+                            checked.dropped,
+                        )
+                    return SummaryResult(checked.snapshot, cost)
+                continue
+            cost += SummaryCost(1, 0, 0, time.monotonic() - started)
+            log.warning("summarizer attempt %d/%d failed: %s", attempt + 1, attempts, reason)
+        log.warning("summarizer fell back to extractive after %d attempts: %s", attempts, reason)
+        fallback = self.fallback.summarize(previous, turns)
+        return SummaryResult(
+            fallback.snapshot, cost, fallback_reason=f"{reason} (after {attempts} attempts)"
+        )

@@ -1,0 +1,169 @@
+"""The background worker: builds summaries off the request path from the durable job table.
+
+A job is claimed with a lease that a heartbeat keeps extending while the job runs. A worker that
+crashes or hangs stops extending it; once it runs out, the next worker claims the job again
+(attempts are counted, and a job that used them all stays ``failed``, visible in
+``convmem jobs list``). Writing a summary is idempotent (one per key), so a job that is run twice
+— a lease lost to a slow model — does no harm.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Sequence
+
+from convmem.engine import Memory
+from convmem.errors import NotFound
+from convmem.ids import new_id
+from convmem.model.summary import Job
+from convmem.summaries import SummaryFlow, job_kind
+from convmem.summarize.base import Summarizer
+from convmem.summarize.extractive import ExtractiveSummarizer
+from convmem.summarize.rolling import ChainStart, build_chain
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_SECONDS = 300.0
+
+
+class Worker:
+    """Runs summary jobs for the summarizers it was given (default: the memory's, and the
+    extractive one for runs too long to build inline)."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        summarizers: Sequence[Summarizer] | None = None,
+        *,
+        lease_seconds: float = 120.0,
+        owner: str | None = None,
+    ) -> None:
+        if lease_seconds <= 0:
+            raise ValueError("lease_seconds must be positive")
+        self.memory = memory
+        chosen = list(summarizers or [memory.summarizer])
+        if not any(isinstance(s, ExtractiveSummarizer) for s in chosen):
+            chosen.append(ExtractiveSummarizer())
+        config = memory.config
+        self.flows = {
+            job_kind(s): SummaryFlow(
+                s,
+                max_inline=config.max_inline_summary_messages,
+                segment=config.summary_segment_messages,
+                job_attempts=config.summary_job_attempts,
+            )
+            for s in chosen
+        }
+        self.lease_seconds = lease_seconds
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{new_id('w')[-6:]}"
+
+    def run_once(self) -> Job | None:
+        """Claim and run one ready job; None when none is ready."""
+        store = self.memory.store
+        with store.write() as tx:
+            job = tx.claim_job(self.owner, time.time(), self.lease_seconds, list(self.flows))
+        if job is None:
+            return None
+        log.info("job %s claimed (attempt %d of %d)", job.id, job.attempts, job.max_attempts)
+        if job.attempts > job.max_attempts:
+            with store.write() as tx:
+                tx.fail_job(job.id, self.owner, "attempts used up", None)
+            log.warning("job %s failed: attempts used up", job.id)
+            return job
+        beating = threading.Event()
+        heart = threading.Thread(target=self._heartbeat, args=(job, beating), daemon=True)
+        heart.start()
+        try:
+            note = self._summarize(job)
+        except Exception as exc:  # a job must never take the worker down; the reason is kept
+            reason = type(exc).__name__
+            retry_at = None
+            if job.attempts < job.max_attempts:
+                retry_at = time.time() + min(MAX_BACKOFF_SECONDS, 2.0**job.attempts)
+            with store.write() as tx:
+                tx.fail_job(job.id, self.owner, reason, retry_at)
+            log.warning("job %s attempt %d failed: %s", job.id, job.attempts, reason)
+        else:
+            with store.write() as tx:
+                if not tx.finish_job(job.id, self.owner, note):
+                    log.warning("job %s finished after its lease was lost", job.id)
+            log.info("job %s done%s", job.id, f" ({note})" if note else "")
+        finally:
+            beating.set()
+            heart.join()
+        return job
+
+    def run(
+        self,
+        *,
+        stop: threading.Event | None = None,
+        poll_seconds: float = 1.0,
+        max_jobs: int | None = None,
+        exit_when_idle: bool = False,
+    ) -> int:
+        """Run jobs until ``stop`` is set, ``max_jobs`` ran, or (``exit_when_idle``) none is
+        ready. Returns how many ran."""
+        stop = stop or threading.Event()
+        done = 0
+        while not stop.is_set() and (max_jobs is None or done < max_jobs):
+            if self.run_once() is None:
+                if exit_when_idle:
+                    break
+                stop.wait(poll_seconds)
+                continue
+            done += 1
+        return done
+
+    def _heartbeat(self, job: Job, finished: threading.Event) -> None:
+        interval = self.lease_seconds / 3
+        while not finished.wait(interval):
+            try:
+                with self.memory.store.write() as tx:
+                    if not tx.extend_lease(job.id, self.owner, time.time() + self.lease_seconds):
+                        log.warning("job %s: lease lost to another worker", job.id)
+                        return
+            except Exception as exc:  # keep beating; the lease may still be saved
+                log.warning("job %s: heartbeat failed: %s", job.id, type(exc).__name__)
+
+    def _summarize(self, job: Job) -> str | None:
+        flow = self.flows[job.kind]
+        summarizer = flow.summarizer
+        tenant, conversation = job.tenant_id, job.conversation_id or ""
+        user = str(job.payload["user_id"])
+        through = str(job.payload["through_message_id"])
+        store = self.memory.store
+        invalid: list[str] = []
+        with store.read() as tx:
+            try:
+                tx.get_message(tenant, user, through)
+            except NotFound:
+                return "message deleted"
+            existing = tx.summary_through(
+                tenant, through, summarizer.name, summarizer.prompt_version
+            )
+            if existing is not None and flow.is_valid(tx, tenant, existing):
+                return "already built"
+            walk = flow.walk(tx, tenant, conversation, through, None, invalid)
+        # the slow part (a model call per segment) runs outside any transaction
+        records = build_chain(
+            ChainStart(walk.ancestor),
+            walk.turns,
+            summarizer,
+            conversation_id=conversation,
+            max_segment=flow.segment,
+        )
+        with store.write() as tx:
+            try:
+                tx.get_message(tenant, user, through)
+            except NotFound:
+                return "message deleted"
+            for summary_id in invalid:
+                tx.delete_summary(tenant, summary_id)
+            for record in records:
+                tx.insert_summary(tenant, user, record)
+        fallbacks = [r.fallback_reason for r in records if r.fallback_reason]
+        return f"fallback: {fallbacks[-1]}" if fallbacks else None

@@ -1,0 +1,127 @@
+"""A local OpenAI-compatible chat server for tests: ``/v1/chat/completions`` on 127.0.0.1.
+
+Its "model" reads the prompt convmem sends (previous snapshot + new turns) and answers in one of
+several modes: ``good`` (a faithful snapshot), ``garbage`` (not JSON), ``wrong_numbers`` (notes
+citing numbers absent from their sources), ``hang`` (holds the request until released) and
+``error`` (HTTP 500). It runs in a thread of the test; a worker process may call it too.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def faithful_snapshot(payload: dict[str, Any]) -> dict[str, Any]:
+    """Carry the previous snapshot; every turn mentioning a decision becomes a cited note."""
+    snapshot: dict[str, list[dict[str, Any]]] = {
+        key: list(value) for key, value in payload["previous_snapshot"].items()
+    }
+    for turn in payload["new_turns"]:
+        content = turn["content"]
+        if content.startswith("Decision:"):
+            snapshot["decisions"] = [
+                {"text": content, "sources": [turn["id"]], "subject": "database"}
+            ]
+        if content.startswith("Constraint:"):
+            snapshot["constraints"].append({"text": content, "sources": [turn["id"]]})
+    return snapshot
+
+
+class FakeLLM:
+    def __init__(self, mode: str = "good") -> None:
+        self.mode = mode
+        self.requests: list[dict[str, Any]] = []
+        self.received = threading.Event()
+        self.release = threading.Event()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(length))
+                fake.requests.append(body)
+                fake.received.set()
+                mode = fake.mode
+                if mode == "hang":
+                    fake.release.wait(60)
+                    mode = fake.mode if fake.mode != "hang" else "error"
+                if mode == "error":
+                    self._send(500, {"error": {"message": "boom"}})
+                    return
+                payload = json.loads(body["messages"][-1]["content"])
+                if mode == "garbage":
+                    content = "Sure! Here is the summary you asked for: it went well."
+                elif mode == "wrong_numbers":
+                    turn = payload["new_turns"][0]
+                    content = json.dumps(
+                        {
+                            "decisions": [
+                                {
+                                    "text": "Use PostgreSQL 99 for the database.",
+                                    "sources": [turn["id"]],
+                                }
+                            ],
+                            "constraints": [
+                                {"text": "Answer within 250 ms.", "sources": ["msg_invented"]}
+                            ],
+                        }
+                    )
+                else:
+                    content = "```json\n" + json.dumps(faithful_snapshot(payload)) + "\n```"
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", "fake"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": 120,
+                            "completion_tokens": 30,
+                            "total_tokens": 150,
+                        },
+                    },
+                )
+
+            def _send(self, status: int, value: dict[str, Any]) -> None:
+                data = json.dumps(value).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client went away (timed out, or was killed)
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeLLM:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
