@@ -157,20 +157,25 @@ def install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # FastAPI's own 400 is a body it could not parse (bad encoding, nesting too deep)
         codes = {
-            400: "bad_request",
-            404: "not_found",
-            405: "method_not_allowed",
-            413: "content_too_large",
+            400: ("malformed_json", "the body is not valid JSON"),
+            404: ("not_found", "no such route"),
+            405: ("method_not_allowed", str(exc.detail)),
+            413: ("content_too_large", str(exc.detail)),
         }
-        code = codes.get(exc.status_code, f"http_{exc.status_code}")
-        detail = "no such route" if exc.status_code == 404 else str(exc.detail)
+        code, detail = codes.get(exc.status_code, (f"http_{exc.status_code}", str(exc.detail)))
         return problem_response(request, exc.status_code, code, detail, exc.headers)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
         _log_fault(request, exc)
-        return problem_response(request, 500, "internal_error", "convmem failed; see its logs")
+        # answered outside the service middleware, which would otherwise add the request id
+        request_id = request.scope.get("state", {}).get("request_id")
+        headers = {"X-Request-ID": request_id} if request_id else None
+        return problem_response(
+            request, 500, "internal_error", "convmem failed; see its logs", headers
+        )
 
 
 def _log_fault(request: Request, exc: BaseException) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 Id = Annotated[str, Field(min_length=1, max_length=256)]
 
@@ -20,7 +20,15 @@ def _valid_unicode(value: str) -> str:
     return value
 
 
+def _iso_text(value: object) -> object:
+    if not isinstance(value, str):
+        raise ValueError("a date-time is an ISO 8601 string")
+    return value
+
+
 Text = Annotated[str, AfterValidator(_valid_unicode)]
+# Requests are strict (no "1" for 1, no "true" for true), but a date-time arrives as text.
+Timestamp = Annotated[datetime, Strict(False), BeforeValidator(_iso_text)]
 Name = Annotated[Text, Field(min_length=1, max_length=256)]
 Role = Literal["system", "user", "assistant", "tool"]
 Category = Literal["preference", "profile", "constraint", "decision", "fact"]
@@ -57,7 +65,7 @@ class MessageCreate(_Request):
     tool_calls: list[ToolCallIn] = Field(default_factory=list, max_length=128)
     tool_call_id: Name | None = None
     metadata: Metadata | None = None
-    created_at: datetime | None = Field(
+    created_at: Timestamp | None = Field(
         None, description="For imports: when the message was written (naive times are UTC)."
     )
     parent_id: Id | None = Field(None, description="Append under this message, not the leaf.")
@@ -116,7 +124,7 @@ class MemoryCreate(_Request):
     category: Category | None = None
     subject: Annotated[Text, Field(min_length=1, max_length=200)] | None = None
     scope: Annotated[Text, Field(min_length=1, max_length=256)] = "user"
-    expires_at: datetime | None = None
+    expires_at: Timestamp | None = None
     source_message_id: Id | None = None
 
 
