@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -74,6 +75,12 @@ def free_port() -> int:
 @pytest.fixture
 def live_server(app: FastAPI) -> Iterator[str]:
     """The app on a real uvicorn server on loopback, in a thread."""
+    with serving(app) as base_url:
+        yield base_url
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
     server = uvicorn.Server(config)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from starlette.staticfiles import StaticFiles
@@ -23,6 +23,7 @@ from convmem.engine import Memory
 from convmem.service import account, admin, conversations, memories
 from convmem.service.auth import memory_of
 from convmem.service.observability import Metrics, ServiceMiddleware
+from convmem.service.params import known_query_only
 from convmem.service.problems import ERROR_STATUSES, PROBLEM_JSON, Problem, install_handlers
 from convmem.service.schemas import HealthOut
 from convmem.tree import DEFAULT_MAX_CONTENT_BYTES
@@ -68,6 +69,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
         "explicit long-term memory, per tenant and user. Authenticate with "
         "`Authorization: Bearer <key>`; errors are `application/problem+json`.",
         lifespan=lifespan,
+        dependencies=[Depends(known_query_only)],
         docs_url="/docs",
         redoc_url=None,
     )

@@ -12,6 +12,7 @@ from convmem.model.memory import MemoryNotice
 from convmem.service.auth import ActingScope
 from convmem.service.convert import hit, notice
 from convmem.service.schemas import (
+    SCOPE_PATTERN,
     Category,
     DeletedOut,
     MemoryCreate,
@@ -54,7 +55,9 @@ def list_memories(
         Query(description="Statuses to list (repeatable); default: confirmed and proposed."),
     ] = None,
     category: Category | None = None,
-    memory_scope: Annotated[str | None, Query(alias="scope", min_length=1, max_length=256)] = None,
+    memory_scope: Annotated[
+        str | None, Query(alias="scope", min_length=1, max_length=256, pattern=SCOPE_PATTERN)
+    ] = None,
     include_expired: bool = False,
 ) -> list[dict[str, Any]]:
     """The principal's memories, oldest first."""

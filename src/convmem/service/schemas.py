@@ -6,7 +6,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+)
 
 Id = Annotated[str, Field(min_length=1, max_length=256)]
 
@@ -20,16 +28,41 @@ def _valid_unicode(value: str) -> str:
     return value
 
 
+def _number(value: object) -> object:
+    if isinstance(value, str | bool):
+        raise ValueError("a number is a JSON number")
+    return value
+
+
 def _iso_text(value: object) -> object:
     if not isinstance(value, str):
         raise ValueError("a date-time is an ISO 8601 string")
     return value
 
 
-Text = Annotated[str, AfterValidator(_valid_unicode)]
-# Requests are strict (no "1" for 1, no "true" for true), but a date-time arrives as text.
+# Requests are strict (no "1" for 1, no "true" for true), but a date-time arrives as text and
+# JSON Schema counts 2.0 as an integer. Constraints come before validators so that they reach
+# the OpenAPI schema, where clients (and schemathesis) read them.
+_unicode = AfterValidator(_valid_unicode)
+Text = Annotated[str, _unicode]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=256), _unicode]
+Label = Annotated[str, StringConstraints(max_length=200), _unicode]
+Subject = Annotated[str, StringConstraints(min_length=1, max_length=200), _unicode]
+# text the engine refuses when blank
+NonBlank = Annotated[str, StringConstraints(min_length=1, pattern=r"\S"), _unicode]
+MemoryText = Annotated[
+    str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S"), _unicode
+]
+SCOPE_PATTERN = r"^(user|project:.+)$"
+MemoryScope = Annotated[
+    str, StringConstraints(min_length=1, max_length=256, pattern=SCOPE_PATTERN), _unicode
+]
 Timestamp = Annotated[datetime, Strict(False), BeforeValidator(_iso_text)]
-Name = Annotated[Text, Field(min_length=1, max_length=256)]
+_as_number = BeforeValidator(_number)
+Tokens = Annotated[int, Strict(False), Field(ge=0, le=100_000_000), _as_number]
+Window = Annotated[int, Strict(False), Field(ge=1, le=100_000_000), _as_number]
+MemoryK = Annotated[int, Strict(False), Field(ge=0, le=100), _as_number]
+Days = Annotated[int, Strict(False), Field(ge=1, le=36_500), _as_number]
 Role = Literal["system", "user", "assistant", "tool"]
 Category = Literal["preference", "profile", "constraint", "decision", "fact"]
 MemoryStatus = Literal["proposed", "confirmed", "superseded", "rejected"]
@@ -72,12 +105,12 @@ class MessageCreate(_Request):
 
 
 class MessageEdit(_Request):
-    content: Text
+    content: NonBlank
     metadata: Metadata | None = None
 
 
 class Regenerate(_Request):
-    content: Text | None = Field(
+    content: NonBlank | None = Field(
         None,
         description="The new reply. Without it (and without tool calls) the active leaf moves "
         "back to the message the reply answered, which is returned.",
@@ -91,21 +124,21 @@ class ActiveLeaf(_Request):
 
 
 class ModelIn(_Request):
-    context_window: int = Field(8192, ge=1, le=100_000_000)
-    max_output: int = Field(1024, ge=0, le=100_000_000)
+    context_window: Window = 8192
+    max_output: Tokens = 1024
     tokenizer: Literal["o200k_base", "cl100k_base", "estimate"] = "o200k_base"
-    safety_margin: int | None = Field(None, ge=0, le=100_000_000)
+    safety_margin: Tokens | None = None
 
 
 class OptionsIn(_Request):
     eviction_block: float = Field(0.25, ge=0, lt=1, allow_inf_nan=False)
     max_tool_result_share: float = Field(0.5, gt=0, le=1, allow_inf_nan=False)
-    memory_k: int = Field(8, ge=0, le=100)
+    memory_k: MemoryK = 8
     memory_share: float = Field(0.1, ge=0, lt=1, allow_inf_nan=False)
 
 
 class AssembleIn(_Request):
-    user_message: Text | None = Field(
+    user_message: NonBlank | None = Field(
         None, description="The new user turn (not stored). Leave out to answer the leaf."
     )
     model: ModelIn | None = None
@@ -116,20 +149,20 @@ class AssembleIn(_Request):
 
 
 class PinCreate(_Request):
-    text: Text
+    text: NonBlank
 
 
 class MemoryCreate(_Request):
-    text: Text
+    text: MemoryText
     category: Category | None = None
-    subject: Annotated[Text, Field(min_length=1, max_length=200)] | None = None
-    scope: Annotated[Text, Field(min_length=1, max_length=256)] = "user"
+    subject: Subject | None = None
+    scope: MemoryScope = "user"
     expires_at: Timestamp | None = None
     source_message_id: Id | None = None
 
 
 class MemoryUpdate(_Request):
-    text: Text
+    text: MemoryText
 
 
 class SettingsIn(_Request):
@@ -139,12 +172,12 @@ class SettingsIn(_Request):
 class KeyCreate(_Request):
     role: Literal["app", "user", "admin"]
     user: Name | None = Field(None, description="The user a 'user' key acts for.")
-    name: Annotated[Text, Field(max_length=200)] | None = None
+    name: Label | None = None
 
 
 class TenantPolicyIn(_Request):
     memory_disabled: bool = False
-    retention_days: int | None = Field(None, ge=1, le=36_500)
+    retention_days: Days | None = None
 
 
 # --- responses ----------------------------------------------------------------------------------
