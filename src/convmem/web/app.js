@@ -24,8 +24,10 @@ function h(tag, attrs = {}, ...children) {
 function say(text) {
   const status = $("status");
   status.textContent = "";
-  // a fresh node so screen readers announce a repeated message too
+  // set after a tick so screen readers announce a repeated message too; cleared after a while
   window.setTimeout(() => { status.textContent = text; }, 30);
+  window.clearTimeout(say.timer);
+  say.timer = window.setTimeout(() => { status.textContent = ""; }, 8000);
 }
 
 function formatDate(iso) {
@@ -137,7 +139,7 @@ const STATUS_LABEL = {
 };
 const SOURCE_LABEL = {
   user_explicit: "You asked to remember it", confirmed_inference: "Suggested, then confirmed by you",
-  inference: "Suggested from a conversation", admin: "Added by an administrator", import: "Imported",
+  inference: "Suggested, not yet confirmed by you", admin: "Added by an administrator", import: "Imported",
 };
 
 async function loadMemories(focusTitle = true) {
