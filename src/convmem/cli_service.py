@@ -32,6 +32,8 @@ def _fail(exc: ConvmemError) -> None:
               help="Refuse larger request bodies with 413 [default: 4 MB].")  # fmt: skip
 @click.option("--graceful-timeout", default=30, show_default=True, type=click.IntRange(0, 3600),
               help="Seconds in-flight requests get to finish on shutdown.")  # fmt: skip
+@click.option("--keep-alive-timeout", default=75, show_default=True, type=click.IntRange(1, 3600),
+              help="Seconds an idle connection is kept open (above your proxy's).")  # fmt: skip
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))  # fmt: skip
 def serve(
@@ -40,6 +42,7 @@ def serve(
     port: int,
     max_body_bytes: int | None,
     graceful_timeout: int,
+    keep_alive_timeout: int,
     log_level: str,
 ) -> None:
     """Run the HTTP service and the memory page (JSON logs on stderr)."""
@@ -49,7 +52,7 @@ def serve(
     settings = ServiceSettings() if max_body_bytes is None else ServiceSettings(max_body_bytes)
     try:
         run(db, host=host, port=port, settings=settings, log_level=log_level,
-            graceful_timeout=graceful_timeout)  # fmt: skip
+            graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout)  # fmt: skip
     except ConvmemError as exc:
         _fail(exc)
 

@@ -17,6 +17,7 @@ def serve(
     settings: ServiceSettings | None = None,
     log_level: str = "info",
     graceful_timeout: int = 30,
+    keep_alive_timeout: int = 75,
 ) -> None:
     """Serve until SIGINT or SIGTERM. On a signal uvicorn stops accepting connections, lets the
     requests in flight (writes included) finish for up to ``graceful_timeout`` seconds, then the
@@ -35,5 +36,8 @@ def serve(
         access_log=False,  # uvicorn's access line holds the raw query string: ours does not
         server_header=False,
         timeout_graceful_shutdown=graceful_timeout,
+        # longer than clients' and proxies' idle timeouts, so the server never closes a pooled
+        # connection just as a client sends on it
+        timeout_keep_alive=keep_alive_timeout,
     )
     uvicorn.Server(config).run()
