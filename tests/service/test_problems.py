@@ -80,6 +80,8 @@ def test_wrong_types_and_unknown_fields_are_422_without_echoing_input(
     _problem(bad_query, 422, "invalid_request")
     huge_limit = client.get("/v1/conversations", params={"limit": 10**30}, headers=h)
     _problem(huge_limit, 422, "invalid_request")
+    typo = client.get("/v1/memories", params={"statuses": "confirmed"}, headers=h)
+    assert "statuses" not in _problem(typo, 422, "unknown_parameter")["detail"]
     assert _snapshot(memory) == before
 
 

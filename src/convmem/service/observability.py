@@ -30,6 +30,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 log = logging.getLogger("convmem.service")
 REQUEST_ID_HEADER = "x-request-id"
 _GOOD_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+# methods outside these are counted as OTHER, so clients cannot grow the label set
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
@@ -215,6 +217,7 @@ class ServiceMiddleware:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             method = scope.get("method", "")
+            method = method if method in _METHODS else "OTHER"
             self.metrics.observe(method, template, status, elapsed)
             log.info(
                 "request",

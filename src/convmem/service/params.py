@@ -9,18 +9,14 @@ from fastapi import Request
 
 from convmem.service.problems import ServiceError
 
-_declared: dict[int, frozenset[str]] = {}
-
 
 def known_query_only(request: Request) -> None:
     route = request.scope.get("route")
     dependant = getattr(route, "dependant", None)
     if dependant is None or not request.query_params:
         return
-    allowed = _declared.get(id(route))
-    if allowed is None:
-        allowed = _declared[id(route)] = frozenset(_query_names(dependant))
-    unknown = set(request.query_params) - allowed
+    # a walk over a handful of parameters, only for requests that carry a query string
+    unknown = set(request.query_params) - _query_names(dependant)
     if unknown:
         # the names are not echoed: they are whatever the client sent
         raise ServiceError(
