@@ -103,7 +103,8 @@ class Metrics:
 class JsonFormatter(logging.Formatter):
     """One JSON object a line: time, level, logger, message and the record's ``extra`` fields."""
 
-    _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+    # the record's own attributes, and uvicorn's ANSI-coloured copy of its message
+    _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "color_message"}
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
