@@ -40,3 +40,6 @@ def test_quick_load_run_has_no_errors_and_writes_the_documented_json(tmp_path: P
         assert 0 < figures["p50_ms"] <= figures["p99_ms"] <= figures["max_ms"]
     assert set(data["by_operation"]) == {"append", "assemble"}
     assert data["server_log_lines"] >= data["requests"]
+    inside = data["server_side"]["latency"]
+    assert inside["count"] >= data["requests"]
+    assert 0 < inside["p50_ms"] <= inside["p99_ms"]
