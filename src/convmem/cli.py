@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from convmem.cli_service import keys, serve
 from convmem.config import Config
 from convmem.engine import open as open_memory
 from convmem.errors import ConvmemError
@@ -25,6 +26,10 @@ def _fail(exc: ConvmemError) -> None:
 @click.version_option(package_name="convmem")
 def main() -> None:
     """convmem: conversation memory for LLM applications."""
+
+
+main.add_command(serve)
+main.add_command(keys)
 
 
 @main.command()

@@ -25,6 +25,7 @@ from convmem.config import Config
 from convmem.errors import InvalidInput, InvalidMessage, NotFound
 from convmem.formats import Format
 from convmem.ids import new_id
+from convmem.keys import ApiKeys
 from convmem.memories import (
     Memories,
     MemoryFields,
@@ -38,6 +39,7 @@ from convmem.memories import (
 from convmem.memory.intent import Intent, detect_intent
 from convmem.memory.recall import render_memory_block
 from convmem.model.conversation import ConversationRecord
+from convmem.model.keys import AssemblyRecord
 from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
@@ -115,6 +117,11 @@ class Memory:
                 retention_days=retention_days,
                 at=datetime.now(UTC),
             )
+
+    @property
+    def keys(self) -> ApiKeys:
+        """The API keys of this database: create, authenticate, list, revoke."""
+        return ApiKeys(self)
 
     def close(self) -> None:
         self.store.close()
@@ -288,6 +295,12 @@ class Scope:
     def unpin(self, pin_id: str) -> None:
         with self.memory.store.write() as tx:
             tx.delete_pinned(self.tenant, self.user, pin_id)
+
+    def message(self, message_id: str) -> Message:
+        """Any message of this principal's conversations by id (e.g. a memory's source)."""
+        check_identifier(message_id, "message id")
+        with self.memory.store.read() as tx:
+            return tx.get_message(self.tenant, self.user, message_id)
 
 
 def audit_event(tx: WriteTxn, who: Principal, action: str, **details: Any) -> None:
@@ -692,6 +705,31 @@ class Conversation:
         candidates = recall_candidates(tx, who, query or "", k=options.memory_k, scopes=scopes)
         cap = int(profile.input_budget * options.memory_share)
         return render_memory_block(candidates, counter, cap)
+
+    def pinned(self) -> list[PinnedInstruction]:
+        """The instructions every request of this conversation carries: user-wide, then its own."""
+        with self._store.read() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            return tx.pinned(self._tenant, self.scope.user, self.id)
+
+    def record_assembly(self, context: AssembledContext, leaf_id: str | None = None) -> None:
+        """Keep ``context``'s report as this conversation's last assembled request (token counts
+        and ids only), for inspection. Assembly itself writes nothing; a service calls this."""
+        with self._store.write() as tx:
+            record = tx.get_conversation(self._tenant, self.scope.user, self.id)
+            kept = AssemblyRecord(
+                conversation_id=self.id,
+                leaf_id=leaf_id or record.active_leaf_id,
+                at=datetime.now(UTC),
+                report=context.report.to_dict(),
+            )
+            tx.put_last_assembly(self._tenant, self.scope.user, kept)
+
+    def last_assembly(self) -> AssemblyRecord | None:
+        """The report kept by ``record_assembly``, or None."""
+        with self._store.read() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            return tx.last_assembly(self._tenant, self.scope.user, self.id)
 
     def _chain(self, tx: ReadTxn, leaf: str, counter: TokenCounter) -> Iterator[ChainEntry]:
         for row in tx.branch(self._tenant, leaf, counter.name):

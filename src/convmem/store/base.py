@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from convmem.model.conversation import ConversationRecord
+from convmem.model.keys import ApiKey, AssemblyRecord
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.model.messages import Message, Role, ToolCall
 from convmem.model.summary import Job, SummaryRecord
@@ -182,6 +183,16 @@ class ReadTxn(SummaryReads, Protocol):
 
     def export_user(self, tenant: str, user: str) -> dict[str, list[dict[str, Any]]]: ...
 
+    def find_api_key(self, key_id: str) -> tuple[ApiKey, str] | None:
+        """A key and its secret's SHA-256 (hex) by id alone: a presented key names no tenant."""
+        ...
+
+    def list_api_keys(self, tenant: str) -> list[ApiKey]: ...
+
+    def last_assembly(
+        self, tenant: str, user: str, conversation_id: str
+    ) -> AssemblyRecord | None: ...
+
 
 class WriteTxn(ReadTxn, SummaryWrites, Protocol):
     def insert_conversation(self, tenant: str, record: ConversationRecord) -> None: ...
@@ -215,6 +226,14 @@ class WriteTxn(ReadTxn, SummaryWrites, Protocol):
     def set_tenant_policy(
         self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime
     ) -> None: ...
+
+    def insert_api_key(self, tenant: str, key: ApiKey, secret_sha256: str) -> None: ...
+
+    def revoke_api_key(self, tenant: str, key_id: str, at: datetime) -> ApiKey:
+        """Mark the tenant's key revoked (``NotFound`` for another tenant's); returns it."""
+        ...
+
+    def put_last_assembly(self, tenant: str, user: str, record: AssemblyRecord) -> None: ...
 
     def delete_user(self, tenant: str, user: str) -> dict[str, int]:
         """Every row of the user's data except the audit, which holds no content."""

@@ -298,6 +298,52 @@ def m011_jobs(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX jobs_by_conversation ON jobs (tenant_id, conversation_id)")
 
 
+def m030_api_keys(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE api_keys (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('app', 'user', 'admin')),
+            -- the one user a 'user' key acts for. Not named user_id on purpose: a key is a
+            -- credential, not the user's data, and export / delete-all find data by that column
+            acts_for_user TEXT,
+            name TEXT,
+            -- SHA-256 of the key's 256-bit random secret: enough against a stolen table, since
+            -- such a secret cannot be guessed; compared in constant time
+            secret_sha256 TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT,
+            PRIMARY KEY (tenant_id, id),
+            CHECK ((role = 'user') = (acts_for_user IS NOT NULL))
+        )
+        """
+    )
+    # a presented key names its id but not its tenant: one lookup table across tenants
+    db.execute("CREATE UNIQUE INDEX api_keys_by_id ON api_keys (id)")
+
+
+def m031_last_assemblies(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE last_assemblies (
+            tenant_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            leaf_id TEXT,
+            at TEXT NOT NULL,
+            -- the assembly report: token counts per section and message / memory ids, never
+            -- content; shown on the conversation page as "the last assembled request"
+            report TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, conversation_id),
+            FOREIGN KEY (tenant_id, conversation_id) REFERENCES conversations (tenant_id, id)
+                ON DELETE CASCADE
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -309,6 +355,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m008_settings,
     m010_summaries,
     m011_jobs,
+    m030_api_keys,
+    m031_last_assemblies,
 ]
 
 

@@ -17,6 +17,7 @@ from convmem.model.messages import Message, ToolCall
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction
 from convmem.store.sqlite.connection import connect, transaction
 from convmem.store.sqlite.derived import DerivedRows
+from convmem.store.sqlite.keys import KeyTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
 
@@ -63,7 +64,7 @@ _CONVERSATION_COLUMNS = (
 )
 
 
-class SQLiteTxn(MemoryTxnMixin, DerivedRows):
+class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin):
     """Read and write primitives over one connection inside one transaction."""
 
     def __init__(self, db: sqlite3.Connection) -> None:

@@ -1,0 +1,120 @@
+"""``convmem serve`` and ``convmem keys``: the service's commands, thin over the engine."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from convmem.engine import open as open_memory
+from convmem.errors import ConvmemError
+from convmem.model.keys import KEY_ROLES
+
+_db = click.option(
+    "--db", envvar="CONVMEM_DB", required=True, help="Database path or sqlite:///path [CONVMEM_DB]."
+)
+_tenant = click.option("--tenant", required=True, help="Tenant id.")
+
+
+def _fail(exc: ConvmemError) -> None:
+    click.echo(f"error: {exc}", err=True)
+    sys.exit(2)
+
+
+@click.command()
+@_db
+@click.option("--host", envvar="CONVMEM_HOST", default="127.0.0.1", show_default=True,
+              help="Interface to listen on [CONVMEM_HOST].")  # fmt: skip
+@click.option("--port", envvar="CONVMEM_PORT", default=8000, show_default=True, type=int,
+              help="Port to listen on [CONVMEM_PORT].")  # fmt: skip
+@click.option("--max-body-bytes", envvar="CONVMEM_MAX_BODY_BYTES", type=int, default=None,
+              help="Refuse larger request bodies with 413 [default: 4 MB].")  # fmt: skip
+@click.option("--graceful-timeout", default=30, show_default=True, type=click.IntRange(0, 3600),
+              help="Seconds in-flight requests get to finish on shutdown.")  # fmt: skip
+@click.option("--keep-alive-timeout", default=75, show_default=True, type=click.IntRange(1, 3600),
+              help="Seconds an idle connection is kept open (above your proxy's).")  # fmt: skip
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["debug", "info", "warning", "error"]))  # fmt: skip
+def serve(
+    db: str,
+    host: str,
+    port: int,
+    max_body_bytes: int | None,
+    graceful_timeout: int,
+    keep_alive_timeout: int,
+    log_level: str,
+) -> None:
+    """Run the HTTP service and the memory page (JSON logs on stderr)."""
+    from convmem.service.app import ServiceSettings
+    from convmem.service.run import serve as run
+
+    settings = ServiceSettings() if max_body_bytes is None else ServiceSettings(max_body_bytes)
+    try:
+        run(db, host=host, port=port, settings=settings, log_level=log_level,
+            graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout)  # fmt: skip
+    except ConvmemError as exc:
+        _fail(exc)
+
+
+@click.group()
+def keys() -> None:
+    """Create, list and revoke API keys."""
+
+
+@keys.command("create")
+@_db
+@_tenant
+@click.option("--role", required=True, type=click.Choice(KEY_ROLES),
+              help="app: any user of the tenant; user: one user; admin: manages keys.")  # fmt: skip
+@click.option("--user", default=None, help="The user a 'user' key acts for.")
+@click.option("--name", default=None, help="A label to recognise the key by.")
+def keys_create(db: str, tenant: str, role: str, user: str | None, name: str | None) -> None:
+    """Create a key; the key itself is the last line of the output, shown only this once."""
+    try:
+        with open_memory(db) as memory:
+            issued = memory.keys.create(tenant, role, user=user, name=name, created_by="cli")
+    except ConvmemError as exc:
+        _fail(exc)
+        return
+    bound = f" for user {issued.key.user_id}" if issued.key.user_id else ""
+    click.echo(f"created {role} key {issued.key.id} in tenant {tenant}{bound}")
+    click.echo("store it now: convmem keeps only its hash")
+    click.echo(issued.token)
+
+
+@keys.command("list")
+@_db
+@_tenant
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def keys_list(db: str, tenant: str, as_json: bool) -> None:
+    """List a tenant's keys (never their secrets)."""
+    try:
+        with open_memory(db) as memory:
+            found = memory.keys.list(tenant)
+    except ConvmemError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        click.echo(json.dumps([k.to_dict() for k in found], indent=2))
+        return
+    for key in found:
+        state = f"revoked {key.revoked_at:%Y-%m-%d %H:%M}" if key.revoked_at else "active"
+        who = f" user={key.user_id}" if key.user_id else ""
+        label = f" {key.name!r}" if key.name else ""
+        click.echo(f"{key.id}  {key.role:<5}  {state}{who}{label}")
+
+
+@keys.command("revoke")
+@_db
+@_tenant
+@click.argument("key_id")
+def keys_revoke(db: str, tenant: str, key_id: str) -> None:
+    """Revoke a key; it stops working at once."""
+    try:
+        with open_memory(db) as memory:
+            key = memory.keys.revoke(tenant, key_id)
+    except ConvmemError as exc:
+        _fail(exc)
+        return
+    click.echo(f"revoked {key.id}")

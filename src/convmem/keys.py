@@ -1,0 +1,120 @@
+"""API keys: issued once, stored hashed, verified in constant time, bound to a tenant and a role.
+
+A key reads ``cmk_<26-char id>_<43-char secret>``. The id finds the stored row; the secret, 256
+random bits, is kept only as its SHA-256 — a slow password hash buys nothing against a secret
+that cannot be guessed — and compared with ``hmac.compare_digest``. The principal a request acts
+for comes from the key alone.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from convmem.errors import InvalidInput
+from convmem.ids import new_id
+from convmem.model.keys import KEY_ROLES, ApiKey, KeyRole
+from convmem.tree import check_identifier
+
+if TYPE_CHECKING:
+    from convmem.engine import Memory
+
+TOKEN_PREFIX = "cmk_"
+_ID_PREFIX = "key_"
+_ID_CHARS = 26
+_SECRET_CHARS = 43  # token_urlsafe(32)
+_CROCKFORD = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+# compared against when the id is unknown, so a miss costs what a hit costs
+_DUMMY_HASH = hashlib.sha256(b"convmem: no such key").hexdigest()
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A newly created key: ``token`` is shown once and never stored."""
+
+    key: ApiKey
+    token: str
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode("ascii")).hexdigest()
+
+
+def parse_token(token: str) -> tuple[str, str] | None:
+    """(key id, secret) of a well-formed token, else None."""
+    if not isinstance(token, str) or not token.startswith(TOKEN_PREFIX):
+        return None
+    body = token[len(TOKEN_PREFIX) :]
+    if len(body) != _ID_CHARS + 1 + _SECRET_CHARS or body[_ID_CHARS] != "_":
+        return None
+    ulid, secret = body[:_ID_CHARS], body[_ID_CHARS + 1 :]
+    if not set(ulid) <= _CROCKFORD or not secret.isascii():
+        return None
+    return _ID_PREFIX + ulid, secret
+
+
+class ApiKeys:
+    """The keys of a database: ``Memory.keys``."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+
+    def create(
+        self,
+        tenant: str,
+        role: str,
+        *,
+        user: str | None = None,
+        name: str | None = None,
+        created_by: str = "cli",
+    ) -> IssuedKey:
+        """Issue a key. A ``user`` key needs ``user``; ``app`` and ``admin`` keys take none."""
+        tenant = check_identifier(tenant, "tenant")
+        if role not in KEY_ROLES:
+            raise InvalidInput(f"role must be one of {', '.join(KEY_ROLES)}")
+        if role == "user":
+            user = check_identifier(user, "user")
+        elif user is not None:
+            raise InvalidInput(f"an {role} key is not bound to a user")
+        if name is not None and (not isinstance(name, str) or len(name) > 200):
+            raise InvalidInput("a key's name is a string of at most 200 characters")
+        key_id = new_id("key")
+        secret = secrets.token_urlsafe(32)
+        assert len(secret) == _SECRET_CHARS
+        role_value: KeyRole = role  # type: ignore[assignment]
+        key = ApiKey(key_id, tenant, role_value, user, name, created_by, datetime.now(UTC))
+        with self._memory.store.write() as tx:
+            tx.insert_api_key(tenant, key, _hash(secret))
+        return IssuedKey(key, f"{TOKEN_PREFIX}{key_id[len(_ID_PREFIX) :]}_{secret}")
+
+    def authenticate(self, token: str) -> ApiKey | None:
+        """The active key ``token`` presents, or None (malformed, unknown, wrong or revoked)."""
+        parsed = parse_token(token)
+        if parsed is None:
+            return None
+        key_id, secret = parsed
+        with self._memory.store.read() as tx:
+            found = tx.find_api_key(key_id)
+        stored = found[1] if found else _DUMMY_HASH
+        matches = hmac.compare_digest(_hash(secret), stored)
+        if found is None or not matches or not found[0].active:
+            return None
+        return found[0]
+
+    def list(self, tenant: str) -> builtins.list[ApiKey]:
+        """Every key of the tenant, revoked ones too (ids and roles; never secrets)."""
+        tenant = check_identifier(tenant, "tenant")
+        with self._memory.store.read() as tx:
+            return tx.list_api_keys(tenant)
+
+    def revoke(self, tenant: str, key_id: str) -> ApiKey:
+        """Revoke one of the tenant's keys; it stops working at once. Idempotent."""
+        tenant = check_identifier(tenant, "tenant")
+        key_id = check_identifier(key_id, "key id")
+        with self._memory.store.write() as tx:
+            return tx.revoke_api_key(tenant, key_id, datetime.now(UTC))

@@ -1,0 +1,102 @@
+"""The principal's own things: who am I, settings, pins, export, delete everything, audit."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Path, Request, Response
+from fastapi.responses import JSONResponse
+
+from convmem.service.auth import USER_HEADER, ActingScope, AnyKey
+from convmem.service.convert import jsonable
+from convmem.service.schemas import (
+    AuditOut,
+    DeletedAllOut,
+    MeOut,
+    MessageOut,
+    PinCreate,
+    PinOut,
+    SettingsIn,
+    SettingsOut,
+)
+
+router = APIRouter(prefix="/v1", tags=["account"])
+
+
+@router.get("/me", response_model=MeOut)
+def me(
+    request: Request,
+    key: AnyKey,
+    user: Annotated[str | None, Header(alias=USER_HEADER, max_length=256)] = None,
+) -> dict[str, Any]:
+    """The principal the key stands for. Signing in to the memory page starts here."""
+    acting = key.user_id if key.role == "user" else user if key.role == "app" else None
+    return {"tenant": key.tenant_id, "role": key.role, "key_id": key.id, "user": acting}
+
+
+@router.get("/settings", response_model=SettingsOut)
+def get_settings(scope: ActingScope) -> dict[str, Any]:
+    return {"memory_enabled": scope.memory_enabled()}
+
+
+@router.put("/settings", response_model=SettingsOut)
+def put_settings(body: SettingsIn, scope: ActingScope) -> dict[str, Any]:
+    """The user's switch: off means nothing is read from or written to long-term memory."""
+    scope.set_memory_enabled(body.memory_enabled)
+    return {"memory_enabled": scope.memory_enabled()}
+
+
+@router.get("/messages/{message_id}", response_model=MessageOut)
+def get_any_message(
+    message_id: Annotated[str, Path(min_length=1, max_length=256)], scope: ActingScope
+) -> dict[str, Any]:
+    """Any of the principal's messages by id: where a memory came from."""
+    return scope.message(message_id).to_dict()
+
+
+@router.get("/pins", response_model=list[PinOut])
+def list_user_pins(scope: ActingScope) -> list[dict[str, Any]]:
+    """Instructions pinned for every conversation of the user."""
+    return [jsonable(pin) for pin in scope.pinned()]
+
+
+@router.post("/pins", status_code=201, response_model=PinOut)
+def pin_for_user(body: PinCreate, scope: ActingScope) -> dict[str, Any]:
+    result: dict[str, Any] = jsonable(scope.pin(body.text))
+    return result
+
+
+@router.delete("/pins/{pin_id}", status_code=204, response_class=Response)
+def unpin(
+    pin_id: Annotated[str, Path(min_length=1, max_length=256)], scope: ActingScope
+) -> Response:
+    scope.unpin(pin_id)
+    return Response(status_code=204)
+
+
+@router.get(
+    "/export",
+    response_model=dict[str, Any],
+    responses={200: {"description": "All of the user's data, as a JSON download."}},
+)
+def export(scope: ActingScope) -> JSONResponse:
+    """All of the user's data: conversations, messages, memories, settings and the audit."""
+    filename = f"convmem-export-{scope.tenant}-{scope.user}.json"
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in filename)
+    return JSONResponse(
+        jsonable(scope.export()),
+        headers={"Content-Disposition": f'attachment; filename="{safe}"'},
+    )
+
+
+@router.delete("/data", response_model=DeletedAllOut)
+def delete_everything(scope: ActingScope) -> dict[str, Any]:
+    """Delete every conversation, message, memory, summary and setting of the user, for real.
+    The audit keeps that it happened, by whom and when."""
+    return {"deleted": scope.delete_all()}
+
+
+@router.get("/audit", response_model=list[AuditOut])
+def audit(scope: ActingScope) -> list[dict[str, Any]]:
+    """What happened to the user's data, by whom, when. Never the content."""
+    return [event.to_dict() for event in scope.audit()]

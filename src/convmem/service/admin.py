@@ -1,0 +1,50 @@
+"""Admin routes: an admin key manages the keys and the memory policy of its own tenant."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+
+from convmem.service.auth import AdminKey, memory_of
+from convmem.service.schemas import (
+    KeyCreate,
+    KeyCreatedOut,
+    KeyOut,
+    TenantPolicyIn,
+    TenantPolicyOut,
+)
+
+router = APIRouter(prefix="/v1", tags=["admin"])
+
+
+@router.get("/keys", response_model=list[KeyOut])
+def list_keys(request: Request, admin: AdminKey) -> list[dict[str, Any]]:
+    """Every key of the tenant, revoked ones too; never secrets."""
+    return [key.to_dict() for key in memory_of(request).keys.list(admin.tenant_id)]
+
+
+@router.post("/keys", status_code=201, response_model=KeyCreatedOut)
+def create_key(request: Request, body: KeyCreate, admin: AdminKey) -> dict[str, Any]:
+    """Issue a key for the admin's tenant. The token is in this answer and nowhere else."""
+    issued = memory_of(request).keys.create(
+        admin.tenant_id, body.role, user=body.user, name=body.name, created_by=f"key:{admin.id}"
+    )
+    return {"key": issued.key.to_dict(), "token": issued.token}
+
+
+@router.delete("/keys/{key_id}", response_model=KeyOut)
+def revoke_key(
+    request: Request, key_id: Annotated[str, Path(min_length=1, max_length=256)], admin: AdminKey
+) -> dict[str, Any]:
+    """Revoke a key of the tenant; it stops working at once."""
+    return memory_of(request).keys.revoke(admin.tenant_id, key_id).to_dict()
+
+
+@router.put("/tenant/policy", response_model=TenantPolicyOut)
+def set_policy(request: Request, body: TenantPolicyIn, admin: AdminKey) -> dict[str, Any]:
+    """Switch long-term memory off (or on) for every user of the tenant."""
+    memory_of(request).set_tenant_policy(
+        admin.tenant_id, memory_disabled=body.memory_disabled, retention_days=body.retention_days
+    )
+    return {"tenant": admin.tenant_id, **body.model_dump()}

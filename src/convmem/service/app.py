@@ -1,0 +1,152 @@
+"""The HTTP service: ``create_app(memory, settings)`` builds the FastAPI app.
+
+The app holds one ``Memory`` (the engine) and nothing else: no global settings, no logic of its
+own. Routes live in ``conversations``, ``memories``, ``account`` and ``admin``; this module adds
+the operational routes, the memory page, error handling and the OpenAPI touches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import HTMLResponse, PlainTextResponse
+from starlette.staticfiles import StaticFiles
+
+from convmem import __version__
+from convmem.engine import Memory
+from convmem.service import account, admin, conversations, memories
+from convmem.service.auth import memory_of
+from convmem.service.observability import Metrics, ServiceMiddleware
+from convmem.service.params import known_query_only
+from convmem.service.problems import ERROR_STATUSES, PROBLEM_JSON, Problem, install_handlers
+from convmem.service.schemas import HealthOut
+from convmem.tree import DEFAULT_MAX_CONTENT_BYTES
+
+WEB = files("convmem") / "web"
+# The page loads only its own script and style; nothing inline, nothing from elsewhere.
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """How the service runs. Built by ``convmem serve`` from options or the environment."""
+
+    # Bodies above this are refused with 413 before they are read. Content may be up to the
+    # engine's limit (1 MB) and JSON escaping can triple non-ASCII text, hence the headroom.
+    max_body_bytes: int = 4 * DEFAULT_MAX_CONTENT_BYTES
+    close_memory_on_shutdown: bool = False
+
+
+def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastAPI:
+    settings = settings or ServiceSettings()
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # uvicorn has let every in-flight request finish by now
+        if settings.close_memory_on_shutdown:
+            memory.close()
+
+    app = FastAPI(
+        title="convmem",
+        version=__version__,
+        summary="The memory layer for LLM chat applications.",
+        description="Conversations as message trees, token-budgeted context assembly and "
+        "explicit long-term memory, per tenant and user. Authenticate with "
+        "`Authorization: Bearer <key>`; errors are `application/problem+json`.",
+        lifespan=lifespan,
+        dependencies=[Depends(known_query_only)],
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.memory = memory
+    app.state.metrics = metrics
+    install_handlers(app)
+    for module in (conversations, memories, account, admin):
+        app.include_router(module.router)
+    _ops_routes(app, metrics)
+    _page_routes(app)
+    app.add_middleware(ServiceMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _ops_routes(app: FastAPI, metrics: Metrics) -> None:
+    @app.get("/healthz", response_model=HealthOut, tags=["operations"])
+    def healthz(request: Request) -> dict[str, Any]:
+        """Alive and able to read the database."""
+        # a read through the engine of a tenant nobody has: the database answers and is migrated
+        memory_of(request).scope("healthz", "healthz").memory_enabled()
+        return {"status": "ok"}
+
+    @app.get(
+        "/metrics",
+        response_class=PlainTextResponse,
+        tags=["operations"],
+        responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    )
+    def prometheus_metrics() -> PlainTextResponse:
+        """Request counts by route and status and latency histograms, in Prometheus' format."""
+        return PlainTextResponse(
+            metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8"
+        )
+
+
+def _page_routes(app: FastAPI) -> None:
+    @app.get("/", include_in_schema=False)
+    def page() -> HTMLResponse:
+        return HTMLResponse((WEB / "index.html").read_text("utf-8"), headers=PAGE_HEADERS)
+
+    app.mount("/assets", StaticFiles(directory=str(WEB)), name="assets")
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema, with every error documented as ``application/problem+json``."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(
+        title=app.title,
+        version=app.version,
+        summary=app.summary,
+        description=app.description,
+        routes=app.routes,
+        tags=None,
+    )
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components["Problem"] = Problem.model_json_schema()
+    components.pop("HTTPValidationError", None)
+    components.pop("ValidationError", None)
+    problem = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    for path, operations in schema.get("paths", {}).items():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            statuses = ERROR_STATUSES if path.startswith("/v1/") else (503,)
+            for status in statuses:
+                responses[str(status)] = {"description": _DESCRIPTIONS[status], "content": problem}
+    app.openapi_schema = schema
+    return schema
+
+
+_DESCRIPTIONS = {
+    400: "Malformed request (bad JSON, a missing user header for an application key).",
+    401: "Missing, malformed, wrong or revoked API key.",
+    403: "The key's role may not do this.",
+    404: "No such object for this principal (another tenant's or user's ids too).",
+    413: "The body or the content is above the limit.",
+    422: "The request is well-formed but refused (schema, tree rules, policy, budget).",
+    503: "The database is busy; retry.",
+}

@@ -1,0 +1,93 @@
+"""Who is calling: the API key in ``Authorization: Bearer`` decides the tenant, role and user.
+
+An ``app`` key acts for any user of its tenant and names the user in ``X-Convmem-User``; a
+``user`` key acts only for its own user; an ``admin`` key manages its tenant's keys and policy.
+Nothing in a body or a path ever widens that: ids of another tenant or user are simply not
+found by the engine, which answers 404 as for ids that do not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from convmem.engine import Memory, Scope
+from convmem.errors import InvalidInput
+from convmem.model.keys import ApiKey
+from convmem.service.problems import ServiceError
+from convmem.tree import check_identifier
+
+USER_HEADER = "X-Convmem-User"
+_bearer = HTTPBearer(
+    auto_error=False,
+    bearerFormat="convmem API key",
+    description="A convmem API key: `Authorization: Bearer cmk_…`.",
+)
+
+
+def memory_of(request: Request) -> Memory:
+    memory: Memory = request.app.state.memory
+    return memory
+
+
+def api_key(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> ApiKey:
+    """The active key the request presents; 401 when it is missing, malformed, wrong or revoked."""
+    if credentials is None:
+        raise ServiceError(401, "unauthorized", "an API key is required: Authorization: Bearer …")
+    key = memory_of(request).keys.authenticate(credentials.credentials)
+    if key is None:
+        raise ServiceError(401, "unauthorized", "the API key is not valid")
+    state = request.scope.setdefault("state", {})
+    state["key_id"], state["tenant"] = key.id, key.tenant_id
+    return key
+
+
+def acting_user(
+    request: Request,
+    key: Annotated[ApiKey, Depends(api_key)],
+    user: Annotated[
+        str | None,
+        Header(
+            alias=USER_HEADER,
+            max_length=256,
+            description="With an application key: the user to act for. A user key may name "
+            "only its own user.",
+        ),
+    ] = None,
+) -> Scope:
+    """The engine scope of the principal: tenant and user from the key (and, for an app key,
+    the user it names)."""
+    if key.role == "admin":
+        raise ServiceError(403, "forbidden", "an admin key manages keys; it cannot act for users")
+    if key.role == "user":
+        if user is not None and user != key.user_id:
+            raise ServiceError(403, "user_mismatch", "a user key acts only for its own user")
+        assert key.user_id is not None
+        acting = key.user_id
+    else:
+        if user is None:
+            raise ServiceError(
+                400, "user_required", f"an application key names the user in {USER_HEADER}"
+            )
+        try:
+            acting = check_identifier(user, "user")
+        except InvalidInput as exc:
+            raise ServiceError(400, "user_required", str(exc)) from exc
+    # the audit records which key acted
+    return memory_of(request).scope(key.tenant_id, acting, actor=f"key:{key.id}")
+
+
+def admin_key(key: Annotated[ApiKey, Depends(api_key)]) -> ApiKey:
+    if key.role != "admin":
+        raise ServiceError(403, "forbidden", "this needs an admin key")
+    return key
+
+
+ActingScope = Annotated[Scope, Depends(acting_user)]
+AdminKey = Annotated[ApiKey, Depends(admin_key)]
+AnyKey = Annotated[ApiKey, Depends(api_key)]

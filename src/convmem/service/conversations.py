@@ -1,0 +1,239 @@
+"""``/v1/conversations``: the tree (append, edit, regenerate, switch branch, delete), assembly
+and pins. Every handler is one engine call (or two) and a conversion; no rules of its own."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Response
+
+from convmem.assemble import AssemblyOptions
+from convmem.engine import Conversation
+from convmem.model.messages import ToolCall
+from convmem.model.profile import ModelProfile
+from convmem.service.auth import ActingScope
+from convmem.service.convert import appended, jsonable
+from convmem.service.problems import ServiceError
+from convmem.service.schemas import (
+    ActiveLeaf,
+    AppendedOut,
+    AssembledOut,
+    AssembleIn,
+    ConversationCreate,
+    ConversationOut,
+    DeletedOut,
+    LastAssemblyOut,
+    MessageCreate,
+    MessageEdit,
+    MessageOut,
+    PinCreate,
+    PinOut,
+    Regenerate,
+    ToolCallIn,
+)
+
+router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
+ConversationId = Annotated[str, Path(min_length=1, max_length=256)]
+# engine methods that arrive with other work, looked up by name so this file type-checks either way
+_SEARCH, _SUMMARIES = "search", "summaries"
+
+
+def _calls(calls: list[ToolCallIn] | None) -> list[ToolCall]:
+    return [ToolCall(c.id, c.name, c.arguments) for c in calls or ()]
+
+
+@router.post("", status_code=201, response_model=ConversationOut)
+def create_conversation(body: ConversationCreate, scope: ActingScope) -> dict[str, Any]:
+    conv = scope.create_conversation(body.title, temporary=body.temporary, metadata=body.metadata)
+    return conv.record().to_dict()
+
+
+@router.get("", response_model=list[ConversationOut])
+def list_conversations(
+    scope: ActingScope,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> list[dict[str, Any]]:
+    """The principal's conversations, newest first."""
+    return [record.to_dict() for record in scope.conversations(limit=limit, offset=offset)]
+
+
+@router.get("/{conversation_id}", response_model=ConversationOut)
+def get_conversation(conversation_id: ConversationId, scope: ActingScope) -> dict[str, Any]:
+    return scope.conversation(conversation_id).record().to_dict()
+
+
+@router.delete("/{conversation_id}", status_code=204, response_class=Response)
+def delete_conversation(conversation_id: ConversationId, scope: ActingScope) -> Response:
+    """Delete the conversation with every message, for real."""
+    scope.conversation(conversation_id).delete()
+    return Response(status_code=204)
+
+
+@router.get("/{conversation_id}/messages", response_model=list[MessageOut])
+def list_messages(conversation_id: ConversationId, scope: ActingScope) -> list[dict[str, Any]]:
+    """Every message of the tree, parents before children."""
+    return [m.to_dict() for m in scope.conversation(conversation_id).messages()]
+
+
+@router.get("/{conversation_id}/branch", response_model=list[MessageOut])
+def get_branch(
+    conversation_id: ConversationId,
+    scope: ActingScope,
+    leaf_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+) -> list[dict[str, Any]]:
+    """The messages from the root to ``leaf_id`` (default: the active leaf)."""
+    return [m.to_dict() for m in scope.conversation(conversation_id).branch(leaf_id)]
+
+
+@router.post("/{conversation_id}/messages", status_code=201, response_model=AppendedOut)
+def append_message(
+    conversation_id: ConversationId, body: MessageCreate, scope: ActingScope
+) -> dict[str, Any]:
+    """Append under the active leaf (or ``parent_id``); the new message becomes the leaf."""
+    message = scope.conversation(conversation_id).append(
+        body.role,
+        body.content,
+        tool_calls=_calls(body.tool_calls),
+        tool_call_id=body.tool_call_id,
+        metadata=body.metadata,
+        created_at=body.created_at,
+        parent_id=body.parent_id,
+    )
+    return appended(message)
+
+
+@router.get("/{conversation_id}/messages/{message_id}", response_model=MessageOut)
+def get_message(
+    conversation_id: ConversationId, message_id: ConversationId, scope: ActingScope
+) -> dict[str, Any]:
+    return scope.conversation(conversation_id).message(message_id).to_dict()
+
+
+@router.get("/{conversation_id}/messages/{message_id}/siblings", response_model=list[MessageOut])
+def get_siblings(
+    conversation_id: ConversationId, message_id: ConversationId, scope: ActingScope
+) -> list[dict[str, Any]]:
+    """The versions of a message (itself included), oldest first."""
+    return [m.to_dict() for m in scope.conversation(conversation_id).siblings(message_id)]
+
+
+@router.post(
+    "/{conversation_id}/messages/{message_id}/edit", status_code=201, response_model=AppendedOut
+)
+def edit_message(
+    conversation_id: ConversationId,
+    message_id: ConversationId,
+    body: MessageEdit,
+    scope: ActingScope,
+) -> dict[str, Any]:
+    """A new version of the message, as its sibling; the active leaf moves to it."""
+    edited = scope.conversation(conversation_id).edit(message_id, body.content,
+                                                      metadata=body.metadata)  # fmt: skip
+    return appended(edited)
+
+
+@router.post(
+    "/{conversation_id}/messages/{message_id}/regenerate",
+    status_code=201,
+    response_model=AppendedOut,
+)
+def regenerate_message(
+    conversation_id: ConversationId,
+    message_id: ConversationId,
+    body: Regenerate,
+    scope: ActingScope,
+) -> dict[str, Any]:
+    """A new version of an assistant reply (see ``Conversation.regenerate``)."""
+    message = scope.conversation(conversation_id).regenerate(
+        message_id, body.content, tool_calls=_calls(body.tool_calls), metadata=body.metadata
+    )
+    return appended(message)
+
+
+@router.delete("/{conversation_id}/messages/{message_id}", response_model=DeletedOut)
+def delete_message(
+    conversation_id: ConversationId, message_id: ConversationId, scope: ActingScope
+) -> dict[str, Any]:
+    """Delete a message and its whole subtree, for real."""
+    return {"deleted_ids": scope.conversation(conversation_id).delete_message(message_id)}
+
+
+@router.put("/{conversation_id}/active-leaf", response_model=ConversationOut)
+def switch_branch(
+    conversation_id: ConversationId, body: ActiveLeaf, scope: ActingScope
+) -> dict[str, Any]:
+    """Make any message of the conversation the active leaf."""
+    conv = scope.conversation(conversation_id)
+    conv.switch_branch(body.leaf_id)
+    return conv.record().to_dict()
+
+
+@router.post("/{conversation_id}/assemble", response_model=AssembledOut)
+def assemble(conversation_id: ConversationId, body: AssembleIn, scope: ActingScope) -> Any:
+    """Build the next request from stored state: provider-format messages and the report.
+
+    The report (token counts and ids, no content) is kept as the conversation's last assembled
+    request for the memory page."""
+    conv = scope.conversation(conversation_id)
+    model = ModelProfile(**body.model.model_dump()) if body.model else None
+    options = AssemblyOptions(**body.options.model_dump()) if body.options else None
+    context = conv.assemble(
+        body.user_message, model=model, format=body.format, system=body.system,
+        leaf_id=body.leaf_id, options=options,
+    )  # fmt: skip
+    conv.record_assembly(context, body.leaf_id)
+    return {
+        "messages": context.messages,
+        "system": context.system,
+        "report": context.report.to_dict(),
+    }
+
+
+@router.get("/{conversation_id}/last-assembly", response_model=LastAssemblyOut)
+def last_assembly(conversation_id: ConversationId, scope: ActingScope) -> dict[str, Any]:
+    """The report of the last request assembled through the service for this conversation."""
+    record = scope.conversation(conversation_id).last_assembly()
+    if record is None:
+        raise ServiceError(404, "not_found", "nothing has been assembled for this conversation",
+                           kind="assembly")  # fmt: skip
+    return record.to_dict()
+
+
+@router.get("/{conversation_id}/pins", response_model=list[PinOut])
+def list_pins(conversation_id: ConversationId, scope: ActingScope) -> list[dict[str, Any]]:
+    """The instructions every request of the conversation carries: user-wide, then its own."""
+    return [jsonable(pin) for pin in scope.conversation(conversation_id).pinned()]
+
+
+@router.post("/{conversation_id}/pins", status_code=201, response_model=PinOut)
+def pin_instruction(
+    conversation_id: ConversationId, body: PinCreate, scope: ActingScope
+) -> dict[str, Any]:
+    result: dict[str, Any] = jsonable(scope.conversation(conversation_id).pin(body.text))
+    return result
+
+
+# Routes over features that land with other work: each is registered only when the engine has
+# the method, so this module needs no change when they arrive.
+if hasattr(Conversation, _SEARCH):
+
+    @router.get("/{conversation_id}/search", response_model=list[dict[str, Any]])
+    def search_conversation(
+        conversation_id: ConversationId,
+        scope: ActingScope,
+        q: Annotated[str, Query(min_length=1, max_length=2000)],
+        k: Annotated[int, Query(ge=1, le=100)] = 10,
+    ) -> list[Any]:
+        """Messages of this conversation ranked for ``q``."""
+        conv = scope.conversation(conversation_id)
+        return [jsonable(found) for found in getattr(conv, _SEARCH)(q, k=k)]
+
+
+if hasattr(Conversation, _SUMMARIES):
+
+    @router.get("/{conversation_id}/summaries", response_model=list[dict[str, Any]])
+    def list_summaries(conversation_id: ConversationId, scope: ActingScope) -> list[Any]:
+        """The stored summaries of this conversation (every branch), for inspection."""
+        conv = scope.conversation(conversation_id)
+        return [jsonable(record) for record in getattr(conv, _SUMMARIES)()]

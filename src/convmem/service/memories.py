@@ -1,0 +1,129 @@
+"""``/v1/memories``: what convmem remembers about the principal, and the user's controls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+
+from convmem.errors import NeverStoreViolation
+from convmem.model.memory import MemoryNotice
+from convmem.service.auth import ActingScope
+from convmem.service.convert import hit, notice
+from convmem.service.schemas import (
+    SCOPE_PATTERN,
+    Category,
+    DeletedOut,
+    MemoryCreate,
+    MemoryHitOut,
+    MemoryOut,
+    MemoryStatus,
+    MemoryUpdate,
+    NoticeOut,
+)
+
+router = APIRouter(prefix="/v1/memories", tags=["memories"])
+MemoryId = Annotated[str, Path(min_length=1, max_length=256)]
+
+
+def _written(result: MemoryNotice) -> dict[str, Any]:
+    # a write the policy refused is an error over HTTP: nothing was stored
+    if result.status == "blocked":
+        raise NeverStoreViolation(result.reason or "blocked")
+    return notice(result)
+
+
+def _save(save: Callable[..., MemoryNotice], body: MemoryCreate) -> dict[str, Any]:
+    result = save(
+        body.text,
+        category=body.category,
+        subject=body.subject,
+        scope=body.scope,
+        expires_at=body.expires_at,
+        source_message_id=body.source_message_id,
+        strict=True,
+    )
+    return _written(result)
+
+
+@router.get("", response_model=list[MemoryOut])
+def list_memories(
+    scope: ActingScope,
+    status: Annotated[
+        list[MemoryStatus] | None,
+        Query(description="Statuses to list (repeatable); default: confirmed and proposed."),
+    ] = None,
+    category: Category | None = None,
+    memory_scope: Annotated[
+        str | None, Query(alias="scope", min_length=1, max_length=256, pattern=SCOPE_PATTERN)
+    ] = None,
+    include_expired: bool = False,
+) -> list[dict[str, Any]]:
+    """The principal's memories, oldest first."""
+    records = scope.memories.list(
+        status=tuple(status) if status else ("confirmed", "proposed"),
+        category=category,
+        scope=memory_scope,
+        include_expired=include_expired,
+    )
+    return [record.to_dict() for record in records]
+
+
+@router.post("", status_code=201, response_model=NoticeOut)
+def remember(body: MemoryCreate, scope: ActingScope) -> dict[str, Any]:
+    """Save a statement the user asked to keep. A refused one (never-store policy, memory off)
+    is a 422 ``never_store`` problem with the reason code; nothing is written."""
+    return _save(scope.remember, body)
+
+
+@router.post("/proposals", status_code=201, response_model=NoticeOut)
+def propose(body: MemoryCreate, scope: ActingScope) -> dict[str, Any]:
+    """Record an inference as a proposal: never recalled until the user confirms it."""
+    return _save(scope.propose, body)
+
+
+@router.get("/search", response_model=list[MemoryHitOut])
+def search_memories(
+    scope: ActingScope,
+    q: Annotated[str, Query(min_length=1, max_length=2000)],
+    k: Annotated[int, Query(ge=1, le=100)] = 5,
+) -> list[dict[str, Any]]:
+    """Current memories ranked for ``q``; none when memory is off."""
+    return [hit(found) for found in scope.search_memories(q, k=k)]
+
+
+@router.get("/{memory_id}", response_model=MemoryOut)
+def get_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
+    return scope.memories.get(memory_id).to_dict()
+
+
+@router.patch("/{memory_id}", response_model=NoticeOut)
+def update_memory(memory_id: MemoryId, body: MemoryUpdate, scope: ActingScope) -> dict[str, Any]:
+    """New text: a new record supersedes the old one (kept in the history as superseded)."""
+    return _written(scope.memories.update(memory_id, body.text))
+
+
+@router.delete("/{memory_id}", response_model=DeletedOut)
+def delete_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
+    """Hard-delete a memory and its superseded versions; the audit keeps only that it happened."""
+    return {"deleted_ids": scope.memories.delete(memory_id)}
+
+
+@router.post("/{memory_id}/confirm", response_model=MemoryOut)
+def confirm_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
+    """Accept a proposal: it becomes a confirmed memory and may be recalled."""
+    return scope.memories.confirm(memory_id).to_dict()
+
+
+@router.post("/{memory_id}/reject", response_model=MemoryOut)
+def reject_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
+    """Decline a proposal: it is never recalled."""
+    scope.memories.reject(memory_id)
+    return scope.memories.get(memory_id).to_dict()
+
+
+@router.post("/{memory_id}/resolve", response_model=MemoryOut)
+def resolve_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
+    """Settle a flagged conflict: keep this record, supersede the one it conflicts with."""
+    return scope.memories.resolve(memory_id).to_dict()

@@ -1,0 +1,343 @@
+"""Request and response bodies. Requests are strict and closed (unknown fields are refused), so
+a typo or a smuggled field is a 422, never silently ignored."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+)
+
+Id = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+def _valid_unicode(value: str) -> str:
+    # JSON escapes can carry lone surrogates, which no database can store
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("text must be valid unicode (no lone surrogates)") from exc
+    return value
+
+
+def _number(value: object) -> object:
+    if isinstance(value, str | bool):
+        raise ValueError("a number is a JSON number")
+    return value
+
+
+def _iso_text(value: object) -> object:
+    if not isinstance(value, str):
+        raise ValueError("a date-time is an ISO 8601 string")
+    return value
+
+
+# Requests are strict (no "1" for 1, no "true" for true), but a date-time arrives as text and
+# JSON Schema counts 2.0 as an integer. Constraints come before validators so that they reach
+# the OpenAPI schema, where clients (and schemathesis) read them.
+_unicode = AfterValidator(_valid_unicode)
+Text = Annotated[str, _unicode]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=256), _unicode]
+Label = Annotated[str, StringConstraints(max_length=200), _unicode]
+Subject = Annotated[str, StringConstraints(min_length=1, max_length=200), _unicode]
+# text the engine refuses when blank
+NonBlank = Annotated[str, StringConstraints(min_length=1, pattern=r"\S"), _unicode]
+MemoryText = Annotated[
+    str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S"), _unicode
+]
+SCOPE_PATTERN = r"^(user|project:.+)$"
+MemoryScope = Annotated[
+    str, StringConstraints(min_length=1, max_length=256, pattern=SCOPE_PATTERN), _unicode
+]
+Timestamp = Annotated[datetime, Strict(False), BeforeValidator(_iso_text)]
+_as_number = BeforeValidator(_number)
+Tokens = Annotated[int, Strict(False), Field(ge=0, le=100_000_000), _as_number]
+Window = Annotated[int, Strict(False), Field(ge=1, le=100_000_000), _as_number]
+MemoryK = Annotated[int, Strict(False), Field(ge=0, le=100), _as_number]
+Days = Annotated[int, Strict(False), Field(ge=1, le=36_500), _as_number]
+Role = Literal["system", "user", "assistant", "tool"]
+Category = Literal["preference", "profile", "constraint", "decision", "fact"]
+MemoryStatus = Literal["proposed", "confirmed", "superseded", "rejected"]
+Metadata = dict[str, Any]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+# --- requests -----------------------------------------------------------------------------------
+
+
+class ConversationCreate(_Request):
+    title: Text | None = None
+    temporary: bool = False
+    metadata: Metadata | None = None
+
+
+class ToolCallIn(_Request):
+    id: Name
+    name: Name
+    arguments: Text = "{}"
+
+
+class MessageCreate(_Request):
+    role: Role
+    content: Text = ""
+    tool_calls: list[ToolCallIn] = Field(default_factory=list, max_length=128)
+    tool_call_id: Name | None = None
+    metadata: Metadata | None = None
+    created_at: Timestamp | None = Field(
+        None, description="For imports: when the message was written (naive times are UTC)."
+    )
+    parent_id: Id | None = Field(None, description="Append under this message, not the leaf.")
+
+
+class MessageEdit(_Request):
+    content: NonBlank
+    metadata: Metadata | None = None
+
+
+class Regenerate(_Request):
+    content: NonBlank | None = Field(
+        None,
+        description="The new reply. Without it (and without tool calls) the active leaf moves "
+        "back to the message the reply answered, which is returned.",
+    )
+    tool_calls: list[ToolCallIn] | None = Field(None, max_length=128)
+    metadata: Metadata | None = None
+
+
+class ActiveLeaf(_Request):
+    leaf_id: Id
+
+
+class ModelIn(_Request):
+    context_window: Window = 8192
+    max_output: Tokens = 1024
+    tokenizer: Literal["o200k_base", "cl100k_base", "estimate"] = "o200k_base"
+    safety_margin: Tokens | None = None
+
+
+class OptionsIn(_Request):
+    eviction_block: float = Field(0.25, ge=0, lt=1, allow_inf_nan=False)
+    max_tool_result_share: float = Field(0.5, gt=0, le=1, allow_inf_nan=False)
+    memory_k: MemoryK = 8
+    memory_share: float = Field(0.1, ge=0, lt=1, allow_inf_nan=False)
+
+
+class AssembleIn(_Request):
+    user_message: NonBlank | None = Field(
+        None, description="The new user turn (not stored). Leave out to answer the leaf."
+    )
+    model: ModelIn | None = None
+    format: Literal["openai", "anthropic"] = "openai"
+    system: Text | None = None
+    leaf_id: Id | None = None
+    options: OptionsIn | None = None
+
+
+class PinCreate(_Request):
+    text: NonBlank
+
+
+class MemoryCreate(_Request):
+    text: MemoryText
+    category: Category | None = None
+    subject: Subject | None = None
+    scope: MemoryScope = "user"
+    expires_at: Timestamp | None = None
+    source_message_id: Id | None = None
+
+
+class MemoryUpdate(_Request):
+    text: MemoryText
+
+
+class SettingsIn(_Request):
+    memory_enabled: bool
+
+
+class KeyCreate(_Request):
+    role: Literal["app", "user", "admin"]
+    user: Name | None = Field(None, description="The user a 'user' key acts for.")
+    name: Label | None = None
+
+
+class TenantPolicyIn(_Request):
+    memory_disabled: bool = False
+    retention_days: Days | None = None
+
+
+# --- responses ----------------------------------------------------------------------------------
+
+
+class ConversationOut(_Response):
+    id: str
+    title: str | None
+    temporary: bool
+    active_leaf_id: str | None
+    metadata: Metadata
+    created_at: datetime
+
+
+class ToolCallOut(_Response):
+    id: str
+    name: str
+    arguments: str
+
+
+class MessageOut(_Response):
+    id: str
+    conversation_id: str
+    parent_id: str | None
+    depth: int
+    role: Role
+    content: str
+    tool_calls: list[ToolCallOut]
+    tool_call_id: str | None
+    metadata: Metadata
+    created_at: datetime
+
+
+class MemoryOut(_Response):
+    id: str
+    scope: str
+    category: Category
+    subject_key: str
+    text: str
+    source_kind: str
+    source_message_id: str | None
+    status: MemoryStatus
+    supersedes_id: str | None
+    conflicts_with_id: str | None
+    sensitivity: str
+    purpose: str
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None
+
+
+class NoticeOut(_Response):
+    status: Literal["saved", "proposed", "blocked", "forgotten"]
+    text: str
+    reason: str | None
+    memory: MemoryOut | None
+    memory_ids: list[str]
+
+
+class AppendedOut(MessageOut):
+    notices: list[NoticeOut] = Field(
+        default_factory=list, description="What the message did to long-term memory."
+    )
+
+
+class ReportOut(_Response):
+    format: str
+    tokenizer: str
+    context_window: int
+    max_output: int
+    input_budget: int
+    history_budget: int
+    total_tokens: int
+    sections: dict[str, int]
+    included_ids: list[str]
+    stubbed_ids: list[str]
+    evicted_ids: list[str]
+    evicted_count: int
+    memory_ids: list[str]
+    stable_prefix_hash: str
+
+
+class AssembledOut(_Response):
+    messages: list[dict[str, Any]]
+    system: list[dict[str, Any]] | None
+    report: ReportOut
+
+
+class LastAssemblyOut(_Response):
+    conversation_id: str
+    leaf_id: str | None
+    at: datetime
+    report: ReportOut
+
+
+class DeletedOut(_Response):
+    deleted_ids: list[str]
+
+
+class PinOut(_Response):
+    id: str
+    text: str
+    conversation_id: str | None
+    position: int
+    created_at: datetime
+
+
+class MemoryHitOut(_Response):
+    memory: MemoryOut
+    score: float
+    retrievers: list[str]
+
+
+class SettingsOut(_Response):
+    memory_enabled: bool
+
+
+class AuditOut(_Response):
+    id: str
+    user_id: str
+    actor: str
+    action: str
+    object_kind: str
+    object_id: str
+    at: datetime
+    details: dict[str, Any]
+
+
+class DeletedAllOut(_Response):
+    deleted: dict[str, int] = Field(description="Rows deleted per table.")
+
+
+class MeOut(_Response):
+    tenant: str
+    role: Literal["app", "user", "admin"]
+    key_id: str
+    user: str | None = Field(description="The user the key acts for (an app key: the header's).")
+
+
+class KeyOut(_Response):
+    id: str
+    tenant_id: str
+    role: Literal["app", "user", "admin"]
+    user_id: str | None
+    name: str | None
+    created_by: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class KeyCreatedOut(_Response):
+    key: KeyOut
+    token: str = Field(description="The key itself. Shown once; convmem keeps only its hash.")
+
+
+class TenantPolicyOut(_Response):
+    tenant: str
+    memory_disabled: bool
+    retention_days: int | None
+
+
+class HealthOut(_Response):
+    status: Literal["ok"]

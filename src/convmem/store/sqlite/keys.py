@@ -1,0 +1,100 @@
+"""SQLite primitives for API keys and the last assembled request of each conversation."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from convmem.errors import NotFound
+from convmem.model.keys import ApiKey, AssemblyRecord
+from convmem.store.sqlite.memories import utc_text
+
+_KEY_COLUMNS = "id, tenant_id, role, acts_for_user, name, created_by, created_at, revoked_at"
+
+
+def _key(row: Sequence[Any]) -> ApiKey:
+    return ApiKey(
+        id=row[0],
+        tenant_id=row[1],
+        role=row[2],
+        user_id=row[3],
+        name=row[4],
+        created_by=row[5],
+        created_at=datetime.fromisoformat(row[6]),
+        revoked_at=datetime.fromisoformat(row[7]) if row[7] else None,
+    )
+
+
+class KeyTxnMixin:
+    _db: sqlite3.Connection
+
+    def find_api_key(self, key_id: str) -> tuple[ApiKey, str] | None:
+        row = self._db.execute(
+            f"SELECT {_KEY_COLUMNS}, secret_sha256 FROM api_keys WHERE id = ?", (key_id,)
+        ).fetchone()
+        return None if row is None else (_key(row), row[8])
+
+    def list_api_keys(self, tenant: str) -> list[ApiKey]:
+        rows = self._db.execute(
+            f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? ORDER BY id", (tenant,)
+        ).fetchall()
+        return [_key(row) for row in rows]
+
+    def insert_api_key(self, tenant: str, key: ApiKey, secret_sha256: str) -> None:
+        self._db.execute(
+            f"INSERT INTO api_keys ({_KEY_COLUMNS}, secret_sha256) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key.id,
+                tenant,
+                key.role,
+                key.user_id,
+                key.name,
+                key.created_by,
+                utc_text(key.created_at),
+                utc_text(key.revoked_at) if key.revoked_at else None,
+                secret_sha256,
+            ),
+        )
+
+    def revoke_api_key(self, tenant: str, key_id: str, at: datetime) -> ApiKey:
+        self._db.execute(
+            "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) "
+            "WHERE tenant_id = ? AND id = ?",
+            (utc_text(at), tenant, key_id),
+        )
+        row = self._db.execute(
+            f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? AND id = ?",
+            (tenant, key_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound("api key", key_id)
+        return _key(row)
+
+    def last_assembly(self, tenant: str, user: str, conversation_id: str) -> AssemblyRecord | None:
+        row = self._db.execute(
+            "SELECT conversation_id, leaf_id, at, report FROM last_assemblies "
+            "WHERE tenant_id = ? AND user_id = ? AND conversation_id = ?",
+            (tenant, user, conversation_id),
+        ).fetchone()
+        if row is None:
+            return None
+        return AssemblyRecord(row[0], row[1], datetime.fromisoformat(row[2]), json.loads(row[3]))
+
+    def put_last_assembly(self, tenant: str, user: str, record: AssemblyRecord) -> None:
+        self._db.execute(
+            "INSERT INTO last_assemblies (tenant_id, conversation_id, user_id, leaf_id, at, "
+            "report) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, conversation_id) DO UPDATE "
+            "SET leaf_id = excluded.leaf_id, at = excluded.at, report = excluded.report",
+            (
+                tenant,
+                record.conversation_id,
+                user,
+                record.leaf_id,
+                utc_text(record.at),
+                json.dumps(record.report),
+            ),
+        )

@@ -1,0 +1,468 @@
+// The memory page: plain ES module, no build step. It calls the same /v1 API as any client,
+// with the key the user signs in with. Text from the server is only ever set as textContent.
+
+const SESSION = "convmem.session";
+const $ = (id) => document.getElementById(id);
+
+// --- small helpers ---------------------------------------------------------------------------
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
+    else if (name === "text") el.textContent = value;
+    else el.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+function say(text) {
+  const status = $("status");
+  status.textContent = "";
+  // set after a tick so screen readers announce a repeated message too; cleared after a while
+  window.setTimeout(() => { status.textContent = text; }, 30);
+  window.clearTimeout(say.timer);
+  say.timer = window.setTimeout(() => { status.textContent = ""; }, 8000);
+}
+
+function formatDate(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+function excerpt(text, size = 160) {
+  const flat = (text || "").replace(/\s+/g, " ").trim();
+  return flat.length > size ? flat.slice(0, size - 1) + "…" : flat;
+}
+
+// --- the session and the API -----------------------------------------------------------------
+
+function session() {
+  try { return JSON.parse(sessionStorage.getItem(SESSION) || "null"); } catch { return null; }
+}
+
+class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem.detail || `request failed (${status})`);
+    this.status = status;
+    this.code = problem.code;
+  }
+}
+
+async function api(method, path, body) {
+  const current = session();
+  const headers = { Accept: "application/json" };
+  if (current) {
+    headers.Authorization = `Bearer ${current.key}`;
+    if (current.user && current.role === "app") headers["X-Convmem-User"] = current.user;
+  }
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, {
+    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    if (response.status === 401 && current) signOut("Your key is no longer valid. Sign in again.");
+    throw new ApiError(response.status, data);
+  }
+  return data;
+}
+
+function fail(error) {
+  say(error instanceof ApiError ? `Could not do that: ${error.message}` : "Something went wrong.");
+}
+
+async function signIn(event) {
+  event.preventDefault();
+  const key = $("key").value.trim();
+  const user = $("as-user").value.trim();
+  const error = $("sign-in-error");
+  error.textContent = "";
+  if (!key) { error.textContent = "Enter your API key."; $("key").focus(); return; }
+  sessionStorage.setItem(SESSION, JSON.stringify({ key, user, role: null }));
+  try {
+    const me = await api("GET", "/v1/me", undefined);
+    if (me.role === "admin") throw new ApiError(403, { detail: "an admin key manages keys; sign in with a user key" });
+    if (me.role === "app" && !user) throw new ApiError(400, { detail: "an application key needs the user to act for" });
+    sessionStorage.setItem(SESSION, JSON.stringify({ key, user, role: me.role, tenant: me.tenant, who: me.user || user }));
+    $("key").value = "";
+    $("sign-in-error").textContent = "";
+    showChrome();
+    route();
+  } catch (e) {
+    sessionStorage.removeItem(SESSION);
+    error.textContent = e instanceof ApiError ? `Sign-in failed: ${e.message}` : "Sign-in failed.";
+    $("key").focus();
+  }
+}
+
+function signOut(message) {
+  sessionStorage.removeItem(SESSION);
+  showChrome();
+  showView("sign-in-view");
+  if (message) $("sign-in-error").textContent = message;
+}
+
+function showChrome() {
+  const current = session();
+  const signedIn = Boolean(current && current.role);
+  $("nav").hidden = !signedIn;
+  $("who").hidden = !signedIn;
+  $("who-name").textContent = signedIn ? `${current.who} (${current.tenant})` : "";
+}
+
+function showView(id, focus = true) {
+  for (const view of document.querySelectorAll("main > section")) view.hidden = view.id !== id;
+  for (const link of document.querySelectorAll("#nav a")) {
+    const here = (link.getAttribute("href") === "#/" && id === "memories-view")
+      || (link.getAttribute("href") === "#/conversations" && id.startsWith("conversation"));
+    if (here) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
+  }
+  if (focus) {
+    const title = document.querySelector(`#${id} h1`);
+    if (title) title.focus();
+  }
+}
+
+// --- memories --------------------------------------------------------------------------------
+
+const STATUS_LABEL = {
+  confirmed: "Saved", proposed: "Suggested — waiting for you", superseded: "Replaced by a newer one",
+  rejected: "Declined",
+};
+const SOURCE_LABEL = {
+  user_explicit: "You asked to remember it", confirmed_inference: "Suggested, then confirmed by you",
+  inference: "Suggested, not yet confirmed by you", admin: "Added by an administrator", import: "Imported",
+};
+
+async function loadMemories(focusTitle = true) {
+  showView("memories-view", focusTitle);
+  try {
+    const history = $("show-history").checked;
+    const query = history ? "?status=confirmed&status=proposed&status=superseded&status=rejected" : "";
+    const [settings, memories] = await Promise.all([
+      api("GET", "/v1/settings"), api("GET", `/v1/memories${query}`),
+    ]);
+    renderSettings(settings.memory_enabled);
+    renderMemories(memories);
+  } catch (e) { fail(e); }
+}
+
+function renderSettings(enabled) {
+  $("memory-enabled").checked = enabled;
+  $("memory-state").textContent = enabled
+    ? "On: convmem may save and use memories."
+    : "Off: nothing is saved or used until you turn it back on.";
+}
+
+function renderMemories(memories) {
+  const list = $("memory-list");
+  list.replaceChildren(...memories.map(memoryItem));
+  $("memories-empty").hidden = memories.length > 0;
+}
+
+function memoryItem(memory) {
+  const textId = `text-${memory.id}`;
+  const source = memory.source_message_id
+    ? h("a", { href: `#/messages/${encodeURIComponent(memory.source_message_id)}` }, "the message it came from")
+    : h("span", {}, "added directly, not from a message");
+  const actions = h("div", { class: "actions" });
+  const current = memory.status === "confirmed" || memory.status === "proposed";
+  if (memory.status === "proposed") {
+    actions.append(
+      h("button", { type: "button", "aria-describedby": textId, onclick: () => decide(memory, "confirm") }, "Confirm"),
+      h("button", { type: "button", "aria-describedby": textId, onclick: () => decide(memory, "reject") }, "Reject"),
+    );
+  }
+  if (current) {
+    actions.append(h("button", {
+      type: "button", class: "edit", "aria-describedby": textId,
+      onclick: (event) => startEdit(memory, event.currentTarget),
+    }, "Edit"));
+  }
+  actions.append(h("button", {
+    type: "button", class: "danger", "aria-describedby": textId, onclick: () => removeMemory(memory),
+  }, "Delete"));
+  return h("li", { class: `memory status-${memory.status}`, "data-id": memory.id },
+    h("p", { class: "memory-text", id: textId }, memory.text),
+    h("dl", { class: "meta" },
+      h("div", {}, h("dt", {}, "Category"), h("dd", {}, memory.category)),
+      h("div", {}, h("dt", {}, "Status"), h("dd", {}, STATUS_LABEL[memory.status] || memory.status)),
+      h("div", {}, h("dt", {}, "Saved"), h("dd", {}, h("time", { datetime: memory.created_at }, formatDate(memory.created_at)))),
+      memory.updated_at !== memory.created_at
+        ? h("div", {}, h("dt", {}, "Changed"), h("dd", {}, h("time", { datetime: memory.updated_at }, formatDate(memory.updated_at))))
+        : null,
+      h("div", {}, h("dt", {}, "How"), h("dd", {}, SOURCE_LABEL[memory.source_kind] || memory.source_kind)),
+      h("div", {}, h("dt", {}, "Source"), h("dd", {}, source)),
+      memory.expires_at
+        ? h("div", {}, h("dt", {}, "Expires"), h("dd", {}, h("time", { datetime: memory.expires_at }, formatDate(memory.expires_at))))
+        : null,
+      memory.conflicts_with_id
+        ? h("div", {}, h("dt", {}, "Note"), h("dd", {}, "Disagrees with another memory"))
+        : null,
+    ),
+    actions,
+  );
+}
+
+function startEdit(memory, button) {
+  const item = button.closest("li");
+  const fieldId = `edit-${memory.id}`;
+  const area = h("textarea", { id: fieldId, rows: 2, maxlength: 1000, required: true });
+  area.value = memory.text;
+  const form = h("form", { class: "edit-form" },
+    h("label", { for: fieldId }, "Edit this memory"),
+    area,
+    h("div", { class: "actions" },
+      h("button", { type: "submit" }, "Save"),
+      h("button", { type: "button", onclick: () => { form.replaceWith(item.querySelector(".actions")); restore(); } }, "Cancel"),
+    ),
+  );
+  const text = item.querySelector(".memory-text");
+  const actions = item.querySelector(".actions");
+  function restore() {
+    text.hidden = false;
+    item.append(actions);
+    actions.querySelector(".edit").focus();
+  }
+  form.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") { event.preventDefault(); form.remove(); restore(); }
+  });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const value = area.value.trim();
+    if (!value) { say("A memory needs some text."); area.focus(); return; }
+    try {
+      await api("PATCH", `/v1/memories/${encodeURIComponent(memory.id)}`, { text: value });
+      say("Memory updated.");
+      await loadMemories(false);
+      const updated = [...document.querySelectorAll("#memory-list .memory-text")].find((p) => p.textContent === value);
+      (updated ? updated.closest("li").querySelector("button") : $("memories-title")).focus();
+    } catch (e) { fail(e); area.focus(); }
+  });
+  text.hidden = true;
+  actions.remove();
+  item.append(form);
+  area.focus();
+}
+
+async function removeMemory(memory) {
+  try {
+    await api("DELETE", `/v1/memories/${encodeURIComponent(memory.id)}`);
+    say("Memory deleted.");
+    await loadMemories(false);
+    $("memories-title").focus();
+  } catch (e) { fail(e); }
+}
+
+async function decide(memory, action) {
+  try {
+    await api("POST", `/v1/memories/${encodeURIComponent(memory.id)}/${action}`);
+    say(action === "confirm" ? "Memory confirmed." : "Suggestion declined.");
+    await loadMemories(false);
+    $("memories-title").focus();
+  } catch (e) { fail(e); }
+}
+
+async function toggleMemory() {
+  const enabled = $("memory-enabled").checked;
+  try {
+    const settings = await api("PUT", "/v1/settings", { memory_enabled: enabled });
+    renderSettings(settings.memory_enabled);
+    say(settings.memory_enabled ? "Memory is on." : "Memory is off.");
+  } catch (e) { $("memory-enabled").checked = !enabled; fail(e); }
+}
+
+async function downloadExport() {
+  try {
+    const current = session();
+    const response = await fetch("/v1/export", {
+      headers: {
+        Authorization: `Bearer ${current.key}`,
+        ...(current.role === "app" ? { "X-Convmem-User": current.user } : {}),
+      },
+    });
+    if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => ({})));
+    const blob = await response.blob();
+    const url = URL.createObjectURL(blob);
+    const link = h("a", { href: url, download: `convmem-export-${current.who}.json`, hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    say("Your data was downloaded.");
+  } catch (e) { fail(e); }
+}
+
+function askDeleteEverything() {
+  const dialog = $("confirm-delete-all");
+  dialog.returnValue = "";
+  dialog.showModal();
+}
+
+async function onDialogClose() {
+  const dialog = $("confirm-delete-all");
+  if (dialog.returnValue !== "confirm") { $("delete-everything").focus(); return; }
+  try {
+    await api("DELETE", "/v1/data");
+    say("Everything was deleted.");
+    await loadMemories(false);
+    $("memories-title").focus();
+  } catch (e) { fail(e); }
+}
+
+// --- conversations ---------------------------------------------------------------------------
+
+async function loadConversations() {
+  showView("conversations-view");
+  try {
+    const conversations = await api("GET", "/v1/conversations?limit=200");
+    $("conversation-list").replaceChildren(...conversations.map((c) => h("li", {},
+      h("a", { href: `#/conversations/${encodeURIComponent(c.id)}` }, c.title || "Untitled conversation"),
+      " ", h("span", { class: "hint" }, `started ${formatDate(c.created_at)}`, c.temporary ? " · temporary" : ""),
+    )));
+    $("conversations-empty").hidden = conversations.length > 0;
+  } catch (e) { fail(e); }
+}
+
+async function loadConversation(conversationId, highlight) {
+  showView("conversation-view", !highlight);
+  $("tree").replaceChildren();
+  $("last-assembly").replaceChildren();
+  try {
+    const [record, messages] = await Promise.all([
+      api("GET", `/v1/conversations/${encodeURIComponent(conversationId)}`),
+      api("GET", `/v1/conversations/${encodeURIComponent(conversationId)}/messages`),
+    ]);
+    $("conversation-title").textContent = record.title || "Untitled conversation";
+    renderTree(messages, record.active_leaf_id, highlight);
+    let assembly = null;
+    try {
+      assembly = await api("GET", `/v1/conversations/${encodeURIComponent(conversationId)}/last-assembly`);
+    } catch (e) { if (!(e instanceof ApiError && e.status === 404)) throw e; }
+    renderAssembly(assembly, new Set(messages.map((m) => m.id)));
+    if (highlight) {
+      const target = document.getElementById(`node-${highlight}`);
+      if (target) { target.scrollIntoView({ block: "center" }); target.focus(); }
+    }
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) {
+      $("conversation-title").textContent = "Conversation not found";
+      $("conversation-title").focus();
+    }
+    fail(e);
+  }
+}
+
+function renderTree(messages, leafId, highlight) {
+  const byId = new Map(messages.map((m) => [m.id, m]));
+  const children = new Map();
+  for (const m of messages) {
+    const key = m.parent_id || "";
+    if (!children.has(key)) children.set(key, []);
+    children.get(key).push(m);
+  }
+  const active = new Set();
+  for (let id = leafId; id; id = byId.get(id)?.parent_id) active.add(id);
+
+  function branch(parentKey) {
+    const kids = children.get(parentKey) || [];
+    if (!kids.length) return null;
+    return h("ol", { class: "tree" }, kids.map((m, index) => {
+      const labels = [];
+      if (kids.length > 1) labels.push(`version ${index + 1} of ${kids.length}`);
+      if (active.has(m.id)) labels.push("active branch");
+      if (m.id === leafId) labels.push("leaf");
+      const calls = m.tool_calls.length ? ` → calls ${m.tool_calls.map((c) => c.name).join(", ")}` : "";
+      return h("li", { class: active.has(m.id) ? "node active" : "node" },
+        h("div", {
+          id: `node-${m.id}`, class: m.id === highlight ? "message highlighted" : "message", tabindex: "-1",
+          "aria-current": m.id === highlight ? "true" : null,
+        },
+          h("span", { class: `role role-${m.role}` }, m.role),
+          labels.length ? h("span", { class: "labels" }, ` (${labels.join(", ")})`) : null,
+          h("span", { class: "content" }, " ", excerpt(m.content) + calls),
+          h("span", { class: "hint id" }, ` ${m.id} · ${formatDate(m.created_at)}`),
+        ),
+        branch(m.id),
+      );
+    }));
+  }
+  const tree = branch("");
+  $("tree").replaceChildren(tree || h("p", { class: "empty" }, "No messages yet."));
+}
+
+function renderAssembly(record, existing) {
+  const box = $("last-assembly");
+  if (!record) {
+    box.replaceChildren(h("p", { class: "empty" }, "No request has been assembled for this conversation yet."));
+    return;
+  }
+  const r = record.report;
+  const sections = Object.entries(r.sections);
+  const table = h("table", {},
+    h("caption", {}, `Tokens per section, ${r.format} format, ${r.tokenizer} tokenizer`),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Section"), h("th", { scope: "col", class: "num" }, "Tokens"))),
+    h("tbody", {}, sections.map(([name, tokens]) =>
+      h("tr", {}, h("th", { scope: "row" }, name), h("td", { class: "num" }, String(tokens))))),
+    h("tfoot", {}, h("tr", {}, h("th", { scope: "row" }, "Total"), h("td", { class: "num" }, String(r.total_tokens)))),
+  );
+  const gone = r.included_ids.filter((id) => !existing.has(id)).length;
+  const facts = h("dl", { class: "meta facts" },
+    h("div", {}, h("dt", {}, "Assembled"), h("dd", {}, h("time", { datetime: record.at }, formatDate(record.at)))),
+    h("div", {}, h("dt", {}, "Context window"), h("dd", {}, `${r.context_window} (output reserved: ${r.max_output})`)),
+    h("div", {}, h("dt", {}, "Input budget"), h("dd", {}, `${r.input_budget} (history: ${r.history_budget})`)),
+    h("div", {}, h("dt", {}, "Messages included"), h("dd", {}, `${r.included_ids.length}${gone ? ` (${gone} since deleted)` : ""}`)),
+    h("div", {}, h("dt", {}, "Evicted"), h("dd", {}, String(r.evicted_count))),
+    h("div", {}, h("dt", {}, "Tool results stubbed"), h("dd", {}, String(r.stubbed_ids.length))),
+    h("div", {}, h("dt", {}, "Memories used"), h("dd", {}, String(r.memory_ids.length))),
+    r.summary_id ? h("div", {}, h("dt", {}, "Summary"), h("dd", {}, r.summary_id)) : null,
+  );
+  box.replaceChildren(table, facts);
+}
+
+async function openMessage(messageId) {
+  try {
+    const message = await api("GET", `/v1/messages/${encodeURIComponent(messageId)}`);
+    location.replace(`#/conversations/${encodeURIComponent(message.conversation_id)}/m/${encodeURIComponent(message.id)}`);
+  } catch (e) {
+    showView("conversation-view");
+    $("tree").replaceChildren();
+    $("last-assembly").replaceChildren();
+    $("conversation-title").textContent = "That message no longer exists";
+    $("conversation-title").focus();
+    if (!(e instanceof ApiError && e.status === 404)) fail(e);
+  }
+}
+
+// --- routing ---------------------------------------------------------------------------------
+
+function route() {
+  const current = session();
+  if (!current || !current.role) { showChrome(); showView("sign-in-view"); return; }
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  if (parts[0] === "conversations" && parts[1]) loadConversation(parts[1], parts[2] === "m" ? parts[3] : null);
+  else if (parts[0] === "conversations") loadConversations();
+  else if (parts[0] === "messages" && parts[1]) openMessage(parts[1]);
+  else loadMemories();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("sign-in-form").addEventListener("submit", signIn);
+  $("sign-out").addEventListener("click", () => signOut("You are signed out."));
+  $("memory-enabled").addEventListener("change", toggleMemory);
+  $("show-history").addEventListener("change", () => loadMemories(false));
+  $("download-export").addEventListener("click", downloadExport);
+  $("delete-everything").addEventListener("click", askDeleteEverything);
+  $("confirm-delete-all").addEventListener("close", onDialogClose);
+  window.addEventListener("hashchange", route);
+  showChrome();
+  route();
+});
