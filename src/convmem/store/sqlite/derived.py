@@ -11,6 +11,7 @@ from typing import Any
 from convmem.errors import NotFound
 from convmem.model.snapshot import Snapshot
 from convmem.model.summary import Job, SummaryCost, SummaryRecord
+from convmem.store.sqlite.sql import CHAIN_CTE
 
 _SUMMARY_COLUMNS = (
     "id, conversation_id, through_message_id, through_depth, covered_hash, base_hash, "
@@ -113,14 +114,8 @@ class DerivedRows:
 
     def path_ids(self, tenant: str, message_id: str, count: int) -> list[str]:
         rows = self._db.execute(
-            """
-            WITH RECURSIVE chain(id, n) AS (
-                SELECT ?, 0
-                UNION ALL
-                SELECT m.parent_id, chain.n + 1 FROM chain
-                JOIN messages m ON m.tenant_id = ? AND m.id = chain.id
-                WHERE m.parent_id IS NOT NULL AND chain.n + 1 < ?
-            )
+            CHAIN_CTE
+            + """
             SELECT chain.id FROM chain
             JOIN messages m ON m.tenant_id = ? AND m.id = chain.id
             ORDER BY chain.n

@@ -20,6 +20,7 @@ from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.keys import KeyTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
+from convmem.store.sqlite.sql import CHAIN_CTE
 
 _MESSAGE_COLUMNS = (
     "m.id, m.conversation_id, m.parent_id, m.depth, m.role, m.content, m.tool_calls, "
@@ -126,14 +127,8 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin):
         page = _FIRST_PAGE
         while next_id is not None:
             rows = self._db.execute(
-                f"""
-                WITH RECURSIVE chain(id, n) AS (
-                    SELECT ?, 0
-                    UNION ALL
-                    SELECT m.parent_id, chain.n + 1 FROM chain
-                    JOIN messages m ON m.tenant_id = ? AND m.id = chain.id
-                    WHERE m.parent_id IS NOT NULL AND chain.n + 1 < ?
-                )
+                CHAIN_CTE
+                + f"""
                 SELECT {_MESSAGE_COLUMNS}, t.tokens, m.estimate_tokens, m.estimate_before
                 FROM chain
                 JOIN messages m ON m.tenant_id = ? AND m.id = chain.id
