@@ -34,9 +34,12 @@ from convmem.model import (
     MemoryNotice,
     MemoryRecord,
     Message,
+    MessageHit,
     ModelProfile,
     ToolCall,
 )
+from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from convmem.search import SearchOptions
 from convmem.store.base import PinnedInstruction
 from convmem.tokens import TokenCounter, get_counter
 
@@ -51,6 +54,8 @@ __all__ = [
     "Conversation",
     "ConversationRecord",
     "ConvmemError",
+    "Embedder",
+    "HashingEmbedder",
     "InvalidInput",
     "InvalidMessage",
     "InvalidQuery",
@@ -60,11 +65,14 @@ __all__ = [
     "MemoryNotice",
     "MemoryRecord",
     "Message",
+    "MessageHit",
     "ModelProfile",
     "NeverStoreViolation",
     "NotFound",
     "PinnedInstruction",
     "Scope",
+    "SearchOptions",
+    "SentenceTransformerEmbedder",
     "StoreBusy",
     "StoreError",
     "TokenCounter",

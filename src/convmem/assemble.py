@@ -67,6 +67,12 @@ class AssemblyOptions:
     # input budget (0 turns recall off).
     memory_k: int = 8
     memory_share: float = 0.1
+    # Evicted turns of the branch most relevant to the new message, brought back in the retrieved
+    # section: at most this many, within this share of the input budget. The share is held for
+    # the section whenever history was evicted, so the window does not depend on what is found
+    # (0 turns retrieval off).
+    retrieved_k: int = 20
+    retrieved_share: float = 0.2
 
     def __post_init__(self) -> None:
         if not 0 <= self.eviction_block < 1:
@@ -75,6 +81,10 @@ class AssemblyOptions:
             raise InvalidInput("max_tool_result_share must be in (0, 1]")
         if self.memory_k < 0 or not 0 <= self.memory_share < 1:
             raise InvalidInput("memory_k must be at least 0 and memory_share in [0, 1)")
+        if self.retrieved_k < 0 or not 0 <= self.retrieved_share < 1:
+            raise InvalidInput("retrieved_k must be at least 0 and retrieved_share in [0, 1)")
+        if self.memory_share + self.retrieved_share >= 1:
+            raise InvalidInput("memory_share and retrieved_share must leave room for history")
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,9 @@ class FixedParts:
     memory_ids: Sequence[str] = ()
     summary: str | None = None
     retrieved: str | None = None
+    retrieved_ids: Sequence[str] = ()
+    # Tokens held for the retrieved section whatever its text costs (at least its cost).
+    retrieved_reserve: int = 0
 
 
 @dataclass(frozen=True)
@@ -249,7 +262,8 @@ def assemble_context(
     available = profile.input_budget - REPLY_PRIMING
     if format == "anthropic":
         available -= lead_placeholder_tokens(counter)
-    fixed_tokens = sum(s.tokens for s in (*leading, *trailing)) + current_tokens
+    trailing_tokens = max(sum(s.tokens for s in trailing), fixed.retrieved_reserve)
+    fixed_tokens = sum(s.tokens for s in leading) + trailing_tokens + current_tokens
     if fixed_tokens > available:
         raise BudgetExceeded(fixed_tokens, available)
     history_budget = available - fixed_tokens
@@ -332,5 +346,6 @@ def assemble_context(
         incomplete_ids=incomplete,
         stable_prefix_hash=prefix.hexdigest(),
         memory_ids=list(fixed.memory_ids),
+        retrieved_ids=list(fixed.retrieved_ids) if trailing else [],
     )
     return AssembledContext(messages=messages, report=report, system=system_blocks)

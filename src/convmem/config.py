@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from convmem.model.profile import ModelProfile
+from convmem.retrieval.index import DEFAULT_SESSION_GAP
+from convmem.search import SearchOptions
 from convmem.tree import DEFAULT_MAX_CONTENT_BYTES
 
 
@@ -14,8 +17,16 @@ class Config:
 
     ``tokenizers``: counted for every message at write time (the estimate always is), so assembly
     for these never re-tokenises history. Assembly for another tokenizer counts on the fly.
+
+    ``embed_on_write``: with an embedder, each message is embedded as it is written (outside the
+    write lock); off, ``Memory.backfill_embeddings`` does it in batches later, which suits imports.
+    ``session_gap``: a pause longer than this separates two turns' sessions; neighbours in
+    different sessions are not indexed as context of each other.
     """
 
     max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES
     tokenizers: tuple[str, ...] = ("o200k_base", "cl100k_base")
     default_model: ModelProfile = field(default_factory=ModelProfile)
+    search: SearchOptions = field(default_factory=SearchOptions)
+    embed_on_write: bool = True
+    session_gap: timedelta = DEFAULT_SESSION_GAP

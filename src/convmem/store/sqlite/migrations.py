@@ -221,6 +221,134 @@ def m008_settings(db: sqlite3.Connection) -> None:
     )
 
 
+def m020_message_index(db: sqlite3.Connection) -> None:
+    # Derived from messages (DESIGN principle 1): dropped and rebuilt from them at will. One row
+    # per indexed message: its speaker-prefixed text, its neighbours' text, its embedding.
+    db.execute(
+        """
+        CREATE TABLE message_index (
+            id INTEGER PRIMARY KEY,
+            tenant_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            depth INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            speaker TEXT NOT NULL,
+            -- the caller's session label, when it gives one; neighbours across sessions are no
+            -- context for each other
+            session TEXT,
+            -- tokens naming the owner and the conversation: the full-text query intersects with
+            -- them, so a search reads one conversation's postings, not every user's
+            scope TEXT NOT NULL,
+            body TEXT NOT NULL,
+            ctx TEXT NOT NULL DEFAULT '',
+            embedder TEXT,
+            vector BLOB,
+            UNIQUE (tenant_id, message_id)
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX message_index_by_conversation "
+        "ON message_index (tenant_id, conversation_id, depth)"
+    )
+    db.execute(
+        "CREATE VIRTUAL TABLE message_fts USING fts5(scope, body, ctx, content='message_index', "
+        "content_rowid='id', tokenize='porter unicode61')"
+    )
+    db.execute(
+        "CREATE TRIGGER message_fts_insert AFTER INSERT ON message_index BEGIN "
+        "INSERT INTO message_fts (rowid, scope, body, ctx) "
+        "VALUES (new.id, new.scope, new.body, new.ctx); END"
+    )
+    db.execute(
+        "CREATE TRIGGER message_fts_delete AFTER DELETE ON message_index BEGIN "
+        "INSERT INTO message_fts (message_fts, rowid, scope, body, ctx) "
+        "VALUES ('delete', old.id, old.scope, old.body, old.ctx); END"
+    )
+    db.execute(
+        "CREATE TRIGGER message_fts_update AFTER UPDATE OF scope, body, ctx ON message_index "
+        "BEGIN INSERT INTO message_fts (message_fts, rowid, scope, body, ctx) "
+        "VALUES ('delete', old.id, old.scope, old.body, old.ctx); "
+        "INSERT INTO message_fts (rowid, scope, body, ctx) "
+        "VALUES (new.id, new.scope, new.body, new.ctx); END"
+    )
+    # a deleted message leaves the index (and its vector) in the same transaction
+    db.execute(
+        "CREATE TRIGGER message_index_forget AFTER DELETE ON messages BEGIN "
+        "DELETE FROM message_index WHERE tenant_id = old.tenant_id AND message_id = old.id; END"
+    )
+    db.execute(
+        """
+        CREATE TABLE conversation_terms (
+            tenant_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            -- a word of the conversation, or (speaker = 1) the name of one of its speakers
+            term TEXT NOT NULL,
+            speaker INTEGER NOT NULL DEFAULT 0,
+            -- the word's embedding: query terms are expanded to their nearest words
+            embedder TEXT,
+            vector BLOB,
+            PRIMARY KEY (tenant_id, conversation_id, term)
+        ) WITHOUT ROWID
+        """
+    )
+    db.execute(
+        "CREATE TRIGGER conversation_terms_forget AFTER DELETE ON conversations BEGIN "
+        "DELETE FROM conversation_terms WHERE tenant_id = old.tenant_id "
+        "AND conversation_id = old.id; END"
+    )
+
+
+def m021_memory_search(db: sqlite3.Connection) -> None:
+    # The memory index gains an owner column, for the reason message_index has ``scope``; it
+    # keeps its own copy of the (short) texts so the owner token needs no column in memories.
+    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
+        db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    db.execute("DROP TABLE IF EXISTS memories_fts")
+    owner = "'m' || hex({0}.tenant_id) || 'x' || hex({0}.user_id)"
+    db.execute(
+        "CREATE VIRTUAL TABLE memories_fts USING fts5(owner, text, subject_key, "
+        "tokenize='porter unicode61')"
+    )
+    db.execute(
+        "INSERT INTO memories_fts (rowid, owner, text, subject_key) "
+        f"SELECT rowid, {owner.format('memories')}, text, subject_key FROM memories"
+    )
+    db.execute(
+        "CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN "
+        "INSERT INTO memories_fts (rowid, owner, text, subject_key) "
+        f"VALUES (new.rowid, {owner.format('new')}, new.text, new.subject_key); END"
+    )
+    db.execute(
+        "CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN "
+        "DELETE FROM memories_fts WHERE rowid = old.rowid; END"
+    )
+    db.execute(
+        "CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, subject_key ON memories BEGIN "
+        "UPDATE memories_fts SET text = new.text, subject_key = new.subject_key "
+        "WHERE rowid = old.rowid; END"
+    )
+    db.execute(
+        """
+        CREATE TABLE memory_vectors (
+            tenant_id TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (tenant_id, memory_id)
+        ) WITHOUT ROWID
+        """
+    )
+    db.execute(
+        "CREATE TRIGGER memory_vectors_forget AFTER DELETE ON memories BEGIN "
+        "DELETE FROM memory_vectors WHERE tenant_id = old.tenant_id "
+        "AND memory_id = old.id; END"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -230,6 +358,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m006_memories_fts,
     m007_audit_events,
     m008_settings,
+    m020_message_index,
+    m021_memory_search,
 ]
 
 

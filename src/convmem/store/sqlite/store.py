@@ -18,6 +18,7 @@ from convmem.store.base import BranchRow, MessageRow, PinnedInstruction
 from convmem.store.sqlite.connection import connect, transaction
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
+from convmem.store.sqlite.search import SearchTxnMixin
 
 _MESSAGE_COLUMNS = (
     "m.id, m.conversation_id, m.parent_id, m.depth, m.role, m.content, m.tool_calls, "
@@ -62,7 +63,7 @@ _CONVERSATION_COLUMNS = (
 )
 
 
-class SQLiteTxn(MemoryTxnMixin):
+class SQLiteTxn(MemoryTxnMixin, SearchTxnMixin):
     """Read and write primitives over one connection inside one transaction."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
@@ -285,7 +286,12 @@ class SQLiteStore:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        apply_migrations(self._connection())
+        applied = apply_migrations(self._connection())
+        # a database that had messages before the search index existed needs them indexed
+        self.reindex_needed = "m020_message_index" in applied and self._has_messages()
+
+    def _has_messages(self) -> bool:
+        return self._connection().execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
 
     def _connection(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
