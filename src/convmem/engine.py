@@ -45,6 +45,7 @@ from convmem.retrieval.vector import Embedder, normalise, to_blob
 from convmem.search import (
     SearchOptions,
     VectorCache,
+    VectorsCache,
     Window,
     after_delete,
     prepare_turn,
@@ -83,6 +84,7 @@ class Memory:
         self.config = config or Config()
         self.embedder = embedder
         self.vector_cache = VectorCache()
+        self.vectors_cache = VectorsCache()
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
         for name in self.config.tokenizers:
             counter = get_counter(name)
@@ -531,6 +533,7 @@ class Conversation:
                 tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
                 cache=memory.vector_cache, options=options or memory.config.search,
                 window=Window(since=_aware(since), until=_aware(until)),
+                vectors=memory.vectors_cache,
             )  # fmt: skip
 
     def delete(self) -> None:
@@ -800,7 +803,7 @@ class Conversation:
         fused = rank_conversation(
             tx, self.scope.principal, self.id, query, embedder=memory.embedder,
             cache=memory.vector_cache, options=memory.config.search,
-            window=Window(max_depth=window_depth),
+            window=Window(max_depth=window_depth), vectors=memory.vectors_cache,
         )[: 4 * k]  # fmt: skip
         candidates = [tx.get_message(self._tenant, self.scope.user, f.key) for f in fused]
         if not candidates:

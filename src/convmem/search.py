@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from convmem.errors import InvalidInput
 from convmem.model.memory import MemoryHit, MemoryRecord
@@ -70,6 +71,9 @@ class SearchOptions:
     expansion_min_similarity: float = 0.6
     # how deep each ranking goes into the fusion; past ~100 a rank adds < 1/110 of a top hit
     depth: int = 200
+    # Embed query terms the conversation never used, so they too can be expanded (one model call
+    # with the query either way, but a longer batch).
+    expand_unknown_terms: bool = True
 
     def __post_init__(self) -> None:
         unknown = set(self.retrievers) - set(RETRIEVERS)
@@ -101,6 +105,65 @@ class VectorCache:
             self._items[(embedder, word)] = vector
             if len(self._items) > self._capacity:
                 self._items.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class ConversationVectors:
+    """A conversation's turn vectors and vocabulary, as numpy arrays, at one generation."""
+
+    generation: int
+    ids: list[str]
+    speakers: list[str]
+    depths: npt.NDArray[np.int64]
+    created: list[datetime]
+    matrix: Matrix
+    vocabulary: list[str]
+    vocab_matrix: Matrix
+
+
+class VectorsCache:
+    """Per-process cache of ``ConversationVectors`` (a few conversations, LRU). Reading ~2,000
+    vectors out of SQLite and converting them costs several milliseconds a query; the store's
+    generation number says whether the cached copy is current, so a change — a new turn, a
+    deleted one — is seen by the next search. Holds ids and vectors, no text."""
+
+    def __init__(self, capacity: int = 16) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[tuple[str, str, str, str], ConversationVectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def load(
+        self, tx: ReadTxn, who: Principal, conversation_id: str, embedder: str
+    ) -> ConversationVectors:
+        key = (who.tenant, who.user, conversation_id, embedder)
+        generation = tx.search_generation(who.tenant, conversation_id)
+        with self._lock:
+            cached = self._items.get(key)
+            if cached is not None and generation is not None and cached.generation == generation:
+                self._items.move_to_end(key)
+                return cached
+        rows = tx.message_vectors(who.tenant, who.user, conversation_id, embedder)
+        terms = tx.term_vectors(who.tenant, conversation_id, embedder)
+        speakers = {s.lower() for s in tx.conversation_speakers(who.tenant, conversation_id)}
+        terms = [(t, b) for t, b in terms if t not in speakers]
+        dims = len(rows[0].vector) // 2 if rows else len(terms[0][1]) // 2 if terms else 1
+        loaded = ConversationVectors(
+            generation=generation if generation is not None else -1,
+            ids=[r.message_id for r in rows],
+            speakers=[r.speaker for r in rows],
+            depths=np.asarray([r.depth for r in rows], dtype=np.int64),
+            created=[r.created_at for r in rows],
+            matrix=from_blobs([r.vector for r in rows], dims),
+            vocabulary=[t for t, _ in terms],
+            vocab_matrix=from_blobs([b for _, b in terms], dims),
+        )
+        if generation is not None:
+            with self._lock:
+                self._items[key] = loaded
+                self._items.move_to_end(key)
+                while len(self._items) > self._capacity:
+                    self._items.popitem(last=False)
+        return loaded
 
 
 # --- query analysis -----------------------------------------------------------------------------
@@ -292,9 +355,11 @@ def rank_conversation(
     cache: VectorCache,
     options: SearchOptions,
     window: Window = Window(),
+    vectors: VectorsCache | None = None,
 ) -> list[Fused[str]]:
     """Fused ranking of a conversation's turns (message ids) for ``query``."""
     tenant, user = who.tenant, who.user
+    vectors = vectors or VectorsCache(capacity=0)
     speakers = tx.conversation_speakers(tenant, conversation_id)
     plan = plan_query(query, speakers)
     use = set(options.retrievers)
@@ -315,51 +380,50 @@ def rank_conversation(
     if "lexical" in use and plan.terms:
         rankings.append(("lexical", lexical(plan.terms)))
     if embedder is not None and use & {"expansion", "vector"}:
-        vocab_rows = (
-            tx.term_vectors(tenant, conversation_id, embedder.name)
-            if "expansion" in use and plan.terms
+        data = vectors.load(tx, who, conversation_id, embedder.name)
+        known = {term: i for i, term in enumerate(data.vocabulary)}
+        expanding = "expansion" in use and bool(plan.terms) and bool(known)
+        unknown_terms = (
+            [t for t in plan.terms if t not in known]
+            if expanding and options.expand_unknown_terms
             else []
         )
-        lowered = {s.lower() for s in speakers}
-        vocab = [term for term, _ in vocab_rows if term not in lowered]
-        vocab_matrix = from_blobs([b for t, b in vocab_rows if t not in lowered], _dims(vocab_rows))
-        known = {term: i for i, term in enumerate(vocab)}
-        unknown_terms = [t for t in plan.terms if t not in known] if vocab else []
         texts = [plan.vector_text] if "vector" in use else []
         query_rows, word_vectors = embed_with_words(embedder, cache, texts, unknown_terms)
-        if vocab and plan.terms:
+        expandable = [t for t in plan.terms if t in known or t in word_vectors]
+        if expanding and expandable:
             term_matrix = np.stack(
-                [vocab_matrix[known[t]] if t in known else word_vectors[t] for t in plan.terms]
+                [data.vocab_matrix[known[t]] if t in known else word_vectors[t] for t in expandable]
             )
             extra = nearest_words(
-                term_matrix, plan.terms, vocab, vocab_matrix,
+                term_matrix, expandable, data.vocabulary, data.vocab_matrix,
                 per_term=options.expansion_per_term,
                 min_similarity=options.expansion_min_similarity,
             )  # fmt: skip
             if extra:
                 rankings.append(("expansion", lexical([*plan.terms, *extra])))
-        if "vector" in use:
-            rows = tx.message_vectors(
-                tenant, user, conversation_id, embedder.name, max_depth=window.max_depth,
-                since=window.since, until=window.until,
-            )  # fmt: skip
-            if rows:
-                matrix = from_blobs([r[2] for r in rows], len(query_rows[0]))
-                order, _ = cosine_order(query_rows[0], matrix)
-                top = order[: options.depth]
-                for i in top:
-                    speaker_of[rows[i][0]] = rows[i][1]
-                rankings.append(("vector", [rows[i][0] for i in top]))
+        if "vector" in use and data.ids:
+            keep = np.ones(len(data.ids), dtype=bool)
+            if window.max_depth is not None:
+                keep &= data.depths < window.max_depth
+            if window.since is not None or window.until is not None:
+                since, until = window.since, window.until
+                keep &= np.asarray(
+                    [(since is None or c >= since) and (until is None or c < until)
+                     for c in data.created], dtype=bool,
+                )  # fmt: skip
+            rows = np.flatnonzero(keep)
+            order, _ = cosine_order(query_rows[0], data.matrix[rows])
+            top = rows[order[: options.depth]]
+            for i in top:
+                speaker_of[data.ids[i]] = data.speakers[i]
+            rankings.append(("vector", [data.ids[i] for i in top]))
     fused = rrf(rankings, k=options.rrf_k)
     if len(plan.names) == 1:
         named = plan.names[0]
         favoured = {key for key, speaker in speaker_of.items() if speaker == named}
         fused = boost(fused, favoured, options.speaker_boost)
     return fused
-
-
-def _dims(rows: Sequence[tuple[str, bytes]]) -> int:
-    return len(rows[0][1]) // 2 if rows else 1
 
 
 def search_conversation(
@@ -373,11 +437,12 @@ def search_conversation(
     cache: VectorCache,
     options: SearchOptions,
     window: Window = Window(),
+    vectors: VectorsCache | None = None,
 ) -> list[MessageHit]:
     check_query(query, k)
     fused = rank_conversation(
         tx, who, conversation_id, query, embedder=embedder, cache=cache, options=options,
-        window=window,
+        window=window, vectors=vectors,
     )  # fmt: skip
     hits = []
     for item in fused[:k]:

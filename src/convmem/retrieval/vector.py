@@ -153,15 +153,29 @@ class SentenceTransformerEmbedder:
     sentence-transformers resolves itself. The model loads on first use, once per process.
     """
 
-    def __init__(self, model: str = MINILM, *, batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        model: str = MINILM,
+        *,
+        batch_size: int = 64,
+        threads: int | None = None,
+        quantize: bool = False,
+    ) -> None:
+        """``threads`` sets torch's CPU threads for the process when the model loads (None leaves
+        them be). One thread serves a short query fastest on a busy machine; torch's default
+        (every core) serves large batches. ``quantize`` runs the linear layers in int8 (dynamic
+        quantization): a query embeds in about 5 ms instead of 13 on one core; its vectors differ
+        from the float model's (cosine about 0.96), so they carry another name and never mix."""
         self._model_name = model
         self._batch_size = batch_size
+        self._threads = threads
+        self._quantize = quantize
         self._model: Any = None
         self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
-        return self._model_name
+        return self._model_name + ("+qint8" if self._quantize else "")
 
     @property
     def dimensions(self) -> int:
@@ -170,13 +184,21 @@ class SentenceTransformerEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                self._model = _load_sentence_transformer(self._model_name)
+                if self._threads is not None:
+                    import torch
+
+                    torch.set_num_threads(self._threads)
+                model = _load_sentence_transformer(self._model_name)
+                self._model = _quantized(model) if self._quantize else model
             return self._model
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        vectors = self._load().encode(
+        model = self._load()
+        if len(texts) <= 8:
+            return _forward(model, texts)
+        vectors = model.encode(
             list(texts),
             batch_size=self._batch_size,
             normalize_embeddings=True,
@@ -184,6 +206,29 @@ class SentenceTransformerEmbedder:
             convert_to_numpy=True,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+def _forward(model: Any, texts: Sequence[str]) -> Matrix:
+    """A query's few texts straight through the model: ``encode``'s batching and bookkeeping
+    cost about as much as the forward pass itself at this size."""
+    import torch
+
+    prepare = getattr(model, "preprocess", None) or model.tokenize
+    features = prepare(list(texts))
+    with torch.inference_mode():
+        output = model(features)
+    vectors = torch.nn.functional.normalize(output["sentence_embedding"], dim=1)
+    return np.asarray(vectors.float().cpu().numpy(), dtype=np.float32)
+
+
+def _quantized(model: Any) -> Any:
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def _load_sentence_transformer(model: str) -> Any:

@@ -90,6 +90,15 @@ class IndexedRow:
 
 
 @dataclass(frozen=True)
+class VectorRow:
+    message_id: str
+    speaker: str
+    depth: int
+    created_at: datetime
+    vector: bytes
+
+
+@dataclass(frozen=True)
 class MessageHitRow:
     message_id: str
     speaker: str
@@ -174,17 +183,13 @@ class ReadTxn(Protocol):
         ...
 
     def message_vectors(
-        self,
-        tenant: str,
-        user: str,
-        conversation_id: str,
-        embedder: str,
-        *,
-        max_depth: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[tuple[str, str, bytes]]:
-        """(message id, speaker, vector) of one conversation's turns embedded by ``embedder``."""
+        self, tenant: str, user: str, conversation_id: str, embedder: str
+    ) -> list[VectorRow]:
+        """One conversation's turns with a vector from ``embedder``."""
+        ...
+
+    def search_generation(self, tenant: str, conversation_id: str) -> int | None:
+        """A number that changes whenever the conversation's vectors or vocabulary change."""
         ...
 
     def indexed_rows(self, tenant: str, message_ids: Sequence[str]) -> dict[str, IndexedRow]: ...

@@ -42,7 +42,9 @@ def _memory(row: Sequence[Any]) -> MemoryRecord:
 USER_TABLES = ("conversations", "messages", "memories", "pinned_instructions", "user_settings")
 # Derived from the tables above and rebuildable from them (search text, neighbour context,
 # vocabularies, embeddings): deleted with the user, left out of exports.
-DERIVED_TABLES = frozenset({"message_index", "conversation_terms", "memory_vectors"})
+DERIVED_TABLES = frozenset(
+    {"message_index", "conversation_terms", "memory_vectors", "search_generations"}
+)
 
 
 class MemoryTxnMixin:

@@ -227,7 +227,8 @@ def m020_message_index(db: sqlite3.Connection) -> None:
     db.execute(
         """
         CREATE TABLE message_index (
-            id INTEGER PRIMARY KEY,
+            -- never reused, so a cache keyed on rows seen cannot mistake a new row for a gone one
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             tenant_id TEXT NOT NULL,
             message_id TEXT NOT NULL,
             user_id TEXT NOT NULL,
@@ -278,6 +279,36 @@ def m020_message_index(db: sqlite3.Connection) -> None:
     db.execute(
         "CREATE TRIGGER message_index_forget AFTER DELETE ON messages BEGIN "
         "DELETE FROM message_index WHERE tenant_id = old.tenant_id AND message_id = old.id; END"
+    )
+    db.execute(
+        """
+        CREATE TABLE search_generations (
+            tenant_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            -- bumped whenever the conversation's vectors or vocabulary change: an in-process cache
+            -- of them is valid while the number it was built at is current
+            generation INTEGER NOT NULL,
+            PRIMARY KEY (tenant_id, conversation_id)
+        ) WITHOUT ROWID
+        """
+    )
+    db.execute(
+        "CREATE TRIGGER search_generation_insert AFTER INSERT ON message_index BEGIN "
+        "INSERT INTO search_generations (tenant_id, conversation_id, generation) "
+        "VALUES (new.tenant_id, new.conversation_id, 1) "
+        "ON CONFLICT (tenant_id, conversation_id) DO UPDATE SET generation = generation + 1; END"
+    )
+    for event, row in (("DELETE", "old"), ("UPDATE OF vector, embedder", "new")):
+        name = "delete" if event == "DELETE" else "update"
+        db.execute(
+            f"CREATE TRIGGER search_generation_{name} AFTER {event} ON message_index BEGIN "
+            "UPDATE search_generations SET generation = generation + 1 "
+            f"WHERE tenant_id = {row}.tenant_id AND conversation_id = {row}.conversation_id; END"
+        )
+    db.execute(
+        "CREATE TRIGGER search_generation_forget AFTER DELETE ON conversations BEGIN "
+        "DELETE FROM search_generations WHERE tenant_id = old.tenant_id "
+        "AND conversation_id = old.id; END"
     )
     db.execute(
         """

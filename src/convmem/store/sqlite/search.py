@@ -15,7 +15,7 @@ from typing import Any
 
 from convmem.model.memory import MemoryRecord
 from convmem.retrieval.lexical import or_query, quote
-from convmem.store.base import IndexedRow, IndexEntry, MessageHitRow
+from convmem.store.base import IndexedRow, IndexEntry, MessageHitRow, VectorRow
 from convmem.store.sqlite.memories import _PREFIXED, _memory, utc_text
 
 # Column weights for bm25 over message_fts(scope, body, ctx): the owner tokens count for nothing,
@@ -134,25 +134,29 @@ class SearchTxnMixin:
         return [MessageHitRow(r[0], r[1], -float(r[2])) for r in rows]
 
     def message_vectors(
-        self,
-        tenant: str,
-        user: str,
-        conversation_id: str,
-        embedder: str,
-        *,
-        max_depth: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[tuple[str, str, bytes]]:
-        """(message id, speaker, vector) of the conversation's turns embedded by ``embedder``."""
-        sql = (
-            "SELECT i.message_id, i.speaker, i.vector FROM message_index i "
-            "WHERE i.tenant_id = ? AND i.conversation_id = ? AND i.user_id = ? "
-            "AND i.embedder = ? AND i.vector IS NOT NULL"
+        self, tenant: str, user: str, conversation_id: str, embedder: str
+    ) -> list[VectorRow]:
+        rows = self._db.execute(
+            "SELECT message_id, speaker, depth, created_at, vector FROM message_index "
+            "WHERE tenant_id = ? AND conversation_id = ? AND user_id = ? AND embedder = ? "
+            "AND vector IS NOT NULL ORDER BY id",
+            (tenant, conversation_id, user, embedder),
+        ).fetchall()
+        return [VectorRow(r[0], r[1], r[2], datetime.fromisoformat(r[3]), r[4]) for r in rows]
+
+    def search_generation(self, tenant: str, conversation_id: str) -> int | None:
+        row = self._db.execute(
+            "SELECT generation FROM search_generations WHERE tenant_id = ? AND conversation_id = ?",
+            (tenant, conversation_id),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def _bump(self, tenant: str, conversation_ids: Sequence[str]) -> None:
+        self._db.executemany(
+            "UPDATE search_generations SET generation = generation + 1 "
+            "WHERE tenant_id = ? AND conversation_id = ?",
+            [(tenant, c) for c in set(conversation_ids)],
         )
-        params: list[Any] = [tenant, conversation_id, user, embedder]
-        sql, params = _window(sql, params, max_depth, since, until)
-        return [(r[0], r[1], r[2]) for r in self._db.execute(sql, params).fetchall()]
 
     def missing_message_vectors(self, embedder: str, limit: int) -> list[tuple[str, str, str]]:
         """(tenant, message id, body) of indexed turns without a vector from ``embedder``."""
@@ -227,6 +231,7 @@ class SearchTxnMixin:
                 ]
             ],
         )
+        self._bump(tenant, [conversation_id])
 
     def retain_terms(
         self, tenant: str, conversation_id: str, words: set[str], speakers: set[str]
@@ -243,6 +248,8 @@ class SearchTxnMixin:
             "AND term = ?",
             [(tenant, conversation_id, term) for term in doomed],
         )
+        if doomed:
+            self._bump(tenant, [conversation_id])
 
     def conversation_speakers(self, tenant: str, conversation_id: str) -> list[str]:
         rows = self._db.execute(
@@ -279,6 +286,8 @@ class SearchTxnMixin:
             "WHERE tenant_id = ? AND conversation_id = ? AND term = ?",
             [(embedder, blob, t, c, term) for t, c, term, blob in vectors],
         )
+        for tenant in {t for t, _, _, _ in vectors}:
+            self._bump(tenant, [c for t, c, _, _ in vectors if t == tenant])
 
     # --- memories -------------------------------------------------------------------------------
 
