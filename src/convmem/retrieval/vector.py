@@ -228,7 +228,8 @@ def _quantized(model: Any) -> Any:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        quantize: Any = torch.ao.quantization.quantize_dynamic
+        return quantize(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def _load_sentence_transformer(model: str) -> Any:
