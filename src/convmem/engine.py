@@ -140,14 +140,17 @@ class Memory:
                 terms = tx.missing_term_vectors(embedder.name, batch_size * 8)
             if not terms:
                 break
-            words = sorted({term for _, _, term in terms})
+            words = sorted({term for _, term in terms})
             word_vectors = dict(zip(words, normalise(embedder.embed(words)), strict=True))
             for word, vector in word_vectors.items():
                 self.vector_cache.put(embedder.name, word, vector)
             with self.store.write() as wtx:
-                wtx.set_term_vectors(
-                    embedder.name, [(t, c, w, to_blob(word_vectors[w])) for t, c, w in terms]
-                )
+                for tenant in sorted({t for t, _ in terms}):
+                    mine = [w for t, w in terms if t == tenant]
+                    wtx.set_term_vectors(
+                        tenant, embedder.name, [(w, to_blob(word_vectors[w])) for w in mine]
+                    )
+                    wtx.bump_conversations_using(tenant, mine)
             counts["terms"] += len(terms)
         while True:
             with self.store.read() as tx:

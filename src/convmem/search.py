@@ -288,14 +288,9 @@ def write_turn(
     if parent is not None:
         before = _as_turn(grandparent) if grandparent is not None else None
         tx.set_index_context(tenant, parent.message_id, context_text(parent, before, turn))
-    tx.add_terms(
-        tenant,
-        message.conversation_id,
-        prepared.words,
-        [turn.speaker],
-        prepared.embedder,
-        {w: prepared.word_vectors[w] for w in prepared.words if w in prepared.word_vectors},
-    )
+    tx.add_terms(tenant, message.conversation_id, prepared.words, [turn.speaker])
+    if prepared.embedder is not None and prepared.word_vectors:
+        tx.set_term_vectors(tenant, prepared.embedder, sorted(prepared.word_vectors.items()))
 
 
 def after_delete(

@@ -216,7 +216,7 @@ class ReadTxn(Protocol):
 
     def missing_message_vectors(self, embedder: str, limit: int) -> list[tuple[str, str, str]]: ...
 
-    def missing_term_vectors(self, embedder: str, limit: int) -> list[tuple[str, str, str]]: ...
+    def missing_term_vectors(self, embedder: str, limit: int) -> list[tuple[str, str]]: ...
 
     def missing_memory_vectors(
         self, embedder: str, limit: int
@@ -271,13 +271,7 @@ class WriteTxn(ReadTxn, Protocol):
     ) -> None: ...
 
     def add_terms(
-        self,
-        tenant: str,
-        conversation_id: str,
-        words: Sequence[str],
-        speakers: Sequence[str],
-        embedder: str | None,
-        vectors: dict[str, bytes],
+        self, tenant: str, conversation_id: str, words: Sequence[str], speakers: Sequence[str]
     ) -> None: ...
 
     def retain_terms(
@@ -285,8 +279,10 @@ class WriteTxn(ReadTxn, Protocol):
     ) -> None: ...
 
     def set_term_vectors(
-        self, embedder: str, vectors: Sequence[tuple[str, str, str, bytes]]
+        self, tenant: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
     ) -> None: ...
+
+    def bump_conversations_using(self, tenant: str, words: Sequence[str]) -> None: ...
 
     def set_memory_vectors(
         self, tenant: str, user: str, embedder: str, vectors: Sequence[tuple[str, bytes]]

@@ -315,20 +315,39 @@ def m020_message_index(db: sqlite3.Connection) -> None:
         CREATE TABLE conversation_terms (
             tenant_id TEXT NOT NULL,
             conversation_id TEXT NOT NULL,
-            -- a word of the conversation, or (speaker = 1) the name of one of its speakers
+            -- a word of the conversation, or (speaker = 1) the name of one of its speakers: the
+            -- words a query term may be expanded to, the names a query may mention
             term TEXT NOT NULL,
             speaker INTEGER NOT NULL DEFAULT 0,
-            -- the word's embedding: query terms are expanded to their nearest words
-            embedder TEXT,
-            vector BLOB,
             PRIMARY KEY (tenant_id, conversation_id, term)
         ) WITHOUT ROWID
         """
     )
+    db.execute("CREATE INDEX conversation_terms_by_term ON conversation_terms (tenant_id, term)")
     db.execute(
         "CREATE TRIGGER conversation_terms_forget AFTER DELETE ON conversations BEGIN "
         "DELETE FROM conversation_terms WHERE tenant_id = old.tenant_id "
         "AND conversation_id = old.id; END"
+    )
+    db.execute(
+        """
+        CREATE TABLE term_vectors (
+            tenant_id TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            -- one vector per word per tenant, not per conversation: a million messages hold
+            -- millions of (conversation, word) pairs but tens of thousands of words
+            term TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (tenant_id, embedder, term)
+        ) WITHOUT ROWID
+        """
+    )
+    # a word no remaining conversation of the tenant uses leaves with its last use
+    db.execute(
+        "CREATE TRIGGER term_vectors_forget AFTER DELETE ON conversation_terms "
+        "WHEN NOT EXISTS (SELECT 1 FROM conversation_terms "
+        "WHERE tenant_id = old.tenant_id AND term = old.term) BEGIN "
+        "DELETE FROM term_vectors WHERE tenant_id = old.tenant_id AND term = old.term; END"
     )
 
 

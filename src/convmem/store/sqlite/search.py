@@ -209,27 +209,14 @@ class SearchTxnMixin:
     # --- a conversation's vocabulary ------------------------------------------------------------
 
     def add_terms(
-        self,
-        tenant: str,
-        conversation_id: str,
-        words: Sequence[str],
-        speakers: Sequence[str],
-        embedder: str | None,
-        vectors: dict[str, bytes],
+        self, tenant: str, conversation_id: str, words: Sequence[str], speakers: Sequence[str]
     ) -> None:
         self._db.executemany(
-            "INSERT INTO conversation_terms (tenant_id, conversation_id, term, speaker, embedder, "
-            "vector) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, conversation_id, term) DO "
-            "UPDATE SET speaker = max(speaker, excluded.speaker), "
-            "embedder = coalesce(excluded.embedder, embedder), "
-            "vector = coalesce(excluded.vector, vector)",
-            [
-                (tenant, conversation_id, term, int(is_speaker), embedder if blob else None, blob)
-                for term, is_speaker, blob in [
-                    *((w, False, vectors.get(w)) for w in words),
-                    *((s, True, None) for s in speakers),
-                ]
-            ],
+            "INSERT INTO conversation_terms (tenant_id, conversation_id, term, speaker) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (tenant_id, conversation_id, term) DO "
+            "UPDATE SET speaker = max(speaker, excluded.speaker)",
+            [(tenant, conversation_id, w, 0) for w in words]
+            + [(tenant, conversation_id, s, 1) for s in speakers],
         )
         self._bump(tenant, [conversation_id])
 
@@ -262,32 +249,46 @@ class SearchTxnMixin:
     def term_vectors(
         self, tenant: str, conversation_id: str, embedder: str
     ) -> list[tuple[str, bytes]]:
+        """The conversation's words with their vectors from ``embedder``."""
         rows = self._db.execute(
-            "SELECT term, vector FROM conversation_terms WHERE tenant_id = ? "
-            "AND conversation_id = ? AND speaker = 0 AND embedder = ? AND vector IS NOT NULL "
-            "ORDER BY term",
-            (tenant, conversation_id, embedder),
+            "SELECT t.term, v.vector FROM conversation_terms t JOIN term_vectors v "
+            "ON v.tenant_id = t.tenant_id AND v.embedder = ? AND v.term = t.term "
+            "WHERE t.tenant_id = ? AND t.conversation_id = ? AND t.speaker = 0 ORDER BY t.term",
+            (embedder, tenant, conversation_id),
         ).fetchall()
         return [(r[0], r[1]) for r in rows]
 
-    def missing_term_vectors(self, embedder: str, limit: int) -> list[tuple[str, str, str]]:
+    def missing_term_vectors(self, embedder: str, limit: int) -> list[tuple[str, str]]:
+        """(tenant, word) of words in use that have no vector from ``embedder``."""
         rows = self._db.execute(
-            "SELECT tenant_id, conversation_id, term FROM conversation_terms "
-            "WHERE speaker = 0 AND (embedder IS NOT ? OR vector IS NULL) LIMIT ?",
+            "SELECT DISTINCT t.tenant_id, t.term FROM conversation_terms t "
+            "WHERE t.speaker = 0 AND NOT EXISTS (SELECT 1 FROM term_vectors v "
+            "WHERE v.tenant_id = t.tenant_id AND v.embedder = ? AND v.term = t.term) LIMIT ?",
             (embedder, limit),
         ).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
+        return [(r[0], r[1]) for r in rows]
 
     def set_term_vectors(
-        self, embedder: str, vectors: Sequence[tuple[str, str, str, bytes]]
+        self, tenant: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
     ) -> None:
+        """Store word vectors (a word's vector never changes for one embedder: first one wins),
+        for words some conversation of the tenant still uses."""
         self._db.executemany(
-            "UPDATE conversation_terms SET embedder = ?, vector = ? "
-            "WHERE tenant_id = ? AND conversation_id = ? AND term = ?",
-            [(embedder, blob, t, c, term) for t, c, term, blob in vectors],
+            "INSERT OR IGNORE INTO term_vectors (tenant_id, embedder, term, vector) "
+            "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM conversation_terms "
+            "WHERE tenant_id = ? AND term = ?)",
+            [(tenant, embedder, term, blob, tenant, term) for term, blob in vectors],
         )
-        for tenant in {t for t, _, _, _ in vectors}:
-            self._bump(tenant, [c for t, c, _, _ in vectors if t == tenant])
+
+    def bump_conversations_using(self, tenant: str, words: Sequence[str]) -> None:
+        for start in range(0, len(words), 500):
+            chunk = list(words[start : start + 500])
+            self._db.execute(
+                "UPDATE search_generations SET generation = generation + 1 "
+                "WHERE tenant_id = ? AND conversation_id IN (SELECT DISTINCT conversation_id "
+                f"FROM conversation_terms WHERE tenant_id = ? AND term IN ({_in(chunk)}))",
+                (tenant, tenant, *chunk),
+            )
 
     # --- memories -------------------------------------------------------------------------------
 
