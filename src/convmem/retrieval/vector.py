@@ -179,7 +179,9 @@ class SentenceTransformerEmbedder:
 
     @property
     def dimensions(self) -> int:
-        return int(self._load().get_sentence_embedding_dimension())
+        model = self._load()
+        size = getattr(model, "get_embedding_dimension", None)
+        return int(size() if size else model.get_sentence_embedding_dimension())
 
     def _load(self) -> Any:
         with self._lock:
