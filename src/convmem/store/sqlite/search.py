@@ -14,13 +14,15 @@ from datetime import datetime
 from typing import Any
 
 from convmem.model.memory import MemoryRecord
-from convmem.retrieval.lexical import or_query, quote
+from convmem.retrieval.lexical import MARK_CLOSE, MARK_OPEN, bm25_scores, or_query, quote
 from convmem.store.base import IndexedRow, IndexEntry, MessageHitRow, VectorRow
 from convmem.store.sqlite.memories import _PREFIXED, _memory, utc_text
 
-# Column weights for bm25 over message_fts(scope, body, ctx): the owner tokens count for nothing,
-# a neighbour's words for half of the turn's own (measured on LoCoMo: 0.5 beat 0.3 and 0.7).
-_MESSAGE_BM25 = "bm25(message_fts, 0.0, 1.0, 0.5)"
+# Column weights for (body, ctx): a neighbour's words count half as much as the turn's own
+# (measured on LoCoMo: 0.5 beat 0.3 and 0.7).
+_COLUMN_WEIGHTS = (1.0, 0.5)
+# Most matching turns scored per query: every one for a conversation of a few thousand turns.
+_MAX_CANDIDATES = 5000
 _MEMORY_BM25 = "bm25(memories_fts, 0.0, 1.0, 0.5)"
 
 
@@ -117,21 +119,35 @@ class SearchTxnMixin:
         since: datetime | None = None,
         until: datetime | None = None,
     ) -> list[MessageHitRow]:
-        """Messages of one conversation matching any of ``terms``, best bm25 first."""
+        """Messages of one conversation matching any of ``terms``, best BM25 first (the
+        conversation's own statistics: see ``bm25_scores``)."""
         words = or_query(terms, columns=("body", "ctx"))
         if words is None or limit < 1:
             return []
         match = f"scope : {quote(conversation_token(tenant, conversation_id))} AND {words}"
         sql = (
-            f"SELECT i.message_id, i.speaker, {_MESSAGE_BM25} AS rank FROM message_fts "
+            "SELECT i.message_id, i.speaker, "
+            f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
+            f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}') FROM message_fts "
             "JOIN message_index i ON i.id = message_fts.rowid "
             "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
             "AND i.conversation_id = ?"
         )
         params: list[Any] = [match, tenant, user, conversation_id]
         sql, params = _window(sql, params, max_depth, since, until)
-        rows = self._db.execute(sql + " ORDER BY rank LIMIT ?", (*params, limit)).fetchall()
-        return [MessageHitRow(r[0], r[1], -float(r[2])) for r in rows]
+        # newest first, so a very long conversation is scored over its recent matches
+        sql += " ORDER BY message_fts.rowid DESC LIMIT ?"
+        rows = self._db.execute(sql, (*params, _MAX_CANDIDATES)).fetchall()
+        total = self._db.execute(
+            "SELECT count(*) FROM message_index WHERE tenant_id = ? AND conversation_id = ?",
+            (tenant, conversation_id),
+        ).fetchone()[0]
+        scores = bm25_scores(
+            [(r[0], (r[2], r[3])) for r in rows], int(total), _COLUMN_WEIGHTS, terms=terms
+        )
+        speaker = {r[0]: r[1] for r in rows}
+        ranked = sorted(scores, key=lambda m: -scores[m])[:limit]
+        return [MessageHitRow(m, speaker[m], scores[m]) for m in ranked]
 
     def message_vectors(
         self, tenant: str, user: str, conversation_id: str, embedder: str
