@@ -126,6 +126,20 @@ def _triggers(db: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
 
 def build(path: str, shape: dict[str, int], embedder_name: str) -> dict[str, Any]:
     """Write the dataset; returns counts and the build time."""
+    return _build(path, shape, embedder_name)
+
+
+def relabel(path: str, embedder_name: str) -> None:
+    """Point the stored (random) vectors at another embedder, so one file serves several."""
+    db = sqlite3.connect(path, isolation_level=None)
+    for table in ("message_index", "term_vectors", "memory_vectors"):
+        db.execute(f"UPDATE {table} SET embedder = ? WHERE embedder != ?", (embedder_name,) * 2)
+    db.execute("UPDATE search_generations SET generation = generation + 1")
+    db.close()
+
+
+def _build(path: str, shape: dict[str, int], embedder_name: str) -> dict[str, Any]:
+    """Write the dataset; returns counts and the build time."""
     started = time.perf_counter()
     convmem.open(path).close()  # the schema, by convmem's own migrations
     db = sqlite3.connect(path, isolation_level=None)
@@ -279,7 +293,7 @@ def queries_for(memory: convmem.Memory, tenant: str, user: str, n: int) -> list[
 def choose_embedder(kind: str) -> Embedder:
     if kind == "hashing" or (kind == "auto" and not sentence_transformers_available()):
         return HashingEmbedder(DIMENSIONS)
-    return SentenceTransformerEmbedder(threads=1)
+    return SentenceTransformerEmbedder(threads=1, quantize=kind == "minilm-int8")
 
 
 def measure(path: str, shape: dict[str, int], embedder: Embedder, n: int) -> dict[str, Any]:
@@ -324,7 +338,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_out", help="write the results here")
     parser.add_argument("--db", help="reuse (or keep) the dataset at this path")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--embedder", choices=("auto", "minilm", "hashing"), default="auto")
+    parser.add_argument(
+        "--embedder", choices=("auto", "minilm", "minilm-int8", "hashing"), default="auto"
+    )
     args = parser.parse_args(argv)
     shape = QUICK if args.quick else FULL
     embedder = choose_embedder(args.embedder)
@@ -335,6 +351,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"building {path} ...", flush=True)
             info = build(path, shape, embedder.name)
             print(f"built in {info['build_seconds']} s", flush=True)
+        else:
+            relabel(path, embedder.name)
         size_mb = round(os.path.getsize(path) / 1e6, 1)
         results = measure(path, shape, embedder, args.queries)
     print(f"{'search':28} {'p50 ms':>8} {'p95 ms':>8}")
