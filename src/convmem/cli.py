@@ -144,12 +144,13 @@ def eval_locomo(
     chosen: Embedder | None = None
     if embedder == "hashing":
         chosen = HashingEmbedder()
-    elif embedder == "minilm" or (embedder == "auto" and sentence_transformers_available()):
+    elif embedder.startswith("minilm") or (
+        embedder == "auto" and sentence_transformers_available()
+    ):
         if not sentence_transformers_available():
-            raise click.UsageError(
-                "--embedder minilm needs the extra: pip install convmem[embeddings]"
-            )
-        chosen = SentenceTransformerEmbedder()
+            raise click.UsageError(f"--embedder {embedder} needs: pip install convmem[embeddings]")
+        # one torch thread: a query's forward pass is fastest so on a shared machine
+        chosen = SentenceTransformerEmbedder(threads=1, quantize=embedder == "minilm-int8")
     if plot_out is not None:
         try:
             import matplotlib  # noqa: F401

@@ -284,6 +284,7 @@ class Memories:
                     tx.set_memory_fields(self._who.tenant, old.id, status="rejected",
                                          updated_at=_now())  # fmt: skip
                 audit(tx, self._who, "memory.updated", "memory", old.id, to=notice.memory.id)
+        self._scope._embed_notices([notice])
         return notice
 
     def delete(self, memory_id: str) -> builtins.list[str]:

@@ -322,11 +322,11 @@ def plot(result: dict[str, Any], out: str | Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for name, per_category in result["recall_at_k"].items():
+    for i, (name, per_category) in enumerate(result["recall_at_k"].items()):
         for label, style in (("all", "-"), ("multi-hop", ":")):
             if label in per_category:
                 values = per_category[label]
-                left.plot(KS, [values[str(k)] for k in KS], style, marker="o",
+                left.plot(KS, [values[str(k)] for k in KS], style, marker="o", color=f"C{i}",
                           label=f"{name} ({label})")  # fmt: skip
     left.set_xscale("log")
     left.set_xticks(KS, [str(k) for k in KS])

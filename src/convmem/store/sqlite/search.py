@@ -138,8 +138,12 @@ class SearchTxnMixin:
         # newest first, so a very long conversation is scored over its recent matches
         sql += " ORDER BY message_fts.rowid DESC LIMIT ?"
         rows = self._db.execute(sql, (*params, _MAX_CANDIDATES)).fetchall()
+        if not rows:
+            return []
+        # the collection's size for IDF: the deepest turn's depth counts the turns of the longest
+        # branch, one index seek where count(*) would read the whole conversation's entries
         total = self._db.execute(
-            "SELECT count(*) FROM message_index WHERE tenant_id = ? AND conversation_id = ?",
+            "SELECT max(depth) + 1 FROM message_index WHERE tenant_id = ? AND conversation_id = ?",
             (tenant, conversation_id),
         ).fetchone()[0]
         scores = bm25_scores(
