@@ -48,8 +48,10 @@ from convmem.search import (
     VectorsCache,
     Window,
     after_delete,
+    backfill,
     prepare_turn,
     rank_conversation,
+    reindex,
     search_conversation,
     write_turn,
 )
@@ -100,70 +102,18 @@ class Memory:
     def reindex(self, *, batch_size: int = 500) -> int:
         """Index every message the search index lacks (a database from before the index, or one
         whose index was dropped: it is derived and rebuildable). Returns how many."""
-        done = 0
-        while True:
-            with self.store.read() as tx:
-                pending = tx.unindexed_messages(None, batch_size)
-                messages = [(t, u, tx.get_message(t, u, m)) for t, u, m in pending]
-            if not messages:
-                return done
-            for tenant, user, message in messages:
-                prepared = prepare_turn(message, self._write_embedder, self.vector_cache)
-                if prepared is None:
-                    continue
-                with self.store.write() as wtx:
-                    write_turn(wtx, tenant, user, message, prepared, self.config.session_gap)
-                done += 1
+        return reindex(
+            self.store, self._write_embedder, self.vector_cache, self.config.session_gap,
+            batch_size=batch_size,
+        )  # fmt: skip
 
     def backfill_embeddings(self, *, batch_size: int = 256) -> dict[str, int]:
         """Embed, in batches, every indexed turn, vocabulary word and memory that has no vector
-        from this database's embedder (new rows written with ``embed_on_write`` off, or rows of
-        an older model). Returns how many of each."""
-        embedder = self.embedder
-        counts = {"messages": 0, "terms": 0, "memories": 0}
-        if embedder is None:
-            return counts
-        while True:
-            with self.store.read() as tx:
-                turns = tx.missing_message_vectors(embedder.name, batch_size)
-            if not turns:
-                break
-            vectors = normalise(embedder.embed([body for _, _, body in turns]))
-            with self.store.write() as wtx:
-                for tenant in {t for t, _, _ in turns}:
-                    rows = [(m, to_blob(v)) for (t, m, _), v in zip(turns, vectors, strict=True)
-                            if t == tenant]  # fmt: skip
-                    wtx.set_message_vectors(tenant, embedder.name, rows)
-            counts["messages"] += len(turns)
-        while True:
-            with self.store.read() as tx:
-                terms = tx.missing_term_vectors(embedder.name, batch_size * 8)
-            if not terms:
-                break
-            words = sorted({term for _, term in terms})
-            word_vectors = dict(zip(words, normalise(embedder.embed(words)), strict=True))
-            for word, vector in word_vectors.items():
-                self.vector_cache.put(embedder.name, word, vector)
-            with self.store.write() as wtx:
-                for tenant in sorted({t for t, _ in terms}):
-                    mine = [w for t, w in terms if t == tenant]
-                    wtx.set_term_vectors(
-                        tenant, embedder.name, [(w, to_blob(word_vectors[w])) for w in mine]
-                    )
-                    wtx.bump_conversations_using(tenant, mine)
-            counts["terms"] += len(terms)
-        while True:
-            with self.store.read() as tx:
-                memories = tx.missing_memory_vectors(embedder.name, batch_size)
-            if not memories:
-                break
-            vectors = normalise(embedder.embed([text for _, _, _, text in memories]))
-            with self.store.write() as wtx:
-                for (tenant, user, memory_id, _), vector in zip(memories, vectors, strict=True):
-                    wtx.set_memory_vectors(tenant, user, embedder.name,
-                                           [(memory_id, to_blob(vector))])  # fmt: skip
-            counts["memories"] += len(memories)
-        return counts
+        from this database's embedder (rows written with ``embed_on_write`` off, or rows of an
+        older model). Returns how many of each."""
+        if self.embedder is None:
+            return {"messages": 0, "terms": 0, "memories": 0}
+        return backfill(self.store, self.embedder, self.vector_cache, batch_size=batch_size)
 
     def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None:
         """Store vectors for new memory records (after their write: a model call never holds the

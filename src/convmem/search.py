@@ -52,7 +52,7 @@ from convmem.retrieval.vector import (
     normalise,
     to_blob,
 )
-from convmem.store.base import IndexedRow, IndexEntry, ReadTxn, WriteTxn
+from convmem.store.base import IndexedRow, IndexEntry, ReadTxn, Store, WriteTxn
 
 if TYPE_CHECKING:
     from convmem.memories import Principal
@@ -492,3 +492,79 @@ def search_memories(
             rankings.append(("vector", [rows[i][0].id for i in top]))
     fused = rrf(rankings, k=rrf_k)
     return [MemoryHit(records[f.key], f.score, f.retrievers) for f in fused[:k]]
+
+
+# --- rebuilding and backfilling -------------------------------------------------------------------
+
+
+def reindex(
+    store: Store,
+    embedder: Embedder | None,
+    cache: VectorCache,
+    session_gap: timedelta,
+    *,
+    batch_size: int = 500,
+) -> int:
+    """Index every message that has no index row, oldest first (so each finds its parent)."""
+    done = 0
+    while True:
+        with store.read() as tx:
+            pending = tx.unindexed_messages(None, batch_size)
+            messages = [(t, u, tx.get_message(t, u, m)) for t, u, m in pending]
+        if not messages:
+            return done
+        for tenant, user, message in messages:
+            prepared = prepare_turn(message, embedder, cache)
+            if prepared is None:
+                continue
+            with store.write() as wtx:
+                write_turn(wtx, tenant, user, message, prepared, session_gap)
+            done += 1
+
+
+def backfill(
+    store: Store, embedder: Embedder, cache: VectorCache, *, batch_size: int = 256
+) -> dict[str, int]:
+    """Vectors for every indexed turn, word in use and memory lacking one from ``embedder``; the
+    model runs between transactions, never inside one."""
+    counts = {"messages": 0, "terms": 0, "memories": 0}
+    while True:
+        with store.read() as tx:
+            turns = tx.missing_message_vectors(embedder.name, batch_size)
+        if not turns:
+            break
+        vectors = normalise(embedder.embed([body for _, _, body in turns]))
+        with store.write() as wtx:
+            for tenant in sorted({t for t, _, _ in turns}):
+                rows = [(m, to_blob(v)) for (t, m, _), v in zip(turns, vectors, strict=True)
+                        if t == tenant]  # fmt: skip
+                wtx.set_message_vectors(tenant, embedder.name, rows)
+        counts["messages"] += len(turns)
+    while True:
+        with store.read() as tx:
+            terms = tx.missing_term_vectors(embedder.name, batch_size * 8)
+        if not terms:
+            break
+        words = sorted({term for _, term in terms})
+        word_vectors = dict(zip(words, normalise(embedder.embed(words)), strict=True))
+        for word, vector in word_vectors.items():
+            cache.put(embedder.name, word, vector)
+        with store.write() as wtx:
+            for tenant in sorted({t for t, _ in terms}):
+                mine = [w for t, w in terms if t == tenant]
+                wtx.set_term_vectors(
+                    tenant, embedder.name, [(w, to_blob(word_vectors[w])) for w in mine]
+                )
+                wtx.bump_conversations_using(tenant, mine)
+        counts["terms"] += len(terms)
+    while True:
+        with store.read() as tx:
+            memories = tx.missing_memory_vectors(embedder.name, batch_size)
+        if not memories:
+            break
+        vectors = normalise(embedder.embed([text for _, _, _, text in memories]))
+        with store.write() as wtx:
+            for (tenant, user, memory_id, _), vector in zip(memories, vectors, strict=True):
+                wtx.set_memory_vectors(tenant, user, embedder.name, [(memory_id, to_blob(vector))])
+        counts["memories"] += len(memories)
+    return counts
