@@ -120,7 +120,7 @@ def bm25_scores(
     statistics are the ones that say how telling a word is there. Each matched token (from the
     highlighted spans) counts for the query term of ``terms`` it shares the longest prefix with,
     standing in for the stemmer's grouping. Column weights as in FTS5: a column's hits count
-    ``weight`` times; document length is the token count of all columns.
+    ``weight`` times; document length is the word count of all columns.
     """
     lowered = [t.lower() for t in terms]
     memo: dict[str, str] = {}
@@ -131,7 +131,9 @@ def bm25_scores(
         tf: dict[str, float] = {}
         length = 0
         for weight, text in zip(weights, columns, strict=True):
-            length += len(_WORD.findall(text))
+            length += len(text.split())  # whitespace words: near enough the token count
+            if MARK_OPEN not in text:
+                continue
             for token in marked_terms(text):
                 term = memo.get(token)
                 if term is None:
