@@ -352,3 +352,15 @@ def test_the_index_is_rebuilt_from_messages(db_path: Path) -> None:
         assert conv.search("locker", k=3) == []
         assert mem.reindex() == 40
         assert ids[4] in [h.message.id for h in conv.search("locker", k=3)]
+
+
+def test_a_budget_without_room_for_the_retrieved_section_still_assembles(
+    alice: convmem.Scope,
+) -> None:
+    conv = alice.create_conversation()
+    chat(conv, history("4471"))
+    tight = convmem.ModelProfile(context_window=300, max_output=50, tokenizer="o200k_base")
+    question = "locker code? " + "please answer in detail " * 12
+    options = convmem.AssemblyOptions(retrieved_share=0.9, memory_share=0.05)
+    ctx = conv.assemble(question, model=tight, options=options)
+    assert ctx.report.total_tokens <= tight.input_budget

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from convmem.assemble import (
@@ -21,7 +21,7 @@ from convmem.assemble import (
     assemble_context,
 )
 from convmem.config import Config
-from convmem.errors import InvalidInput, InvalidMessage, NotFound
+from convmem.errors import BudgetExceeded, InvalidInput, InvalidMessage, NotFound
 from convmem.formats import Format
 from convmem.ids import new_id
 from convmem.memories import (
@@ -464,7 +464,7 @@ class Conversation:
         return doomed
 
     @property
-    def _session_gap(self) -> Any:
+    def _session_gap(self) -> timedelta:
         return self.scope.memory.config.session_gap
 
     def search(
@@ -725,7 +725,10 @@ class Conversation:
             # History was evicted: hold the retrieved section's room, see which turns that
             # leaves out of the window, and bring back the ones that matter to this message.
             held = replace(fixed, retrieved_reserve=reserve)
-            probe = build(held)
+            try:
+                probe = build(held)
+            except BudgetExceeded:  # no room to hold: the request stays as it was
+                return context
             text, ids = self._retrieve(
                 tx, query or "", leaf, probe.report, branch, counter, reserve, options.retrieved_k
             )
