@@ -208,6 +208,8 @@ def test_delete_all_and_conversation_delete_empty_every_search_table(
     gone.delete()
     assert fts_count(db_path, "message_fts", "narwhals") == 0
     assert rows(db_path, "SELECT count(*) FROM term_vectors WHERE term = 'narwhals'") == [(0,)]
+    alice.conversation(alice.conversations()[0].id).append("user", "my axolotl is called Bo")
+    assert rows(db_path, "SELECT count(*) FROM term_vectors WHERE term = 'axolotl'") == [(1,)]
     exported = alice.export()
     json.dumps(exported)  # no vector bytes in an export
     assert not {"message_index", "memory_vectors", "conversation_terms"} & set(exported["data"])
@@ -222,7 +224,8 @@ def test_delete_all_and_conversation_delete_empty_every_search_table(
                 "(SELECT id FROM conversations)",
             )  # fmt: skip
         assert left == [(0,)], table
-    # bob's words (the same ones) keep their vectors; his search still works
+    # a word only alice used leaves with her; bob's words (the same ones) keep their vectors
+    assert rows(db_path, "SELECT count(*) FROM term_vectors WHERE term = 'axolotl'") == [(0,)]
     assert rows(db_path, "SELECT count(*) FROM term_vectors WHERE term = 'locker'") == [(1,)]
     assert bob.conversation(bob.conversations()[0].id).search("locker", k=3)
 
