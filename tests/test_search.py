@@ -367,3 +367,30 @@ def test_a_budget_without_room_for_the_retrieved_section_still_assembles(
     options = convmem.AssemblyOptions(retrieved_share=0.9, memory_share=0.05)
     ctx = conv.assemble(question, model=tight, options=options)
     assert ctx.report.total_tokens <= tight.input_budget
+
+
+def test_a_database_from_before_the_index_is_upgraded_and_indexed(db_path: Path) -> None:
+    from convmem.store.sqlite import migrations
+
+    with convmem.open(db_path) as mem:  # write through the API, then forget the search tables
+        alice = mem.scope("acme", "alice")
+        conv = alice.create_conversation()
+        ids = chat(conv, history("4471"))
+        alice.remember("I prefer aisle seats.")
+    with sqlite3.connect(db_path) as db:
+        for name in ("m020_message_index", "m021_memory_search"):
+            db.execute("DELETE FROM _migrations WHERE name = ?", (name,))
+        for table in ("message_fts", "message_index", "conversation_terms", "term_vectors",
+                      "search_generations", "memory_vectors", "memories_fts"):  # fmt: skip
+            db.execute(f"DROP TABLE {table}")
+        for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update",
+                        "memory_vectors_forget", "message_index_forget",
+                        "conversation_terms_forget", "search_generation_forget"):  # fmt: skip
+            db.execute(f"DROP TRIGGER {trigger}")
+        migrations.m006_memories_fts(db)  # the memory index as it was before m021
+        db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+    with convmem.open(db_path) as mem:  # migrates, then indexes the old messages
+        alice = mem.scope("acme", "alice")
+        conv = alice.conversation(conv.id)
+        assert ids[4] in [h.message.id for h in conv.search("locker code", k=3)]
+        assert [h.memory.text for h in alice.search_memories("aisle")] == ["I prefer aisle seats."]
