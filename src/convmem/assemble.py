@@ -68,11 +68,12 @@ class AssemblyOptions:
     memory_k: int = 8
     memory_share: float = 0.1
     # Evicted turns of the branch most relevant to the new message, brought back in the retrieved
-    # section: at most this many, within this share of the input budget. The share is held for
-    # the section whenever history was evicted, so the window does not depend on what is found
-    # (0 turns retrieval off).
+    # section: at most this many, within this share of the input budget and this many tokens.
+    # That room is held for the section whenever history was evicted, so the window does not
+    # depend on what is found (0 turns retrieval off).
     retrieved_k: int = 20
     retrieved_share: float = 0.2
+    retrieved_max_tokens: int = 4096
 
     def __post_init__(self) -> None:
         if not 0 <= self.eviction_block < 1:
@@ -83,6 +84,8 @@ class AssemblyOptions:
             raise InvalidInput("memory_k must be at least 0 and memory_share in [0, 1)")
         if self.retrieved_k < 0 or not 0 <= self.retrieved_share < 1:
             raise InvalidInput("retrieved_k must be at least 0 and retrieved_share in [0, 1)")
+        if self.retrieved_max_tokens < 0:
+            raise InvalidInput("retrieved_max_tokens must not be negative")
         if self.memory_share + self.retrieved_share >= 1:
             raise InvalidInput("memory_share and retrieved_share must leave room for history")
 

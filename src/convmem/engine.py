@@ -719,7 +719,9 @@ class Conversation:
 
             context = build(fixed)
             options = options or AssemblyOptions()
-            reserve = int(profile.input_budget * options.retrieved_share)
+            reserve = min(
+                int(profile.input_budget * options.retrieved_share), options.retrieved_max_tokens
+            )
             if context.report.evicted_count == 0 or reserve == 0 or options.retrieved_k == 0:
                 return context
             # History was evicted: hold the retrieved section's room, see which turns that
