@@ -26,6 +26,9 @@ DEFAULT_SESSION_GAP = timedelta(hours=3)
 # Longest text kept per turn in the index: a pasted document should not drown a conversation's
 # statistics, and the turn's start says what it is about.
 MAX_INDEXED_CHARS = 4000
+# A neighbour's part of the context column: its gist is what helps, and every turn's text is
+# indexed again as context of its neighbours, so long turns are cut shorter there.
+MAX_CONTEXT_CHARS = 800
 _VOCAB_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 
 
@@ -91,7 +94,11 @@ def context_text(
     gap: timedelta = DEFAULT_SESSION_GAP,
 ) -> str:
     """The ``ctx`` column: the neighbours' bodies that belong to the turn's session."""
-    parts = [n.body for n in (previous, following) if n is not None and same_session(turn, n, gap)]
+    parts = [
+        n.body[:MAX_CONTEXT_CHARS]
+        for n in (previous, following)
+        if n is not None and same_session(turn, n, gap)
+    ]
     return "\n".join(parts)
 
 

@@ -238,7 +238,7 @@ class SearchTxnMixin:
             [(tenant, conversation_id, w, 0) for w in words]
             + [(tenant, conversation_id, s, 1) for s in speakers],
         )
-        self._bump(tenant, [conversation_id])
+        # no generation bump: terms arrive with a new index row, whose insert bumped it
 
     def retain_terms(
         self, tenant: str, conversation_id: str, words: set[str], speakers: set[str]
