@@ -119,7 +119,12 @@ def play(memory: convmem.Memory, turns: int, options: convmem.AssemblyOptions) -
 def run(turns: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         with convmem.open(Path(folder) / "convmem.db") as memory:
-            ours = play(memory, turns, convmem.AssemblyOptions())
+            # The prefix (system, summary, window) with recall off; recall adds a per-turn
+            # section after the window, measured apart below: it never moves the prefix but is
+            # itself never cached, so it lowers the cached share of the whole request.
+            ours = play(memory, turns, convmem.AssemblyOptions(retrieved_k=0))
+        with convmem.open(Path(folder) / "recall.db") as memory:
+            recall = play(memory, turns, convmem.AssemblyOptions())
         with convmem.open(Path(folder) / "sliding.db") as memory:
             plain = convmem.AssemblyOptions(eviction_block=0, summary_threshold=None)
             sliding = play(memory, turns, plain)
@@ -142,8 +147,16 @@ def run(turns: int) -> dict[str, Any]:
         "history_exceeds_budget_from_turn": start,
         "measured_turns": len(measured),
         "convmem_cached_fraction": mean(ours["fractions"]),
+        "convmem_with_recall_cached_fraction": mean(recall["fractions"]),
+        "convmem_with_recall_cached_tokens_per_turn": round(
+            statistics.fmean(recall["fractions"][i] * recall["totals"][i] for i in measured), 1
+        ),
+        "convmem_cached_tokens_per_turn": round(
+            statistics.fmean(ours["fractions"][i] * ours["totals"][i] for i in measured), 1
+        ),
         "sliding_window_cached_fraction": mean(sliding["fractions"]),
         "convmem_tokens_per_turn": mean(ours["totals"]),
+        "convmem_with_recall_tokens_per_turn": mean(recall["totals"]),
         "sliding_window_tokens_per_turn": mean(sliding["totals"]),
         "system_prompt_share": round(
             statistics.fmean(sliding["system_tokens"] / sliding["totals"][i] for i in measured), 4

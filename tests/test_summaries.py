@@ -120,11 +120,13 @@ def test_the_threshold_evicts_at_70_percent_and_summaries_can_be_off(
 ) -> None:
     conv = alice.create_conversation()
     conv.append("user", DECISION)
-    plain = AssemblyOptions(summary_threshold=None)
+    # recall off on both sides: its held room would shrink the window the threshold is about
+    summarised = AssemblyOptions(retrieved_k=0)
+    plain = AssemblyOptions(summary_threshold=None, retrieved_k=0)
     previous_history = 0
     for i in range(60):
         chat(conv, 1, start=i)
-        on = conv.assemble("next?", model=SMALL)
+        on = conv.assemble("next?", model=SMALL, options=summarised)
         off = conv.assemble("next?", model=SMALL, options=plain)
         if on.report.evicted_ids:
             break

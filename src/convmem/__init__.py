@@ -34,11 +34,14 @@ from convmem.model import (
     MemoryNotice,
     MemoryRecord,
     Message,
+    MessageHit,
     ModelProfile,
     ToolCall,
 )
 from convmem.model.snapshot import Snapshot, SnapshotItem
 from convmem.model.summary import Job, SummaryRecord
+from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from convmem.search import SearchOptions
 from convmem.store.base import PinnedInstruction
 from convmem.summarize import ExtractiveSummarizer, LLMSummarizer, LLMSummarizerConfig, Summarizer
 from convmem.tokens import TokenCounter, get_counter
@@ -54,7 +57,9 @@ __all__ = [
     "Conversation",
     "ConversationRecord",
     "ConvmemError",
+    "Embedder",
     "ExtractiveSummarizer",
+    "HashingEmbedder",
     "InvalidInput",
     "InvalidMessage",
     "InvalidQuery",
@@ -67,11 +72,14 @@ __all__ = [
     "MemoryNotice",
     "MemoryRecord",
     "Message",
+    "MessageHit",
     "ModelProfile",
     "NeverStoreViolation",
     "NotFound",
     "PinnedInstruction",
     "Scope",
+    "SearchOptions",
+    "SentenceTransformerEmbedder",
     "Snapshot",
     "SnapshotItem",
     "StoreBusy",

@@ -78,6 +78,13 @@ class AssemblyOptions:
     # memories; older turns are evicted (in blocks) and summarised into the rest. None: no
     # summaries, history may use it all.
     summary_threshold: float | None = 0.7
+    # Evicted turns of the branch most relevant to the new message, brought back in the retrieved
+    # section: at most this many, within this share of the input budget and this many tokens.
+    # That room is held for the section whenever history was evicted, so the window does not
+    # depend on what is found (0 turns retrieval off).
+    retrieved_k: int = 20
+    retrieved_share: float = 0.2
+    retrieved_max_tokens: int = 4096
 
     def __post_init__(self) -> None:
         if self.summary_threshold is not None and not 0 < self.summary_threshold <= 1:
@@ -88,6 +95,12 @@ class AssemblyOptions:
             raise InvalidInput("max_tool_result_share must be in (0, 1]")
         if self.memory_k < 0 or not 0 <= self.memory_share < 1:
             raise InvalidInput("memory_k must be at least 0 and memory_share in [0, 1)")
+        if self.retrieved_k < 0 or not 0 <= self.retrieved_share < 1:
+            raise InvalidInput("retrieved_k must be at least 0 and retrieved_share in [0, 1)")
+        if self.retrieved_max_tokens < 0:
+            raise InvalidInput("retrieved_max_tokens must not be negative")
+        if self.memory_share + self.retrieved_share >= 1:
+            raise InvalidInput("memory_share and retrieved_share must leave room for history")
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,9 @@ class FixedParts:
     memory_ids: Sequence[str] = ()
     summary: str | None = None
     retrieved: str | None = None
+    retrieved_ids: Sequence[str] = ()
+    # Tokens held for the retrieved section whatever its text costs (at least its cost).
+    retrieved_reserve: int = 0
 
 
 @dataclass(frozen=True)
@@ -260,6 +276,7 @@ class HistoryPlan:
     summary_room: int
     summary_through_id: str | None
     memory_ids: list[str] = field(default_factory=list)
+    retrieved_ids: list[str] = field(default_factory=list)
 
 
 def _summary_reserve(
@@ -309,7 +326,8 @@ def plan_history(
     available = profile.input_budget - REPLY_PRIMING
     if format == "anthropic":
         available -= lead_placeholder_tokens(counter)
-    fixed_tokens = sum(s.tokens for s in (*leading, *trailing)) + current_tokens
+    trailing_tokens = max(sum(s.tokens for s in trailing), fixed.retrieved_reserve)
+    fixed_tokens = sum(s.tokens for s in leading) + trailing_tokens + current_tokens
     if fixed_tokens > available:
         raise BudgetExceeded(fixed_tokens, available)
     reserve = min(_summary_reserve(options, fixed, available, stable), available - fixed_tokens)
@@ -380,6 +398,7 @@ def plan_history(
         summary_room=reserve,
         summary_through_id=through,
         memory_ids=list(fixed.memory_ids),
+        retrieved_ids=list(fixed.retrieved_ids),
     )
 
 
@@ -443,6 +462,7 @@ def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> Asse
         incomplete_ids=plan.incomplete,
         stable_prefix_hash=prefix.hexdigest(),
         memory_ids=list(plan.memory_ids),
+        retrieved_ids=list(plan.retrieved_ids) if plan.trailing else [],
         summary_id=summary.summary_id if section is not None and summary else None,
         summary_through_id=summary.through_id if section is not None and summary else None,
         summary_source=summary.source if section is not None and summary else None,

@@ -400,5 +400,83 @@ def memory_delete(
         _fail(exc)
 
 
+# --- evaluation -------------------------------------------------------------------------------
+
+
+@main.group("eval")
+def eval_group() -> None:
+    """Measure retrieval and assembly on public benchmarks."""
+
+
+@eval_group.command("locomo")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result here.")
+@click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="Write a PNG plot here.")
+@click.option(
+    "--embedder",
+    type=click.Choice(["auto", "minilm", "minilm-int8", "hashing", "none"]),
+    default="auto",
+    show_default=True,
+    help="auto: all-MiniLM-L6-v2 when the embeddings extra is installed, else none (lexical "
+    "only); minilm-int8: the same model quantized (faster queries); hashing: the "
+    "dependency-free test embedder.",
+)
+@click.option("--sessions", type=int, help="Import only the first N sessions of each sample.")
+@click.option("--questions", type=int, help="Evaluate at most N questions per sample.")
+@click.option("--samples", help="Comma-separated sample ids to evaluate (default: all).")
+def eval_locomo(
+    path: str,
+    json_out: str | None,
+    plot_out: str | None,
+    embedder: str,
+    sessions: int | None,
+    questions: int | None,
+    samples: str | None,
+) -> None:
+    """Evidence recall@k, evidence in context and search latency on a LoCoMo file."""
+    from convmem.eval import locomo
+    from convmem.retrieval.vector import (
+        Embedder,
+        HashingEmbedder,
+        SentenceTransformerEmbedder,
+        sentence_transformers_available,
+    )
+
+    chosen: Embedder | None = None
+    if embedder == "hashing":
+        chosen = HashingEmbedder()
+    elif embedder.startswith("minilm") or (
+        embedder == "auto" and sentence_transformers_available()
+    ):
+        if not sentence_transformers_available():
+            raise click.UsageError(f"--embedder {embedder} needs: pip install convmem[embeddings]")
+        # one torch thread: a query's forward pass is fastest so on a shared machine
+        chosen = SentenceTransformerEmbedder(threads=1, quantize=embedder == "minilm-int8")
+    if plot_out is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            click.echo(
+                "note: matplotlib is not installed (pip install convmem[eval]); no plot", err=True
+            )
+            plot_out = None
+    data = locomo.load(path, sessions=sessions)
+    if samples:
+        wanted = {s.strip() for s in samples.split(",")}
+        data = [s for s in data if s.sample_id in wanted]
+    total = sum(len(s.questions[:questions]) for s in data) + len(data)
+    with click.progressbar(length=total, label="LoCoMo", file=sys.stderr) as bar:
+        result = locomo.evaluate(
+            data, embedder=chosen, max_questions=questions, progress=lambda n: bar.update(n or 1)
+        )
+    for line in locomo.table(result):
+        click.echo(line)
+    if json_out is not None:
+        with open(json_out, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+    if plot_out is not None:
+        locomo.plot(result, plot_out)
+
+
 if __name__ == "__main__":
     main()

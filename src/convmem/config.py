@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from convmem.model.profile import ModelProfile
+from convmem.retrieval.index import DEFAULT_SESSION_GAP
+from convmem.search import SearchOptions
 from convmem.summarize.llm import LLMSummarizerConfig
 from convmem.tree import DEFAULT_MAX_CONTENT_BYTES
 
@@ -22,6 +25,10 @@ class Config:
     ``max_inline_summary_messages`` turns (a long conversation summarised for the first time) is
     queued for the worker instead. Summaries are chained in segments of at most
     ``summary_segment_messages`` messages: the part a use re-checks.
+    ``embed_on_write``: with an embedder, each message is embedded as it is written (outside the
+    write lock); off, ``Memory.backfill_embeddings`` does it in batches later, which suits imports.
+    ``session_gap``: a pause longer than this separates two turns' sessions; neighbours in
+    different sessions are not indexed as context of each other.
     """
 
     max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES
@@ -31,3 +38,6 @@ class Config:
     max_inline_summary_messages: int = 1000
     summary_segment_messages: int = 256
     summary_job_attempts: int = 5
+    search: SearchOptions = field(default_factory=SearchOptions)
+    embed_on_write: bool = True
+    session_gap: timedelta = DEFAULT_SESSION_GAP

@@ -7,8 +7,9 @@ transactions; the algorithms it calls are pure.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any, Unpack
 
 from convmem.assemble import (
@@ -22,7 +23,7 @@ from convmem.assemble import (
     plan_history,
 )
 from convmem.config import Config
-from convmem.errors import InvalidInput, InvalidMessage, NotFound
+from convmem.errors import BudgetExceeded, InvalidInput, InvalidMessage, NotFound
 from convmem.formats import Format
 from convmem.ids import new_id
 from convmem.keys import ApiKeys
@@ -40,10 +41,26 @@ from convmem.memory.intent import Intent, detect_intent
 from convmem.memory.recall import render_memory_block
 from convmem.model.conversation import ConversationRecord
 from convmem.model.keys import AssemblyRecord
-from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice
+from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice, MemoryRecord
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
+from convmem.model.search import MessageHit
 from convmem.model.summary import Job, SummaryRecord
+from convmem.retrieval.recall import render_retrieved_block
+from convmem.retrieval.vector import Embedder, normalise, to_blob
+from convmem.search import (
+    SearchOptions,
+    VectorCache,
+    VectorsCache,
+    Window,
+    after_delete,
+    backfill,
+    prepare_turn,
+    rank_conversation,
+    reindex,
+    search_conversation,
+    write_turn,
+)
 from convmem.store.base import (
     BranchRow,
     MessageRow,
@@ -74,9 +91,15 @@ class Memory:
     """One convmem database. Open it with ``convmem.open``."""
 
     def __init__(
-        self, store: Store, config: Config | None = None, summarizer: Summarizer | None = None
+        self,
+        store: Store,
+        config: Config | None = None,
+        summarizer: Summarizer | None = None,
+        *,
+        embedder: Embedder | None = None,
     ) -> None:
-        """``summarizer`` overrides the one ``config`` names (the extension point)."""
+        """``summarizer`` overrides the one ``config`` names (the extension point); ``embedder``
+        adds vectors to search (none: full text only)."""
         self.store = store
         self.config = config or Config()
         if summarizer is None:
@@ -88,11 +111,48 @@ class Memory:
             segment=self.config.summary_segment_messages,
             job_attempts=self.config.summary_job_attempts,
         )
+        self.embedder = embedder
+        self.vector_cache = VectorCache()
+        self.vectors_cache = VectorsCache()
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
         for name in self.config.tokenizers:
             counter = get_counter(name)
             if counter.name != ESTIMATE:
                 self._write_counters.append(counter)
+        if getattr(store, "reindex_needed", False):
+            self.reindex()
+
+    @property
+    def _write_embedder(self) -> Embedder | None:
+        return self.embedder if self.config.embed_on_write else None
+
+    def reindex(self, *, batch_size: int = 500) -> int:
+        """Index every message the search index lacks (a database from before the index, or one
+        whose index was dropped: it is derived and rebuildable). Returns how many."""
+        return reindex(
+            self.store, self._write_embedder, self.vector_cache, self.config.session_gap,
+            batch_size=batch_size,
+        )  # fmt: skip
+
+    def backfill_embeddings(self, *, batch_size: int = 256) -> dict[str, int]:
+        """Embed, in batches, every indexed turn, vocabulary word and memory that has no vector
+        from this database's embedder (rows written with ``embed_on_write`` off, or rows of an
+        older model). Returns how many of each."""
+        if self.embedder is None:
+            return {"messages": 0, "terms": 0, "memories": 0}
+        return backfill(self.store, self.embedder, self.vector_cache, batch_size=batch_size)
+
+    def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None:
+        """Store vectors for new memory records (after their write: a model call never holds the
+        write lock). A record deleted meanwhile gets none."""
+        embedder = self._write_embedder
+        todo = [r for r in records if r.status in ("confirmed", "proposed")]
+        if embedder is None or not todo:
+            return
+        vectors = normalise(embedder.embed([r.text for r in todo]))
+        with self.store.write() as tx:
+            rows = [(r.id, to_blob(v)) for r, v in zip(todo, vectors, strict=True)]
+            tx.set_memory_vectors(tenant, user, embedder.name, rows)
 
     def scope(self, tenant: str, user: str, *, actor: str | None = None) -> Scope:
         """Act as one authenticated principal. Every call through the scope sees only its data.
@@ -186,26 +246,38 @@ class Scope:
         Optional fields: category, subject, scope ("user" or "project:<id>"), expires_at,
         source_message_id."""
         with self.memory.store.write() as tx:
-            return save_memory(
+            notice = save_memory(
                 tx, self.principal, text, source_kind="user_explicit", status="confirmed", **fields
             )
+        self._embed_notices([notice])
+        return notice
 
     def propose(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
         """Record an inference as a proposal: never recalled until the user confirms it."""
         with self.memory.store.write() as tx:
-            return save_memory(
+            notice = save_memory(
                 tx, self.principal, text, source_kind="inference", status="proposed", **fields
             )
+        self._embed_notices([notice])
+        return notice
+
+    def _embed_notices(self, notices: Iterable[MemoryNotice]) -> None:
+        records = [n.memory for n in notices if n.memory is not None]
+        self.memory.embed_memories(self.tenant, self.user, records)
 
     def search_memories(
         self, query: str, k: int = 5, *, scope: str | None = None
     ) -> list[MemoryHit]:
-        """Current memories ranked for ``query``; none when memory is off."""
+        """Current memories ranked for ``query`` (lexical and, with an embedder, vector rank
+        fused), each with its score and the retrievers that found it; none when memory is off."""
         scopes = ("user",) if scope is None else ("user", scope)
         with self.memory.store.read() as tx:
             if memory_gate(tx, self.principal) is not None:
                 return []
-            return search_current(tx, self.principal, query, k=k, scopes=scopes)
+            return search_current(
+                tx, self.principal, query, k=k, scopes=scopes, embedder=self.memory.embedder,
+                cache=self.memory.vector_cache,
+            )  # fmt: skip
 
     def memory_enabled(self) -> bool:
         with self.memory.store.read() as tx:
@@ -417,10 +489,37 @@ class Conversation:
             if message.conversation_id != self.id:
                 raise NotFound("message", message_id)
             doomed = tx.subtree_ids(self._tenant, message_id)
-            tx.delete_messages(self._tenant, doomed)
+            tx.delete_messages(self._tenant, doomed)  # the index rows go with them (trigger)
+            after_delete(tx, self._tenant, self.id, message.parent_id, self._session_gap)
             if record.active_leaf_id in set(doomed):
                 tx.set_active_leaf(self._tenant, self.id, message.parent_id)
         return doomed
+
+    @property
+    def _session_gap(self) -> timedelta:
+        return self.scope.memory.config.session_gap
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        options: SearchOptions | None = None,
+    ) -> list[MessageHit]:
+        """The conversation's turns (every branch) ranked for ``query``: lexical, expansion and,
+        with an embedder, vector rankings fused. ``since``/``until`` keep turns created in that
+        range. Tool results are not searched."""
+        memory = self.scope.memory
+        with self._store.read() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            return search_conversation(
+                tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
+                cache=memory.vector_cache, options=options or memory.config.search,
+                window=Window(since=_aware(since), until=_aware(until)),
+                vectors=memory.vectors_cache,
+            )  # fmt: skip
 
     def delete(self) -> None:
         """Delete the conversation with every message, for real."""
@@ -463,6 +562,15 @@ class Conversation:
         intent = detect_intent(new.content) if new.role == "user" else None
         notices: tuple[MemoryNotice, ...] = ()
         tenant, user = self._tenant, self.scope.user
+        assert new.created_at is not None
+        message_id = new_id("msg")
+        memory = self.scope.memory
+        prepared_message = Message(
+            message_id, self.id, None, 0, new.role, new.content, new.tool_calls,
+            new.tool_call_id, new.metadata, new.created_at,
+        )  # fmt: skip
+        # the model runs outside the write lock too
+        prepared = prepare_turn(prepared_message, memory._write_embedder, memory.vector_cache)
         with self._store.write() as tx:
             record = tx.get_conversation(tenant, user, self.id)
             parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
@@ -475,7 +583,7 @@ class Conversation:
             )
             assert new.created_at is not None
             row = MessageRow(
-                id=new_id("msg"),
+                id=message_id,
                 conversation_id=self.id,
                 parent_id=parent_id,
                 depth=depth,
@@ -492,9 +600,13 @@ class Conversation:
                 estimate_before=before,
             )
             tx.insert_message(tenant, user, row)
+            if prepared is not None:
+                stored = replace(prepared_message, parent_id=parent_id, depth=depth)
+                write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
             tx.set_active_leaf(tenant, self.id, row.id)
             if intent is not None:
                 notices = self._act_on_intent(tx, intent, row.id, record.temporary)
+        self.scope._embed_notices(notices)
         return Message(
             id=row.id,
             conversation_id=self.id,
@@ -629,29 +741,85 @@ class Conversation:
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
             pins = [pin.text for pin in tx.pinned(self._tenant, self.scope.user, self.id)]
-            memories, memory_ids = self._recall(tx, user_message, leaf, profile, counter, options)
-            branch = self._chain(tx, leaf, counter) if leaf is not None else iter(())
-            plan = plan_history(
-                branch,
-                current=user_message,
-                fixed=FixedParts(
-                    system_prompt=system, pinned=pins, memories=memories, memory_ids=memory_ids
-                ),
-                profile=profile,
-                counter=counter,
-                format=format,
-                options=options,
+            query = user_message
+            if query is None and leaf is not None:
+                query = tx.get_message(self._tenant, self.scope.user, leaf).content
+            memories, memory_ids = self._recall(tx, query, profile, counter, options)
+            fixed = FixedParts(
+                system_prompt=system, pinned=pins, memories=memories, memory_ids=memory_ids
             )
-            if plan.summary_through_id is not None and options.summary_threshold is not None:
+            branch = _Replay(self._chain(tx, leaf, counter) if leaf is not None else iter(()))
+
+            def plan(parts: FixedParts) -> HistoryPlan:
+                return plan_history(
+                    branch.replay(), current=user_message, fixed=parts, profile=profile,
+                    counter=counter, format=format, options=options,
+                )  # fmt: skip
+
+            chosen = plan(fixed)
+            reserve = min(
+                int(profile.input_budget * options.retrieved_share), options.retrieved_max_tokens
+            )
+            if chosen.evicted_count and reserve and options.retrieved_k:
+                # History was evicted: hold the retrieved section's room, see which turns that
+                # leaves out of the window, and bring back the ones that matter to this message.
+                held = replace(fixed, retrieved_reserve=reserve)
+                try:
+                    probe: HistoryPlan | None = plan(held)
+                except BudgetExceeded:  # no room to hold: the request stays as it was
+                    probe = None
+                if probe is not None:
+                    chosen = probe
+                    included = [item.message.id for item in probe.history]
+                    text, ids = self._retrieve(
+                        tx, query or "", leaf, included, branch, counter, reserve,
+                        options.retrieved_k,
+                    )  # fmt: skip
+                    if text is not None:
+                        chosen = plan(replace(held, retrieved=text, retrieved_ids=ids))
+            if chosen.summary_through_id is not None and options.summary_threshold is not None:
                 flow = self.scope.memory.summaries
                 lookup = flow.find(
-                    tx, self._tenant, self.scope.user, self.id, plan.summary_through_id
+                    tx, self._tenant, self.scope.user, self.id, chosen.summary_through_id
                 )
         if lookup is not None:
             lookup = self.scope.memory.summaries.commit(
                 self._store, self._tenant, self.scope.user, lookup
             )
-        return finish_request(plan, _summary_use(plan, lookup))
+        return finish_request(chosen, _summary_use(chosen, lookup))
+
+    def _retrieve(
+        self,
+        tx: ReadTxn,
+        query: str,
+        leaf: str | None,
+        included_ids: list[str],
+        branch: _Replay,
+        counter: TokenCounter,
+        cap: int,
+        k: int,
+    ) -> tuple[str | None, list[str]]:
+        """The retrieved section: the best-ranked turns of this branch older than the window."""
+        if leaf is None or not query.strip():
+            return None, []
+        depths = {entry.message.id: entry.message.depth for entry in branch.seen}
+        if included_ids:
+            start, window_depth = included_ids[0], depths[included_ids[0]]
+        else:
+            start, window_depth = leaf, depths.get(leaf, 0) + 1
+        memory = self.scope.memory
+        fused = rank_conversation(
+            tx, self.scope.principal, self.id, query, embedder=memory.embedder,
+            cache=memory.vector_cache, options=memory.config.search,
+            window=Window(max_depth=window_depth), vectors=memory.vectors_cache,
+        )[: 4 * k]  # fmt: skip
+        candidates = [tx.get_message(self._tenant, self.scope.user, f.key) for f in fused]
+        if not candidates:
+            return None, []
+        lowest = min(m.depth for m in candidates)
+        on_branch = tx.on_branch(self._tenant, start, [m.id for m in candidates], lowest)
+        ranked = [m for m in candidates if m.id in on_branch]
+        return render_retrieved_block(ranked, counter, cap, k)
 
     # --- summaries ------------------------------------------------------------------------------
 
@@ -682,8 +850,7 @@ class Conversation:
     def _recall(
         self,
         tx: ReadTxn,
-        user_message: str | None,
-        leaf: str | None,
+        query: str | None,
         profile: ModelProfile,
         counter: TokenCounter,
         options: AssemblyOptions | None,
@@ -695,14 +862,15 @@ class Conversation:
         who = self.scope.principal
         if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
             return None, []
-        query = user_message
-        if query is None and leaf is not None:
-            query = tx.get_message(self._tenant, self.scope.user, leaf).content
         scopes = ["user"]
         project = record.metadata.get("project")
         if isinstance(project, str) and project:
             scopes.append(f"project:{project}")
-        candidates = recall_candidates(tx, who, query or "", k=options.memory_k, scopes=scopes)
+        memory = self.scope.memory
+        candidates = recall_candidates(
+            tx, who, query or "", k=options.memory_k, scopes=scopes, embedder=memory.embedder,
+            cache=memory.vector_cache,
+        )  # fmt: skip
         cap = int(profile.input_budget * options.memory_share)
         return render_memory_block(candidates, counter, cap)
 
@@ -750,6 +918,35 @@ def _summary_use(plan: HistoryPlan, lookup: Lookup | None) -> SummaryUse | None:
     return SummaryUse(text, record.id, record.through_message_id, lookup.source)
 
 
+class _Replay:
+    """A branch iterator that can be walked again: each page is read from the store once, however
+    many times assembly passes over the branch."""
+
+    def __init__(self, source: Iterator[ChainEntry]) -> None:
+        self._source = source
+        self.seen: list[ChainEntry] = []
+
+    def replay(self) -> Iterator[ChainEntry]:
+        yield from list(self.seen)
+        index = len(self.seen)
+        while True:
+            if index < len(self.seen):
+                yield self.seen[index]
+            else:
+                entry = next(self._source, None)
+                if entry is None:
+                    return
+                self.seen.append(entry)
+                yield entry
+            index += 1
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return normalise_created_at(value)
+
+
 def default_path() -> str:
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(
         os.path.expanduser("~"), ".local", "share"
@@ -757,8 +954,16 @@ def default_path() -> str:
     return os.path.join(base, "convmem", "convmem.db")
 
 
-def open(target: str | os.PathLike[str] | None = None, *, config: Config | None = None) -> Memory:
-    """Open a convmem database: a file path, ``sqlite:///path``, or nothing for the default file."""
+def open(
+    target: str | os.PathLike[str] | None = None,
+    *,
+    config: Config | None = None,
+    embedder: Embedder | None = None,
+) -> Memory:
+    """Open a convmem database: a file path, ``sqlite:///path``, or nothing for the default file.
+
+    With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``), search and recall rank
+    by meaning as well as by words; without one they are lexical."""
     from convmem.store.sqlite import SQLiteStore
 
     if target is None:
@@ -770,4 +975,4 @@ def open(target: str | os.PathLike[str] | None = None, *, config: Config | None 
         raise InvalidInput("the PostgreSQL backend is not available in this version")
     elif "://" in location:
         raise InvalidInput("unsupported database URL scheme; use a path or sqlite:///path")
-    return Memory(SQLiteStore(location), config)
+    return Memory(SQLiteStore(location), config, embedder=embedder)

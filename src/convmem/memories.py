@@ -28,7 +28,8 @@ from convmem.model.memory import (
     MemoryRecord,
     SourceKind,
 )
-from convmem.retrieval.lexical import fts_or_query
+from convmem.retrieval.vector import Embedder
+from convmem.search import VectorCache, search_memories
 from convmem.store.base import ReadTxn, WriteTxn
 
 if TYPE_CHECKING:
@@ -301,6 +302,7 @@ class Memories:
                     tx.set_memory_fields(self._who.tenant, old.id, status="rejected",
                                          updated_at=_now())  # fmt: skip
                 audit(tx, self._who, "memory.updated", "memory", old.id, to=notice.memory.id)
+        self._scope._embed_notices([notice])
         return notice
 
     def delete(self, memory_id: str) -> builtins.list[str]:
@@ -332,26 +334,41 @@ class Memories:
 
 
 def search_current(
-    tx: ReadTxn, who: Principal, query: str, *, k: int, scopes: Sequence[str]
+    tx: ReadTxn,
+    who: Principal,
+    query: str,
+    *,
+    k: int,
+    scopes: Sequence[str],
+    embedder: Embedder | None = None,
+    cache: VectorCache | None = None,
 ) -> list[MemoryHit]:
-    """Lexical ranking of current memories, filtered by principal, status and expiry in-query."""
-    if k < 1:
-        raise InvalidInput("k must be positive")
-    if not isinstance(query, str):
-        raise InvalidInput("query must be a string")
-    match = fts_or_query(query)
-    if match is None:
-        return []
-    rows = tx.search_memories(who.tenant, who.user, match, scopes=scopes, now=_now(), limit=k)
-    return [MemoryHit(record, score, ("lexical",)) for record, score in rows]
+    """Current memories ranked for ``query`` (lexical, and vector with an embedder), filtered by
+    principal, status and expiry in the query."""
+    return search_memories(
+        tx, who, query, k, scopes=scopes, now=_now(), embedder=embedder,
+        cache=cache or VectorCache(),
+    )  # fmt: skip
 
 
 def recall_candidates(
-    tx: ReadTxn, who: Principal, query: str, *, k: int, scopes: Sequence[str]
+    tx: ReadTxn,
+    who: Principal,
+    query: str,
+    *,
+    k: int,
+    scopes: Sequence[str],
+    embedder: Embedder | None = None,
+    cache: VectorCache | None = None,
 ) -> list[MemoryRecord]:
-    """Memories for the request: lexical matches first, then the most recent current ones, so
+    """Memories for the request: the best matches first, then the most recent current ones, so
     a small memory set is recalled whole and a large one by relevance."""
-    hits = [hit.memory for hit in search_current(tx, who, query, k=k, scopes=scopes)]
+    hits = [
+        hit.memory
+        for hit in search_current(
+            tx, who, query, k=k, scopes=scopes, embedder=embedder, cache=cache
+        )
+    ]
     if len(hits) < k:
         current = tx.list_memories(who.tenant, who.user, statuses=("confirmed",),
                                    scopes=scopes, unexpired_at=_now())  # fmt: skip

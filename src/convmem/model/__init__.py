@@ -17,6 +17,7 @@ from convmem.model.messages import (
     ToolCall,
 )
 from convmem.model.profile import ModelProfile
+from convmem.model.search import MessageHit
 
 __all__ = [
     "CATEGORIES",
@@ -28,6 +29,7 @@ __all__ = [
     "ROLES",
     "ConversationRecord",
     "Message",
+    "MessageHit",
     "ModelProfile",
     "NewMessage",
     "Role",

@@ -1,167 +1,155 @@
-"""Turning user text into a full-text query that can never be read as query syntax."""
+"""Turning user text into a full-text query that can never be read as query syntax.
+
+Queries are built from terms (runs of word characters, lower-cased, stopwords out); each term is
+a double-quoted FTS5 string, so operators, parentheses, ``NEAR``, ``*``, ``^``, column filters and
+quotes in user text are searched as text and never raise.
+"""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable, Sequence
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+# Question words, auxiliaries, pronouns, determiners, prepositions, and words that are nearly
+# universal in chat ("thing", "time", "people"): they carry no evidence of which turn is meant.
 STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "i",
-        "i'm",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "ourselves",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-        "do",
-        "did",
-        "does",
-        "what's",
-        "whats",
-        "tell",
-        "know",
-        "like",
-    ]
+    """
+    a about above after again against all also am an and any are aren as at be because been
+    before being below between both but by can cannot could couldn d did didn do does doesn
+    doing don down during each ever few for from further get go going got had hadn has hasn
+    have haven having he her here hers herself him himself his how i if in into is isn it its
+    itself just kind know let like likely ll m many may me might more most much my myself no
+    nor not now o of off on once one ones only or other ought our ours ourselves out over own
+    people person re s same she should shouldn so some someone something sort such t tell than
+    that the their theirs them themselves then there these they thing things this those through
+    time times to too type types under until up ve very was wasn way ways we were weren what
+    whats when where which while who whom why will with won would wouldn y you your yours
+    yourself yourselves
+    """.split()  # noqa: SIM905
 )
 
 
-def query_terms(text: str, *, limit: int = 32) -> list[str]:
-    """Distinct lower-cased words of ``text`` without stopwords, in order of appearance."""
+def words(text: str) -> list[str]:
+    """Lower-cased runs of word characters, as FTS5's unicode61 tokenizer splits them."""
+    return [w.replace("_", "") for w in _WORD.findall(text.lower()) if w.strip("_")]
+
+
+def query_terms(text: str, *, drop: Iterable[str] = (), limit: int = 32) -> list[str]:
+    """Distinct content words of ``text`` in order: no stopwords, no single letters, none of
+    ``drop`` (speaker names, compared lower-cased)."""
+    dropped = {d.lower() for d in drop}
     seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
-        if word not in STOPWORDS and word not in seen:
-            seen[word] = None
+    for word in words(text):
+        if (
+            (len(word) < 2 and not word.isdigit())
+            or word in STOPWORDS
+            or word in dropped
+            or word in seen
+        ):
+            continue
+        seen[word] = None
     return list(seen)[:limit]
 
 
-def fts_or_query(text: str) -> str | None:
-    """An FTS5 query matching any of the words of ``text``; None when nothing is left to search.
+def quote(term: str) -> str:
+    """One FTS5 string: the term in double quotes, embedded quotes doubled."""
+    return '"' + term.replace('"', '""') + '"'
 
-    Every term is a quoted string, so operators, parentheses, NEAR, ``*`` and quotes in user text
-    are searched as text and never raise.
-    """
-    terms = query_terms(text)
-    if not terms:
+
+def or_query(terms: Sequence[str], *, columns: Sequence[str] = ()) -> str | None:
+    """``"a" OR "b" …`` (restricted to ``columns`` when given); None for no terms: FTS5 rejects
+    an empty MATCH, so the caller skips the search."""
+    quoted = [quote(t) for t in terms if t]
+    if not quoted:
         return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    expression = " OR ".join(quoted)
+    if columns:
+        return "{" + " ".join(columns) + "} : (" + expression + ")"
+    return expression
+
+
+def fts_or_query(text: str) -> str | None:
+    """An FTS5 query matching any content word of ``text``; None when nothing is left to search."""
+    return or_query(query_terms(text))
+
+
+MARK_OPEN, MARK_CLOSE = "\x01", "\x02"
+_MARKED = re.compile("\x01([^\x02]*)\x02")
+
+
+def marked_terms(highlighted: str) -> list[str]:
+    """The matched tokens of an FTS5 ``highlight()`` text marked with ``MARK_OPEN``/``CLOSE``."""
+    return [w for span in _MARKED.findall(highlighted) for w in words(span)]
+
+
+def _term_of(token: str, terms: Sequence[str]) -> str:
+    """The query term a matched token answers: the one sharing its longest prefix (the stemmer
+    made "camped" match "camping"; both count as one term)."""
+    if token in terms or not terms:
+        return token
+    best, shared = token, 0
+    for term in terms:
+        n = 0
+        for a, b in zip(token, term, strict=False):
+            if a != b:
+                break
+            n += 1
+        if n > shared:
+            best, shared = term, n
+    return best
+
+
+def bm25_scores(
+    candidates: Sequence[tuple[str, Sequence[str]]],
+    total: int,
+    weights: Sequence[float],
+    *,
+    terms: Sequence[str] = (),
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> dict[str, float]:
+    """BM25 over candidate documents whose columns come highlighted by FTS5, with statistics
+    from the collection searched (``total`` documents) rather than from the whole index.
+
+    FTS5's own ``bm25()`` counts, for every query term, every row of the table that holds it:
+    at a million messages a common word costs tens of milliseconds, whoever searches. Scoped to
+    one conversation, the candidates are that conversation's matching turns, and its own
+    statistics are the ones that say how telling a word is there. Each matched token (from the
+    highlighted spans) counts for the query term of ``terms`` it shares the longest prefix with,
+    standing in for the stemmer's grouping. Column weights as in FTS5: a column's hits count
+    ``weight`` times; document length is the word count of all columns.
+    """
+    lowered = [t.lower() for t in terms]
+    memo: dict[str, str] = {}
+    hits: list[dict[str, float]] = []
+    lengths: list[int] = []
+    df: dict[str, int] = {}
+    for _key, columns in candidates:
+        tf: dict[str, float] = {}
+        length = 0
+        for weight, text in zip(weights, columns, strict=True):
+            length += len(text.split())  # whitespace words: near enough the token count
+            if MARK_OPEN not in text:
+                continue
+            for token in marked_terms(text):
+                term = memo.get(token)
+                if term is None:
+                    term = memo[token] = _term_of(token, lowered)
+                tf[term] = tf.get(term, 0.0) + weight
+        hits.append(tf)
+        lengths.append(length)
+        for term in tf:
+            df[term] = df.get(term, 0) + 1
+    if not hits:
+        return {}
+    average = max(1.0, sum(lengths) / len(lengths))
+    n = max(total, len(hits))
+    idf = {t: max(1e-6, math.log((n - d + 0.5) / (d + 0.5))) for t, d in df.items()}
+    scores: dict[str, float] = {}
+    for (key, _), tf, length in zip(candidates, hits, lengths, strict=True):
+        norm = k1 * (1 - b + b * length / average)
+        scores[key] = sum(idf[t] * (f * (k1 + 1)) / (f + norm) for t, f in tf.items())
+    return scores

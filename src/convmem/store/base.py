@@ -119,6 +119,51 @@ class SummaryWrites(Protocol):
     def retry_job(self, job_id: str, now: float) -> None: ...
 
 
+@dataclass(frozen=True)
+class IndexEntry:
+    """A message's row in the search index; derived from the message, rebuildable."""
+
+    message_id: str
+    conversation_id: str
+    depth: int
+    created_at: datetime
+    speaker: str
+    session: str | None
+    body: str
+    ctx: str
+    embedder: str | None = None
+    vector: bytes | None = None
+
+
+@dataclass(frozen=True)
+class IndexedRow:
+    """What neighbour context needs to know of an indexed message."""
+
+    message_id: str
+    speaker: str
+    session: str | None
+    created_at: datetime
+    body: str
+    depth: int
+    parent_id: str | None
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    message_id: str
+    speaker: str
+    depth: int
+    created_at: datetime
+    vector: bytes
+
+
+@dataclass(frozen=True)
+class MessageHitRow:
+    message_id: str
+    speaker: str
+    score: float
+
+
 class ReadTxn(SummaryReads, Protocol):
     def get_conversation(
         self, tenant: str, user: str, conversation_id: str
@@ -162,18 +207,79 @@ class ReadTxn(SummaryReads, Protocol):
         unexpired_at: datetime | None = None,
     ) -> list[MemoryRecord]: ...
 
-    def search_memories(
+    def search_memory_terms(
         self,
         tenant: str,
         user: str,
-        match: str,
+        terms: Sequence[str],
         *,
         scopes: Sequence[str],
         now: datetime,
         limit: int,
     ) -> list[tuple[MemoryRecord, float]]:
-        """Current memories matching a full-text query, best first; filters in the query."""
+        """Current memories matching any of ``terms``, best first; filters in the query."""
         ...
+
+    def memory_vectors(
+        self, tenant: str, user: str, embedder: str, *, scopes: Sequence[str], now: datetime
+    ) -> list[tuple[MemoryRecord, bytes]]:
+        """Current memories (filtered as above) with their vectors from ``embedder``."""
+        ...
+
+    def search_messages(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        terms: Sequence[str],
+        *,
+        limit: int,
+        max_depth: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[MessageHitRow]:
+        """One conversation's indexed turns matching any of ``terms``, best first."""
+        ...
+
+    def message_vectors(
+        self, tenant: str, user: str, conversation_id: str, embedder: str
+    ) -> list[VectorRow]:
+        """One conversation's turns with a vector from ``embedder``."""
+        ...
+
+    def search_generation(self, tenant: str, conversation_id: str) -> int | None:
+        """A number that changes whenever the conversation's vectors or vocabulary change."""
+        ...
+
+    def indexed_rows(self, tenant: str, message_ids: Sequence[str]) -> dict[str, IndexedRow]: ...
+
+    def latest_indexed_child(
+        self, tenant: str, conversation_id: str, parent_id: str
+    ) -> str | None: ...
+
+    def indexed_bodies(self, tenant: str, conversation_id: str) -> list[tuple[str, str]]: ...
+
+    def unindexed_messages(self, tenant: str | None, limit: int) -> list[tuple[str, str, str]]: ...
+
+    def on_branch(
+        self, tenant: str, start_id: str, candidate_ids: Sequence[str], min_depth: int
+    ) -> set[str]:
+        """The candidates that are ``start_id`` or one of its ancestors."""
+        ...
+
+    def conversation_speakers(self, tenant: str, conversation_id: str) -> list[str]: ...
+
+    def term_vectors(
+        self, tenant: str, conversation_id: str, embedder: str
+    ) -> list[tuple[str, bytes]]: ...
+
+    def missing_message_vectors(self, embedder: str, limit: int) -> list[tuple[str, str, str]]: ...
+
+    def missing_term_vectors(self, embedder: str, limit: int) -> list[tuple[str, str]]: ...
+
+    def missing_memory_vectors(
+        self, embedder: str, limit: int
+    ) -> list[tuple[str, str, str, str]]: ...
 
     def list_audit(self, tenant: str, user: str) -> list[AuditEvent]: ...
 
@@ -234,6 +340,31 @@ class WriteTxn(ReadTxn, SummaryWrites, Protocol):
         ...
 
     def put_last_assembly(self, tenant: str, user: str, record: AssemblyRecord) -> None: ...
+    def index_message(self, tenant: str, user: str, entry: IndexEntry) -> None: ...
+
+    def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None: ...
+
+    def set_message_vectors(
+        self, tenant: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
+    ) -> None: ...
+
+    def add_terms(
+        self, tenant: str, conversation_id: str, words: Sequence[str], speakers: Sequence[str]
+    ) -> None: ...
+
+    def retain_terms(
+        self, tenant: str, conversation_id: str, words: set[str], speakers: set[str]
+    ) -> None: ...
+
+    def set_term_vectors(
+        self, tenant: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
+    ) -> None: ...
+
+    def bump_conversations_using(self, tenant: str, words: Sequence[str]) -> None: ...
+
+    def set_memory_vectors(
+        self, tenant: str, user: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
+    ) -> None: ...
 
     def delete_user(self, tenant: str, user: str) -> dict[str, int]:
         """Every row of the user's data except the audit, which holds no content."""

@@ -40,6 +40,11 @@ def _memory(row: Sequence[Any]) -> MemoryRecord:
 
 # Tables holding a user's data, and how each names its owner. Export and delete-all walk them.
 USER_TABLES = ("conversations", "messages", "memories", "pinned_instructions", "user_settings")
+# Derived from the tables above and rebuildable from them (search text, neighbour context,
+# vocabularies, embeddings): deleted with the user, left out of exports.
+DERIVED_TABLES = frozenset(
+    {"message_index", "conversation_terms", "memory_vectors", "search_generations"}
+)
 
 
 class MemoryTxnMixin:
@@ -123,30 +128,6 @@ class MemoryTxnMixin:
             "WHERE tenant_id = ? AND user_id = ? AND conflicts_with_id = ?",
             [(tenant, user, memory_id) for memory_id in memory_ids],
         )
-
-    def search_memories(
-        self,
-        tenant: str,
-        user: str,
-        match: str,
-        *,
-        scopes: Sequence[str],
-        now: datetime,
-        limit: int,
-    ) -> list[tuple[MemoryRecord, float]]:
-        """Current, confirmed, unexpired, unconflicted memories of the principal matching an FTS5
-        query, best first. The principal's filters are in the same query as the ranking."""
-        rows = self._db.execute(
-            f"SELECT {_PREFIXED}, bm25(memories_fts) AS rank FROM memories_fts "
-            "JOIN memories m ON m.rowid = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.tenant_id = ? AND m.user_id = ? "
-            "AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL "
-            "AND (m.expires_at IS NULL OR m.expires_at > ?) "
-            f"AND m.scope IN ({', '.join('?' * len(scopes))}) "
-            "ORDER BY rank LIMIT ?",
-            (match, tenant, user, utc_text(now), *scopes, limit),
-        ).fetchall()
-        return [(_memory(row), -float(row[17])) for row in rows]
 
     # --- audit ----------------------------------------------------------------------------------
 
@@ -245,6 +226,8 @@ class MemoryTxnMixin:
     def export_user(self, tenant: str, user: str) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}
         for table, where in self._user_tables():
+            if table in DERIVED_TABLES:
+                continue
             cursor = self._db.execute(
                 f"SELECT * FROM {table} WHERE {where}", self._params(where, tenant, user)
             )

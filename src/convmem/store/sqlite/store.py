@@ -20,6 +20,7 @@ from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.keys import KeyTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
+from convmem.store.sqlite.search import SearchTxnMixin
 from convmem.store.sqlite.sql import CHAIN_CTE
 
 _MESSAGE_COLUMNS = (
@@ -65,7 +66,7 @@ _CONVERSATION_COLUMNS = (
 )
 
 
-class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin):
+class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
     """Read and write primitives over one connection inside one transaction."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
@@ -288,7 +289,12 @@ class SQLiteStore:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        apply_migrations(self._connection())
+        applied = apply_migrations(self._connection())
+        # a database that had messages before the search index existed needs them indexed
+        self.reindex_needed = "m020_message_index" in applied and self._has_messages()
+
+    def _has_messages(self) -> bool:
+        return self._connection().execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
 
     def _connection(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)

@@ -1,0 +1,383 @@
+"""Search latency at scale: one user among 10,000 users, 1,000,000 messages, 100,000 memories.
+
+Run::
+
+    python benchmarks/search.py [--quick] [--json OUT.json] [--db PATH] [--embedder auto]
+
+What it builds (one SQLite file, by bulk inserts straight into convmem's schema — the ordinary
+write path would take hours at this size; the rows are the ones it writes):
+
+* 100 tenants x 100 users; each user 2 conversations of 50 turns (user and assistant
+  alternating, 8-30 words each, drawn from a Zipf-distributed vocabulary of 3,000 words so a few
+  words are in most turns and most words in few) and 10 memories. ``--quick``: 10 x 10 users,
+  the same shapes (10,000 messages, 1,000 memories).
+* the search index exactly as convmem keeps it: per turn its speaker-prefixed text, its
+  neighbours' text and a 384-dimension vector; per conversation its words and speakers; per
+  tenant its words' vectors; per memory a vector. The stored vectors are random unit vectors,
+  not model output: this measures time, not quality (``convmem eval locomo`` measures quality).
+
+What it times (after warm-up; nearest-rank p50 / p95 in milliseconds):
+
+* ``conv.search(query, k=10)`` for one user's conversations: lexical only, and hybrid
+  (lexical + expansion + vector, the query embedded by the model each time);
+* ``user.search_memories(query, k=5)``: lexical only, and hybrid;
+* the hybrid conversation search again with every query from another random user, so the
+  in-process vector cache never helps (``hybrid_cold``).
+
+Queries are 2-5 words drawn from the target user's own turns plus question words. The model is
+all-MiniLM-L6-v2 when the embeddings extra is installed (one torch thread), otherwise the
+dependency-free hashing embedder (which makes "hybrid" cheaper than it would be in use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_SHARED_TIKTOKEN = Path(__file__).resolve().parents[2] / "shared" / "data" / "tiktoken"
+if "TIKTOKEN_CACHE_DIR" not in os.environ and _SHARED_TIKTOKEN.is_dir():
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(_SHARED_TIKTOKEN)
+
+import convmem  # noqa: E402
+from convmem.retrieval.index import body_text, vocabulary  # noqa: E402
+from convmem.retrieval.vector import (  # noqa: E402
+    Embedder,
+    HashingEmbedder,
+    SentenceTransformerEmbedder,
+    sentence_transformers_available,
+)
+from convmem.search import SearchOptions  # noqa: E402
+from convmem.store.sqlite.search import conversation_token, user_token  # noqa: E402
+
+SEED = 20251130
+DIMENSIONS = 384
+VOCABULARY = 3000
+FULL = {"tenants": 100, "users": 100, "conversations": 2, "turns": 50, "memories": 10}
+QUICK = {"tenants": 10, "users": 10, "conversations": 2, "turns": 50, "memories": 10}
+QUESTION_WORDS = ("what", "when", "did", "we", "about", "the", "my", "you", "say", "how")
+_SYLLABLES = ("ka", "ro", "mi", "te", "lu", "sa", "ne", "po", "di", "va", "ri", "an", "el", "or")
+_COMMON = """
+trip flight hotel seat window booking price budget week weekend morning evening meeting report
+project deadline team invoice customer order delivery refund database query index table schema
+migration backup latency cache python function class module package error test deploy server
+cluster container network request response model prompt context message summary memory branch
+version recipe dinner lunch coffee garden weather museum concert ticket train painting pottery
+camping swimming guitar piano novel poem garden dog cat birthday wedding school teacher doctor
+hospital office market bakery bicycle mountain beach
+""".split()  # noqa: SIM905
+
+
+def words_list(rng: random.Random) -> list[str]:
+    """The common words, then made-up ones: a vocabulary with a long tail."""
+    words = list(dict.fromkeys(_COMMON))
+    seen = set(words)
+    while len(words) < VOCABULARY:
+        word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+def zipf_sampler(words: Sequence[str], rng: np.random.Generator) -> Callable[[int], list[str]]:
+    weights = 1.0 / np.arange(1, len(words) + 1) ** 1.05
+    weights /= weights.sum()
+    pool = rng.choice(len(words), size=2_000_000, p=weights)
+    state = {"at": 0}
+
+    def sample(n: int) -> list[str]:
+        at = state["at"]
+        if at + n > len(pool):
+            at = 0
+        state["at"] = at + n
+        return [words[i] for i in pool[at : at + n]]
+
+    return sample
+
+
+def unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray[Any, np.dtype[np.float16]]:
+    rows = rng.standard_normal((n, DIMENSIONS)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows.astype(np.float16)
+
+
+def _triggers(db: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
+    return [
+        (r[0], r[1])
+        for r in db.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?", (table,)
+        )
+    ]
+
+
+def build(path: str, shape: dict[str, int], embedder_name: str) -> dict[str, Any]:
+    """Write the dataset; returns counts and the build time."""
+    return _build(path, shape, embedder_name)
+
+
+def relabel(path: str, embedder_name: str) -> None:
+    """Point the stored (random) vectors at another embedder, so one file serves several."""
+    db = sqlite3.connect(path, isolation_level=None)
+    for table in ("message_index", "term_vectors", "memory_vectors"):
+        db.execute(f"UPDATE {table} SET embedder = ? WHERE embedder != ?", (embedder_name,) * 2)
+    db.execute("UPDATE search_generations SET generation = generation + 1")
+    db.close()
+
+
+def _build(path: str, shape: dict[str, int], embedder_name: str) -> dict[str, Any]:
+    """Write the dataset; returns counts and the build time."""
+    started = time.perf_counter()
+    convmem.open(path).close()  # the schema, by convmem's own migrations
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode = OFF")
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA cache_size = -400000")
+    rng = random.Random(SEED)
+    nrng = np.random.default_rng(SEED)
+    words = words_list(rng)
+    sample = zipf_sampler(words, nrng)
+    # bulk load with the index triggers off; the FTS index and generations are built at the end
+    saved = _triggers(db, "message_index") + _triggers(db, "conversation_terms")
+    for name, _ in saved:
+        db.execute(f"DROP TRIGGER {name}")
+    db.execute("BEGIN")
+    counts = {"users": 0, "conversations": 0, "messages": 0, "memories": 0}
+    base = datetime(2025, 1, 1, tzinfo=UTC)
+    term_rows: set[tuple[str, str]] = set()
+    for t in range(shape["tenants"]):
+        tenant = f"t{t:03d}"
+        tenant_words: set[str] = set()
+        for u in range(shape["users"]):
+            user = f"u{u:04d}"
+            counts["users"] += 1
+            for c in range(shape["conversations"]):
+                conv_id = f"conv_{t:03d}{u:04d}{c:02d}"
+                at = base + timedelta(days=rng.randint(0, 300))
+                db.execute(
+                    "INSERT INTO conversations (tenant_id, id, user_id, title, temporary, "
+                    "active_leaf_id, metadata, created_at) VALUES (?, ?, ?, ?, 0, NULL, '{}', ?)",
+                    (tenant, conv_id, user, f"chat {c}", at.isoformat()),
+                )
+                texts = [" ".join(sample(rng.randint(8, 30))) for _ in range(shape["turns"])]
+                roles = ["user" if i % 2 == 0 else "assistant" for i in range(len(texts))]
+                bodies = [body_text(r, x) for r, x in zip(roles, texts, strict=True)]
+                ids = [f"msg_{conv_id[5:]}{i:03d}" for i in range(len(texts))]
+                times = [(at + timedelta(minutes=i)).isoformat() for i in range(len(texts))]
+                messages = []
+                index = []
+                scope = f"{conversation_token(tenant, conv_id)} {user_token(tenant, user)}"
+                vectors = unit_vectors(nrng, len(texts))
+                before = 0
+                for i, text in enumerate(texts):
+                    estimate = 4 + len(text) // 3
+                    messages.append(
+                        (tenant, ids[i], user, conv_id, ids[i - 1] if i else None, i, roles[i],
+                         text, "{}", times[i], estimate, before)
+                    )  # fmt: skip
+                    before += estimate
+                    ctx = "\n".join(bodies[j] for j in (i - 1, i + 1) if 0 <= j < len(texts))
+                    index.append(
+                        (tenant, ids[i], user, conv_id, i, times[i], roles[i], scope,
+                         bodies[i], ctx, embedder_name, vectors[i].tobytes())
+                    )  # fmt: skip
+                db.executemany(
+                    "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, "
+                    "depth, role, content, metadata, created_at, estimate_tokens, "
+                    "estimate_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    messages,
+                )
+                db.execute(
+                    "UPDATE conversations SET active_leaf_id = ? WHERE tenant_id = ? AND id = ?",
+                    (ids[-1], tenant, conv_id),
+                )
+                db.executemany(
+                    "INSERT INTO message_index (tenant_id, message_id, user_id, conversation_id, "
+                    "depth, created_at, speaker, scope, body, ctx, embedder, vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    index,
+                )
+                vocab = vocabulary(texts)
+                tenant_words |= vocab
+                db.executemany(
+                    "INSERT INTO conversation_terms (tenant_id, conversation_id, term, speaker) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(tenant, conv_id, w, 0) for w in sorted(vocab)]
+                    + [(tenant, conv_id, "user", 1), (tenant, conv_id, "assistant", 1)],
+                )
+                counts["conversations"] += 1
+                counts["messages"] += len(texts)
+            memory_vectors = unit_vectors(nrng, shape["memories"])
+            for m in range(shape["memories"]):
+                memory_id = f"mem_{t:03d}{u:04d}{m:03d}"
+                text = "I " + " ".join(sample(rng.randint(4, 10)))
+                now = (base + timedelta(days=m)).isoformat()
+                db.execute(
+                    "INSERT INTO memories (tenant_id, id, user_id, scope, category, subject_key, "
+                    "text, source_kind, status, created_at, updated_at) "
+                    "VALUES (?, ?, ?, 'user', 'fact', ?, ?, 'user_explicit', 'confirmed', ?, ?)",
+                    (tenant, memory_id, user, f"subject {m}", text, now, now),
+                )
+                db.execute(
+                    "INSERT INTO memory_vectors (tenant_id, memory_id, user_id, embedder, vector) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (tenant, memory_id, user, embedder_name, memory_vectors[m].tobytes()),
+                )
+                counts["memories"] += 1
+        term_rows |= {(tenant, w) for w in tenant_words}
+        ordered = sorted(tenant_words)
+        vectors = unit_vectors(nrng, len(ordered))
+        db.executemany(
+            "INSERT INTO term_vectors (tenant_id, embedder, term, vector) VALUES (?, ?, ?, ?)",
+            [(tenant, embedder_name, w, vectors[i].tobytes()) for i, w in enumerate(ordered)],
+        )
+        print(f"  tenant {t + 1}/{shape['tenants']}: {counts['messages']:,} messages", flush=True)
+    db.execute("INSERT INTO message_fts (message_fts) VALUES ('rebuild')")
+    db.execute(
+        "INSERT INTO search_generations (tenant_id, conversation_id, generation) "
+        "SELECT DISTINCT tenant_id, conversation_id, 1 FROM message_index"
+    )
+    db.execute("COMMIT")
+    for _, sql in saved:
+        db.execute(sql)
+    db.execute("ANALYZE")
+    db.close()
+    counts["term_vectors"] = len(term_rows)
+    return {"counts": counts, "build_seconds": round(time.perf_counter() - started, 1)}
+
+
+def percentiles(times: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    rank = max(0, int(np.ceil(0.95 * len(ordered))) - 1)
+    return {
+        "p50": round(statistics.median(ordered), 3),
+        "p95": round(ordered[rank], 3),
+        "n": len(ordered),
+    }
+
+
+def timed(run: Callable[[int], object], n: int) -> dict[str, float]:
+    """``run(i)`` for i in range(n), each timed."""
+    out = []
+    for i in range(n):
+        started = time.perf_counter()
+        run(i)
+        out.append((time.perf_counter() - started) * 1000)
+    return percentiles(out)
+
+
+def queries_for(memory: convmem.Memory, tenant: str, user: str, n: int) -> list[str]:
+    scope = memory.scope(tenant, user)
+    texts = [m.content for c in scope.conversations() for m in scope.conversation(c.id).messages()]
+    rng = random.Random(SEED + 1)
+    out = []
+    for _ in range(n):
+        picked = rng.sample(rng.choice(texts).split(), k=rng.randint(2, 4))
+        out.append(" ".join([rng.choice(QUESTION_WORDS), *picked]) + "?")
+    return out
+
+
+def choose_embedder(kind: str) -> Embedder:
+    if kind == "hashing" or (kind == "auto" and not sentence_transformers_available()):
+        return HashingEmbedder(DIMENSIONS)
+    return SentenceTransformerEmbedder(threads=1, quantize=kind == "minilm-int8")
+
+
+def measure(path: str, shape: dict[str, int], embedder: Embedder, n: int) -> dict[str, Any]:
+    lexical = SearchOptions(retrievers=("lexical",))
+    results: dict[str, Any] = {}
+    with convmem.open(path, embedder=embedder) as memory:
+        tenant, user = f"t{shape['tenants'] // 2:03d}", f"u{shape['users'] // 2:04d}"
+        scope = memory.scope(tenant, user)
+        convs = [scope.conversation(c.id) for c in scope.conversations()]
+        questions = queries_for(memory, tenant, user, n)
+        embedder.embed(["warm up"])
+        for q in questions[:20]:  # warm the caches and the model
+            convs[0].search(q, k=10)
+            scope.search_memories(q, k=5)
+        results["conversation_lexical"] = timed(
+            lambda i: convs[i % len(convs)].search(questions[i], k=10, options=lexical), n
+        )
+        results["conversation_hybrid"] = timed(
+            lambda i: convs[i % len(convs)].search(questions[i], k=10), n
+        )
+        no_vectors = convmem.Memory(memory.store, memory.config)  # the same file, no embedder
+        lexical_scope = no_vectors.scope(tenant, user)
+        results["memories_lexical"] = timed(
+            lambda i: lexical_scope.search_memories(questions[i], k=5), n
+        )
+        results["memories_hybrid"] = timed(lambda i: scope.search_memories(questions[i], k=5), n)
+        rng = random.Random(SEED + 2)
+        others = []
+        for _ in range(n):
+            t, u = rng.randrange(shape["tenants"]), rng.randrange(shape["users"])
+            other = memory.scope(f"t{t:03d}", f"u{u:04d}")
+            others.append(other.conversation(f"conv_{t:03d}{u:04d}{rng.randrange(2):02d}"))
+        results["conversation_hybrid_cold"] = timed(
+            lambda i: others[i].search(questions[i], k=10), n
+        )
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 messages, not 1,000,000")
+    parser.add_argument("--json", dest="json_out", help="write the results here")
+    parser.add_argument("--db", help="reuse (or keep) the dataset at this path")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--embedder", choices=("auto", "minilm", "minilm-int8", "hashing"), default="auto"
+    )
+    args = parser.parse_args(argv)
+    shape = QUICK if args.quick else FULL
+    embedder = choose_embedder(args.embedder)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.db or str(Path(tmp) / "search.db")
+        info: dict[str, Any] = {}
+        if not os.path.exists(path):
+            print(f"building {path} ...", flush=True)
+            info = build(path, shape, embedder.name)
+            print(f"built in {info['build_seconds']} s", flush=True)
+        else:
+            relabel(path, embedder.name)
+        size_mb = round(os.path.getsize(path) / 1e6, 1)
+        results = measure(path, shape, embedder, args.queries)
+    print(f"{'search':28} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, values in results.items():
+        print(f"{name:28} {values['p50']:8.2f} {values['p95']:8.2f}")
+    out = {
+        "shape": shape,
+        "messages": shape["tenants"] * shape["users"] * shape["conversations"] * shape["turns"],
+        "memories": shape["tenants"] * shape["users"] * shape["memories"],
+        "users": shape["tenants"] * shape["users"],
+        "embedder": embedder.name,
+        "db_size_mb": size_mb,
+        "latency_ms": results,
+        "machine": {
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+        },
+        **info,
+    }
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

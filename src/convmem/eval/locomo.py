@@ -1,0 +1,351 @@
+"""LoCoMo evidence recall and evidence-in-context: ``convmem eval locomo PATH``.
+
+LoCoMo (Maharana et al., ACL 2024) holds very long two-person conversations in dated sessions,
+with questions whose answers rest on named turns (``evidence``). Each conversation is imported as
+its own user: one convmem conversation, a turn per message (the first speaker as ``user``, the
+second as ``assistant``, the speaker's name in ``name`` metadata, the ``dia_id`` and the session
+in metadata, ``created_at`` from the session's date, image captions appended as
+``[image: caption]``). Then, for every question with evidence:
+
+* **evidence recall@k** — the fraction of its evidence turns among the top k of a ranking (the
+  LoCoMo paper's measure), for k in 1, 5, 10, 25, 50, per category, for the lexical retriever
+  alone, the vector retriever alone (with an embedder) and the hybrid ranking;
+* **evidence in context** — with the question as the new user message at the end of the
+  conversation, the share of evidence turns present in the assembled request (window or
+  retrieved section) at budgets of 1k, 2k, 4k and 8k tokens (the whole request: no output
+  reservation, no safety margin), against a plain sliding window at the same budget, with the
+  mean tokens used;
+* **latency** — p50 / p95 of ``conv.search(question, k=10)``, lexical and hybrid, query
+  embedding included.
+
+Pure reporting lives here; the CLI command only parses options and prints.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from convmem.assemble import AssemblyOptions
+from convmem.config import Config
+from convmem.engine import Conversation, Memory
+from convmem.engine import open as open_memory
+from convmem.model.messages import Role
+from convmem.model.profile import ModelProfile
+from convmem.retrieval.vector import Embedder
+from convmem.search import SearchOptions, Window, rank_conversation
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+KS = (1, 5, 10, 25, 50)
+BUDGETS = (1024, 2048, 4096, 8192)
+TENANT = "locomo"
+_EVIDENCE = re.compile(r"D(\d+):(\d+)")
+_SESSION = re.compile(r"session_(\d+)")
+
+
+@dataclass(frozen=True)
+class Turn:
+    dia_id: str
+    speaker: str
+    text: str
+    session: int
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str
+    evidence: tuple[str, ...]
+    category: int
+
+
+@dataclass(frozen=True)
+class Sample:
+    sample_id: str
+    speakers: tuple[str, str]
+    turns: tuple[Turn, ...]
+    questions: tuple[Question, ...]
+
+
+def normalise_evidence(evidence: Iterable[object]) -> tuple[str, ...]:
+    """``"D8:6; D9:17"`` → two ids; ``"D30:05"`` → ``"D30:5"``; duplicates once."""
+    out: dict[str, None] = {}
+    for item in evidence:
+        for session, turn in _EVIDENCE.findall(str(item)):
+            out[f"D{int(session)}:{int(turn)}"] = None
+    return tuple(out)
+
+
+def parse_session_date(text: str) -> datetime:
+    """``"1:56 pm on 8 May, 2023"`` → 2023-05-08 13:56 UTC."""
+    return datetime.strptime(" ".join(text.split()), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def load(path: str | Path, *, sessions: int | None = None) -> list[Sample]:
+    """The samples of a LoCoMo JSON file; with ``sessions``, only the first sessions of each and
+    the questions whose evidence lies in them."""
+    with open(path, encoding="utf-8") as f:
+        raw = json.load(f)
+    samples = []
+    for item in raw:
+        conv = item["conversation"]
+        numbers = sorted(int(m.group(1)) for k in conv if (m := _SESSION.fullmatch(k)))
+        if sessions is not None:
+            numbers = numbers[:sessions]
+        turns: list[Turn] = []
+        for n in numbers:
+            start = parse_session_date(conv[f"session_{n}_date_time"])
+            for i, turn in enumerate(conv[f"session_{n}"]):
+                text = str(turn.get("text") or "").strip()
+                caption = turn.get("blip_caption")
+                if caption:
+                    text = f"{text} [image: {str(caption).strip()}]".strip()
+                # one second apart keeps the order and the session in one sitting
+                at = start + timedelta(seconds=i)
+                dia_id = normalise_evidence([turn["dia_id"]])[0]
+                turns.append(Turn(dia_id, turn["speaker"], text or "(no text)", n, at))
+        known = {t.dia_id for t in turns}
+        questions = []
+        for qa in item.get("qa", []):
+            evidence = normalise_evidence(qa.get("evidence") or [])
+            if not evidence or not set(evidence) <= known:
+                continue
+            questions.append(Question(qa["question"], evidence, int(qa["category"])))
+        speakers = (conv["speaker_a"], conv["speaker_b"])
+        samples.append(Sample(item["sample_id"], speakers, tuple(turns), tuple(questions)))
+    return samples
+
+
+def import_sample(memory: Memory, sample: Sample) -> tuple[Conversation, dict[str, str]]:
+    """The sample as one user's conversation. Returns it and message id → dia_id."""
+    user = memory.scope(tenant=TENANT, user=sample.sample_id)
+    conv = user.create_conversation(title=sample.sample_id)
+    dia_of: dict[str, str] = {}
+    for turn in sample.turns:
+        role: Role = "user" if turn.speaker == sample.speakers[0] else "assistant"
+        metadata = {"name": turn.speaker, "dia_id": turn.dia_id, "session": turn.session}
+        message = conv.append(role, turn.text, metadata=metadata, created_at=turn.at)
+        dia_of[message.id] = turn.dia_id
+    return conv, dia_of
+
+
+# --- measuring ----------------------------------------------------------------------------------
+
+
+def recall_at(ranking: Sequence[str], evidence: Sequence[str], k: int) -> float:
+    top = set(ranking[:k])
+    return sum(1 for e in evidence if e in top) / len(evidence)
+
+
+@dataclass
+class Rows:
+    """Per-question measurements, aggregated at the end."""
+
+    recall: dict[str, list[tuple[int, dict[int, float]]]] = field(default_factory=dict)
+    context: dict[str, dict[int, list[tuple[float, int]]]] = field(default_factory=dict)
+    latency: dict[str, list[float]] = field(default_factory=dict)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(statistics.fmean(values)) if values else math.nan
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def evaluate(
+    samples: Sequence[Sample],
+    *,
+    embedder: Embedder | None,
+    budgets: Sequence[int] = BUDGETS,
+    max_questions: int | None = None,
+    progress: Callable[[int], None] = lambda n: None,
+    db_path: str | None = None,
+) -> dict[str, Any]:
+    """Run the whole evaluation; returns the JSON-ready result."""
+    retrievers: dict[str, tuple[str, ...]] = {"lexical": ("lexical",)}
+    if embedder is not None:
+        retrievers["vector"] = ("vector",)
+        retrievers["hybrid"] = ("lexical", "expansion", "vector")
+    rows = Rows()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = db_path or str(Path(tmp) / "locomo.db")
+        config = Config(embed_on_write=False, tokenizers=("o200k_base",))
+        with open_memory(path, config=config, embedder=embedder) as memory:
+            imported = []
+            for sample in samples:
+                imported.append((sample, *import_sample(memory, sample)))
+                progress(0)
+            memory.backfill_embeddings()
+            if embedder is not None:  # load and warm the model outside the timings
+                embedder.embed(["warm up"])
+            for sample, conv, dia_of in imported:
+                questions = sample.questions[:max_questions]
+                for question in questions:
+                    _measure(memory, conv, dia_of, question, retrievers, budgets, rows)
+                    progress(1)
+    return summarise(rows, samples, embedder)
+
+
+def _measure(
+    memory: Memory,
+    conv: Conversation,
+    dia_of: dict[str, str],
+    question: Question,
+    retrievers: dict[str, tuple[str, ...]],
+    budgets: Sequence[int],
+    rows: Rows,
+) -> None:
+    base = memory.config.search
+    for name, used in retrievers.items():
+        options = replace(base, retrievers=used)
+        with memory.store.read() as tx:
+            fused = rank_conversation(
+                tx, conv.scope.principal, conv.id, question.question,
+                embedder=memory.embedder, cache=memory.vector_cache, options=options,
+                window=Window(), vectors=memory.vectors_cache,
+            )  # fmt: skip
+        ranking = [dia_of[f.key] for f in fused[: max(KS)]]
+        recalls = {k: recall_at(ranking, question.evidence, k) for k in KS}
+        rows.recall.setdefault(name, []).append((question.category, recalls))
+    timed = {"lexical": SearchOptions(retrievers=("lexical",))}
+    if memory.embedder is not None:
+        timed["hybrid"] = base
+    for name, options in timed.items():
+        started = time.perf_counter()
+        conv.search(question.question, k=10, options=options)
+        rows.latency.setdefault(name, []).append((time.perf_counter() - started) * 1000)
+    for budget in budgets:
+        profile = ModelProfile(context_window=budget, max_output=0, safety_margin=0)
+        for mode, share in (
+            ("sliding_window", 0.0),
+            ("convmem", AssemblyOptions().retrieved_share),
+        ):
+            assembly = AssemblyOptions(retrieved_share=share, memory_k=0)
+            ctx = conv.assemble(question.question, model=profile, options=assembly)
+            present = {dia_of[i] for i in (*ctx.report.included_ids, *ctx.report.retrieved_ids)}
+            share_found = sum(1 for e in question.evidence if e in present) / len(question.evidence)
+            per_budget = rows.context.setdefault(mode, {})
+            per_budget.setdefault(budget, []).append((share_found, ctx.report.total_tokens))
+
+
+def summarise(rows: Rows, samples: Sequence[Sample], embedder: Embedder | None) -> dict[str, Any]:
+    recall: dict[str, dict[str, dict[str, float]]] = {}
+    counts: dict[str, int] = {}
+    for name, measured in rows.recall.items():
+        table: dict[str, dict[str, float]] = {}
+        groups: dict[str, list[dict[int, float]]] = {"all": [r for _, r in measured]}
+        for category, label in CATEGORIES.items():
+            groups[label] = [r for c, r in measured if c == category]
+        for label, group in groups.items():
+            if group:
+                table[label] = {str(k): round(_mean([r[k] for r in group]), 4) for k in KS}
+                counts[label] = len(group)
+        recall[name] = table
+    context: dict[str, dict[str, dict[str, float]]] = {}
+    for mode, by_budget in rows.context.items():
+        context[mode] = {
+            str(budget): {
+                "evidence_share": round(_mean([s for s, _ in values]), 4),
+                "mean_tokens": round(_mean([float(t) for _, t in values]), 1),
+            }
+            for budget, values in by_budget.items()
+        }
+    latency = {
+        name: {
+            "p50": round(_percentile(values, 0.5), 2),
+            "p95": round(_percentile(values, 0.95), 2),
+            "n": len(values),
+        }
+        for name, values in rows.latency.items()
+    }
+    return {
+        "recall_at_k": recall,
+        "evidence_in_context": context,
+        "latency_ms": latency,
+        "questions": counts,
+        "conversations": [s.sample_id for s in samples],
+        "embedder": embedder.name if embedder is not None else None,
+    }
+
+
+# --- presenting ---------------------------------------------------------------------------------
+
+
+def table(result: dict[str, Any]) -> Iterator[str]:
+    """The result as plain-text tables."""
+    counts = result["questions"]
+    yield "Evidence recall@k (LoCoMo definition)"
+    yield f"{'retriever':10} {'category':12} {'n':>4} " + " ".join(
+        f"{'R@' + str(k):>6}" for k in KS
+    )
+    for name, per_category in result["recall_at_k"].items():
+        for label, values in per_category.items():
+            row = " ".join(f"{values[str(k)]:6.3f}" for k in KS)
+            yield f"{name:10} {label:12} {counts.get(label, 0):4d} {row}"
+    yield ""
+    yield "Evidence in context (share of evidence turns in the request; mean tokens used)"
+    modes = list(result["evidence_in_context"])
+    yield f"{'budget':>7} " + " ".join(f"{m:>26}" for m in modes)
+    first: dict[str, Any] = next(iter(result["evidence_in_context"].values()), {})
+    for budget in first:
+        cells: list[str] = []
+        for mode in modes:
+            value = result["evidence_in_context"][mode][budget]
+            cells.append(f"{value['evidence_share']:12.3f} {value['mean_tokens']:8.0f} tokens")
+        yield f"{budget:>7} " + " ".join(f"{c:>26}" for c in cells)
+    yield ""
+    yield "Search latency, conv.search(question, k=10)"
+    for name, values in result["latency_ms"].items():
+        p50, p95 = values["p50"], values["p95"]
+        yield f"{name:10} p50 {p50:7.2f} ms   p95 {p95:7.2f} ms   n {values['n']}"
+
+
+def plot(result: dict[str, Any], out: str | Path) -> None:
+    """Recall against k (overall, per retriever) and evidence-in-context against budget."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for i, (name, per_category) in enumerate(result["recall_at_k"].items()):
+        for label, style in (("all", "-"), ("multi-hop", ":")):
+            if label in per_category:
+                values = per_category[label]
+                left.plot(KS, [values[str(k)] for k in KS], style, marker="o", color=f"C{i}",
+                          label=f"{name} ({label})")  # fmt: skip
+    left.set_xscale("log")
+    left.set_xticks(KS, [str(k) for k in KS])
+    left.set_xlabel("k")
+    left.set_ylabel("evidence recall@k")
+    left.set_ylim(0, 1)
+    left.set_title("Recall of evidence turns")
+    left.legend(fontsize=8)
+    for mode, per_budget in result["evidence_in_context"].items():
+        budgets = [int(b) for b in per_budget]
+        right.plot(budgets, [per_budget[str(b)]["evidence_share"] for b in budgets], marker="o",
+                   label=mode.replace("_", " "))  # fmt: skip
+    right.set_xscale("log", base=2)
+    right.set_xticks(list(BUDGETS), [f"{b // 1024}k" for b in BUDGETS])
+    right.set_xlabel("request budget (tokens)")
+    right.set_ylabel("share of evidence in the request")
+    right.set_ylim(0, 1)
+    right.set_title("Evidence in context")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)

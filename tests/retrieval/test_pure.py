@@ -1,0 +1,96 @@
+"""The pure pieces of retrieval: query analysis, BM25 over highlighted candidates, fusion,
+expansion, index text."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from convmem.retrieval.fusion import boost, rrf
+from convmem.retrieval.index import IndexedTurn, context_text, speaker_of, vocabulary
+from convmem.retrieval.lexical import bm25_scores, or_query, query_terms
+from convmem.retrieval.vector import HashingEmbedder, nearest_words, normalise
+from convmem.search import plan_query
+
+
+def test_query_terms_drop_stopwords_names_and_single_letters() -> None:
+    assert query_terms("What did Caroline's sister paint in 2022, a b 7?", drop=["caroline"]) == [
+        "sister",
+        "paint",
+        "2022",
+        "7",
+    ]
+
+
+def test_plan_strips_speaker_names_for_the_vector_query() -> None:
+    plan = plan_query("What is Caroline's identity?", ["Caroline", "Melanie"])
+    assert plan.names == ("Caroline",)
+    assert plan.terms == ("identity",)
+    assert plan.vector_text == "What is identity?"
+    assert plan_query("Caroline?", ["Caroline"]).terms == ("caroline",)
+
+
+@given(st.text())
+def test_or_query_quotes_every_term(text: str) -> None:
+    query = or_query(query_terms(text), columns=("body", "ctx"))
+    if query is not None:
+        assert query.startswith("{body ctx} : (") and query.count('"') % 2 == 0
+
+
+def test_bm25_prefers_rare_terms_and_short_documents() -> None:
+    o, c = "\x01", "\x02"
+    candidates = [
+        ("rare", (f"{o}pottery{c} class", "")),
+        ("common", (f"the {o}class{c} fun", "")),
+        ("common2", (f"another {o}class{c}", "")),
+        ("common3", (f"a {o}class{c}", "")),
+        ("common4", (f"one {o}class{c}", "")),
+        ("long", (f"{o}pottery{c} " + "word " * 50, "")),
+        ("ctx", ("nothing", f"{o}pottery{c} class")),
+    ]
+    scores = bm25_scores(candidates, 100, (1.0, 0.5), terms=["pottery", "class"])
+    assert scores["rare"] > scores["long"] > 0
+    assert scores["rare"] > scores["common"]
+    assert scores["rare"] > scores["ctx"] > 0  # a neighbour's words count, at half weight
+    stemmed = bm25_scores([("x", (f"{o}camped{c}", ""))], 10, (1.0, 0.5), terms=["camping"])
+    assert stemmed["x"] > 0
+
+
+def test_rrf_sums_ranks_and_names_retrievers() -> None:
+    fused = rrf([("lexical", ["a", "b", "c"]), ("vector", ["b", "d"])], k=10)
+    assert [f.key for f in fused] == ["b", "a", "d", "c"]
+    assert fused[0].retrievers == ("lexical", "vector")
+    assert fused[0].score == 1 / 12 + 1 / 11
+    boosted = boost(fused, {"d"}, 1.2)
+    assert [f.key for f in boosted][:3] == ["b", "d", "a"]  # 1.2 / 12 > 1 / 11
+
+
+def test_expansion_finds_near_words_of_the_vocabulary() -> None:
+    embedder = HashingEmbedder()
+    vocab = ["painting", "painter", "swimming", "camping"]
+    vocab_matrix = embedder.embed(vocab)
+    terms = ["paintings"]
+    extra = nearest_words(embedder.embed(terms), terms, vocab, vocab_matrix, min_similarity=0.5)
+    assert extra[0] == "painting" and "swimming" not in extra
+    assert np.allclose(np.linalg.norm(normalise(np.ones((2, 3))), axis=1), 1.0)
+
+
+def test_context_stays_within_a_session() -> None:
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    turn = IndexedTurn("b", "user", None, at, "user: b")
+    before = IndexedTurn("a", "assistant", None, at - timedelta(minutes=5), "assistant: a")
+    next_day = IndexedTurn("c", "assistant", None, at + timedelta(days=1), "assistant: c")
+    assert context_text(turn, before, next_day) == "assistant: a"
+    labelled = IndexedTurn("d", "user", "2", at, "user: d")
+    other = IndexedTurn("e", "user", "3", at, "user: e")
+    assert context_text(labelled, other, None) == ""
+    assert speaker_of("user", {"name": " Caroline "}) == "Caroline"
+    assert speaker_of("assistant", {}) == "assistant"
+    assert vocabulary(["Caroline went camping, the 3 dogs"], exclude=["caroline"]) == {
+        "went",
+        "camping",
+        "dogs",
+    }
