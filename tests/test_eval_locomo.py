@@ -49,7 +49,11 @@ def test_harness_runs_on_a_slice_and_writes_the_documented_json(tmp_path: Path) 
     assert set(context["convmem"]) == {"1024", "2048", "4096", "8192"}
     for budget, value in context["convmem"].items():
         assert value["mean_tokens"] <= int(budget)
-        assert value["evidence_share"] >= context["sliding_window"][budget]["evidence_share"]
+        sliding = context["sliding_window"][budget]["evidence_share"]
+        # Where the slice outgrows the window, recall brings evidence back; where a plain window
+        # still holds the whole slice, convmem has already traded 30 % of it for the summary.
+        if sliding < 1:
+            assert value["evidence_share"] >= sliding
     assert set(data["latency_ms"]) == {"lexical", "hybrid"}
     assert data["latency_ms"]["hybrid"]["p95"] >= data["latency_ms"]["hybrid"]["p50"] > 0
 

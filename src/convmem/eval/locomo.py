@@ -200,6 +200,15 @@ def evaluate(
     return summarise(rows, samples, embedder)
 
 
+# A plain sliding window keeps the newest turns that fit: no blocks, no summary, no recall.
+MODES = {
+    "sliding_window": AssemblyOptions(
+        memory_k=0, retrieved_k=0, summary_threshold=None, eviction_block=0
+    ),
+    "convmem": AssemblyOptions(memory_k=0),
+}
+
+
 def _measure(
     memory: Memory,
     conv: Conversation,
@@ -230,11 +239,7 @@ def _measure(
         rows.latency.setdefault(name, []).append((time.perf_counter() - started) * 1000)
     for budget in budgets:
         profile = ModelProfile(context_window=budget, max_output=0, safety_margin=0)
-        for mode, share in (
-            ("sliding_window", 0.0),
-            ("convmem", AssemblyOptions().retrieved_share),
-        ):
-            assembly = AssemblyOptions(retrieved_share=share, memory_k=0)
+        for mode, assembly in MODES.items():
             ctx = conv.assemble(question.question, model=profile, options=assembly)
             present = {dia_of[i] for i in (*ctx.report.included_ids, *ctx.report.retrieved_ids)}
             share_found = sum(1 for e in question.evidence if e in present) / len(question.evidence)
