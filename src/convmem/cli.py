@@ -10,16 +10,11 @@ from typing import Any
 
 import click
 
+from convmem.cli_common import opened
 from convmem.cli_service import keys, serve
 from convmem.config import Config
-from convmem.engine import open as open_memory
 from convmem.errors import ConvmemError
 from convmem.summarize.llm import LLMSummarizerConfig
-
-
-def _fail(exc: ConvmemError) -> None:
-    click.echo(f"error: {exc}", err=True)
-    sys.exit(2)
 
 
 @click.group()
@@ -58,12 +53,8 @@ _user = click.option("--user", required=True, help="User id.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def conversations_list(db: str, tenant: str, user: str, as_json: bool) -> None:
     """List a user's conversations."""
-    try:
-        with open_memory(db) as memory:
-            records = memory.scope(tenant, user).conversations(limit=1000)
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as memory:
+        records = memory.scope(tenant, user).conversations(limit=1000)
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in records], indent=2))
         return
@@ -82,14 +73,10 @@ def conversations_show(
     db: str, tenant: str, user: str, conversation_id: str, as_json: bool
 ) -> None:
     """Show a conversation's message tree; '*' marks the active branch."""
-    try:
-        with open_memory(db) as memory:
-            conv = memory.scope(tenant, user).conversation(conversation_id)
-            messages = conv.messages()
-            active = {m.id for m in conv.branch()}
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as memory:
+        conv = memory.scope(tenant, user).conversation(conversation_id)
+        messages = conv.messages()
+        active = {m.id for m in conv.branch()}
     if as_json:
         click.echo(json.dumps([m.to_dict() for m in messages], indent=2))
         return
@@ -164,20 +151,16 @@ def summaries_show(
     """Print the branch's newest snapshot; every note with the message(s) it points to."""
     from convmem.model.snapshot import CATEGORY_TITLES
 
-    try:
-        with open_memory(db) as memory:
-            conv = memory.scope(tenant, user).conversation(conversation_id)
-            record = conv.summary(leaf_id)
-            sources = {}
-            if record is not None:
-                for source in sorted(record.snapshot.source_ids()):
-                    try:
-                        sources[source] = conv.message(source)
-                    except ConvmemError:
-                        continue
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as memory:
+        conv = memory.scope(tenant, user).conversation(conversation_id)
+        record = conv.summary(leaf_id)
+        sources = {}
+        if record is not None:
+            for source in sorted(record.snapshot.source_ids()):
+                try:
+                    sources[source] = conv.message(source)
+                except ConvmemError:
+                    continue
     if record is None:
         if as_json:
             click.echo("null")
@@ -221,12 +204,8 @@ def summaries_show(
 @click.argument("conversation_id")
 def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> None:
     """List every stored summary of a conversation, on every branch."""
-    try:
-        with open_memory(db) as memory:
-            records = memory.scope(tenant, user).conversation(conversation_id).summaries()
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as memory:
+        records = memory.scope(tenant, user).conversation(conversation_id).summaries()
     for r in records:
         notes = sum(1 for _ in r.snapshot.items())
         fallback = "  fell back" if r.fallback_reason else ""
@@ -263,13 +242,10 @@ def worker(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     config = _config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)
     try:
-        with open_memory(db, config=config) as memory:
+        with opened(db, config=config) as memory:
             runner = Worker(memory, lease_seconds=lease_seconds)
             click.echo(f"worker {runner.owner} serving {', '.join(runner.flows)}", err=True)
             count = runner.run(poll_seconds=poll_seconds, max_jobs=max_jobs, exit_when_idle=once)
-    except ConvmemError as exc:
-        _fail(exc)
-        return
     except KeyboardInterrupt:
         return
     click.echo(f"ran {count} jobs", err=True)
@@ -287,12 +263,8 @@ def jobs() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def jobs_list(db: str, status: str | None, limit: int, as_json: bool) -> None:
     """List jobs, newest first: status, attempts, lease and last error."""
-    try:
-        with open_memory(db) as memory:
-            found = memory.jobs(status, limit=limit)
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as memory:
+        found = memory.jobs(status, limit=limit)
     if as_json:
         click.echo(json.dumps([job.to_dict() for job in found], indent=2))
         return
@@ -309,12 +281,8 @@ def jobs_list(db: str, status: str | None, limit: int, as_json: bool) -> None:
 @click.argument("job_id")
 def jobs_retry(db: str, job_id: str) -> None:
     """Queue a failed or finished job again, with fresh attempts."""
-    try:
-        with open_memory(db) as memory:
-            memory.retry_job(job_id)
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as memory:
+        memory.retry_job(job_id)
     click.echo(f"queued {job_id} again")
 
 
@@ -334,13 +302,9 @@ def memory() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def memory_list(db: str, tenant: str, user: str, show_all: bool, as_json: bool) -> None:
     """List a user's memories (current and proposed by default)."""
-    try:
-        with open_memory(db) as mem:
-            scope = mem.scope(tenant, user, actor="cli")
-            records = scope.memories.list(status=None if show_all else ("confirmed", "proposed"))
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as mem:
+        scope = mem.scope(tenant, user, actor="cli")
+        records = scope.memories.list(status=None if show_all else ("confirmed", "proposed"))
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in records], indent=2))
         return
@@ -357,12 +321,8 @@ def memory_list(db: str, tenant: str, user: str, show_all: bool, as_json: bool) 
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to a file, not stdout.")
 def memory_export(db: str, tenant: str, user: str, out: str | None) -> None:
     """Export all of a user's data as JSON."""
-    try:
-        with open_memory(db) as mem:
-            data = mem.scope(tenant, user, actor="cli").export()
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as mem:
+        data = mem.scope(tenant, user, actor="cli").export()
     text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
     if out:
         with click.open_file(out, "w", encoding="utf-8") as handle:
@@ -386,18 +346,15 @@ def memory_delete(
         raise click.UsageError("give a MEMORY_ID or --everything, not both")
     if everything and not yes:
         click.confirm(f"Delete every conversation and memory of {user} in {tenant}?", abort=True)
-    try:
-        with open_memory(db) as mem:
-            scope = mem.scope(tenant, user, actor="cli")
-            if everything:
-                counts = scope.delete_all()
-                click.echo(f"deleted {sum(counts.values())} rows")
-            else:
-                assert memory_id is not None
-                deleted = scope.memories.delete(memory_id)
-                click.echo(f"deleted {len(deleted)} record(s): {' '.join(deleted)}")
-    except ConvmemError as exc:
-        _fail(exc)
+    with opened(db) as mem:
+        scope = mem.scope(tenant, user, actor="cli")
+        if everything:
+            counts = scope.delete_all()
+            click.echo(f"deleted {sum(counts.values())} rows")
+        else:
+            assert memory_id is not None
+            deleted = scope.memories.delete(memory_id)
+            click.echo(f"deleted {len(deleted)} record(s): {' '.join(deleted)}")
 
 
 # --- evaluation -------------------------------------------------------------------------------

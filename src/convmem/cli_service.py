@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from convmem.engine import open as open_memory
+from convmem.cli_common import fail, opened
 from convmem.errors import ConvmemError
 from convmem.model.keys import KEY_ROLES
 
@@ -15,11 +14,6 @@ _db = click.option(
     "--db", envvar="CONVMEM_DB", required=True, help="Database path or sqlite:///path [CONVMEM_DB]."
 )
 _tenant = click.option("--tenant", required=True, help="Tenant id.")
-
-
-def _fail(exc: ConvmemError) -> None:
-    click.echo(f"error: {exc}", err=True)
-    sys.exit(2)
 
 
 @click.command()
@@ -54,7 +48,7 @@ def serve(
         run(db, host=host, port=port, settings=settings, log_level=log_level,
             graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout)  # fmt: skip
     except ConvmemError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @click.group()
@@ -71,12 +65,8 @@ def keys() -> None:
 @click.option("--name", default=None, help="A label to recognise the key by.")
 def keys_create(db: str, tenant: str, role: str, user: str | None, name: str | None) -> None:
     """Create a key; the key itself is the last line of the output, shown only this once."""
-    try:
-        with open_memory(db) as memory:
-            issued = memory.keys.create(tenant, role, user=user, name=name, created_by="cli")
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as memory:
+        issued = memory.keys.create(tenant, role, user=user, name=name, created_by="cli")
     bound = f" for user {issued.key.user_id}" if issued.key.user_id else ""
     click.echo(f"created {role} key {issued.key.id} in tenant {tenant}{bound}")
     click.echo("store it now: convmem keeps only its hash")
@@ -89,12 +79,8 @@ def keys_create(db: str, tenant: str, role: str, user: str | None, name: str | N
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def keys_list(db: str, tenant: str, as_json: bool) -> None:
     """List a tenant's keys (never their secrets)."""
-    try:
-        with open_memory(db) as memory:
-            found = memory.keys.list(tenant)
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as memory:
+        found = memory.keys.list(tenant)
     if as_json:
         click.echo(json.dumps([k.to_dict() for k in found], indent=2))
         return
@@ -111,10 +97,6 @@ def keys_list(db: str, tenant: str, as_json: bool) -> None:
 @click.argument("key_id")
 def keys_revoke(db: str, tenant: str, key_id: str) -> None:
     """Revoke a key; it stops working at once."""
-    try:
-        with open_memory(db) as memory:
-            key = memory.keys.revoke(tenant, key_id)
-    except ConvmemError as exc:
-        _fail(exc)
-        return
+    with opened(db) as memory:
+        key = memory.keys.revoke(tenant, key_id)
     click.echo(f"revoked {key.id}")

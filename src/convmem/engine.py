@@ -697,12 +697,18 @@ class Conversation:
             return tx.conversation_messages(self._tenant, self.id)
 
     def _resolve_leaf(self, tx: ReadTxn, leaf_id: str | None) -> str | None:
+        return self._record_and_leaf(tx, leaf_id)[1]
+
+    def _record_and_leaf(
+        self, tx: ReadTxn, leaf_id: str | None
+    ) -> tuple[ConversationRecord, str | None]:
+        """The conversation (NotFound for another principal) and the leaf to walk from."""
         record = tx.get_conversation(self._tenant, self.scope.user, self.id)
         if leaf_id is None:
-            return record.active_leaf_id
+            return record, record.active_leaf_id
         if tx.get_message(self._tenant, self.scope.user, leaf_id).conversation_id != self.id:
             raise NotFound("message", leaf_id)
-        return leaf_id
+        return record, leaf_id
 
     # --- assembly -------------------------------------------------------------------------------
 
@@ -737,14 +743,14 @@ class Conversation:
         options = options or AssemblyOptions()
         lookup: Lookup | None = None
         with self._store.read() as tx:
-            leaf = self._resolve_leaf(tx, leaf_id)
+            record, leaf = self._record_and_leaf(tx, leaf_id)
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
             pins = [pin.text for pin in tx.pinned(self._tenant, self.scope.user, self.id)]
             query = user_message
             if query is None and leaf is not None:
                 query = tx.get_message(self._tenant, self.scope.user, leaf).content
-            memories, memory_ids = self._recall(tx, query, profile, counter, options)
+            memories, memory_ids = self._recall(tx, record, query, profile, counter, options)
             fixed = FixedParts(
                 system_prompt=system, pinned=pins, memories=memories, memory_ids=memory_ids
             )
@@ -850,15 +856,14 @@ class Conversation:
     def _recall(
         self,
         tx: ReadTxn,
+        record: ConversationRecord,
         query: str | None,
         profile: ModelProfile,
         counter: TokenCounter,
-        options: AssemblyOptions | None,
+        options: AssemblyOptions,
     ) -> tuple[str | None, list[str]]:
         """The long-term memory block for this request, or nothing: a temporary conversation, a
         user or tenant with memory off, or recall switched off read no memory at all."""
-        options = options or AssemblyOptions()
-        record = tx.get_conversation(self._tenant, self.scope.user, self.id)
         who = self.scope.principal
         if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
             return None, []
