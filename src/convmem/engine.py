@@ -565,12 +565,12 @@ class Conversation:
         assert new.created_at is not None
         message_id = new_id("msg")
         memory = self.scope.memory
-        prepared_message = Message(
+        unplaced = Message(
             message_id, self.id, None, 0, new.role, new.content, new.tool_calls,
             new.tool_call_id, new.metadata, new.created_at,
         )  # fmt: skip
         # the model runs outside the write lock too
-        prepared = prepare_turn(prepared_message, memory._write_embedder, memory.vector_cache)
+        prepared = prepare_turn(unplaced, memory._write_embedder, memory.vector_cache)
         with self._store.write() as tx:
             record = tx.get_conversation(tenant, user, self.id)
             parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
@@ -581,45 +581,16 @@ class Conversation:
             before = (
                 0 if parent_row is None else parent_row.estimate_before + parent_row.estimate_tokens
             )
-            assert new.created_at is not None
-            row = MessageRow(
-                id=message_id,
-                conversation_id=self.id,
-                parent_id=parent_id,
-                depth=depth,
-                role=new.role,
-                content=new.content,
-                tool_calls=new.tool_calls,
-                tool_call_id=new.tool_call_id,
-                metadata=new.metadata,
-                created_at=new.created_at,
-                revision_of=revision_of,
-                revision_kind=revision_kind,
-                tokens=tokens,
-                estimate_tokens=estimate,
-                estimate_before=before,
-            )
+            stored = replace(unplaced, parent_id=parent_id, depth=depth)
+            row = MessageRow(stored, revision_of, revision_kind, tokens, estimate, before)
             tx.insert_message(tenant, user, row)
             if prepared is not None:
-                stored = replace(prepared_message, parent_id=parent_id, depth=depth)
                 write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
-            tx.set_active_leaf(tenant, self.id, row.id)
+            tx.set_active_leaf(tenant, self.id, stored.id)
             if intent is not None:
-                notices = self._act_on_intent(tx, intent, row.id, record.temporary)
+                notices = self._act_on_intent(tx, intent, stored.id, record.temporary)
         self.scope._embed_notices(notices)
-        return Message(
-            id=row.id,
-            conversation_id=self.id,
-            parent_id=parent_id,
-            depth=depth,
-            role=new.role,
-            content=new.content,
-            tool_calls=new.tool_calls,
-            tool_call_id=new.tool_call_id,
-            metadata=new.metadata,
-            created_at=new.created_at,
-            notices=notices,
-        )
+        return replace(stored, notices=notices)
 
     def _act_on_intent(
         self, tx: WriteTxn, intent: Intent, message_id: str, temporary: bool

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from convmem.model.conversation import ConversationRecord
 from convmem.model.keys import ApiKey, AssemblyRecord
 from convmem.model.memory import AuditEvent, MemoryRecord
-from convmem.model.messages import Message, Role, ToolCall
+from convmem.model.messages import Message
 from convmem.model.summary import Job, SummaryRecord
 
 
@@ -43,18 +43,9 @@ class PinnedInstruction:
 
 @dataclass(frozen=True)
 class MessageRow:
-    """Everything the store needs to insert one message."""
+    """Everything the store needs to insert one message: the message and its stored extras."""
 
-    id: str
-    conversation_id: str
-    parent_id: str | None
-    depth: int
-    role: Role
-    content: str
-    tool_calls: Sequence[ToolCall]
-    tool_call_id: str | None
-    metadata: Mapping[str, Any]
-    created_at: datetime
+    message: Message
     revision_of: str | None
     revision_kind: str | None
     tokens: Mapping[str, int]

@@ -177,7 +177,12 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
         )
 
     def insert_message(self, tenant: str, user: str, row: MessageRow) -> None:
-        calls = json.dumps([call.to_dict() for call in row.tool_calls]) if row.tool_calls else None
+        message = row.message
+        calls = (
+            json.dumps([call.to_dict() for call in message.tool_calls])
+            if message.tool_calls
+            else None
+        )
         self._db.execute(
             "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, depth, "
             "role, content, tool_calls, tool_call_id, metadata, created_at, revision_of, "
@@ -185,17 +190,17 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 tenant,
-                row.id,
+                message.id,
                 user,
-                row.conversation_id,
-                row.parent_id,
-                row.depth,
-                row.role,
-                row.content,
+                message.conversation_id,
+                message.parent_id,
+                message.depth,
+                message.role,
+                message.content,
                 calls,
-                row.tool_call_id,
-                json.dumps(dict(row.metadata)),
-                row.created_at.isoformat(),
+                message.tool_call_id,
+                json.dumps(dict(message.metadata)),
+                message.created_at.isoformat(),
                 row.revision_of,
                 row.revision_kind,
                 row.estimate_tokens,
@@ -205,7 +210,7 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
         self._db.executemany(
             "INSERT INTO message_tokens (tenant_id, message_id, tokenizer, tokens) "
             "VALUES (?, ?, ?, ?)",
-            [(tenant, row.id, name, count) for name, count in row.tokens.items()],
+            [(tenant, message.id, name, count) for name, count in row.tokens.items()],
         )
 
     def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None:
