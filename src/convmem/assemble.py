@@ -19,7 +19,7 @@ of what is left after the stable fixed parts; the rest is reserved for the summa
 window's start never depends on the summary's own size. Assembly is then two steps:
 ``plan_history`` picks the window and names the message the summary must run through (the newest
 message before the window), the engine finds or builds that summary, and ``finish_request`` adds it
-and renders. ``assemble_context`` does both when the caller already has its summary text.
+and renders.
 
 Everything here is a pure function over values; the branch arrives as an iterator, newest first,
 which the engine feeds page by page from the store, so the cost follows the window, not the history.
@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from convmem.errors import BudgetExceeded, InvalidInput
@@ -468,32 +468,3 @@ def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> Asse
         summary_source=summary.source if section is not None and summary else None,
     )
     return AssembledContext(messages=messages, report=report, system=system_blocks)
-
-
-def assemble_context(
-    branch: Iterable[ChainEntry],
-    *,
-    current: str | None,
-    fixed: FixedParts,
-    profile: ModelProfile,
-    counter: TokenCounter,
-    format: Format = "openai",
-    options: AssemblyOptions | None = None,
-) -> AssembledContext:
-    """Build the request in one step; a summary, if any, comes in ``fixed.summary``.
-
-    ``branch`` is the active branch, newest first. With ``current`` None the newest unit of the
-    branch is the turn being answered and must fit like a fixed part.
-    """
-    # one step has no summary to fill, so nothing is reserved for one
-    options = replace(options or AssemblyOptions(), summary_threshold=None)
-    plan = plan_history(
-        branch,
-        current=current,
-        fixed=fixed,
-        profile=profile,
-        counter=counter,
-        format=format,
-        options=options,
-    )
-    return finish_request(plan)

@@ -655,7 +655,7 @@ class Conversation:
     def branch(self, leaf_id: str | None = None) -> list[Message]:
         """The messages from the root to ``leaf_id`` (default: the active leaf)."""
         with self._store.read() as tx:
-            leaf = self._resolve_leaf(tx, leaf_id)
+            leaf = self._record_and_leaf(tx, leaf_id)[1]
             if leaf is None:
                 return []
             rows = [row.message for row in tx.branch(self._tenant, leaf, ESTIMATE)]
@@ -666,9 +666,6 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.conversation_messages(self._tenant, self.id)
-
-    def _resolve_leaf(self, tx: ReadTxn, leaf_id: str | None) -> str | None:
-        return self._record_and_leaf(tx, leaf_id)[1]
 
     def _record_and_leaf(
         self, tx: ReadTxn, leaf_id: str | None
