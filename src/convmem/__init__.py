@@ -14,6 +14,7 @@ from convmem.assemble import AssembledContext, AssemblyOptions, AssemblyReport
 from convmem.config import Config
 from convmem.engine import Conversation, Memory, Scope, open
 from convmem.errors import (
+    BackendUnavailable,
     BudgetExceeded,
     ContentTooLarge,
     ConvmemError,
@@ -51,6 +52,7 @@ __all__ = [
     "AssemblyOptions",
     "AssemblyReport",
     "AuditEvent",
+    "BackendUnavailable",
     "BudgetExceeded",
     "Config",
     "ContentTooLarge",

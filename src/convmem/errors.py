@@ -11,8 +11,9 @@
     │   ├── NotFound               no such id *for this principal* (another principal's ids too)
     │   ├── BudgetExceeded         the fixed parts and the user message do not fit the window
     │   └── NeverStoreViolation    the text may not be stored (secrets, sensitive data …)
-    └── StoreError                 the database failed in a way the caller cannot fix
-        └── StoreBusy              the database stayed locked past every retry
+    ├── StoreError                 the database failed in a way the caller cannot fix
+    │   └── StoreBusy              the database stayed locked past every retry
+    └── BackendUnavailable         an optional backend (ONNX Runtime …) cannot run here
 
 Messages never quote message or memory content: they name ids, roles, sizes and reasons.
 """
@@ -86,3 +87,8 @@ class StoreError(ConvmemError):
 
 class StoreBusy(StoreError):
     """The database stayed locked past every retry."""
+
+
+class BackendUnavailable(ConvmemError, RuntimeError):
+    """An optional backend asked for by name cannot run here (not installed, or it failed its
+    check); ``"auto"`` choices fall back instead of raising this."""
