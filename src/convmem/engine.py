@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Unpack
@@ -47,7 +48,7 @@ from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retrieval.recall import render_retrieved_block
-from convmem.retrieval.vector import Embedder, normalise, to_blob
+from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise, to_blob
 from convmem.search import (
     SearchOptions,
     VectorCache,
@@ -114,6 +115,10 @@ class Memory:
         self.embedder = embedder
         self.vector_cache = VectorCache()
         self.vectors_cache = VectorsCache()
+        # embeds a search's query while its lexical half runs (threads start on first use)
+        self.embed_pool = ThreadPoolExecutor(
+            max_workers=os.cpu_count() or 1, thread_name_prefix="convmem-embed"
+        )
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
         for name in self.config.tokenizers:
             counter = get_counter(name)
@@ -184,6 +189,7 @@ class Memory:
         return ApiKeys(self)
 
     def close(self) -> None:
+        self.embed_pool.shutdown(wait=True)
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -518,7 +524,7 @@ class Conversation:
                 tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
                 cache=memory.vector_cache, options=options or memory.config.search,
                 window=Window(since=_aware(since), until=_aware(until)),
-                vectors=memory.vectors_cache,
+                vectors=memory.vectors_cache, pool=memory.embed_pool,
             )  # fmt: skip
 
     def delete(self) -> None:
@@ -718,7 +724,11 @@ class Conversation:
             query = user_message
             if query is None and leaf is not None:
                 query = tx.get_message(self._tenant, self.scope.user, leaf).content
-            memories, memory_ids = self._recall(tx, record, query, profile, counter, options)
+            memory = self.scope.memory
+            embedder = RequestEmbedder(memory.embedder) if memory.embedder else None
+            memories, memory_ids = self._recall(
+                tx, record, query, profile, counter, options, embedder
+            )
             fixed = FixedParts(
                 system_prompt=system, pinned=pins, memories=memories, memory_ids=memory_ids
             )
@@ -747,7 +757,7 @@ class Conversation:
                     included = [item.message.id for item in probe.history]
                     text, ids = self._retrieve(
                         tx, query or "", leaf, included, branch, counter, reserve,
-                        options.retrieved_k,
+                        options.retrieved_k, embedder,
                     )  # fmt: skip
                     if text is not None:
                         chosen = plan(replace(held, retrieved=text, retrieved_ids=ids))
@@ -772,6 +782,7 @@ class Conversation:
         counter: TokenCounter,
         cap: int,
         k: int,
+        embedder: Embedder | None,
     ) -> tuple[str | None, list[str]]:
         """The retrieved section: the best-ranked turns of this branch older than the window."""
         if leaf is None or not query.strip():
@@ -783,9 +794,10 @@ class Conversation:
             start, window_depth = leaf, depths.get(leaf, 0) + 1
         memory = self.scope.memory
         fused = rank_conversation(
-            tx, self.scope.principal, self.id, query, embedder=memory.embedder,
+            tx, self.scope.principal, self.id, query, embedder=embedder,
             cache=memory.vector_cache, options=memory.config.search,
             window=Window(max_depth=window_depth), vectors=memory.vectors_cache,
+            pool=memory.embed_pool,
         )[: 4 * k]  # fmt: skip
         candidates = [tx.get_message(self._tenant, self.scope.user, f.key) for f in fused]
         if not candidates:
@@ -829,6 +841,7 @@ class Conversation:
         profile: ModelProfile,
         counter: TokenCounter,
         options: AssemblyOptions,
+        embedder: Embedder | None,
     ) -> tuple[str | None, list[str]]:
         """The long-term memory block for this request, or nothing: a temporary conversation, a
         user or tenant with memory off, or recall switched off read no memory at all."""
@@ -841,7 +854,7 @@ class Conversation:
             scopes.append(f"project:{project}")
         memory = self.scope.memory
         candidates = recall_candidates(
-            tx, who, query or "", k=options.memory_k, scopes=scopes, embedder=memory.embedder,
+            tx, who, query or "", k=options.memory_k, scopes=scopes, embedder=embedder,
             cache=memory.vector_cache,
         )  # fmt: skip
         cap = int(profile.input_budget * options.memory_share)

@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -197,9 +198,16 @@ def plan_query(query: str, speakers: Sequence[str]) -> QueryPlan:
 
 
 def embed_with_words(
-    embedder: Embedder, cache: VectorCache, texts: Sequence[str], words: Sequence[str]
+    embedder: Embedder,
+    cache: VectorCache,
+    texts: Sequence[str],
+    words: Sequence[str],
+    stored: Callable[[Sequence[str]], dict[str, bytes]] | None = None,
 ) -> tuple[Matrix, dict[str, Matrix]]:
-    """Vectors for ``texts`` and ``words`` in one model call, words from the cache when known."""
+    """Vectors for ``texts`` and ``words``. A word comes from the process cache, else from
+    ``stored`` (the tenant's word vectors), else from the model — in a call of its own: batched
+    with a sentence, each one-word row would be padded to the sentence's length (a query with four
+    new words took 24 ms in one call, 8 + 6 ms in two)."""
     vectors: dict[str, Matrix] = {}
     missing: list[str] = []
     for word in words:
@@ -208,13 +216,19 @@ def embed_with_words(
             missing.append(word)
         else:
             vectors[word] = known
-    batch = [*texts, *missing]
-    rows = embedder.embed(batch) if batch else np.zeros((0, 1), dtype=np.float32)
-    rows = normalise(rows) if len(batch) else rows
-    for word, row in zip(missing, rows[len(texts) :], strict=True):
-        cache.put(embedder.name, word, row)
-        vectors[word] = row
-    return rows[: len(texts)], vectors
+    if missing and stored is not None:
+        found = stored(missing)
+        for word, blob in found.items():
+            vector = from_blobs([blob], len(blob) // 2)[0]
+            cache.put(embedder.name, word, vector)
+            vectors[word] = vector
+        missing = [w for w in missing if w not in found]
+    if missing:
+        for word, row in zip(missing, normalise(embedder.embed(missing)), strict=True):
+            cache.put(embedder.name, word, row)
+            vectors[word] = row
+    rows = normalise(embedder.embed(texts)) if texts else np.zeros((0, 1), dtype=np.float32)
+    return rows, vectors
 
 
 # --- keeping the index ----------------------------------------------------------------------------
@@ -351,8 +365,11 @@ def rank_conversation(
     options: SearchOptions,
     window: Window = Window(),
     vectors: VectorsCache | None = None,
+    pool: Executor | None = None,
 ) -> list[Fused[str]]:
-    """Fused ranking of a conversation's turns (message ids) for ``query``."""
+    """Fused ranking of a conversation's turns (message ids) for ``query``. With a ``pool`` the
+    query is embedded on one of its threads while the lexical search runs on this one (the
+    model releases the GIL, and so does SQLite): on an idle core the two overlap."""
     tenant, user = who.tenant, who.user
     vectors = vectors or VectorsCache(capacity=0)
     speakers = tx.conversation_speakers(tenant, conversation_id)
@@ -372,6 +389,11 @@ def rank_conversation(
             speaker_of[row.message_id] = row.speaker
         return [row.message_id for row in rows]
 
+    query_vector = (
+        _started(pool, embedder, plan.vector_text)
+        if embedder is not None and "vector" in use
+        else None
+    )
     if "lexical" in use and plan.terms:
         rankings.append(("lexical", lexical(plan.terms)))
     if embedder is not None and use & {"expansion", "vector"}:
@@ -383,8 +405,10 @@ def rank_conversation(
             if expanding and options.expand_unknown_terms
             else []
         )
-        texts = [plan.vector_text] if "vector" in use else []
-        query_rows, word_vectors = embed_with_words(embedder, cache, texts, unknown_terms)
+        _, word_vectors = embed_with_words(
+            embedder, cache, [], unknown_terms,
+            stored=lambda words: tx.stored_term_vectors(tenant, embedder.name, words),
+        )  # fmt: skip
         expandable = [t for t in plan.terms if t in known or t in word_vectors]
         if expanding and expandable:
             term_matrix = np.stack(
@@ -397,7 +421,7 @@ def rank_conversation(
             )  # fmt: skip
             if extra:
                 rankings.append(("expansion", lexical([*plan.terms, *extra])))
-        if "vector" in use and data.ids:
+        if query_vector is not None and data.ids:
             keep = np.ones(len(data.ids), dtype=bool)
             if window.max_depth is not None:
                 keep &= data.depths < window.max_depth
@@ -408,17 +432,28 @@ def rank_conversation(
                      for c in data.created], dtype=bool,
                 )  # fmt: skip
             rows = np.flatnonzero(keep)
-            order, _ = cosine_order(query_rows[0], data.matrix[rows])
+            order, _ = cosine_order(query_vector()[0], data.matrix[rows])
             top = rows[order[: options.depth]]
             for i in top:
                 speaker_of[data.ids[i]] = data.speakers[i]
             rankings.append(("vector", [data.ids[i] for i in top]))
+        elif query_vector is not None:
+            query_vector()  # collect the thread's outcome (an error surfaces here)
     fused = rrf(rankings, k=options.rrf_k)
     if len(plan.names) == 1:
         named = plan.names[0]
         favoured = {key for key, speaker in speaker_of.items() if speaker == named}
         fused = boost(fused, favoured, options.speaker_boost)
     return fused
+
+
+def _started(pool: Executor | None, embedder: Embedder, text: str) -> Callable[[], Matrix]:
+    """The query's unit vector, computed now or on ``pool``; call the result to have it."""
+    if pool is None:
+        row = normalise(embedder.embed([text]))
+        return lambda: row
+    future = pool.submit(lambda: normalise(embedder.embed([text])))
+    return future.result
 
 
 def search_conversation(
@@ -433,11 +468,12 @@ def search_conversation(
     options: SearchOptions,
     window: Window = Window(),
     vectors: VectorsCache | None = None,
+    pool: Executor | None = None,
 ) -> list[MessageHit]:
     check_query(query, k)
     fused = rank_conversation(
         tx, who, conversation_id, query, embedder=embedder, cache=cache, options=options,
-        window=window, vectors=vectors,
+        window=window, vectors=vectors, pool=pool,
     )  # fmt: skip
     hits = []
     for item in fused[:k]:

@@ -117,6 +117,33 @@ def nearest_words(
     return out
 
 
+class RequestEmbedder:
+    """One request's view of an embedder: each distinct text is embedded once. Assembly ranks
+    memories and evicted turns for the same new message; without this the model ran twice.
+    Lives for one request, so the texts it holds go with it."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._rows: dict[str, Matrix] = {}
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dimensions(self) -> int:
+        return self._inner.dimensions
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._rows]
+        if missing:
+            rows = self._inner.embed(missing)
+            self._rows.update(zip(missing, rows, strict=True))
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return np.stack([self._rows[t] for t in texts])
+
+
 class HashingEmbedder:
     """A dependency-free stand-in for a model: hashed word and character-trigram features.
 

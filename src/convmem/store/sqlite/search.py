@@ -278,6 +278,22 @@ class SearchTxnMixin:
         ).fetchall()
         return [(r[0], r[1]) for r in rows]
 
+    def stored_term_vectors(
+        self, tenant: str, embedder: str, words: Sequence[str]
+    ) -> dict[str, bytes]:
+        """Vectors the tenant already holds for ``words`` (some conversation of it uses them)."""
+        found: dict[str, bytes] = {}
+        for start in range(0, len(words), 500):
+            chunk = list(words[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT term, vector FROM term_vectors WHERE tenant_id = ? AND embedder = ? "
+                f"AND term IN ({marks})",
+                (tenant, embedder, *chunk),
+            ).fetchall()
+            found.update((r[0], r[1]) for r in rows)
+        return found
+
     def missing_term_vectors(self, embedder: str, limit: int) -> list[tuple[str, str]]:
         """(tenant, word) of words in use that have no vector from ``embedder``."""
         rows = self._db.execute(
