@@ -90,6 +90,23 @@ def test_neighbour_context_finds_the_reply_to_a_question(alice: convmem.Scope) -
     assert [h.message.id for h in hits] == [ids[0], ids[1]]
 
 
+def test_neighbour_lift_raises_turns_next_to_strong_hits(mem: convmem.Memory) -> None:
+    conv = mem.scope("acme", "alice").create_conversation()
+    ids = chat(conv, history("4471"))
+    query = "what is my gym locker code?"
+    plain = conv.search(query, k=len(ids), options=SearchOptions(neighbour_lift=0.0))
+    lifted = conv.search(query, k=len(ids), options=SearchOptions(neighbour_lift=0.25))
+    before = {h.message.id: h.score for h in plain}
+    assert {h.message.id for h in lifted} == set(before)
+    for hit in lifted:
+        i = ids.index(hit.message.id)
+        near = max(before.get(ids[j], 0.0) for j in (i - 1, i + 1) if 0 <= j < len(ids))
+        assert hit.score == pytest.approx(before[hit.message.id] + 0.25 * near)
+    assert [h.score for h in lifted] == sorted((h.score for h in lifted), reverse=True)
+    with pytest.raises(convmem.InvalidInput):
+        SearchOptions(neighbour_lift=-0.1)
+
+
 def test_speaker_names_come_from_metadata_and_date_filters_apply(alice: convmem.Scope) -> None:
     conv = alice.create_conversation()
     day1 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)

@@ -13,6 +13,15 @@ The pipeline (measured on the LoCoMo development split; see ``convmem.eval.locom
    short question) and every turn of the conversation.
 5. **Fusion**: reciprocal rank fusion, k = 10, then x1.2 for turns of the single speaker the query
    names, if it names exactly one.
+6. **Neighbour lift** (with an embedder, whose cached vectors carry each turn's depth): each fused
+   score plus 0.25 x the best fused score of the turns one step above or below it. On the LoCoMo
+   development split (MiniLM), judged per conversation, evidence recall@10 went from 0.821 to
+   0.839 (conv-26) and 0.860 to 0.893 (conv-30), multi-hop from 0.526 to 0.526 and 0.483 to
+   0.529; weights 0.2-0.25 helped both conversations, 0.3 and more cost conv-26 multi-hop
+   questions, lifting before the speaker prior or from one side only did worse, and requiring
+   the neighbour to be in the same sitting changed nothing. Depth stands in for adjacency: in a
+   branched conversation, turns of a sibling branch at the next depth count as neighbours too.
+   Spreading the top 10 over sessions or away from neighbours (caps, MMR) cost recall overall.
 
 Every store call carries the principal's tenant and user: filters come before ranking.
 """
@@ -35,7 +44,7 @@ from convmem.errors import InvalidInput
 from convmem.model.memory import MemoryHit, MemoryRecord
 from convmem.model.messages import Message
 from convmem.model.search import MessageHit
-from convmem.retrieval.fusion import Fused, boost, rrf
+from convmem.retrieval.fusion import Fused, boost, lift_by_neighbours, rrf
 from convmem.retrieval.index import (
     IndexedTurn,
     context_text,
@@ -75,6 +84,8 @@ class SearchOptions:
     # Embed query terms the conversation never used, so they too can be expanded (one model call
     # with the query either way, but a longer batch).
     expand_unknown_terms: bool = True
+    # share of its best neighbour's fused score added to a turn's (0 turns the lift off)
+    neighbour_lift: float = 0.25
 
     def __post_init__(self) -> None:
         unknown = set(self.retrievers) - set(RETRIEVERS)
@@ -82,6 +93,8 @@ class SearchOptions:
             raise InvalidInput(f"retrievers must be among {', '.join(RETRIEVERS)}")
         if self.rrf_k <= 0 or self.depth < 1 or self.speaker_boost <= 0:
             raise InvalidInput("rrf_k, depth and speaker_boost must be positive")
+        if self.neighbour_lift < 0:
+            raise InvalidInput("neighbour_lift must not be negative")
 
 
 class VectorCache:
@@ -378,6 +391,7 @@ def rank_conversation(
     if embedder is None:
         use -= {"expansion", "vector"}
     speaker_of: dict[str, str] = {}
+    depth_of: dict[str, int] = {}
     rankings: list[tuple[str, list[str]]] = []
 
     def lexical(terms: Sequence[str]) -> list[str]:
@@ -398,6 +412,8 @@ def rank_conversation(
         rankings.append(("lexical", lexical(plan.terms)))
     if embedder is not None and use & {"expansion", "vector"}:
         data = vectors.load(tx, who, conversation_id, embedder.name)
+        if options.neighbour_lift > 0:
+            depth_of = dict(zip(data.ids, data.depths.tolist(), strict=True))
         known = {term: i for i, term in enumerate(data.vocabulary)}
         expanding = "expansion" in use and bool(plan.terms) and bool(known)
         unknown_terms = (
@@ -444,6 +460,8 @@ def rank_conversation(
         named = plan.names[0]
         favoured = {key for key, speaker in speaker_of.items() if speaker == named}
         fused = boost(fused, favoured, options.speaker_boost)
+    if depth_of:
+        fused = lift_by_neighbours(fused, depth_of, options.neighbour_lift)
     return fused
 
 

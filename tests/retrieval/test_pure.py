@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from convmem.retrieval.fusion import boost, rrf
+from convmem.retrieval.fusion import Fused, boost, lift_by_neighbours, rrf
 from convmem.retrieval.index import IndexedTurn, context_text, speaker_of, vocabulary
 from convmem.retrieval.lexical import bm25_scores, or_query, query_terms
 from convmem.retrieval.vector import HashingEmbedder, nearest_words, normalise
@@ -66,6 +66,25 @@ def test_rrf_sums_ranks_and_names_retrievers() -> None:
     assert fused[0].score == 1 / 12 + 1 / 11
     boosted = boost(fused, {"d"}, 1.2)
     assert [f.key for f in boosted][:3] == ["b", "d", "a"]  # 1.2 / 12 > 1 / 11
+
+
+def test_neighbour_lift_adds_a_share_of_the_best_adjacent_score() -> None:
+    fused = [Fused("a", 0.4, ("vector",)), Fused("b", 0.3, ("vector",)),
+             Fused("c", 0.3, ("vector",)), Fused("x", 0.2, ("lexical",))]  # fmt: skip
+    # b sits next to a (the best hit); c has no fused neighbour; x has no known position
+    lifted = lift_by_neighbours(fused, {"a": 5, "b": 6, "c": 9}, 0.25)
+    assert [f.key for f in lifted] == ["a", "b", "c", "x"]
+    score = {f.key: f.score for f in lifted}
+    assert score["a"] == 0.4 + 0.25 * 0.3
+    assert score["b"] == 0.3 + 0.25 * 0.4
+    assert score["c"] == 0.3 and score["x"] == 0.2
+    assert lifted[0].retrievers == ("vector",)
+    # a lift can reorder: c overtakes b once its neighbour (8) is a strong hit
+    reordered = lift_by_neighbours(
+        [*fused, Fused("d", 0.39, ())], {"a": 5, "b": 1, "c": 9, "d": 8}, 0.25
+    )
+    assert [f.key for f in reordered][:3] == ["d", "a", "c"]
+    assert lift_by_neighbours(fused, {"a": 5, "b": 6}, 0.0) == fused
 
 
 def test_expansion_finds_near_words_of_the_vocabulary() -> None:

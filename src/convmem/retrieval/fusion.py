@@ -59,3 +59,33 @@ def boost(fused: Sequence[Fused[K]], favoured: set[K], factor: float) -> list[Fu
     ]
     order = {f.key: i for i, f in enumerate(fused)}
     return sorted(rescored, key=lambda f: (-f.score, order[f.key]))
+
+
+def lift_by_neighbours(
+    fused: Sequence[Fused[K]], position: Mapping[K, int], weight: float
+) -> list[Fused[K]]:
+    """Add ``weight`` times the best score among each key's neighbours — the fused keys whose
+    ``position`` is one less or one more — and re-sort (stable). Keys without a position keep
+    their score and lend none.
+
+    A turn inside an exchange about the question's subject (the question asked before it, the
+    reply after it) is likelier to be the evidence than a passing mention with unrelated turns
+    around it; the vector ranking cannot see those neighbours, so the fused list is smoothed.
+    """
+    best_at: dict[int, float] = {}
+    for f in fused:
+        at = position.get(f.key)
+        if at is not None and f.score > best_at.get(at, 0.0):
+            best_at[at] = f.score
+    if weight == 0.0 or not best_at:
+        return list(fused)
+    rescored = []
+    for f in fused:
+        at = position.get(f.key)
+        if at is None:
+            rescored.append(f)
+            continue
+        near = max(best_at.get(at - 1, 0.0), best_at.get(at + 1, 0.0))
+        rescored.append(Fused(f.key, f.score + weight * near, f.retrievers))
+    order = {f.key: i for i, f in enumerate(fused)}
+    return sorted(rescored, key=lambda f: (-f.score, order[f.key]))
