@@ -220,7 +220,9 @@ def _measure(
 ) -> None:
     base = memory.config.search
     for name, used in retrievers.items():
-        options = replace(base, retrievers=used)
+        # a single retriever's row is that retriever's own ranking: no lift from fusion
+        lift = base.neighbour_lift if len(used) > 1 else 0.0
+        options = replace(base, retrievers=used, neighbour_lift=lift)
         with memory.store.read() as tx:
             fused = rank_conversation(
                 tx, conv.scope.principal, conv.id, question.question,
