@@ -25,8 +25,9 @@ What it times (after warm-up; nearest-rank p50 / p95 in milliseconds):
   in-process vector cache never helps (``hybrid_cold``).
 
 Queries are 2-5 words drawn from the target user's own turns plus question words. The model is
-all-MiniLM-L6-v2 when the embeddings extra is installed (one torch thread), otherwise the
-dependency-free hashing embedder (which makes "hybrid" cheaper than it would be in use).
+all-MiniLM-L6-v2 when the embeddings extra is installed (one thread; ONNX Runtime when that is
+installed, else torch — the JSON names the backend), otherwise the dependency-free hashing
+embedder (which makes "hybrid" cheaper than it would be in use).
 """
 
 from __future__ import annotations
@@ -364,6 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "memories": shape["tenants"] * shape["users"] * shape["memories"],
         "users": shape["tenants"] * shape["users"],
         "embedder": embedder.name,
+        "embedder_backend": getattr(embedder, "backend", None),
         "db_size_mb": size_mb,
         "latency_ms": results,
         "machine": {

@@ -407,7 +407,7 @@ def eval_locomo(
     ):
         if not sentence_transformers_available():
             raise click.UsageError(f"--embedder {embedder} needs: pip install convmem[embeddings]")
-        # one torch thread: a query's forward pass is fastest so on a shared machine
+        # one thread: a query's forward pass is fastest so on a shared machine
         chosen = SentenceTransformerEmbedder(threads=1, quantize=embedder == "minilm-int8")
     if plot_out is not None:
         try:

@@ -286,6 +286,7 @@ def summarise(rows: Rows, samples: Sequence[Sample], embedder: Embedder | None) 
         "questions": counts,
         "conversations": [s.sample_id for s in samples],
         "embedder": embedder.name if embedder is not None else None,
+        "embedder_backend": getattr(embedder, "backend", None),
     }
 
 
