@@ -58,8 +58,7 @@ from convmem.retrieval.index import body_text, vocabulary  # noqa: E402
 from convmem.retrieval.vector import (  # noqa: E402
     Embedder,
     HashingEmbedder,
-    SentenceTransformerEmbedder,
-    sentence_transformers_available,
+    named_embedder,
 )
 from convmem.search import SearchOptions  # noqa: E402
 from convmem.store.sqlite.search import conversation_token, user_token  # noqa: E402
@@ -292,9 +291,9 @@ def queries_for(memory: convmem.Memory, tenant: str, user: str, n: int) -> list[
 
 
 def choose_embedder(kind: str) -> Embedder:
-    if kind == "hashing" or (kind == "auto" and not sentence_transformers_available()):
-        return HashingEmbedder(DIMENSIONS)
-    return SentenceTransformerEmbedder(threads=1, quantize=kind == "minilm-int8")
+    """The model the choice names; the hashing double (at the stored vectors' size) otherwise."""
+    chosen = None if kind == "hashing" else named_embedder(kind)
+    return chosen if chosen is not None else HashingEmbedder(DIMENSIONS)
 
 
 def measure(path: str, shape: dict[str, int], embedder: Embedder, n: int) -> dict[str, Any]:

@@ -13,7 +13,8 @@ import click
 from convmem.cli_common import opened
 from convmem.cli_service import keys, serve
 from convmem.config import Config
-from convmem.errors import ConvmemError
+from convmem.errors import BackendUnavailable, ConvmemError
+from convmem.retrieval.vector import EMBEDDER_CHOICES
 from convmem.summarize.llm import LLMSummarizerConfig
 
 
@@ -371,7 +372,7 @@ def eval_group() -> None:
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="Write a PNG plot here.")
 @click.option(
     "--embedder",
-    type=click.Choice(["auto", "minilm", "minilm-int8", "hashing", "none"]),
+    type=click.Choice(EMBEDDER_CHOICES),
     default="auto",
     show_default=True,
     help="auto: all-MiniLM-L6-v2 when the embeddings extra is installed, else none (lexical "
@@ -392,23 +393,12 @@ def eval_locomo(
 ) -> None:
     """Evidence recall@k, evidence in context and search latency on a LoCoMo file."""
     from convmem.eval import locomo
-    from convmem.retrieval.vector import (
-        Embedder,
-        HashingEmbedder,
-        SentenceTransformerEmbedder,
-        sentence_transformers_available,
-    )
+    from convmem.retrieval.vector import named_embedder
 
-    chosen: Embedder | None = None
-    if embedder == "hashing":
-        chosen = HashingEmbedder()
-    elif embedder.startswith("minilm") or (
-        embedder == "auto" and sentence_transformers_available()
-    ):
-        if not sentence_transformers_available():
-            raise click.UsageError(f"--embedder {embedder} needs: pip install convmem[embeddings]")
-        # one thread: a query's forward pass is fastest so on a shared machine
-        chosen = SentenceTransformerEmbedder(threads=1, quantize=embedder == "minilm-int8")
+    try:
+        chosen = named_embedder(embedder)
+    except BackendUnavailable as exc:
+        raise click.UsageError(str(exc)) from exc
     if plot_out is not None:
         try:
             import matplotlib  # noqa: F401

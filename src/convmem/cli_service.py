@@ -9,6 +9,7 @@ import click
 from convmem.cli_common import fail, opened
 from convmem.errors import ConvmemError
 from convmem.model.keys import KEY_ROLES
+from convmem.retrieval.vector import EMBEDDER_CHOICES
 
 _db = click.option(
     "--db", envvar="CONVMEM_DB", required=True, help="Database path or sqlite:///path [CONVMEM_DB]."
@@ -30,6 +31,10 @@ _tenant = click.option("--tenant", required=True, help="Tenant id.")
               help="Seconds an idle connection is kept open (above your proxy's).")  # fmt: skip
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))  # fmt: skip
+@click.option("--embedder", envvar="CONVMEM_EMBEDDER", default="none", show_default=True,
+              type=click.Choice(EMBEDDER_CHOICES),
+              help="Vectors for search and recall: minilm (the embeddings extra) or auto "
+              "(minilm when installed); none: full text only [CONVMEM_EMBEDDER].")  # fmt: skip
 def serve(
     db: str,
     host: str,
@@ -38,15 +43,18 @@ def serve(
     graceful_timeout: int,
     keep_alive_timeout: int,
     log_level: str,
+    embedder: str,
 ) -> None:
     """Run the HTTP service and the memory page (JSON logs on stderr)."""
+    from convmem.retrieval.vector import named_embedder
     from convmem.service.app import ServiceSettings
     from convmem.service.run import serve as run
 
     settings = ServiceSettings() if max_body_bytes is None else ServiceSettings(max_body_bytes)
     try:
         run(db, host=host, port=port, settings=settings, log_level=log_level,
-            graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout)  # fmt: skip
+            graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout,
+            embedder=named_embedder(embedder))  # fmt: skip
     except ConvmemError as exc:
         fail(exc)
 

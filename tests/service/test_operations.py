@@ -202,3 +202,46 @@ def test_graceful_shutdown_finishes_an_in_flight_write(db_path: Path, tmp_path: 
     records = [json.loads(line) for line in logged if line.startswith("{")]
     assert any(r.get("event") == "http.request" and r.get("status") == 201 for r in records)
     assert all("written during shutdown" not in line for line in logged)
+
+
+def test_serve_with_an_embedder_searches_by_meaning_too(db_path: Path, tmp_path: Path) -> None:
+    with convmem.open(db_path) as memory:
+        token = memory.keys.create("acme", "user", user="alice").token
+        conversation = memory.scope("acme", "alice").create_conversation().id
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "convmem.cli", "serve", "--db", str(db_path),
+               "--port", str(port), "--embedder", "hashing"]  # fmt: skip
+    with (tmp_path / "server.log").open("wb") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _wait_for(f"{base}/healthz", server)
+            url = f"{base}/v1/conversations/{conversation}"
+            for line in ("I started pottery classes.", "The train was late today."):
+                posted = httpx.post(f"{url}/messages", json={"role": "user", "content": line},
+                                    headers=auth(token), timeout=10)  # fmt: skip
+                assert posted.status_code == 201, posted.text
+            found = httpx.get(f"{url}/search", params={"q": "pottery"}, headers=auth(token))
+            assert found.status_code == 200, found.text
+            top = found.json()[0]
+            assert "pottery" in top["message"]["content"]
+            assert "vector" in top["retrievers"]  # written with vectors, searched with them
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+    with sqlite3.connect(db_path) as db:
+        (stored,) = db.execute(
+            "SELECT count(*) FROM message_index WHERE embedder = 'hashing-256'"
+        ).fetchone()
+    assert stored == 2
+
+
+def test_embedder_choices_are_named() -> None:
+    from convmem.retrieval.vector import named_embedder
+
+    assert named_embedder("none") is None
+    assert isinstance(named_embedder("hashing"), convmem.HashingEmbedder)
+    with pytest.raises(convmem.InvalidInput):
+        named_embedder("word2vec")
+    failed = CliRunner().invoke(main, ["serve", "--db", "x.db", "--embedder", "word2vec"])
+    assert failed.exit_code == 2

@@ -345,3 +345,25 @@ def sentence_transformers_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+EMBEDDER_CHOICES = ("auto", "minilm", "minilm-int8", "hashing", "none")
+
+
+def named_embedder(choice: str) -> Embedder | None:
+    """The embedder a command-line choice names. ``auto``: all-MiniLM-L6-v2 with the embeddings
+    extra installed, else none (full text only); ``minilm-int8``: the same model quantized;
+    ``hashing``: the dependency-free test double. Asking for MiniLM without the extra raises
+    ``BackendUnavailable`` with the install line."""
+    if choice not in EMBEDDER_CHOICES:
+        raise InvalidInput(f"embedder must be one of {', '.join(EMBEDDER_CHOICES)}")
+    if choice == "none":
+        return None
+    if choice == "hashing":
+        return HashingEmbedder()
+    if not sentence_transformers_available():
+        if choice == "auto":
+            return None
+        raise BackendUnavailable(f"--embedder {choice} needs: pip install 'convmem[embeddings]'")
+    # one thread: on a shared machine a query's forward pass is fastest so
+    return SentenceTransformerEmbedder(threads=1, quantize=choice == "minilm-int8")

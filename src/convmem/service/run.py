@@ -5,6 +5,7 @@ from __future__ import annotations
 import uvicorn
 
 from convmem.engine import open as open_memory
+from convmem.retrieval.vector import Embedder
 from convmem.service.app import ServiceSettings, create_app
 from convmem.service.observability import configure_logging
 
@@ -18,12 +19,16 @@ def serve(
     log_level: str = "info",
     graceful_timeout: int = 30,
     keep_alive_timeout: int = 75,
+    embedder: Embedder | None = None,
 ) -> None:
     """Serve until SIGINT or SIGTERM. On a signal uvicorn stops accepting connections, lets the
     requests in flight (writes included) finish for up to ``graceful_timeout`` seconds, then the
-    app closes the database."""
+    app closes the database. With an ``embedder`` the model loads before the port opens, so the
+    first search does not wait for it."""
     configure_logging(log_level)
-    memory = open_memory(db)
+    if embedder is not None:
+        embedder.embed(["warm up"])
+    memory = open_memory(db, embedder=embedder)
     base = settings or ServiceSettings()
     app = create_app(
         memory, ServiceSettings(max_body_bytes=base.max_body_bytes, close_memory_on_shutdown=True)
