@@ -80,11 +80,6 @@ MARK_OPEN, MARK_CLOSE = "\x01", "\x02"
 _MARKED = re.compile("\x01([^\x02]*)\x02")
 
 
-def marked_terms(highlighted: str) -> list[str]:
-    """The matched tokens of an FTS5 ``highlight()`` text marked with ``MARK_OPEN``/``CLOSE``."""
-    return [w for span in _MARKED.findall(highlighted) for w in words(span)]
-
-
 def _term_of(token: str, terms: Sequence[str]) -> str:
     """The query term a matched token answers: the one sharing its longest prefix (the stemmer
     made "camped" match "camping"; both count as one term)."""
@@ -123,7 +118,8 @@ def bm25_scores(
     ``weight`` times; document length is the word count of all columns.
     """
     lowered = [t.lower() for t in terms]
-    memo: dict[str, str] = {}
+    # a marked span → the query terms its tokens count for; spans repeat across candidates
+    memo: dict[str, list[str]] = {}
     hits: list[dict[str, float]] = []
     lengths: list[int] = []
     df: dict[str, int] = {}
@@ -134,11 +130,12 @@ def bm25_scores(
             length += len(text.split())  # whitespace words: near enough the token count
             if MARK_OPEN not in text:
                 continue
-            for token in marked_terms(text):
-                term = memo.get(token)
-                if term is None:
-                    term = memo[token] = _term_of(token, lowered)
-                tf[term] = tf.get(term, 0.0) + weight
+            for span in _MARKED.findall(text):
+                counted = memo.get(span)
+                if counted is None:
+                    counted = memo[span] = [_term_of(w, lowered) for w in words(span)]
+                for term in counted:
+                    tf[term] = tf.get(term, 0.0) + weight
         hits.append(tf)
         lengths.append(length)
         for term in tf:
