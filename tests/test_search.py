@@ -415,21 +415,14 @@ def test_a_database_from_before_the_index_is_upgraded_and_indexed(db_path: Path)
 
 
 class CountingEmbedder(HashingEmbedder):
-    """The hashing embedder, recording every text it is asked to embed (and from which thread)."""
+    """The hashing embedder, recording every text it is asked to embed."""
 
-    def __init__(self, fail_on: str | None = None) -> None:
+    def __init__(self) -> None:
         super().__init__()
         self.texts: list[str] = []
-        self.threads: set[str] = set()
-        self.fail_on = fail_on
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        import threading
-
         self.texts.extend(texts)
-        self.threads.add(threading.current_thread().name)
-        if self.fail_on is not None and self.fail_on in texts:
-            raise RuntimeError("model failed")
         return super().embed(texts)
 
 
@@ -447,30 +440,6 @@ def test_assembly_embeds_the_new_message_once(db_path: Path) -> None:
         # both rankings used it: the memory slot and the retrieved turns
         assert ctx.report.memory_ids and ids[4] in ctx.report.retrieved_ids
         assert embedder.texts.count(question) == 1
-
-
-def test_the_query_embeds_on_the_pool_with_the_same_ranking(db_path: Path) -> None:
-    embedder = CountingEmbedder()
-    with convmem.open(db_path, embedder=embedder) as mem:
-        conv = mem.scope("acme", "alice").create_conversation()
-        chat(conv, history("4471"))
-        question = "gym locker code"
-        pooled = [(h.message.id, h.score, h.retrievers) for h in conv.search(question, k=10)]
-        assert any(name.startswith("convmem-embed") for name in embedder.threads)
-        pool, mem.embed_pool = mem.embed_pool, None  # type: ignore[assignment]
-        try:
-            inline = [(h.message.id, h.score, h.retrievers) for h in conv.search(question, k=10)]
-        finally:
-            mem.embed_pool = pool
-        assert pooled == inline and pooled
-
-
-def test_a_model_failure_on_the_pool_reaches_the_caller(db_path: Path) -> None:
-    with convmem.open(db_path, embedder=CountingEmbedder(fail_on="gym locker code")) as mem:
-        conv = mem.scope("acme", "alice").create_conversation()
-        chat(conv, history("4471"))
-        with pytest.raises(RuntimeError, match="model failed"):
-            conv.search("gym locker code", k=5)
 
 
 def test_a_query_word_the_tenant_already_holds_is_not_embedded_again(db_path: Path) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Unpack
@@ -115,10 +114,6 @@ class Memory:
         self.embedder = embedder
         self.vector_cache = VectorCache()
         self.vectors_cache = VectorsCache()
-        # embeds a search's query while its lexical half runs (threads start on first use)
-        self.embed_pool = ThreadPoolExecutor(
-            max_workers=os.cpu_count() or 1, thread_name_prefix="convmem-embed"
-        )
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
         for name in self.config.tokenizers:
             counter = get_counter(name)
@@ -189,7 +184,6 @@ class Memory:
         return ApiKeys(self)
 
     def close(self) -> None:
-        self.embed_pool.shutdown(wait=True)
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -524,7 +518,7 @@ class Conversation:
                 tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
                 cache=memory.vector_cache, options=options or memory.config.search,
                 window=Window(since=_aware(since), until=_aware(until)),
-                vectors=memory.vectors_cache, pool=memory.embed_pool,
+                vectors=memory.vectors_cache,
             )  # fmt: skip
 
     def delete(self) -> None:
@@ -797,7 +791,6 @@ class Conversation:
             tx, self.scope.principal, self.id, query, embedder=embedder,
             cache=memory.vector_cache, options=memory.config.search,
             window=Window(max_depth=window_depth), vectors=memory.vectors_cache,
-            pool=memory.embed_pool,
         )[: 4 * k]  # fmt: skip
         candidates = [tx.get_message(self._tenant, self.scope.user, f.key) for f in fused]
         if not candidates:

@@ -32,7 +32,6 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -378,11 +377,8 @@ def rank_conversation(
     options: SearchOptions,
     window: Window = Window(),
     vectors: VectorsCache | None = None,
-    pool: Executor | None = None,
 ) -> list[Fused[str]]:
-    """Fused ranking of a conversation's turns (message ids) for ``query``. With a ``pool`` the
-    query is embedded on one of its threads while the lexical search runs on this one (the
-    model releases the GIL, and so does SQLite): on an idle core the two overlap."""
+    """Fused ranking of a conversation's turns (message ids) for ``query``."""
     tenant, user = who.tenant, who.user
     vectors = vectors or VectorsCache(capacity=0)
     speakers = tx.conversation_speakers(tenant, conversation_id)
@@ -403,11 +399,6 @@ def rank_conversation(
             speaker_of[row.message_id] = row.speaker
         return [row.message_id for row in rows]
 
-    query_vector = (
-        _started(pool, embedder, plan.vector_text)
-        if embedder is not None and "vector" in use
-        else None
-    )
     if "lexical" in use and plan.terms:
         rankings.append(("lexical", lexical(plan.terms)))
     if embedder is not None and use & {"expansion", "vector"}:
@@ -437,7 +428,8 @@ def rank_conversation(
             )  # fmt: skip
             if extra:
                 rankings.append(("expansion", lexical([*plan.terms, *extra])))
-        if query_vector is not None and data.ids:
+        if "vector" in use and data.ids:
+            query_vector = normalise(embedder.embed([plan.vector_text]))
             keep = np.ones(len(data.ids), dtype=bool)
             if window.max_depth is not None:
                 keep &= data.depths < window.max_depth
@@ -448,13 +440,11 @@ def rank_conversation(
                      for c in data.created], dtype=bool,
                 )  # fmt: skip
             rows = np.flatnonzero(keep)
-            order, _ = cosine_order(query_vector()[0], data.matrix[rows])
+            order, _ = cosine_order(query_vector[0], data.matrix[rows])
             top = rows[order[: options.depth]]
             for i in top:
                 speaker_of[data.ids[i]] = data.speakers[i]
             rankings.append(("vector", [data.ids[i] for i in top]))
-        elif query_vector is not None:
-            query_vector()  # collect the thread's outcome (an error surfaces here)
     fused = rrf(rankings, k=options.rrf_k)
     if len(plan.names) == 1:
         named = plan.names[0]
@@ -463,15 +453,6 @@ def rank_conversation(
     if depth_of:
         fused = lift_by_neighbours(fused, depth_of, options.neighbour_lift)
     return fused
-
-
-def _started(pool: Executor | None, embedder: Embedder, text: str) -> Callable[[], Matrix]:
-    """The query's unit vector, computed now or on ``pool``; call the result to have it."""
-    if pool is None:
-        row = normalise(embedder.embed([text]))
-        return lambda: row
-    future = pool.submit(lambda: normalise(embedder.embed([text])))
-    return future.result
 
 
 def search_conversation(
@@ -486,12 +467,11 @@ def search_conversation(
     options: SearchOptions,
     window: Window = Window(),
     vectors: VectorsCache | None = None,
-    pool: Executor | None = None,
 ) -> list[MessageHit]:
     check_query(query, k)
     fused = rank_conversation(
         tx, who, conversation_id, query, embedder=embedder, cache=cache, options=options,
-        window=window, vectors=vectors, pool=pool,
+        window=window, vectors=vectors,
     )  # fmt: skip
     hits = []
     for item in fused[:k]:
