@@ -453,3 +453,53 @@ def test_a_query_word_the_tenant_already_holds_is_not_embedded_again(db_path: Pa
         conv.search("pottery classes", k=3)
         assert "pottery" not in embedder.texts  # the tenant's stored vector served
         assert "classes" in embedder.texts  # a word no one used goes to the model
+
+
+def _unembedded(db_path: Path) -> tuple[int, int, int]:
+    (turns,) = rows(db_path, "SELECT count(*) FROM message_index WHERE vector IS NULL")[0]
+    (memories,) = rows(
+        db_path,
+        "SELECT count(*) FROM memories m WHERE NOT EXISTS "
+        "(SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id)",
+    )[0]
+    (words,) = rows(
+        db_path,
+        "SELECT count(*) FROM conversation_terms t WHERE t.speaker = 0 AND NOT EXISTS "
+        "(SELECT 1 FROM term_vectors v WHERE v.tenant_id = t.tenant_id AND v.term = t.term)",
+    )[0]
+    return int(turns), int(memories), int(words)  # type: ignore[call-overload]
+
+
+def test_the_worker_embeds_what_was_written_without_vectors(db_path: Path) -> None:
+    from convmem.worker import Worker
+
+    config = convmem.Config(embed_on_write=False)
+    with convmem.open(db_path, config=config, embedder=HashingEmbedder()) as mem:
+        alice = mem.scope("acme", "alice")
+        alice.remember("I prefer aisle seats on long flights.")
+        conv = alice.create_conversation()
+        chat(conv, [*FILLER, "I took up pottery last month.", "How fun!"])
+        turns, memories, words = _unembedded(db_path)
+        assert turns == len(FILLER) + 2 and memories == 1 and words > 20
+        worker = Worker(mem)
+        # one batch of each kind at a time, so jobs are never kept waiting long
+        assert worker.embed_pending(batch_size=3) == 3 + 3 * 8 + 1
+        assert worker.run(exit_when_idle=True) == 0  # no summary jobs; the rest embedded
+        assert _unembedded(db_path) == (0, 0, 0)
+        hit = conv.search("pottery", k=1)[0]
+        assert "pottery" in hit.message.content and "vector" in hit.retrievers
+        assert worker.embed_pending() == 0
+
+
+def test_the_worker_command_embeds_with_the_chosen_model(db_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from convmem.cli import main
+
+    with convmem.open(db_path) as mem:  # no embedder: nothing is embedded on write
+        chat(mem.scope("acme", "alice").create_conversation(), FILLER)
+    assert _unembedded(db_path)[0] == len(FILLER)
+    ran = CliRunner().invoke(main, ["worker", "--db", str(db_path), "--once", "--embedder",
+                                    "hashing"])  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    assert _unembedded(db_path) == (0, 0, 0)

@@ -10,10 +10,10 @@ from typing import Any
 
 import click
 
-from convmem.cli_common import opened
+from convmem.cli_common import chosen_embedder, opened
 from convmem.cli_service import keys, serve
 from convmem.config import Config
-from convmem.errors import BackendUnavailable, ConvmemError
+from convmem.errors import ConvmemError
 from convmem.retrieval.vector import EMBEDDER_CHOICES
 from convmem.summarize.llm import LLMSummarizerConfig
 
@@ -226,6 +226,9 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
 @click.option("--poll-seconds", default=1.0, show_default=True, help="Idle wait between polls.")
 @click.option("--once", is_flag=True, help="Exit when no job is ready.")
 @click.option("--max-jobs", type=int, help="Exit after this many jobs.")
+@click.option("--embedder", type=click.Choice(EMBEDDER_CHOICES), default="none", show_default=True,
+              help="Also embed, between jobs, what was written without vectors (minilm: the "
+              "embeddings extra; auto: minilm when installed).")  # fmt: skip
 def worker(
     db: str,
     llm_base_url: str | None,
@@ -236,14 +239,17 @@ def worker(
     poll_seconds: float,
     once: bool,
     max_jobs: int | None,
+    embedder: str,
 ) -> None:
-    """Build queued summaries off the request path (run one or more beside the app)."""
+    """Build queued summaries off the request path (run one or more beside the app); with
+    --embedder, also embed what was written without vectors."""
     from convmem.worker import Worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     config = _config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)
+    chosen = chosen_embedder(embedder)
     try:
-        with opened(db, config=config) as memory:
+        with opened(db, config=config, embedder=chosen) as memory:
             runner = Worker(memory, lease_seconds=lease_seconds)
             click.echo(f"worker {runner.owner} serving {', '.join(runner.flows)}", err=True)
             count = runner.run(poll_seconds=poll_seconds, max_jobs=max_jobs, exit_when_idle=once)
@@ -393,12 +399,8 @@ def eval_locomo(
 ) -> None:
     """Evidence recall@k, evidence in context and search latency on a LoCoMo file."""
     from convmem.eval import locomo
-    from convmem.retrieval.vector import named_embedder
 
-    try:
-        chosen = named_embedder(embedder)
-    except BackendUnavailable as exc:
-        raise click.UsageError(str(exc)) from exc
+    chosen = chosen_embedder(embedder)
     if plot_out is not None:
         try:
             import matplotlib  # noqa: F401

@@ -12,7 +12,8 @@ import click
 from convmem.config import Config
 from convmem.engine import Memory
 from convmem.engine import open as open_memory
-from convmem.errors import ConvmemError
+from convmem.errors import BackendUnavailable, ConvmemError
+from convmem.retrieval.vector import Embedder, named_embedder
 
 
 def fail(exc: ConvmemError) -> NoReturn:
@@ -22,10 +23,21 @@ def fail(exc: ConvmemError) -> NoReturn:
 
 
 @contextmanager
-def opened(db: str, config: Config | None = None) -> Iterator[Memory]:
+def opened(
+    db: str, config: Config | None = None, embedder: Embedder | None = None
+) -> Iterator[Memory]:
     """The database for one command; a convmem error inside ends the command via ``fail``."""
     try:
-        with open_memory(db, config=config) as memory:
+        with open_memory(db, config=config, embedder=embedder) as memory:
             yield memory
     except ConvmemError as exc:
         fail(exc)
+
+
+def chosen_embedder(choice: str) -> Embedder | None:
+    """The embedder an ``--embedder`` choice names; a model that is not installed is a usage
+    error (exit code 2) with the install line."""
+    try:
+        return named_embedder(choice)
+    except BackendUnavailable as exc:
+        raise click.UsageError(str(exc)) from exc

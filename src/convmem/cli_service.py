@@ -6,7 +6,7 @@ import json
 
 import click
 
-from convmem.cli_common import fail, opened
+from convmem.cli_common import chosen_embedder, fail, opened
 from convmem.errors import ConvmemError
 from convmem.model.keys import KEY_ROLES
 from convmem.retrieval.vector import EMBEDDER_CHOICES
@@ -46,7 +46,6 @@ def serve(
     embedder: str,
 ) -> None:
     """Run the HTTP service and the memory page (JSON logs on stderr)."""
-    from convmem.retrieval.vector import named_embedder
     from convmem.service.app import ServiceSettings
     from convmem.service.run import serve as run
 
@@ -54,7 +53,7 @@ def serve(
     try:
         run(db, host=host, port=port, settings=settings, log_level=log_level,
             graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout,
-            embedder=named_embedder(embedder))  # fmt: skip
+            embedder=chosen_embedder(embedder))  # fmt: skip
     except ConvmemError as exc:
         fail(exc)
 

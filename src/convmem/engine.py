@@ -134,13 +134,19 @@ class Memory:
             batch_size=batch_size,
         )  # fmt: skip
 
-    def backfill_embeddings(self, *, batch_size: int = 256) -> dict[str, int]:
+    def backfill_embeddings(
+        self, *, batch_size: int = 256, max_batches: int | None = None
+    ) -> dict[str, int]:
         """Embed, in batches, every indexed turn, vocabulary word and memory that has no vector
         from this database's embedder (rows written with ``embed_on_write`` off, or rows of an
-        older model). Returns how many of each."""
+        older model); with ``max_batches``, at most that many batches of each. Returns how many
+        of each were embedded."""
         if self.embedder is None:
             return {"messages": 0, "terms": 0, "memories": 0}
-        return backfill(self.store, self.embedder, self.vector_cache, batch_size=batch_size)
+        return backfill(
+            self.store, self.embedder, self.vector_cache, batch_size=batch_size,
+            max_batches=max_batches,
+        )  # fmt: skip
 
     def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None:
         """Store vectors for new memory records (after their write: a model call never holds the

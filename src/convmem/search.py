@@ -557,12 +557,22 @@ def reindex(
 
 
 def backfill(
-    store: Store, embedder: Embedder, cache: VectorCache, *, batch_size: int = 256
+    store: Store,
+    embedder: Embedder,
+    cache: VectorCache,
+    *,
+    batch_size: int = 256,
+    max_batches: int | None = None,
 ) -> dict[str, int]:
     """Vectors for every indexed turn, word in use and memory lacking one from ``embedder``; the
-    model runs between transactions, never inside one."""
+    model runs between transactions, never inside one. ``max_batches`` bounds the batches of
+    each kind per call (a worker interleaving jobs takes one at a time)."""
     counts = {"messages": 0, "terms": 0, "memories": 0}
-    while True:
+
+    def more(kind: str, size: int) -> bool:
+        return max_batches is None or counts[kind] < max_batches * size
+
+    while more("messages", batch_size):
         with store.read() as tx:
             turns = tx.missing_message_vectors(embedder.name, batch_size)
         if not turns:
@@ -574,7 +584,7 @@ def backfill(
                         if t == tenant]  # fmt: skip
                 wtx.set_message_vectors(tenant, embedder.name, rows)
         counts["messages"] += len(turns)
-    while True:
+    while more("terms", batch_size * 8):
         with store.read() as tx:
             terms = tx.missing_term_vectors(embedder.name, batch_size * 8)
         if not terms:
@@ -591,7 +601,7 @@ def backfill(
                 )
                 wtx.bump_conversations_using(tenant, mine)
         counts["terms"] += len(terms)
-    while True:
+    while more("memories", batch_size):
         with store.read() as tx:
             memories = tx.missing_memory_vectors(embedder.name, batch_size)
         if not memories:

@@ -1,10 +1,15 @@
-"""The background worker: builds summaries off the request path from the durable job table.
+"""The background worker: builds summaries off the request path from the durable job table, and
+embeds what was written without vectors.
 
 A job is claimed with a lease that a heartbeat keeps extending while the job runs. A worker that
 crashes or hangs stops extending it; once it runs out, the next worker claims the job again
 (attempts are counted, and a job that used them all stays ``failed``, visible in
 ``convmem jobs list``). Writing a summary is idempotent (one per key), so a job that is run twice
 — a lease lost to a slow model — does no harm.
+
+With an embedder on the memory, the worker also embeds, a batch at a time between jobs, the turns,
+words and memories that have no vector yet (written with ``embed_on_write`` off, or before a
+model change): vectors are derived data, so several workers doing it at once only repeat work.
 """
 
 from __future__ import annotations
@@ -111,12 +116,26 @@ class Worker:
         done = 0
         while not stop.is_set() and (max_jobs is None or done < max_jobs):
             if self.run_once() is None:
+                if self.embed_pending():
+                    continue
                 if exit_when_idle:
                     break
                 stop.wait(poll_seconds)
                 continue
             done += 1
         return done
+
+    def embed_pending(self, batch_size: int = 256) -> int:
+        """Embed one batch of each kind of row still lacking a vector; how many were embedded
+        (0 without an embedder, or when nothing is pending)."""
+        counts = self.memory.backfill_embeddings(batch_size=batch_size, max_batches=1)
+        embedded = sum(counts.values())
+        if embedded:
+            log.info(
+                "embedded %d turns, %d words, %d memories",
+                counts["messages"], counts["terms"], counts["memories"],
+            )  # fmt: skip
+        return embedded
 
     def _heartbeat(self, job: Job, finished: threading.Event) -> None:
         interval = self.lease_seconds / 3
