@@ -26,6 +26,7 @@ from convmem.config import Config
 from convmem.errors import BudgetExceeded, InvalidInput, InvalidMessage, NotFound
 from convmem.formats import Format
 from convmem.ids import new_id
+from convmem.indexing import after_delete, backfill, prepare_turn, reindex, write_turn
 from convmem.keys import ApiKeys
 from convmem.memories import (
     Memories,
@@ -46,21 +47,10 @@ from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import Job, SummaryRecord
+from convmem.retrieval.caches import VectorCache, VectorsCache
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise, to_blob
-from convmem.search import (
-    SearchOptions,
-    VectorCache,
-    VectorsCache,
-    Window,
-    after_delete,
-    backfill,
-    prepare_turn,
-    rank_conversation,
-    reindex,
-    search_conversation,
-    write_turn,
-)
+from convmem.search import SearchOptions, Window, rank_conversation, search_conversation
 from convmem.store.base import (
     BranchRow,
     MessageRow,

@@ -28,8 +28,9 @@ from convmem.model.memory import (
     MemoryRecord,
     SourceKind,
 )
+from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder
-from convmem.search import VectorCache, search_memories
+from convmem.search import search_memories
 from convmem.store.base import ReadTxn, WriteTxn
 
 if TYPE_CHECKING:

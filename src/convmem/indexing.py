@@ -1,0 +1,213 @@
+"""Keeping the search index: a turn's index row, neighbour context and vectors as it is written,
+the neighbours' context after a delete, and rebuilding or backfilling what is missing.
+
+The model runs before a write transaction opens (``prepare_turn``) or between transactions
+(``backfill``), never while the write lock is held.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from convmem.model.messages import Message
+from convmem.retrieval.caches import VectorCache, embed_with_words
+from convmem.retrieval.index import (
+    IndexedTurn,
+    context_text,
+    indexable,
+    indexed_turn,
+    vocabulary,
+)
+from convmem.retrieval.vector import Embedder, normalise, to_blob
+from convmem.store.base import IndexedRow, IndexEntry, Store, WriteTxn
+
+
+@dataclass(frozen=True)
+class PreparedTurn:
+    """What indexing a message needs, computed before the write transaction (the model is slow;
+    the write lock is not held while it runs)."""
+
+    turn: IndexedTurn
+    words: tuple[str, ...]
+    embedder: str | None
+    vector: bytes | None
+    word_vectors: dict[str, bytes]
+
+
+def prepare_turn(
+    message: Message, embedder: Embedder | None, cache: VectorCache
+) -> PreparedTurn | None:
+    """The message's index row; ``message.parent_id`` and ``depth`` are not read."""
+    if not indexable(message.role, message.content):
+        return None
+    turn = indexed_turn(message)
+    words = tuple(sorted(vocabulary([message.content], exclude=turn.speaker.lower().split())))
+    if embedder is None:
+        return PreparedTurn(turn, words, None, None, {})
+    rows, word_vectors = embed_with_words(embedder, cache, [turn.body], words)
+    blobs = {w: to_blob(v) for w, v in word_vectors.items()}
+    return PreparedTurn(turn, words, embedder.name, to_blob(rows[0]), blobs)
+
+
+def _as_turn(row: IndexedRow) -> IndexedTurn:
+    return IndexedTurn(row.message_id, row.speaker, row.session, row.created_at, row.body)
+
+
+def write_turn(
+    tx: WriteTxn,
+    tenant: str,
+    user: str,
+    message: Message,
+    prepared: PreparedTurn,
+    session_gap: timedelta,
+) -> None:
+    """Index a message just inserted, and make it the following context of its parent."""
+    parent_row: IndexedRow | None = None
+    grandparent: IndexedRow | None = None
+    if message.parent_id is not None:
+        rows = tx.indexed_rows(tenant, [message.parent_id])
+        parent_row = rows.get(message.parent_id)
+        if parent_row is not None and parent_row.parent_id is not None:
+            grandparent = tx.indexed_rows(tenant, [parent_row.parent_id]).get(parent_row.parent_id)
+    turn = prepared.turn
+    parent = _as_turn(parent_row) if parent_row is not None else None
+    tx.index_message(
+        tenant,
+        user,
+        IndexEntry(
+            message_id=message.id,
+            conversation_id=message.conversation_id,
+            depth=message.depth,
+            created_at=turn.created_at,
+            speaker=turn.speaker,
+            session=turn.session,
+            body=turn.body,
+            ctx=context_text(turn, parent, None, session_gap),
+            embedder=prepared.embedder,
+            vector=prepared.vector,
+        ),
+    )
+    if parent is not None:
+        before = _as_turn(grandparent) if grandparent is not None else None
+        tx.set_index_context(tenant, parent.message_id, context_text(parent, before, turn))
+    tx.add_terms(tenant, message.conversation_id, prepared.words, [turn.speaker])
+    if prepared.embedder is not None and prepared.word_vectors:
+        tx.set_term_vectors(tenant, prepared.embedder, sorted(prepared.word_vectors.items()))
+
+
+def after_delete(
+    tx: WriteTxn,
+    tenant: str,
+    conversation_id: str,
+    parent_id: str | None,
+    session_gap: timedelta,
+) -> None:
+    """After a subtree under ``parent_id`` went: the parent's following context is its newest
+    remaining child, and words and names no remaining turn has leave the vocabulary."""
+    if parent_id is not None:
+        rows = tx.indexed_rows(tenant, [parent_id])
+        parent = rows.get(parent_id)
+        if parent is not None:
+            child_id = tx.latest_indexed_child(tenant, conversation_id, parent_id)
+            ids = [i for i in (parent.parent_id, child_id) if i is not None]
+            near = tx.indexed_rows(tenant, ids)
+            before = near.get(parent.parent_id) if parent.parent_id else None
+            after = near.get(child_id) if child_id else None
+            tx.set_index_context(
+                tenant,
+                parent_id,
+                context_text(
+                    _as_turn(parent),
+                    _as_turn(before) if before else None,
+                    _as_turn(after) if after else None,
+                    session_gap,
+                ),
+            )
+    bodies = tx.indexed_bodies(tenant, conversation_id)
+    speakers = {speaker for speaker, _ in bodies}
+    texts = [body[len(speaker) + 2 :] for speaker, body in bodies]
+    tx.retain_terms(tenant, conversation_id, vocabulary(texts), speakers)
+
+
+def reindex(
+    store: Store,
+    embedder: Embedder | None,
+    cache: VectorCache,
+    session_gap: timedelta,
+    *,
+    batch_size: int = 500,
+) -> int:
+    """Index every message that has no index row, oldest first (so each finds its parent)."""
+    done = 0
+    while True:
+        with store.read() as tx:
+            pending = tx.unindexed_messages(None, batch_size)
+            messages = [(t, u, tx.get_message(t, u, m)) for t, u, m in pending]
+        if not messages:
+            return done
+        for tenant, user, message in messages:
+            prepared = prepare_turn(message, embedder, cache)
+            if prepared is None:
+                continue
+            with store.write() as wtx:
+                write_turn(wtx, tenant, user, message, prepared, session_gap)
+            done += 1
+
+
+def backfill(
+    store: Store,
+    embedder: Embedder,
+    cache: VectorCache,
+    *,
+    batch_size: int = 256,
+    max_batches: int | None = None,
+) -> dict[str, int]:
+    """Vectors for every indexed turn, word in use and memory lacking one from ``embedder``; the
+    model runs between transactions, never inside one. ``max_batches`` bounds the batches of
+    each kind per call (a worker interleaving jobs takes one at a time)."""
+    counts = {"messages": 0, "terms": 0, "memories": 0}
+
+    def more(kind: str, size: int) -> bool:
+        return max_batches is None or counts[kind] < max_batches * size
+
+    while more("messages", batch_size):
+        with store.read() as tx:
+            turns = tx.missing_message_vectors(embedder.name, batch_size)
+        if not turns:
+            break
+        vectors = normalise(embedder.embed([body for _, _, body in turns]))
+        with store.write() as wtx:
+            for tenant in sorted({t for t, _, _ in turns}):
+                rows = [(m, to_blob(v)) for (t, m, _), v in zip(turns, vectors, strict=True)
+                        if t == tenant]  # fmt: skip
+                wtx.set_message_vectors(tenant, embedder.name, rows)
+        counts["messages"] += len(turns)
+    while more("terms", batch_size * 8):
+        with store.read() as tx:
+            terms = tx.missing_term_vectors(embedder.name, batch_size * 8)
+        if not terms:
+            break
+        words = sorted({term for _, term in terms})
+        word_vectors = dict(zip(words, normalise(embedder.embed(words)), strict=True))
+        for word, vector in word_vectors.items():
+            cache.put(embedder.name, word, vector)
+        with store.write() as wtx:
+            for tenant in sorted({t for t, _ in terms}):
+                mine = [w for t, w in terms if t == tenant]
+                wtx.set_term_vectors(
+                    tenant, embedder.name, [(w, to_blob(word_vectors[w])) for w in mine]
+                )
+                wtx.bump_conversations_using(tenant, mine)
+        counts["terms"] += len(terms)
+    while more("memories", batch_size):
+        with store.read() as tx:
+            memories = tx.missing_memory_vectors(embedder.name, batch_size)
+        if not memories:
+            break
+        vectors = normalise(embedder.embed([text for _, _, _, text in memories]))
+        with store.write() as wtx:
+            for (tenant, user, memory_id, _), vector in zip(memories, vectors, strict=True):
+                wtx.set_memory_vectors(tenant, user, embedder.name, [(memory_id, to_blob(vector))])
+        counts["memories"] += len(memories)
+    return counts
