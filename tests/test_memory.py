@@ -317,3 +317,44 @@ def test_an_explicit_statement_settles_pending_proposals_on_its_subject(
         alice.memories.get(guess.id)
     assert [m.id for m in alice.memories.list(status=None)] == [saved.id]
     assert "memory.proposal_settled" in [e.action for e in alice.audit()]
+
+
+FACTS = [
+    "I prefer aisle seats on flights.", "My daughter is called Mia.", "I work as a data engineer.",
+    "I am vegetarian.", "I live in Lyon.", "My favourite editor is Neovim.", "I play the cello.",
+    "My manager is Priya.", "I run 10k every Sunday.", "I drink oat milk in coffee.",
+    "My car is a small electric hatchback.", "I deploy on Kubernetes.",
+]  # fmt: skip
+MESSAGES = ["Which seat should I book?", "Plan a vegetarian dinner.", "Help with a cello piece."]
+
+
+def _memory_block(ctx: convmem.AssembledContext) -> str:
+    return next(str(m["content"]) for m in ctx.messages if "<user_memories>" in str(m["content"]))
+
+
+def test_a_small_memory_set_comes_whole_and_the_block_stays_put(alice: convmem.Scope) -> None:
+    saved = [alice.remember(fact).memory for fact in FACTS]
+    conv = alice.create_conversation()
+    contexts = [conv.assemble(message) for message in MESSAGES]
+    # every memory, in the same bytes for every message: the prefix after it stays cacheable
+    assert {len(ctx.report.memory_ids) for ctx in contexts} == {len(FACTS)}
+    assert len({_memory_block(ctx) for ctx in contexts}) == 1
+    assert contexts[0].report.memory_ids == [m.id for m in saved if m is not None]
+    # a token cap that holds only some keeps the most recent ones, whatever the message
+    small = convmem.ModelProfile(context_window=4096, max_output=512)
+    tight = convmem.AssemblyOptions(memory_share=0.04)
+    capped = [conv.assemble(m, model=small, options=tight).report.memory_ids for m in MESSAGES]
+    assert capped[0] == capped[1] == capped[2] and 0 < len(capped[0]) < len(FACTS)
+    assert saved[-1] is not None and saved[-1].id in capped[0]
+
+
+def test_a_larger_memory_set_is_ranked_by_the_message(alice: convmem.Scope) -> None:
+    saved = {fact: alice.remember(fact).memory for fact in FACTS}
+    conv = alice.create_conversation()
+    few = convmem.AssemblyOptions(memory_k=3)
+    seat = conv.assemble("Which aisle seat should I book?", options=few).report.memory_ids
+    cello = conv.assemble("Help me practise the cello.", options=few).report.memory_ids
+    aisle, instrument = saved[FACTS[0]], saved[FACTS[6]]
+    assert aisle is not None and instrument is not None
+    assert aisle.id in seat and aisle.id not in cello
+    assert instrument.id in cello and len(seat) == len(cello) == 3

@@ -71,8 +71,9 @@ class AssemblyOptions:
     # A tool result above this share of the history budget is stubbed even when it would fit.
     max_tool_result_share: float = 0.5
     # Long-term memories recalled into the request: at most this many, within this share of the
-    # input budget (0 turns recall off).
-    memory_k: int = 8
+    # input budget (0 turns recall off). Up to this many the whole set comes, so the block stays
+    # put while the set does; beyond it, the ones most relevant to the new message.
+    memory_k: int = 32
     memory_share: float = 0.1
     # Verbatim history may fill this share of the budget left after the system prompt, pins and
     # memories; older turns are evicted (in blocks) and summarised into the rest. None: no

@@ -362,8 +362,19 @@ def recall_candidates(
     embedder: Embedder | None = None,
     cache: VectorCache | None = None,
 ) -> list[MemoryRecord]:
-    """Memories for the request: the best matches first, then the most recent current ones, so
-    a small memory set is recalled whole and a large one by relevance."""
+    """Memories for the request, best first. A set of at most ``k`` current memories comes whole,
+    most recently updated first, whatever the message: the block sits ahead of the history, so a
+    block that moved with every message would take the cached prefix after it along (ranked per
+    message, a chat with 20 memories changed its block on 41 of 59 turns). A larger set is ranked
+    by relevance to the new message, then filled with the most recent."""
+    current = [
+        m
+        for m in tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
+                                  unexpired_at=_now(), newest_first=True, limit=k + 1)
+        if m.conflicts_with_id is None
+    ]  # fmt: skip
+    if len(current) <= k:
+        return current
     hits = [
         hit.memory
         for hit in search_current(
@@ -371,10 +382,10 @@ def recall_candidates(
         )
     ]
     if len(hits) < k:
-        current = tx.list_memories(who.tenant, who.user, statuses=("confirmed",),
-                                   scopes=scopes, unexpired_at=_now())  # fmt: skip
+        recent = tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
+                                  unexpired_at=_now(), newest_first=True, limit=4 * k)  # fmt: skip
         seen = {m.id for m in hits}
-        for record in sorted(current, key=lambda m: m.updated_at, reverse=True):
+        for record in recent:
             if record.id not in seen and record.conflicts_with_id is None:
                 hits.append(record)
             if len(hits) >= k:

@@ -32,11 +32,16 @@ def render_memory_block(
 ) -> tuple[str | None, list[str]]:
     """The block for as many of ``records`` (best first) as fit ``max_tokens``, listed oldest
     first so the block stays byte-identical while the set does. Returns (text, ids used)."""
+    used = message_tokens(counter, "system", _render([]))
     chosen: list[MemoryRecord] = []
     for record in records:
-        candidate = [*chosen, record]
-        if message_tokens(counter, "system", _render(candidate)) <= max_tokens:
-            chosen = candidate
+        cost = counter.count(_entry(record)) + 1  # the line and its newline
+        if used + cost <= max_tokens:
+            chosen.append(record)
+            used += cost
+    # the sum of parts can differ from the whole by a token here and there: check the whole
+    while chosen and message_tokens(counter, "system", _render(chosen)) > max_tokens:
+        chosen.pop()
     if not chosen:
         return None, []
     return _render(chosen), [r.id for r in sorted(chosen, key=lambda r: (r.created_at, r.id))]

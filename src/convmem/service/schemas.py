@@ -133,7 +133,7 @@ class ModelIn(_Request):
 class OptionsIn(_Request):
     eviction_block: float = Field(0.25, ge=0, lt=1, allow_inf_nan=False)
     max_tool_result_share: float = Field(0.5, gt=0, le=1, allow_inf_nan=False)
-    memory_k: MemoryK = 8
+    memory_k: MemoryK = 32
     memory_share: float = Field(0.1, ge=0, lt=1, allow_inf_nan=False)
 
 

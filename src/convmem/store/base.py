@@ -196,6 +196,8 @@ class ReadTxn(SummaryReads, Protocol):
         scopes: Sequence[str] | None = None,
         subject_key: str | None = None,
         unexpired_at: datetime | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
     ) -> list[MemoryRecord]: ...
 
     def search_memory_terms(

@@ -86,7 +86,10 @@ class MemoryTxnMixin:
         scopes: Sequence[str] | None = None,
         subject_key: str | None = None,
         unexpired_at: datetime | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
     ) -> list[MemoryRecord]:
+        """Oldest first, or most recently updated first."""
         sql = f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? AND user_id = ?"
         params: list[Any] = [tenant, user]
         if statuses is not None:
@@ -104,7 +107,10 @@ class MemoryTxnMixin:
         if unexpired_at is not None:
             sql += " AND (expires_at IS NULL OR expires_at > ?)"
             params.append(utc_text(unexpired_at))
-        sql += " ORDER BY created_at, id"
+        sql += " ORDER BY updated_at DESC, id DESC" if newest_first else " ORDER BY created_at, id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
         return [_memory(row) for row in self._db.execute(sql, params).fetchall()]
 
     def set_memory_fields(self, tenant: str, memory_id: str, **fields: Any) -> None:
