@@ -9,6 +9,8 @@ tokens, is the share a provider's prompt cache can serve.
 
     python benchmarks/prefix_stability.py --json OUT.json      # --quick for a short smoke run
 
+``--memories N`` gives the team N long-term memories first (all three runs recall them).
+
 JSON keys: ``convmem_cached_fraction`` and ``sliding_window_cached_fraction`` (means over the
 turns once the history exceeds the budget), ``convmem_tokens_per_turn`` and
 ``sliding_window_tokens_per_turn`` (mean request tokens over the same turns), and details.
@@ -82,9 +84,23 @@ def cached_prefix(previous: list[dict[str, Any]] | None, current: list[dict[str,
     return count
 
 
-def play(memory: convmem.Memory, turns: int, options: convmem.AssemblyOptions) -> dict[str, Any]:
+def team_facts(count: int) -> list[str]:
+    """``count`` distinct long-term memories of the team (tools, owners, limits)."""
+    return [
+        f"Fact {i}: the {COMPONENTS[i % len(COMPONENTS)]} team prefers {STACK[i % len(STACK)]} "
+        f"and reviews {CONCERNS[i % len(CONCERNS)]} every {i + 2} weeks."
+        for i in range(count)
+    ]
+
+
+def play(
+    memory: convmem.Memory, turns: int, options: convmem.AssemblyOptions, memories: int = 0
+) -> dict[str, Any]:
     counter = get_counter(PROFILE.tokenizer)
-    conv = memory.scope("bench", "team").create_conversation(title="booking service")
+    team = memory.scope("bench", "team")
+    for fact in team_facts(memories):
+        team.remember(fact, strict=True)
+    conv = team.create_conversation(title="booking service")
     previous: list[dict[str, Any]] | None = None
     fractions: list[float] = []
     totals: list[int] = []
@@ -116,18 +132,18 @@ def play(memory: convmem.Memory, turns: int, options: convmem.AssemblyOptions) -
     }
 
 
-def run(turns: int) -> dict[str, Any]:
+def run(turns: int, memories: int = 0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         with convmem.open(Path(folder) / "convmem.db") as memory:
-            # The prefix (system, summary, window) with recall off; recall adds a per-turn
-            # section after the window, measured apart below: it never moves the prefix but is
-            # itself never cached, so it lowers the cached share of the whole request.
-            ours = play(memory, turns, convmem.AssemblyOptions(retrieved_k=0))
+            # The prefix (system, memories, summary, window) with recall off; recall adds a
+            # per-turn section after the window, measured apart below: it never moves the prefix
+            # but is itself never cached, so it lowers the cached share of the whole request.
+            ours = play(memory, turns, convmem.AssemblyOptions(retrieved_k=0), memories)
         with convmem.open(Path(folder) / "recall.db") as memory:
-            recall = play(memory, turns, convmem.AssemblyOptions())
+            recall = play(memory, turns, convmem.AssemblyOptions(), memories)
         with convmem.open(Path(folder) / "sliding.db") as memory:
             plain = convmem.AssemblyOptions(eviction_block=0, summary_threshold=None)
-            sliding = play(memory, turns, plain)
+            sliding = play(memory, turns, plain, memories)
     # "once the history exceeds the budget": from the first turn the plain window must evict
     start = sliding["evicting"].index(True) if True in sliding["evicting"] else turns
     measured = range(start, turns)
@@ -140,6 +156,7 @@ def run(turns: int) -> dict[str, Any]:
     misses = sum(1 for i in measured if ours["fractions"][i] < 0.5)
     return {
         "turns": turns,
+        "memories": memories,
         "context_window": PROFILE.context_window,
         "max_output": PROFILE.max_output,
         "input_budget": PROFILE.input_budget,
@@ -175,8 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_path", help="Write the figures to this file.")
     parser.add_argument("--turns", type=int, default=300, help="Turns to play (default 300).")
     parser.add_argument("--quick", action="store_true", help="A short smoke run (90 turns).")
+    parser.add_argument("--memories", type=int, default=0,
+                        help="Long-term memories the team holds (default 0).")  # fmt: skip
     args = parser.parse_args(argv)
-    result = run(90 if args.quick else args.turns)
+    result = run(90 if args.quick else args.turns, args.memories)
     width = max(len(key) for key in result)
     for key, value in result.items():
         print(f"{key:<{width}}  {value}")
