@@ -113,6 +113,22 @@ def test_auto_falls_back_to_torch_when_the_graph_fails(
     assert float(np.abs(auto.embed(TEXTS[:3]) - torch_minilm.embed(TEXTS[:3])).max()) < 1e-4
 
 
+def test_an_unwritable_cache_folder_leaves_auto_on_torch(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    torch_minilm: convmem.SentenceTransformerEmbedder,
+) -> None:
+    pytest.importorskip("onnxruntime")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("CONVMEM_CACHE_DIR", str(blocker / "cache"))
+    auto = convmem.SentenceTransformerEmbedder(threads=1)
+    assert auto.backend == "torch"
+    assert float(np.abs(auto.embed(TEXTS[:2]) - torch_minilm.embed(TEXTS[:2])).max()) < 1e-4
+    with pytest.raises(convmem.BackendUnavailable):
+        convmem.SentenceTransformerEmbedder(threads=1, backend="onnx").embed(["x"])
+
+
 def test_backend_choices_are_checked() -> None:
     with pytest.raises(convmem.InvalidInput):
         convmem.SentenceTransformerEmbedder(backend="tensorflow")

@@ -130,14 +130,17 @@ def _exported(model: Any) -> Path:
     target = cache_dir() / "onnx" / f"{_digest(model)}.onnx"
     if target.exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
-    os.close(fd)
+    tmp: Path | None = None
     try:
-        _export(model, Path(tmp))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
+        os.close(fd)
+        tmp = Path(name)
+        _export(model, tmp)
         os.replace(tmp, target)  # atomic: a reader sees no file or a whole one
-    except Exception as exc:
-        Path(tmp).unlink(missing_ok=True)
+    except Exception as exc:  # an unwritable cache folder included: the caller stays on torch
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise BackendUnavailable(f"export failed: {type(exc).__name__}") from exc
     log.info("exported the embedding model to ONNX", extra={"path": str(target)})
     return target
