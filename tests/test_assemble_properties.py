@@ -119,6 +119,7 @@ def check_tool_pairs_anthropic(messages: list[dict[str, Any]]) -> None:
     system=st.one_of(st.none(), st.integers(1, 200)),
     current=st.one_of(st.none(), st.integers(1, 300)),
     block=st.sampled_from([0.0, 0.25]),
+    memories=st.integers(0, 5),
 )
 def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
     ops: list[tuple[Any, ...]],
@@ -129,9 +130,16 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
     system: int | None,
     current: int | None,
     block: float,
+    memories: int,
 ) -> None:
     with tempfile.TemporaryDirectory() as folder, convmem.open(Path(folder) / "p.db") as mem:
-        conv = mem.scope("t", "u").create_conversation()
+        user = mem.scope("t", "u")
+        # memories in the words the turns use, more than the block holds (memory_k 2 below), so
+        # the late section for the ones that bear on the message is exercised too
+        saved = {
+            user.remember(f"Remember {text(4, 13 * i + 1)} {i}.").memory for i in range(memories)
+        }
+        conv = user.create_conversation()
         build(conv, ops)
         profile = ModelProfile(
             context_window=window, max_output=int(window * output_share), tokenizer=tokenizer
@@ -146,7 +154,7 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
                 model=profile,
                 format=fmt,  # type: ignore[arg-type]
                 system=text(system, 5) if system is not None else None,
-                options=convmem.AssemblyOptions(eviction_block=block),
+                options=convmem.AssemblyOptions(eviction_block=block, memory_k=2),
             )
         except BudgetExceeded as exc:
             assert exc.needed > exc.available
@@ -170,9 +178,12 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
         assert included == eligible[len(eligible) - len(included) :], "newest contiguous part"
         if current_text is None and eligible:
             assert included, "the stored turn being answered is always sent"
+        assert set(report.memory_ids) <= {m.id for m in saved if m is not None}
+        assert len(set(report.memory_ids)) == len(report.memory_ids), "no memory twice"
         event(
             f"evicted: {bool(report.evicted_ids)}, stubbed: {bool(report.stubbed_ids)}, "
-            f"incomplete: {bool(report.incomplete_ids)}"
+            f"incomplete: {bool(report.incomplete_ids)}, "
+            f"late memories: {report.sections['relevant_memories'] > 0}"
         )
         for stubbed in report.stubbed_ids:
             assert conv.message(stubbed).role == "tool"

@@ -348,13 +348,27 @@ def test_a_small_memory_set_comes_whole_and_the_block_stays_put(alice: convmem.S
     assert saved[-1] is not None and saved[-1].id in capped[0]
 
 
-def test_a_larger_memory_set_is_ranked_by_the_message(alice: convmem.Scope) -> None:
+def test_a_larger_memory_set_keeps_its_block_and_sends_the_relevant_ones_late(
+    alice: convmem.Scope,
+) -> None:
     saved = {fact: alice.remember(fact).memory for fact in FACTS}
     conv = alice.create_conversation()
     few = convmem.AssemblyOptions(memory_k=3)
-    seat = conv.assemble("Which aisle seat should I book?", options=few).report.memory_ids
-    cello = conv.assemble("Help me practise the cello.", options=few).report.memory_ids
+    seat = conv.assemble("Which aisle seat should I book?", options=few)
+    cello = conv.assemble("Help me practise the cello.", options=few)
+    newest = [m.id for m in list(saved.values())[-3:] if m is not None]
     aisle, instrument = saved[FACTS[0]], saved[FACTS[6]]
     assert aisle is not None and instrument is not None
-    assert aisle.id in seat and aisle.id not in cello
-    assert instrument.id in cello and len(seat) == len(cello) == 3
+    # the block: the three most recent, the same bytes for both messages (the prefix holds)
+    assert _memory_block(seat) == _memory_block(cello)
+    assert seat.report.stable_prefix_hash == cello.report.stable_prefix_hash
+    assert seat.report.memory_ids[:3] == cello.report.memory_ids[:3] == newest
+    # the ones that bear on each message come after the history, before the user's message
+    assert aisle.id in seat.report.memory_ids and aisle.id not in cello.report.memory_ids
+    assert instrument.id in cello.report.memory_ids
+    late = seat.messages[-2]
+    assert "may bear on the new message" in str(late["content"]) and "aisle" in str(late["content"])
+    assert seat.report.sections["relevant_memories"] > 0
+    assert seat.report.total_tokens <= convmem.ModelProfile().input_budget
+    no_late = convmem.AssemblyOptions(memory_k=3, memory_relevant_k=0)
+    assert conv.assemble("Which aisle seat?", options=no_late).report.memory_ids == newest

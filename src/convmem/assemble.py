@@ -1,9 +1,10 @@
 """Context assembly: the next model request from stored state, within a token budget.
 
 Order (DESIGN.md principle 3): system prompt, pinned instructions, long-term memories, summary of
-older turns — the stable prefix — then recent turns verbatim, retrieved material, and the current
-user message. The budget is spent in that order of priority: output and the safety margin are
-reserved first, then the fixed parts, then history newest-first.
+older turns — the stable prefix — then recent turns verbatim, retrieved material (memories beyond
+the block that bear on this message, evicted turns), and the current user message. The budget is
+spent in that order of priority: output and the safety margin are reserved first, then the fixed
+parts, then history newest-first.
 
 History moves in units: a user or system message alone, an assistant message alone, or an
 assistant message with tool calls together with all its results. A unit is kept or dropped whole;
@@ -49,7 +50,7 @@ from convmem.tokens import REPLY_PRIMING, TokenCounter, message_tokens
 
 # Section names in request order. Later features fill the empty ones without reordering.
 LEADING_SECTIONS = ("system", "pinned", "memories", "summary")
-SECTION_ORDER = (*LEADING_SECTIONS, "history", "retrieved", "user")
+SECTION_ORDER = (*LEADING_SECTIONS, "history", "relevant_memories", "retrieved", "user")
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,11 @@ class AssemblyOptions:
     max_tool_result_share: float = 0.5
     # Long-term memories recalled into the request: at most this many, within this share of the
     # input budget (0 turns recall off). Up to this many the whole set comes, so the block stays
-    # put while the set does; beyond it, the ones most relevant to the new message.
+    # put while the set does; a larger set fills the block with its most recent and sends up to
+    # memory_relevant_k more that bear on the message late in the request, in half that share.
     memory_k: int = 32
     memory_share: float = 0.1
+    memory_relevant_k: int = 4
     # Verbatim history may fill this share of the budget left after the system prompt, pins and
     # memories; older turns are evicted (in blocks) and summarised into the rest. None: no
     # summaries, history may use it all.
@@ -94,8 +97,10 @@ class AssemblyOptions:
             raise InvalidInput("eviction_block must be in [0, 1)")
         if not 0 < self.max_tool_result_share <= 1:
             raise InvalidInput("max_tool_result_share must be in (0, 1]")
-        if self.memory_k < 0 or not 0 <= self.memory_share < 1:
-            raise InvalidInput("memory_k must be at least 0 and memory_share in [0, 1)")
+        if self.memory_k < 0 or self.memory_relevant_k < 0 or not 0 <= self.memory_share < 1:
+            raise InvalidInput(
+                "memory_k and memory_relevant_k must be at least 0 and memory_share in [0, 1)"
+            )
         if self.retrieved_k < 0 or not 0 <= self.retrieved_share < 1:
             raise InvalidInput("retrieved_k must be at least 0 and retrieved_share in [0, 1)")
         if self.retrieved_max_tokens < 0:
@@ -112,6 +117,10 @@ class FixedParts:
     pinned: Sequence[str] = ()
     memories: str | None = None
     memory_ids: Sequence[str] = ()
+    # Memories beyond the block that bear on this message: late in the request, where changing
+    # from message to message costs no cached prefix.
+    relevant_memories: str | None = None
+    relevant_memory_ids: Sequence[str] = ()
     summary: str | None = None
     retrieved: str | None = None
     retrieved_ids: Sequence[str] = ()
@@ -321,7 +330,14 @@ def plan_history(
     ]
     given_summary = _section(counter, "summary", fixed.summary)
     leading = [*stable, given_summary] if given_summary is not None else stable
-    trailing = [s for s in (_section(counter, "retrieved", fixed.retrieved),) if s is not None]
+    trailing = [
+        s
+        for s in (
+            _section(counter, "relevant_memories", fixed.relevant_memories),
+            _section(counter, "retrieved", fixed.retrieved),
+        )
+        if s is not None
+    ]
     current_tokens = message_tokens(counter, "user", current) if current is not None else 0
 
     available = profile.input_budget - REPLY_PRIMING
@@ -398,8 +414,11 @@ def plan_history(
         history_budget=history_budget,
         summary_room=reserve,
         summary_through_id=through,
-        memory_ids=list(fixed.memory_ids),
-        retrieved_ids=list(fixed.retrieved_ids),
+        memory_ids=[
+            *fixed.memory_ids,
+            *(fixed.relevant_memory_ids if fixed.relevant_memories else ()),
+        ],
+        retrieved_ids=list(fixed.retrieved_ids) if fixed.retrieved else [],
     )
 
 
@@ -463,7 +482,7 @@ def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> Asse
         incomplete_ids=plan.incomplete,
         stable_prefix_hash=prefix.hexdigest(),
         memory_ids=list(plan.memory_ids),
-        retrieved_ids=list(plan.retrieved_ids) if plan.trailing else [],
+        retrieved_ids=list(plan.retrieved_ids),
         summary_id=summary.summary_id if section is not None and summary else None,
         summary_through_id=summary.through_id if section is not None and summary else None,
         summary_source=summary.source if section is not None and summary else None,

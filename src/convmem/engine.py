@@ -39,7 +39,7 @@ from convmem.memories import (
     search_current,
 )
 from convmem.memory.intent import Intent, detect_intent
-from convmem.memory.recall import render_memory_block
+from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
 from convmem.model.conversation import ConversationRecord
 from convmem.model.keys import AssemblyRecord
 from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice, MemoryRecord
@@ -716,12 +716,8 @@ class Conversation:
                 query = tx.get_message(self._tenant, self.scope.user, leaf).content
             memory = self.scope.memory
             embedder = RequestEmbedder(memory.embedder) if memory.embedder else None
-            memories, memory_ids = self._recall(
-                tx, record, query, profile, counter, options, embedder
-            )
-            fixed = FixedParts(
-                system_prompt=system, pinned=pins, memories=memories, memory_ids=memory_ids
-            )
+            recalled = self._recall(tx, record, query, profile, counter, options, embedder)
+            fixed = replace(recalled, system_prompt=system, pinned=pins)
             branch = _Replay(self._chain(tx, leaf, counter) if leaf is not None else iter(()))
 
             def plan(parts: FixedParts) -> HistoryPlan:
@@ -730,7 +726,14 @@ class Conversation:
                     counter=counter, format=format, options=options,
                 )  # fmt: skip
 
-            chosen = plan(fixed)
+            try:
+                chosen = plan(fixed)
+            except BudgetExceeded:
+                if not fixed.relevant_memories:
+                    raise
+                # the late memories are a bonus: without room for them the request goes without
+                fixed = replace(fixed, relevant_memories=None, relevant_memory_ids=())
+                chosen = plan(fixed)
             reserve = min(
                 int(profile.input_budget * options.retrieved_share), options.retrieved_max_tokens
             )
@@ -831,23 +834,29 @@ class Conversation:
         counter: TokenCounter,
         options: AssemblyOptions,
         embedder: Embedder | None,
-    ) -> tuple[str | None, list[str]]:
-        """The long-term memory block for this request, or nothing: a temporary conversation, a
-        user or tenant with memory off, or recall switched off read no memory at all."""
+    ) -> FixedParts:
+        """The long-term memory of this request (the block, and the late memories for a large
+        set), or nothing: a temporary conversation, a user or tenant with memory off, or recall
+        switched off read no memory at all."""
         who = self.scope.principal
         if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
-            return None, []
+            return FixedParts()
         scopes = ["user"]
         project = record.metadata.get("project")
         if isinstance(project, str) and project:
             scopes.append(f"project:{project}")
-        memory = self.scope.memory
-        candidates = recall_candidates(
+        block, ranked = recall_candidates(
             tx, who, query or "", k=options.memory_k, scopes=scopes, embedder=embedder,
-            cache=memory.vector_cache,
+            cache=self.scope.memory.vector_cache,
         )  # fmt: skip
         cap = int(profile.input_budget * options.memory_share)
-        return render_memory_block(candidates, counter, cap)
+        text, ids = render_memory_block(block, counter, cap)
+        shown = set(ids)
+        extra = [m for m in ranked if m.id not in shown][: options.memory_relevant_k]
+        late, late_ids = render_memory_block(extra, counter, cap // 2, RELEVANT_MEMORY_HEADER)
+        return FixedParts(
+            memories=text, memory_ids=ids, relevant_memories=late, relevant_memory_ids=late_ids
+        )
 
     def pinned(self) -> list[PinnedInstruction]:
         """The instructions every request of this conversation carries: user-wide, then its own."""

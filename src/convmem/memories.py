@@ -361,33 +361,20 @@ def recall_candidates(
     scopes: Sequence[str],
     embedder: Embedder | None = None,
     cache: VectorCache | None = None,
-) -> list[MemoryRecord]:
-    """Memories for the request, best first. A set of at most ``k`` current memories comes whole,
-    most recently updated first, whatever the message: the block sits ahead of the history, so a
-    block that moved with every message would take the cached prefix after it along (ranked per
-    message, a chat with 20 memories changed its block on 41 of 59 turns). A larger set is ranked
-    by relevance to the new message, then filled with the most recent."""
+) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+    """Memories for the request: (the block's, most recently updated first; the ones ranked for
+    the message, best first). The block sits ahead of the history, so a block that moved with
+    every message would take the cached prefix after it along (ranked per message, a chat with
+    20 memories changed its block on 41 of 59 turns): it holds the set whole when the set has at
+    most ``k``, else its ``k`` most recent. Only a larger set is ranked for the message; those
+    go late in the request, where they may change freely."""
     current = [
         m
         for m in tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
                                   unexpired_at=_now(), newest_first=True, limit=k + 1)
         if m.conflicts_with_id is None
     ]  # fmt: skip
-    if len(current) <= k:
-        return current
-    hits = [
-        hit.memory
-        for hit in search_current(
-            tx, who, query, k=k, scopes=scopes, embedder=embedder, cache=cache
-        )
-    ]
-    if len(hits) < k:
-        recent = tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
-                                  unexpired_at=_now(), newest_first=True, limit=4 * k)  # fmt: skip
-        seen = {m.id for m in hits}
-        for record in recent:
-            if record.id not in seen and record.conflicts_with_id is None:
-                hits.append(record)
-            if len(hits) >= k:
-                break
-    return hits
+    if len(current) <= k or not query.strip():
+        return current[:k], []
+    hits = search_current(tx, who, query, k=2 * k, scopes=scopes, embedder=embedder, cache=cache)
+    return current[:k], [hit.memory for hit in hits]

@@ -135,6 +135,7 @@ class OptionsIn(_Request):
     max_tool_result_share: float = Field(0.5, gt=0, le=1, allow_inf_nan=False)
     memory_k: MemoryK = 32
     memory_share: float = Field(0.1, ge=0, lt=1, allow_inf_nan=False)
+    memory_relevant_k: MemoryK = 4
 
 
 class AssembleIn(_Request):
