@@ -259,6 +259,24 @@ def worker(
 
 
 @main.group()
+def retention() -> None:
+    """Tenants' retention periods."""
+
+
+@retention.command("apply")
+@click.option("--db", required=True, help="Database path or sqlite:///path.")
+def retention_apply(db: str) -> None:
+    """Delete the conversations nothing was written to for longer than their tenant's retention
+    period (the worker does this hourly)."""
+    with opened(db) as memory:
+        deleted = memory.apply_retention()
+    for tenant, count in deleted.items():
+        click.echo(f"{tenant}: {count} conversations deleted")
+    if not deleted:
+        click.echo("no tenant has a retention period")
+
+
+@main.group()
 def jobs() -> None:
     """Inspect and retry background jobs."""
 

@@ -47,6 +47,7 @@ from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import Job, SummaryRecord
+from convmem.retention import apply_retention
 from convmem.retrieval.caches import VectorCache, VectorsCache
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise, to_blob
@@ -162,7 +163,9 @@ class Memory:
     def set_tenant_policy(
         self, tenant: str, *, memory_disabled: bool = False, retention_days: int | None = None
     ) -> None:
-        """An administrator's switch: long-term memory off for every user of the tenant."""
+        """An administrator's switches: long-term memory off for every user of the tenant, and
+        a retention period — conversations nothing was written to for ``retention_days`` are
+        deleted by ``apply_retention`` (the worker runs it)."""
         check_identifier(tenant, "tenant")
         if retention_days is not None and retention_days < 1:
             raise InvalidInput("retention_days must be positive")
@@ -173,6 +176,12 @@ class Memory:
                 retention_days=retention_days,
                 at=datetime.now(UTC),
             )
+
+    def apply_retention(self, now: datetime | None = None) -> dict[str, int]:
+        """Delete, for every tenant with a retention period, the conversations nothing was
+        written to for that long (see ``convmem.retention``). Returns the count per tenant;
+        ``convmem worker`` runs this hourly."""
+        return apply_retention(self.store, now)
 
     @property
     def keys(self) -> ApiKeys:

@@ -10,6 +10,9 @@ crashes or hangs stops extending it; once it runs out, the next worker claims th
 With an embedder on the memory, the worker also embeds, a batch at a time between jobs, the turns,
 words and memories that have no vector yet (written with ``embed_on_write`` off, or before a
 model change): vectors are derived data, so several workers doing it at once only repeat work.
+
+Every ``retention_seconds`` (an hour by default) it applies the tenants' retention periods
+(``convmem.retention``): deleting is idempotent, so several workers may do it.
 """
 
 from __future__ import annotations
@@ -46,9 +49,12 @@ class Worker:
         *,
         lease_seconds: float = 120.0,
         owner: str | None = None,
+        retention_seconds: float = 3600.0,
     ) -> None:
-        if lease_seconds <= 0:
-            raise ValueError("lease_seconds must be positive")
+        if lease_seconds <= 0 or retention_seconds <= 0:
+            raise ValueError("lease_seconds and retention_seconds must be positive")
+        self.retention_seconds = retention_seconds
+        self._retention_due = 0.0  # monotonic time of the next pass: the first loop runs one
         self.memory = memory
         chosen = list(summarizers or [memory.summarizer])
         if not any(isinstance(s, ExtractiveSummarizer) for s in chosen):
@@ -115,6 +121,7 @@ class Worker:
         stop = stop or threading.Event()
         done = 0
         while not stop.is_set() and (max_jobs is None or done < max_jobs):
+            self.apply_retention_if_due()
             if self.run_once() is None:
                 if self.embed_pending():
                     continue
@@ -124,6 +131,17 @@ class Worker:
                 continue
             done += 1
         return done
+
+    def apply_retention_if_due(self) -> dict[str, int] | None:
+        """Apply the retention periods when the last pass is ``retention_seconds`` old; the
+        conversations deleted per tenant, or None when not due."""
+        if time.monotonic() < self._retention_due:
+            return None
+        self._retention_due = time.monotonic() + self.retention_seconds
+        deleted = self.memory.apply_retention()
+        if any(deleted.values()):
+            log.info("retention deleted %d conversations", sum(deleted.values()))
+        return deleted
 
     def embed_pending(self, batch_size: int = 256) -> int:
         """Embed one batch of each kind of row still lacking a vector; how many were embedded

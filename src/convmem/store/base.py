@@ -284,6 +284,18 @@ class ReadTxn(SummaryReads, Protocol):
 
     def tenant_memory_disabled(self, tenant: str) -> bool: ...
 
+    def retention_policies(self) -> list[tuple[str, int]]:
+        """(tenant, retention days) of every tenant that set a retention period."""
+        ...
+
+    def conversations_written_before(
+        self, tenant: str, cutoff_id: str, limit: int
+    ) -> list[tuple[str, str]]:
+        """(user, conversation id) of a tenant's conversations whose newest message — or, with
+        none, the conversation itself — got an id (a ULID: the time it was stored) below
+        ``cutoff_id``'s."""
+        ...
+
     def export_user(self, tenant: str, user: str) -> dict[str, list[dict[str, Any]]]: ...
 
     def find_api_key(self, key_id: str) -> tuple[ApiKey, str] | None:

@@ -180,6 +180,13 @@ class MemoryTxnMixin:
         ).fetchone()
         return bool(row[0]) if row else False
 
+    def retention_policies(self) -> list[tuple[str, int]]:
+        rows = self._db.execute(
+            "SELECT tenant_id, retention_days FROM tenant_policies "
+            "WHERE retention_days IS NOT NULL ORDER BY tenant_id"
+        ).fetchall()
+        return [(r[0], int(r[1])) for r in rows]
+
     def set_tenant_policy(
         self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime
     ) -> None:

@@ -97,6 +97,19 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
     def get_message(self, tenant: str, user: str, message_id: str) -> Message:
         return self.get_branch_row(tenant, user, message_id).message
 
+    def conversations_written_before(
+        self, tenant: str, cutoff_id: str, limit: int
+    ) -> list[tuple[str, str]]:
+        # the last 26 characters of an id are its ULID, which sorts by the time it was made
+        rows = self._db.execute(
+            "SELECT c.user_id, c.id FROM conversations c WHERE c.tenant_id = ? AND coalesce("
+            "(SELECT max(substr(m.id, -26)) FROM messages m WHERE m.tenant_id = c.tenant_id "
+            "AND m.conversation_id = c.id), substr(c.id, -26)) < substr(?, -26) "
+            "ORDER BY c.id LIMIT ?",
+            (tenant, cutoff_id, limit),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
     def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
         row = self._db.execute(
             f"SELECT {_MESSAGE_COLUMNS}, m.estimate_tokens, m.estimate_before FROM messages m "

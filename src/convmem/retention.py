@@ -1,0 +1,45 @@
+"""A tenant's retention period, applied: conversations nothing was written to for that many days
+are deleted, with everything derived from them (index, vectors, summaries, jobs).
+
+The clock is the time convmem stored the conversation's newest message — the time inside its id
+— not the message's ``created_at``, which callers may set to any date (an import of old chats is
+kept for the period from the import on). Long-term memories are not touched: they are the user's
+explicit records with their own expiry and controls. Each conversation is checked again and
+deleted in the same transaction, so one that received a message a moment ago survives. The audit
+records each deletion (ids and the period, no content) under the actor ``retention``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from convmem.ids import floor_id
+from convmem.memories import Principal, audit
+from convmem.store.base import Store
+
+RETENTION_ACTOR = "retention"
+_BATCH = 100  # conversations per write transaction: the lock is held briefly
+
+
+def apply_retention(store: Store, now: datetime | None = None) -> dict[str, int]:
+    """Delete every tenant's conversations older than its retention period. Returns the number
+    deleted per tenant (tenants with a period only)."""
+    now = now or datetime.now(UTC)
+    with store.read() as tx:
+        policies = tx.retention_policies()
+    deleted: dict[str, int] = {}
+    for tenant, days in policies:
+        cutoff = floor_id("msg", int((now - timedelta(days=days)).timestamp() * 1000))
+        deleted[tenant] = 0
+        while True:
+            with store.write() as tx:
+                stale = tx.conversations_written_before(tenant, cutoff, _BATCH)
+                for user, conversation_id in stale:
+                    tx.delete_conversation(tenant, conversation_id)
+                    who = Principal(tenant, user, RETENTION_ACTOR)
+                    audit(tx, who, "conversation.deleted", "conversation", conversation_id,
+                          reason="retention", retention_days=days)  # fmt: skip
+            deleted[tenant] += len(stale)
+            if len(stale) < _BATCH:
+                break
+    return deleted
