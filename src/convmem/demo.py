@@ -11,6 +11,7 @@ from convmem.assemble import AssemblyReport
 from convmem.engine import Conversation, open
 from convmem.model.messages import ToolCall
 from convmem.model.profile import ModelProfile
+from convmem.tokens import get_counter
 
 TOPICS = [
     "the flight to Lisbon on 14 May",
@@ -82,7 +83,7 @@ def run_demo(echo: Callable[[str], None] = print, turns: int = 60) -> str:
         echo(f"database: {path}")
         echo(
             f"budget: window {PROFILE.context_window}, output {PROFILE.max_output}, "
-            f"margin {PROFILE.margin}, tokenizer {PROFILE.tokenizer}"
+            f"margin {PROFILE.margin}, tokenizer {get_counter(PROFILE.tokenizer).name}"
         )
         echo(
             f"{'turn':>4} {'system':>6} {'summary':>7} {'history':>7} {'user':>4} {'total':>5} "

@@ -126,7 +126,12 @@ def _tiktoken_counter(encoding: str) -> TokenCounter | None:
     try:
         return TiktokenCounter(encoding)
     except Exception as exc:  # tiktoken raises plain exceptions when its files cannot be fetched
-        log.warning("tiktoken encoding %s unavailable (%s); using the estimate", encoding, exc)
+        # one line, no network detail: the usual cause is an offline machine
+        log.warning(
+            "tiktoken encoding %s unavailable (%s); using the conservative estimate "
+            "(set TIKTOKEN_CACHE_DIR to a folder holding tiktoken's files)",
+            encoding, type(exc).__name__,
+        )  # fmt: skip
         return None
 
 

@@ -364,6 +364,8 @@ def named_embedder(choice: str) -> Embedder | None:
     if not sentence_transformers_available():
         if choice == "auto":
             return None
-        raise BackendUnavailable(f"--embedder {choice} needs: pip install 'convmem[embeddings]'")
+        raise BackendUnavailable(
+            f"the {choice} embedder needs the embeddings extra: pip install 'convmem[embeddings]'"
+        )
     # one thread: on a shared machine a query's forward pass is fastest so
     return SentenceTransformerEmbedder(threads=1, quantize=choice == "minilm-int8")
