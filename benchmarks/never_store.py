@@ -20,20 +20,13 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from convmem.memory.detect_common import Category
 from convmem.memory.policy import BlockReason, check_text
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "never_store.jsonl"
-CONTENT_CATEGORIES = (
-    "credential",
-    "payment_card",
-    "bank_account",
-    "government_id",
-    "health",
-    "sensitive_category",
-    "inferred_sensitive_trait",
-)
+CONTENT_CATEGORIES: tuple[str, ...] = get_args(Category)
 TIMING_ROUNDS = 20
 
 
