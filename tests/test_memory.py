@@ -372,3 +372,18 @@ def test_a_larger_memory_set_keeps_its_block_and_sends_the_relevant_ones_late(
     assert seat.report.total_tokens <= convmem.ModelProfile().input_budget
     no_late = convmem.AssemblyOptions(memory_k=3, memory_relevant_k=0)
     assert conv.assemble("Which aisle seat?", options=no_late).report.memory_ids == newest
+
+
+def test_flagged_conflicts_do_not_push_other_memories_out_of_recall(alice: convmem.Scope) -> None:
+    from convmem.memories import save_memory
+
+    kept = [alice.remember(text).memory for text in ("My dog is called Rex.", "I live in Lyon.")]
+    mine = alice.remember("My employer is Acme.").memory
+    with alice.memory.store.write() as tx:  # a disagreeing import flags both: neither recalled
+        save_memory(tx, alice.principal, "My employer is Globex.", source_kind="import",
+                    status="confirmed")  # fmt: skip
+    ids = alice.create_conversation().assemble("Hello", options=convmem.AssemblyOptions(
+        memory_k=2)).report.memory_ids  # fmt: skip
+    # the two unflagged memories are the whole current set: both come, the flagged pair does not
+    assert sorted(ids) == sorted(m.id for m in kept if m is not None)
+    assert mine is not None and mine.id not in ids

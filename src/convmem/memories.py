@@ -368,12 +368,9 @@ def recall_candidates(
     20 memories changed its block on 41 of 59 turns): it holds the set whole when the set has at
     most ``k``, else its ``k`` most recent. Only a larger set is ranked for the message; those
     go late in the request, where they may change freely."""
-    current = [
-        m
-        for m in tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
-                                  unexpired_at=_now(), newest_first=True, limit=k + 1)
-        if m.conflicts_with_id is None
-    ]  # fmt: skip
+    current = tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
+                               unexpired_at=_now(), unconflicted=True, newest_first=True,
+                               limit=k + 1)  # fmt: skip
     if len(current) <= k or not query.strip():
         return current[:k], []
     hits = search_current(tx, who, query, k=2 * k, scopes=scopes, embedder=embedder, cache=cache)

@@ -196,6 +196,7 @@ class ReadTxn(SummaryReads, Protocol):
         scopes: Sequence[str] | None = None,
         subject_key: str | None = None,
         unexpired_at: datetime | None = None,
+        unconflicted: bool = False,
         newest_first: bool = False,
         limit: int | None = None,
     ) -> list[MemoryRecord]: ...

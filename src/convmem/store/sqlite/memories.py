@@ -86,6 +86,7 @@ class MemoryTxnMixin:
         scopes: Sequence[str] | None = None,
         subject_key: str | None = None,
         unexpired_at: datetime | None = None,
+        unconflicted: bool = False,
         newest_first: bool = False,
         limit: int | None = None,
     ) -> list[MemoryRecord]:
@@ -107,6 +108,8 @@ class MemoryTxnMixin:
         if unexpired_at is not None:
             sql += " AND (expires_at IS NULL OR expires_at > ?)"
             params.append(utc_text(unexpired_at))
+        if unconflicted:
+            sql += " AND conflicts_with_id IS NULL"
         sql += " ORDER BY updated_at DESC, id DESC" if newest_first else " ORDER BY created_at, id"
         if limit is not None:
             sql += " LIMIT ?"
