@@ -503,3 +503,24 @@ def test_the_worker_command_embeds_with_the_chosen_model(db_path: Path) -> None:
                                     "hashing"])  # fmt: skip
     assert ran.exit_code == 0, ran.output
     assert _unembedded(db_path) == (0, 0, 0)
+
+
+def test_late_memories_do_not_move_the_window_retrieval_held(mem: convmem.Memory) -> None:
+    alice = mem.scope("acme", "alice")
+    for text in ("My gym is the big one downtown, next to the old train station and the river.",
+                 "My gym locker is the one in the second row by the window, near the showers.",
+                 "I train at the gym on Mondays and Thursdays before work, around seven.",
+                 "I prefer aisle seats.", "My sister lives in Oslo."):  # fmt: skip
+        alice.remember(text)
+    conv = alice.create_conversation()
+    chat(conv, [f"The gym locker note {i}: " + FILLER[i % len(FILLER)] for i in range(60)])
+    question = "What was my gym locker code again?"
+    windows = []
+    profile = convmem.ModelProfile(context_window=1500, max_output=100, tokenizer="o200k_base")
+    for k in (1, 20):  # what retrieval finds differs; the window it held room for must not
+        options = convmem.AssemblyOptions(memory_k=2, memory_share=0.3, retrieved_k=k)
+        report = conv.assemble(question, model=profile, options=options).report
+        assert report.sections["relevant_memories"] > 0 and report.retrieved_ids
+        assert report.total_tokens <= profile.input_budget
+        windows.append(report.included_ids)
+    assert windows[0] == windows[1]

@@ -330,20 +330,19 @@ def plan_history(
     ]
     given_summary = _section(counter, "summary", fixed.summary)
     leading = [*stable, given_summary] if given_summary is not None else stable
-    trailing = [
-        s
-        for s in (
-            _section(counter, "relevant_memories", fixed.relevant_memories),
-            _section(counter, "retrieved", fixed.retrieved),
-        )
-        if s is not None
-    ]
+    late_memories = _section(counter, "relevant_memories", fixed.relevant_memories)
+    retrieved = _section(counter, "retrieved", fixed.retrieved)
+    trailing = [s for s in (late_memories, retrieved) if s is not None]
     current_tokens = message_tokens(counter, "user", current) if current is not None else 0
 
     available = profile.input_budget - REPLY_PRIMING
     if format == "anthropic":
         available -= lead_placeholder_tokens(counter)
-    trailing_tokens = max(sum(s.tokens for s in trailing), fixed.retrieved_reserve)
+    # the reserve is the retrieved section's own room: the late memories come on top, so filling
+    # the section never moves the window the reserve was held for
+    trailing_tokens = (late_memories.tokens if late_memories else 0) + max(
+        retrieved.tokens if retrieved else 0, fixed.retrieved_reserve
+    )
     fixed_tokens = sum(s.tokens for s in leading) + trailing_tokens + current_tokens
     if fixed_tokens > available:
         raise BudgetExceeded(fixed_tokens, available)
