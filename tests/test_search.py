@@ -375,6 +375,22 @@ def test_the_index_is_rebuilt_from_messages(db_path: Path) -> None:
         assert ids[4] in [h.message.id for h in conv.search("locker", k=3)]
 
 
+def test_reindex_finishes_past_messages_it_cannot_index(db_path: Path) -> None:
+    with convmem.open(db_path) as mem:
+        conv = mem.scope("acme", "alice").create_conversation()
+        conv.append("user", "look it up")
+        # whitespace SQLite's trim() keeps: the SQL pre-filter passes it, indexing refuses it
+        call = convmem.ToolCall(id="c1", name="lookup", arguments="{}")
+        conv.append("assistant", "\n\t", tool_calls=[call])
+        conv.append("tool", "found", tool_call_id="c1")
+        conv.append("assistant", "It is on the shelf.")
+        assert mem.reindex() == 0  # everything indexable already is; and it returns
+    with sqlite3.connect(db_path) as db:
+        db.execute("DELETE FROM message_index")
+    with convmem.open(db_path) as mem:
+        assert mem.reindex() == 2
+
+
 def test_a_budget_without_room_for_the_retrieved_section_still_assembles(
     alice: convmem.Scope,
 ) -> None:

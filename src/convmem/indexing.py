@@ -140,12 +140,14 @@ def reindex(
 ) -> int:
     """Index every message that has no index row, oldest first (so each finds its parent)."""
     done = 0
+    after = 0
     while True:
         with store.read() as tx:
-            pending = tx.unindexed_messages(None, batch_size)
-            messages = [(t, u, tx.get_message(t, u, m)) for t, u, m in pending]
+            pending = tx.unindexed_messages(after, batch_size)
+            messages = [(t, u, tx.get_message(t, u, m)) for _, t, u, m in pending]
         if not messages:
             return done
+        after = pending[-1][0]
         for tenant, user, message in messages:
             prepared = prepare_turn(message, embedder, cache)
             if prepared is None:

@@ -253,7 +253,10 @@ class ReadTxn(SummaryReads, Protocol):
 
     def indexed_bodies(self, tenant: str, conversation_id: str) -> list[tuple[str, str]]: ...
 
-    def unindexed_messages(self, tenant: str | None, limit: int) -> list[tuple[str, str, str]]: ...
+    def unindexed_messages(self, after: int, limit: int) -> list[tuple[int, str, str, str]]:
+        """(position, tenant, user, message id) of messages past position ``after`` that may
+        lack an index row, in write order; pass the last position back to go on."""
+        ...
 
     def on_branch(
         self, tenant: str, start_id: str, candidate_ids: Sequence[str], min_depth: int

@@ -93,19 +93,17 @@ class SearchTxnMixin:
         ).fetchone()
         return None if row is None else str(row[0])
 
-    def unindexed_messages(self, tenant: str | None, limit: int) -> list[tuple[str, str, str]]:
-        """(tenant, user, message id) of messages that have no index row, oldest first."""
-        sql = (
-            "SELECT m.tenant_id, m.user_id, m.id FROM messages m WHERE NOT EXISTS (SELECT 1 FROM "
-            "message_index i WHERE i.tenant_id = m.tenant_id AND i.message_id = m.id) "
-            "AND m.role != 'tool' AND trim(m.content) != ''"
-        )
-        params: tuple[Any, ...] = ()
-        if tenant is not None:
-            sql += " AND m.tenant_id = ?"
-            params = (tenant,)
-        rows = self._db.execute(sql + " ORDER BY m.rowid LIMIT ?", (*params, limit)).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
+    def unindexed_messages(self, after: int, limit: int) -> list[tuple[int, str, str, str]]:
+        # a cheap pre-filter: SQLite's trim() strips spaces only, so a caller must still skip
+        # what ``indexable`` refuses, and the rowid cursor makes sure it is not seen twice
+        rows = self._db.execute(
+            "SELECT m.rowid, m.tenant_id, m.user_id, m.id FROM messages m WHERE m.rowid > ? "
+            "AND NOT EXISTS (SELECT 1 FROM message_index i WHERE i.tenant_id = m.tenant_id "
+            "AND i.message_id = m.id) AND m.role != 'tool' AND trim(m.content) != '' "
+            "ORDER BY m.rowid LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
 
     def search_messages(
         self,
