@@ -800,7 +800,8 @@ class Conversation:
             cache=memory.vector_cache, options=memory.config.search,
             window=Window(max_depth=window_depth), vectors=memory.vectors_cache,
         )[: 4 * k]  # fmt: skip
-        candidates = [tx.get_message(self._tenant, self.scope.user, f.key) for f in fused]
+        found = tx.get_messages(self._tenant, self.scope.user, [f.key for f in fused])
+        candidates = [found[f.key] for f in fused]
         if not candidates:
             return None, []
         lowest = min(m.depth for m in candidates)

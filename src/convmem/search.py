@@ -233,11 +233,8 @@ def search_conversation(
         tx, who, conversation_id, query, embedder=embedder, cache=cache, options=options,
         window=window, vectors=vectors,
     )  # fmt: skip
-    hits = []
-    for item in fused[:k]:
-        message = tx.get_message(who.tenant, who.user, item.key)
-        hits.append(MessageHit(message, item.score, item.retrievers))
-    return hits
+    found = tx.get_messages(who.tenant, who.user, [item.key for item in fused[:k]])
+    return [MessageHit(found[item.key], item.score, item.retrievers) for item in fused[:k]]
 
 
 def check_query(query: object, k: int) -> None:

@@ -166,6 +166,13 @@ class ReadTxn(SummaryReads, Protocol):
 
     def get_message(self, tenant: str, user: str, message_id: str) -> Message: ...
 
+    def get_messages(
+        self, tenant: str, user: str, message_ids: Sequence[str]
+    ) -> dict[str, Message]:
+        """The principal's messages among ``message_ids``, by id, in one read (unknown ids and
+        other principals' are left out)."""
+        ...
+
     def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow: ...
 
     def children(

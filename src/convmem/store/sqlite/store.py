@@ -97,6 +97,16 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
     def get_message(self, tenant: str, user: str, message_id: str) -> Message:
         return self.get_branch_row(tenant, user, message_id).message
 
+    def get_messages(
+        self, tenant: str, user: str, message_ids: Sequence[str]
+    ) -> dict[str, Message]:
+        rows = self._db.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? AND m.user_id = ? "
+            "AND m.id IN (SELECT value FROM json_each(?))",
+            (tenant, user, json.dumps(list(message_ids))),
+        ).fetchall()
+        return {message.id: message for message in map(_message, rows)}
+
     def conversations_written_before(
         self, tenant: str, cutoff_id: str, limit: int
     ) -> list[tuple[str, str]]:
