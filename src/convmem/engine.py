@@ -581,7 +581,8 @@ class Conversation:
             parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
             assert parent_id is None or isinstance(parent_id, str)
             parent_row = self._parent_row(tx, parent_id)
-            check_tool_result(new, self._tool_run(tx, parent_row))
+            if new.role == "tool":  # only a tool result needs the run of results above it
+                check_tool_result(new, self._tool_run(tx, parent_row))
             depth = 0 if parent_row is None else parent_row.message.depth + 1
             before = (
                 0 if parent_row is None else parent_row.estimate_before + parent_row.estimate_tokens
