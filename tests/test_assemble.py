@@ -199,3 +199,14 @@ def test_bad_options_are_refused(alice: convmem.Scope) -> None:
         conv.assemble("   ")
     with pytest.raises(convmem.InvalidInput):
         alice.create_conversation().assemble(None)
+
+
+def test_the_options_system_prompt_is_the_default(alice: convmem.Scope) -> None:
+    conv = alice.create_conversation()
+    options = convmem.AssemblyOptions(system_prompt="You are terse.")
+    assert conv.assemble("Hi", options=options).messages[0] == {
+        "role": "system",
+        "content": "You are terse.",
+    }
+    given = conv.assemble("Hi", system="You are kind.", options=options).messages[0]
+    assert given["content"] == "You are kind."

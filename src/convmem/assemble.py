@@ -66,6 +66,7 @@ class ChainEntry:
 class AssemblyOptions:
     """Knobs of one assembly. The defaults suit chat applications."""
 
+    # The system prompt when ``assemble`` is given none.
     system_prompt: str | None = None
     # Share of the input budget by which the window's start advances at a time (0 turns blocks off).
     eviction_block: float = 0.25

@@ -32,11 +32,11 @@ from convmem.memories import (
     Memories,
     MemoryFields,
     Principal,
+    audit,
     forget_matching,
     memory_gate,
     recall_candidates,
     save_memory,
-    search_current,
 )
 from convmem.memory.intent import Intent, detect_intent
 from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
@@ -51,7 +51,13 @@ from convmem.retention import apply_retention
 from convmem.retrieval.caches import VectorCache, VectorsCache
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise, to_blob
-from convmem.search import SearchOptions, Window, rank_conversation, search_conversation
+from convmem.search import (
+    SearchOptions,
+    Window,
+    rank_conversation,
+    search_conversation,
+    search_memories,
+)
 from convmem.store.base import (
     BranchRow,
     MessageRow,
@@ -279,9 +285,9 @@ class Scope:
         with self.memory.store.read() as tx:
             if memory_gate(tx, self.principal) is not None:
                 return []
-            return search_current(
-                tx, self.principal, query, k=k, scopes=scopes, embedder=self.memory.embedder,
-                cache=self.memory.vector_cache,
+            return search_memories(
+                tx, self.principal, query, k, scopes=scopes, now=datetime.now(UTC),
+                embedder=self.memory.embedder,
             )  # fmt: skip
 
     def memory_enabled(self) -> bool:
@@ -381,8 +387,6 @@ class Scope:
 
 
 def audit_event(tx: WriteTxn, who: Principal, action: str, **details: Any) -> None:
-    from convmem.memories import audit
-
     audit(tx, who, action, "user", who.user, **details)
 
 
@@ -712,9 +716,11 @@ class Conversation:
             check_text(user_message, max_bytes=self.scope.memory.config.max_content_bytes)
             if not user_message.strip():
                 raise InvalidMessage("the user message needs content")
+        options = options or AssemblyOptions()
+        if system is None:  # the argument wins; the options' prompt is the default
+            system = options.system_prompt
         if system is not None:
             check_text(system, max_bytes=self.scope.memory.config.max_content_bytes, what="system")
-        options = options or AssemblyOptions()
         lookup: Lookup | None = None
         with self._store.read() as tx:
             record, leaf = self._record_and_leaf(tx, leaf_id)
@@ -857,9 +863,8 @@ class Conversation:
         if isinstance(project, str) and project:
             scopes.append(f"project:{project}")
         block, ranked = recall_candidates(
-            tx, who, query or "", k=options.memory_k, scopes=scopes, embedder=embedder,
-            cache=self.scope.memory.vector_cache,
-        )  # fmt: skip
+            tx, who, query or "", k=options.memory_k, scopes=scopes, embedder=embedder
+        )
         cap = int(profile.input_budget * options.memory_share)
         text, ids = render_memory_block(block, counter, cap)
         shown = set(ids)

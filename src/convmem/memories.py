@@ -28,7 +28,6 @@ from convmem.model.memory import (
     MemoryRecord,
     SourceKind,
 )
-from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder
 from convmem.search import search_memories
 from convmem.store.base import ReadTxn, WriteTxn
@@ -334,24 +333,6 @@ class Memories:
         return self._scope.search_memories(query, k=k)
 
 
-def search_current(
-    tx: ReadTxn,
-    who: Principal,
-    query: str,
-    *,
-    k: int,
-    scopes: Sequence[str],
-    embedder: Embedder | None = None,
-    cache: VectorCache | None = None,
-) -> list[MemoryHit]:
-    """Current memories ranked for ``query`` (lexical, and vector with an embedder), filtered by
-    principal, status and expiry in the query."""
-    return search_memories(
-        tx, who, query, k, scopes=scopes, now=_now(), embedder=embedder,
-        cache=cache or VectorCache(),
-    )  # fmt: skip
-
-
 def recall_candidates(
     tx: ReadTxn,
     who: Principal,
@@ -360,7 +341,6 @@ def recall_candidates(
     k: int,
     scopes: Sequence[str],
     embedder: Embedder | None = None,
-    cache: VectorCache | None = None,
 ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
     """Memories for the request: (the block's, most recently updated first; the ones ranked for
     the message, best first). The block sits ahead of the history, so a block that moved with
@@ -373,5 +353,5 @@ def recall_candidates(
                                limit=k + 1)  # fmt: skip
     if len(current) <= k or not query.strip():
         return current[:k], []
-    hits = search_current(tx, who, query, k=2 * k, scopes=scopes, embedder=embedder, cache=cache)
+    hits = search_memories(tx, who, query, 2 * k, scopes=scopes, now=_now(), embedder=embedder)
     return current[:k], [hit.memory for hit in hits]

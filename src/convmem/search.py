@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convmem.errors import InvalidInput
+from convmem.errors import InvalidInput, InvalidQuery
 from convmem.model.memory import MemoryHit, MemoryRecord
 from convmem.model.search import MessageHit
 from convmem.retrieval.caches import VectorCache, VectorsCache, embed_with_words
@@ -239,9 +239,9 @@ def search_conversation(
 
 def check_query(query: object, k: int) -> None:
     if not isinstance(query, str):
-        raise InvalidInput("query must be a string")
+        raise InvalidQuery("query must be a string")
     if not isinstance(k, int) or k < 1:
-        raise InvalidInput("k must be a positive integer")
+        raise InvalidQuery("k must be a positive integer")
 
 
 # --- searching memories ---------------------------------------------------------------------------
@@ -256,7 +256,6 @@ def search_memories(
     scopes: Sequence[str],
     now: datetime,
     embedder: Embedder | None,
-    cache: VectorCache,
     rrf_k: float = 10.0,
     min_similarity: float = 0.2,
 ) -> list[MemoryHit]:
@@ -274,7 +273,7 @@ def search_memories(
     if embedder is not None and query.strip():
         rows = tx.memory_vectors(who.tenant, who.user, embedder.name, scopes=scopes, now=now)
         if rows:
-            query_rows, _ = embed_with_words(embedder, cache, [query], [])
+            query_rows = normalise(embedder.embed([query]))
             matrix = from_blobs([blob for _, blob in rows], len(query_rows[0]))
             order, sims = cosine_order(query_rows[0], matrix)
             top = [int(i) for i in order[:depth] if sims[i] >= min_similarity]

@@ -9,7 +9,6 @@ from typing import Any, Literal, get_args
 Category = Literal["preference", "profile", "constraint", "decision", "fact"]
 CATEGORIES: tuple[str, ...] = get_args(Category)
 SourceKind = Literal["user_explicit", "inference", "confirmed_inference", "admin", "import"]
-SOURCE_KINDS: tuple[str, ...] = get_args(SourceKind)
 Status = Literal["proposed", "confirmed", "superseded", "rejected"]
 STATUSES: tuple[str, ...] = get_args(Status)
 

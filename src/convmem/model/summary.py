@@ -94,7 +94,6 @@ class SummaryRecord:
 
 
 JobStatus = Literal["pending", "running", "done", "failed"]
-JOB_STATUSES: tuple[str, ...] = ("pending", "running", "done", "failed")
 
 
 @dataclass(frozen=True)

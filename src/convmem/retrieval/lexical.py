@@ -71,11 +71,6 @@ def or_query(terms: Sequence[str], *, columns: Sequence[str] = ()) -> str | None
     return expression
 
 
-def fts_or_query(text: str) -> str | None:
-    """An FTS5 query matching any content word of ``text``; None when nothing is left to search."""
-    return or_query(query_terms(text))
-
-
 MARK_OPEN, MARK_CLOSE = "\x01", "\x02"
 _MARKED = re.compile("\x01([^\x02]*)\x02")
 

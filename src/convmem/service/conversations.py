@@ -8,7 +8,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Response
 
 from convmem.assemble import AssemblyOptions
-from convmem.engine import Conversation
 from convmem.model.messages import ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.service.auth import ActingScope
@@ -34,8 +33,6 @@ from convmem.service.schemas import (
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 ConversationId = Annotated[str, Path(min_length=1, max_length=256)]
-# engine methods that arrive with other work, looked up by name so this file type-checks either way
-_SEARCH, _SUMMARIES = "search", "summaries"
 
 
 def _calls(calls: list[ToolCallIn] | None) -> list[ToolCall]:
@@ -214,26 +211,18 @@ def pin_instruction(
     return result
 
 
-# Routes over features that land with other work: each is registered only when the engine has
-# the method, so this module needs no change when they arrive.
-if hasattr(Conversation, _SEARCH):
-
-    @router.get("/{conversation_id}/search", response_model=list[dict[str, Any]])
-    def search_conversation(
-        conversation_id: ConversationId,
-        scope: ActingScope,
-        q: Annotated[str, Query(min_length=1, max_length=2000)],
-        k: Annotated[int, Query(ge=1, le=100)] = 10,
-    ) -> list[Any]:
-        """Messages of this conversation ranked for ``q``."""
-        conv = scope.conversation(conversation_id)
-        return [jsonable(found) for found in getattr(conv, _SEARCH)(q, k=k)]
+@router.get("/{conversation_id}/search", response_model=list[dict[str, Any]])
+def search_conversation(
+    conversation_id: ConversationId,
+    scope: ActingScope,
+    q: Annotated[str, Query(min_length=1, max_length=2000)],
+    k: Annotated[int, Query(ge=1, le=100)] = 10,
+) -> list[Any]:
+    """Messages of this conversation ranked for ``q``."""
+    return [jsonable(found) for found in scope.conversation(conversation_id).search(q, k=k)]
 
 
-if hasattr(Conversation, _SUMMARIES):
-
-    @router.get("/{conversation_id}/summaries", response_model=list[dict[str, Any]])
-    def list_summaries(conversation_id: ConversationId, scope: ActingScope) -> list[Any]:
-        """The stored summaries of this conversation (every branch), for inspection."""
-        conv = scope.conversation(conversation_id)
-        return [jsonable(record) for record in getattr(conv, _SUMMARIES)()]
+@router.get("/{conversation_id}/summaries", response_model=list[dict[str, Any]])
+def list_summaries(conversation_id: ConversationId, scope: ActingScope) -> list[Any]:
+    """The stored summaries of this conversation (every branch), for inspection."""
+    return [jsonable(record) for record in scope.conversation(conversation_id).summaries()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import uvicorn
 
 from convmem.engine import open as open_memory
@@ -30,9 +32,7 @@ def serve(
         embedder.embed(["warm up"])
     memory = open_memory(db, embedder=embedder)
     base = settings or ServiceSettings()
-    app = create_app(
-        memory, ServiceSettings(max_body_bytes=base.max_body_bytes, close_memory_on_shutdown=True)
-    )
+    app = create_app(memory, replace(base, close_memory_on_shutdown=True))
     config = uvicorn.Config(
         app,
         host=host,

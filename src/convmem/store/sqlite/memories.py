@@ -38,9 +38,7 @@ def _memory(row: Sequence[Any]) -> MemoryRecord:
     )  # fmt: skip
 
 
-# Tables holding a user's data, and how each names its owner. Export and delete-all walk them.
-USER_TABLES = ("conversations", "messages", "memories", "pinned_instructions", "user_settings")
-# Derived from the tables above and rebuildable from them (search text, neighbour context,
+# Tables derived from a user's data and rebuildable from it (search text, neighbour context,
 # vocabularies, embeddings): deleted with the user, left out of exports.
 DERIVED_TABLES = frozenset(
     {"message_index", "conversation_terms", "memory_vectors", "search_generations"}
