@@ -147,7 +147,7 @@ def rank_conversation(
     if embedder is None:
         use -= {"expansion", "vector"}
     speaker_of: dict[str, str] = {}
-    depth_of: dict[str, int] = {}
+    depth_of: dict[str, int] = {}  # with vectors: each turn's depth, for the neighbour lift
     rankings: list[tuple[str, list[str]]] = []
 
     def lexical(terms: Sequence[str]) -> list[str]:
@@ -164,7 +164,7 @@ def rank_conversation(
     if embedder is not None and use & {"expansion", "vector"}:
         data = vectors.load(tx, who, conversation_id, embedder.name)
         if options.neighbour_lift > 0:
-            depth_of = dict(zip(data.ids, data.depths.tolist(), strict=True))
+            depth_of = data.depth_of
         known = {term: i for i, term in enumerate(data.vocabulary)}
         expanding = "expansion" in use and bool(plan.terms) and bool(known)
         unknown_terms = (

@@ -55,6 +55,7 @@ class ConversationVectors:
     ids: list[str]
     speakers: list[str]
     depths: npt.NDArray[np.int64]
+    depth_of: dict[str, int]  # the same depths by message id, for the neighbour lift
     created: list[datetime]
     matrix: Matrix
     vocabulary: list[str]
@@ -92,6 +93,7 @@ class VectorsCache:
             ids=[r.message_id for r in rows],
             speakers=[r.speaker for r in rows],
             depths=np.asarray([r.depth for r in rows], dtype=np.int64),
+            depth_of={r.message_id: r.depth for r in rows},
             created=[r.created_at for r in rows],
             matrix=from_blobs([r.vector for r in rows], dims),
             vocabulary=[t for t, _ in terms],
