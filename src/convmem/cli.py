@@ -10,11 +10,11 @@ from typing import Any
 
 import click
 
-from convmem.cli_common import chosen_embedder, opened
+from convmem.cli_common import embedder_option, opened
 from convmem.cli_service import keys, serve
 from convmem.config import Config
 from convmem.errors import ConvmemError
-from convmem.retrieval.vector import EMBEDDER_CHOICES
+from convmem.retrieval.vector import Embedder
 from convmem.summarize.llm import LLMSummarizerConfig
 
 
@@ -226,9 +226,8 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
 @click.option("--poll-seconds", default=1.0, show_default=True, help="Idle wait between polls.")
 @click.option("--once", is_flag=True, help="Exit when no job is ready.")
 @click.option("--max-jobs", type=int, help="Exit after this many jobs.")
-@click.option("--embedder", type=click.Choice(EMBEDDER_CHOICES), default="none", show_default=True,
-              help="Also embed, between jobs, what was written without vectors (minilm: the "
-              "embeddings extra; auto: minilm when installed).")  # fmt: skip
+@embedder_option("none", "Also embed, between jobs, what was written without vectors (minilm: "
+                 "the embeddings extra; auto: minilm when installed).")  # fmt: skip
 def worker(
     db: str,
     llm_base_url: str | None,
@@ -239,7 +238,7 @@ def worker(
     poll_seconds: float,
     once: bool,
     max_jobs: int | None,
-    embedder: str,
+    embedder: Embedder | None,
 ) -> None:
     """Build queued summaries off the request path (run one or more beside the app); with
     --embedder, also embed what was written without vectors."""
@@ -247,9 +246,8 @@ def worker(
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     config = _config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)
-    chosen = chosen_embedder(embedder)
     try:
-        with opened(db, config=config, embedder=chosen) as memory:
+        with opened(db, config=config, embedder=embedder) as memory:
             runner = Worker(memory, lease_seconds=lease_seconds)
             click.echo(f"worker {runner.owner} serving {', '.join(runner.flows)}", err=True)
             count = runner.run(poll_seconds=poll_seconds, max_jobs=max_jobs, exit_when_idle=once)
@@ -394,12 +392,9 @@ def eval_group() -> None:
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result here.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="Write a PNG plot here.")
-@click.option(
-    "--embedder",
-    type=click.Choice(EMBEDDER_CHOICES),
-    default="auto",
-    show_default=True,
-    help="auto: all-MiniLM-L6-v2 when the embeddings extra is installed, else none (lexical "
+@embedder_option(
+    "auto",
+    "auto: all-MiniLM-L6-v2 when the embeddings extra is installed, else none (lexical "
     "only); minilm-int8: the same model quantized (faster queries); hashing: the "
     "dependency-free test embedder.",
 )
@@ -410,7 +405,7 @@ def eval_locomo(
     path: str,
     json_out: str | None,
     plot_out: str | None,
-    embedder: str,
+    embedder: Embedder | None,
     sessions: int | None,
     questions: int | None,
     samples: str | None,
@@ -418,7 +413,6 @@ def eval_locomo(
     """Evidence recall@k, evidence in context and search latency on a LoCoMo file."""
     from convmem.eval import locomo
 
-    chosen = chosen_embedder(embedder)
     if plot_out is not None:
         try:
             import matplotlib  # noqa: F401
@@ -434,7 +428,7 @@ def eval_locomo(
     total = sum(len(s.questions[:questions]) for s in data) + len(data)
     with click.progressbar(length=total, label="LoCoMo", file=sys.stderr) as bar:
         result = locomo.evaluate(
-            data, embedder=chosen, max_questions=questions, progress=lambda n: bar.update(n or 1)
+            data, embedder=embedder, max_questions=questions, progress=lambda n: bar.update(n or 1)
         )
     for line in locomo.table(result):
         click.echo(line)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -13,7 +13,9 @@ from convmem.config import Config
 from convmem.engine import Memory
 from convmem.engine import open as open_memory
 from convmem.errors import BackendUnavailable, ConvmemError
-from convmem.retrieval.vector import Embedder, named_embedder
+from convmem.retrieval.vector import EMBEDDER_CHOICES, Embedder, named_embedder
+
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 
 def fail(exc: ConvmemError) -> NoReturn:
@@ -34,10 +36,18 @@ def opened(
         fail(exc)
 
 
-def chosen_embedder(choice: str) -> Embedder | None:
-    """The embedder an ``--embedder`` choice names; a model that is not installed is a usage
-    error (exit code 2) with the install line."""
-    try:
-        return named_embedder(choice)
-    except BackendUnavailable as exc:
-        raise click.UsageError(str(exc)) from exc
+def embedder_option(
+    default: str, help: str, envvar: str | None = None
+) -> Callable[[Command], Command]:
+    """``--embedder``: a choice among ``EMBEDDER_CHOICES`` that reaches the command as the
+    embedder itself (or None); a model that is not installed is a usage error (exit code 2)
+    with the install line."""
+
+    def chosen(ctx: click.Context, param: click.Parameter, value: str) -> Embedder | None:
+        try:
+            return named_embedder(value)
+        except BackendUnavailable as exc:
+            raise click.UsageError(str(exc)) from exc
+
+    return click.option("--embedder", type=click.Choice(EMBEDDER_CHOICES), default=default,
+                        show_default=True, envvar=envvar, callback=chosen, help=help)  # fmt: skip

@@ -6,10 +6,10 @@ import json
 
 import click
 
-from convmem.cli_common import chosen_embedder, fail, opened
+from convmem.cli_common import embedder_option, fail, opened
 from convmem.errors import ConvmemError
 from convmem.model.keys import KEY_ROLES
-from convmem.retrieval.vector import EMBEDDER_CHOICES
+from convmem.retrieval.vector import Embedder
 
 _db = click.option(
     "--db", envvar="CONVMEM_DB", required=True, help="Database path or sqlite:///path [CONVMEM_DB]."
@@ -31,10 +31,9 @@ _tenant = click.option("--tenant", required=True, help="Tenant id.")
               help="Seconds an idle connection is kept open (above your proxy's).")  # fmt: skip
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))  # fmt: skip
-@click.option("--embedder", envvar="CONVMEM_EMBEDDER", default="none", show_default=True,
-              type=click.Choice(EMBEDDER_CHOICES),
-              help="Vectors for search and recall: minilm (the embeddings extra) or auto "
-              "(minilm when installed); none: full text only [CONVMEM_EMBEDDER].")  # fmt: skip
+@embedder_option("none", "Vectors for search and recall: minilm (the embeddings extra) or auto "
+                 "(minilm when installed); none: full text only [CONVMEM_EMBEDDER].",
+                 envvar="CONVMEM_EMBEDDER")  # fmt: skip
 def serve(
     db: str,
     host: str,
@@ -43,7 +42,7 @@ def serve(
     graceful_timeout: int,
     keep_alive_timeout: int,
     log_level: str,
-    embedder: str,
+    embedder: Embedder | None,
 ) -> None:
     """Run the HTTP service and the memory page (JSON logs on stderr)."""
     from convmem.service.app import ServiceSettings
@@ -53,7 +52,7 @@ def serve(
     try:
         run(db, host=host, port=port, settings=settings, log_level=log_level,
             graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout,
-            embedder=chosen_embedder(embedder))  # fmt: skip
+            embedder=embedder)  # fmt: skip
     except ConvmemError as exc:
         fail(exc)
 
