@@ -56,6 +56,7 @@ if "TIKTOKEN_CACHE_DIR" not in os.environ and _SHARED_TIKTOKEN.is_dir():
 import convmem  # noqa: E402
 from convmem.retrieval.index import body_text, vocabulary  # noqa: E402
 from convmem.retrieval.vector import (  # noqa: E402
+    EMBEDDER_CHOICES,
     Embedder,
     HashingEmbedder,
     named_embedder,
@@ -339,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--db", help="reuse (or keep) the dataset at this path")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument(
-        "--embedder", choices=("auto", "minilm", "minilm-int8", "hashing"), default="auto"
+        "--embedder", choices=[c for c in EMBEDDER_CHOICES if c != "none"], default="auto"
     )
     args = parser.parse_args(argv)
     shape = QUICK if args.quick else FULL
