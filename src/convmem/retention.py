@@ -29,11 +29,13 @@ def apply_retention(store: Store, now: datetime | None = None) -> dict[str, int]
         policies = tx.retention_policies()
     deleted: dict[str, int] = {}
     for tenant, days in policies:
-        cutoff = floor_id("msg", int((now - timedelta(days=days)).timestamp() * 1000))
+        at_ms = int((now - timedelta(days=days)).timestamp() * 1000)
+        # the prefixes the engine gives conversation and message ids
+        cutoffs = floor_id("conv", at_ms), floor_id("msg", at_ms)
         deleted[tenant] = 0
         while True:
             with store.write() as tx:
-                stale = tx.conversations_written_before(tenant, cutoff, _BATCH)
+                stale = tx.conversations_written_before(tenant, *cutoffs, _BATCH)
                 for user, conversation_id in stale:
                     tx.delete_conversation(tenant, conversation_id)
                     who = Principal(tenant, user, RETENTION_ACTOR)

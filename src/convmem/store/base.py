@@ -300,11 +300,11 @@ class ReadTxn(SummaryReads, Protocol):
         ...
 
     def conversations_written_before(
-        self, tenant: str, cutoff_id: str, limit: int
+        self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
     ) -> list[tuple[str, str]]:
-        """(user, conversation id) of a tenant's conversations whose newest message — or, with
-        none, the conversation itself — got an id (a ULID: the time it was stored) below
-        ``cutoff_id``'s."""
+        """(user, conversation id) of a tenant's conversations created before
+        ``conversation_cutoff`` with no message at or after ``message_cutoff`` (ids are ULIDs:
+        they sort by the time they were made)."""
         ...
 
     def export_user(self, tenant: str, user: str) -> dict[str, list[dict[str, Any]]]: ...

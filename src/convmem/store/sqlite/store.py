@@ -108,15 +108,14 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
         return {message.id: message for message in map(_message, rows)}
 
     def conversations_written_before(
-        self, tenant: str, cutoff_id: str, limit: int
+        self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
     ) -> list[tuple[str, str]]:
-        # the last 26 characters of an id are its ULID, which sorts by the time it was made
+        # both ranges are primary-key ranges; only the messages written since the cutoff are read
         rows = self._db.execute(
-            "SELECT c.user_id, c.id FROM conversations c WHERE c.tenant_id = ? AND coalesce("
-            "(SELECT max(substr(m.id, -26)) FROM messages m WHERE m.tenant_id = c.tenant_id "
-            "AND m.conversation_id = c.id), substr(c.id, -26)) < substr(?, -26) "
-            "ORDER BY c.id LIMIT ?",
-            (tenant, cutoff_id, limit),
+            "SELECT c.user_id, c.id FROM conversations c WHERE c.tenant_id = ? AND c.id < ? "
+            "AND c.id NOT IN (SELECT m.conversation_id FROM messages m "
+            "WHERE m.tenant_id = ? AND m.id >= ?) ORDER BY c.id LIMIT ?",
+            (tenant, conversation_cutoff, tenant, message_cutoff, limit),
         ).fetchall()
         return [(r[0], r[1]) for r in rows]
 
