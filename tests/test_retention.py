@@ -120,3 +120,13 @@ def test_the_worker_and_the_command_apply_it(memory: convmem.Memory, db_path: Pa
     assert ran.exit_code == 0, ran.output
     assert "acme: 1 conversations deleted" in ran.output
     assert alice.conversations() == []
+
+
+def test_a_user_deleting_a_conversation_is_audited_too(memory: convmem.Memory) -> None:
+    alice = memory.scope("acme", "alice")
+    conv = alice.create_conversation()
+    chat(conv)
+    conv.delete()
+    (event,) = [e for e in alice.audit() if e.action == "conversation.deleted"]
+    assert (event.object_id, event.actor) == (conv.id, "user:alice")
+    assert "garden" not in repr(event)

@@ -47,7 +47,7 @@ from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import Job, SummaryRecord
-from convmem.retention import apply_retention
+from convmem.retention import apply_retention, delete_conversation
 from convmem.retrieval.caches import VectorCache, VectorsCache
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise, to_blob
@@ -534,7 +534,7 @@ class Conversation:
         """Delete the conversation with every message, for real."""
         with self._store.write() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
-            tx.delete_conversation(self._tenant, self.id)
+            delete_conversation(tx, self.scope.principal, self.id)
 
     def pin(self, text: str) -> PinnedInstruction:
         """Pin an instruction for this conversation."""

@@ -12,12 +12,22 @@ records each deletion (ids and the period, no content) under the actor ``retenti
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from convmem.ids import floor_id
 from convmem.memories import Principal, audit
-from convmem.store.base import Store
+from convmem.store.base import Store, WriteTxn
 
 RETENTION_ACTOR = "retention"
+
+
+def delete_conversation(tx: WriteTxn, who: Principal, conversation_id: str, **why: Any) -> None:
+    """Delete a conversation with everything derived from it; the audit keeps that it was
+    deleted, by whom and when (and ``why``), never what it said."""
+    tx.delete_conversation(who.tenant, conversation_id)
+    audit(tx, who, "conversation.deleted", "conversation", conversation_id, **why)
+
+
 _BATCH = 100  # conversations per write transaction: the lock is held briefly
 
 
@@ -37,10 +47,9 @@ def apply_retention(store: Store, now: datetime | None = None) -> dict[str, int]
             with store.write() as tx:
                 stale = tx.conversations_written_before(tenant, *cutoffs, _BATCH)
                 for user, conversation_id in stale:
-                    tx.delete_conversation(tenant, conversation_id)
                     who = Principal(tenant, user, RETENTION_ACTOR)
-                    audit(tx, who, "conversation.deleted", "conversation", conversation_id,
-                          reason="retention", retention_days=days)  # fmt: skip
+                    delete_conversation(tx, who, conversation_id, reason="retention",
+                                        retention_days=days)  # fmt: skip
             deleted[tenant] += len(stale)
             if len(stale) < _BATCH:
                 break
