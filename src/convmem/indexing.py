@@ -7,6 +7,7 @@ The model runs before a write transaction opens (``prepare_turn``) or between tr
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -179,10 +180,11 @@ def backfill(
         if not turns:
             break
         vectors = normalise(embedder.embed([body for _, _, body in turns]))
+        by_tenant: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
+        for (tenant, message_id, _), vector in zip(turns, vectors, strict=True):
+            by_tenant[tenant].append((message_id, to_blob(vector)))
         with store.write() as wtx:
-            for tenant in sorted({t for t, _, _ in turns}):
-                rows = [(m, to_blob(v)) for (t, m, _), v in zip(turns, vectors, strict=True)
-                        if t == tenant]  # fmt: skip
+            for tenant, rows in sorted(by_tenant.items()):
                 wtx.set_message_vectors(tenant, embedder.name, rows)
         counts["messages"] += len(turns)
     while more("terms", batch_size * 8):
@@ -208,8 +210,11 @@ def backfill(
         if not memories:
             break
         vectors = normalise(embedder.embed([text for _, _, _, text in memories]))
+        by_owner: dict[tuple[str, str], list[tuple[str, bytes]]] = defaultdict(list)
+        for (tenant, user, memory_id, _), vector in zip(memories, vectors, strict=True):
+            by_owner[(tenant, user)].append((memory_id, to_blob(vector)))
         with store.write() as wtx:
-            for (tenant, user, memory_id, _), vector in zip(memories, vectors, strict=True):
-                wtx.set_memory_vectors(tenant, user, embedder.name, [(memory_id, to_blob(vector))])
+            for (tenant, user), owned in sorted(by_owner.items()):
+                wtx.set_memory_vectors(tenant, user, embedder.name, owned)
         counts["memories"] += len(memories)
     return counts

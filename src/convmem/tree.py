@@ -38,13 +38,12 @@ def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
 def check_text(content: object, *, max_bytes: int, what: str = "message content") -> str:
     if not isinstance(content, str):
         raise InvalidMessage(f"{what} must be a string")
-    size = len(content.encode("utf-8", errors="surrogatepass"))
-    if size > max_bytes:
-        raise ContentTooLarge(size, max_bytes)
-    try:
-        content.encode("utf-8")
+    try:  # encoded once: up to max_bytes on every append and assemble
+        size = len(content.encode("utf-8"))
     except UnicodeEncodeError as exc:
         raise InvalidMessage(f"{what} is not valid unicode (lone surrogates)") from exc
+    if size > max_bytes:
+        raise ContentTooLarge(size, max_bytes)
     return content
 
 

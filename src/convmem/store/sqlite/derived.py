@@ -164,10 +164,12 @@ class DerivedRows:
             "DELETE FROM summaries WHERE tenant_id = ? AND through_message_id = ?",
             [(tenant, message_id) for message_id in message_ids],
         )
-        self._db.executemany(
+        # one pass over the tenant's jobs for the whole subtree (one per message scanned them all
+        # again for each)
+        self._db.execute(
             "DELETE FROM jobs WHERE tenant_id = ? AND status IN ('pending', 'running', 'failed') "
-            "AND json_extract(payload, '$.through_message_id') = ?",
-            [(tenant, message_id) for message_id in message_ids],
+            "AND json_extract(payload, '$.through_message_id') IN (SELECT value FROM json_each(?))",
+            (tenant, json.dumps(list(message_ids))),
         )
 
     # --- jobs -----------------------------------------------------------------------------------
