@@ -485,18 +485,14 @@ class Conversation:
     def switch_branch(self, leaf_id: str) -> None:
         """Make ``leaf_id`` (any message of this conversation) the active leaf."""
         with self._store.write() as tx:
-            message = tx.get_message(self._tenant, self.scope.user, leaf_id)
-            if message.conversation_id != self.id:
-                raise NotFound("message", leaf_id)
+            self._own_message(tx, leaf_id)
             tx.set_active_leaf(self._tenant, self.id, leaf_id)
 
     def delete_message(self, message_id: str) -> list[str]:
         """Delete a message and its whole subtree, for real. Returns the deleted ids."""
         with self._store.write() as tx:
             record = tx.get_conversation(self._tenant, self.scope.user, self.id)
-            message = tx.get_message(self._tenant, self.scope.user, message_id)
-            if message.conversation_id != self.id:
-                raise NotFound("message", message_id)
+            message = self._own_message(tx, message_id)
             doomed = tx.subtree_ids(self._tenant, message_id)
             tx.delete_messages(self._tenant, doomed)  # the index rows go with them (trigger)
             after_delete(tx, self._tenant, self.id, message.parent_id, self._session_gap)
@@ -631,9 +627,18 @@ class Conversation:
         if parent_id is None:
             return None
         row = tx.get_branch_row(self._tenant, self.scope.user, parent_id)
-        if row.message.conversation_id != self.id:
-            raise NotFound("message", parent_id)
+        self._check_own(row.message)
         return row
+
+    def _own_message(self, tx: ReadTxn, message_id: str) -> Message:
+        """The principal's message in this conversation; NotFound for any other."""
+        message = tx.get_message(self._tenant, self.scope.user, message_id)
+        self._check_own(message)
+        return message
+
+    def _check_own(self, message: Message) -> None:
+        if message.conversation_id != self.id:
+            raise NotFound("message", message.id)
 
     def _tool_run(self, tx: ReadTxn, parent: BranchRow | None) -> list[Message]:
         """The parent, then up through tool results to the assistant that made the calls."""
@@ -651,10 +656,7 @@ class Conversation:
     def message(self, message_id: str) -> Message:
         check_identifier(message_id, "message id")
         with self._store.read() as tx:
-            message = tx.get_message(self._tenant, self.scope.user, message_id)
-        if message.conversation_id != self.id:
-            raise NotFound("message", message_id)
-        return message
+            return self._own_message(tx, message_id)
 
     def siblings(self, message_id: str) -> list[Message]:
         """The versions of a message (itself included), oldest first."""
@@ -684,8 +686,7 @@ class Conversation:
         record = tx.get_conversation(self._tenant, self.scope.user, self.id)
         if leaf_id is None:
             return record, record.active_leaf_id
-        if tx.get_message(self._tenant, self.scope.user, leaf_id).conversation_id != self.id:
-            raise NotFound("message", leaf_id)
+        self._own_message(tx, leaf_id)
         return record, leaf_id
 
     # --- assembly -------------------------------------------------------------------------------
