@@ -1,14 +1,32 @@
-"""What a user message asks of long-term memory, read with plain patterns (no model).
+"""What a user message asks of long-term memory, read by the grammar of requests (no model).
 
-* an explicit request — "remember that …", "please remember …", "from now on …", "don't forget
-  …", "keep in mind that …" — is a *remember* intent: the user consents, the statement is saved;
-* "forget that …", "forget my …", "forget about …" is a *forget* intent;
-* a plain first-person statement of fact or preference — "I prefer …", "my name is …", "I live
-  in …" — is at most a *proposal*: saved as proposed, never injected until the user confirms.
+A message is split into sentences; a sentence is a request when it is built as one, in any of
+the languages of :mod:`convmem.memory.phrases`:
 
-Each intent carries the statement, a category and a subject key. The subject key is what the
-statement is about ("name", "seat", "language"), so a newer statement on the same subject can
-supersede the older one; when no pattern names the subject, the statement itself is the key.
+* **remember** — ``HEAD SEPARATOR CLAUSE``: the head, once courtesy words are dropped, is
+  exactly a request imperative ("remember", "please keep in mind", "can you note", "merk dir",
+  "n'oublie pas", …); the separator is a complementizer ("that", "dass", "que", …), a colon or a
+  comma (or, for a clause opening with a first-person pronoun, nothing); the clause is about the
+  speaker: it opens with a first-person word (after at most a negation, an article or an
+  adverb), addresses nobody ("you", "du", "tu" … make it advice or affection for the other
+  person) and is no question unless the head was a polite question ("could you remember
+  that …?"). "From now on …" takes an instruction to the assistant or such a clause.
+  So "remember when …", "I remember …", "do you remember …", "remember to pause", "she told me
+  to remember that …" and "remember, it takes time" are not requests. A clause opening with
+  "she/he/they" takes its antecedent ("my sister Anna") from an earlier sentence of the same
+  message, or the request is refused with the reason ``unclear_reference`` — as is a request
+  with nothing named ("remember this").
+* **forget** — a forget imperative followed by a first-person clause ("forget that I …"), a
+  first-person noun phrase ("forget my …", not "forget my last question"), "what I told you
+  about …", or a delete verb with a memory noun ("delete the memory about …"); never with a
+  dismissal ("for now", "let's", "anyway"), never as a question unless polite.
+* **propose** — the message opens with a plain first-person statement of a standing fact
+  ("I prefer …", "my name is …", "ich wohne in …"), with nothing dangling ("them", "that",
+  "your" …), and it is no question: at most a proposal, never recalled until confirmed.
+
+Each intent carries the statement, a category and a subject key; ``slot`` says the subject key
+names a slot with a value ("seat": aisle, "home": Porto), the only kind of subject on which a
+newer statement may supersede an older one.
 """
 
 from __future__ import annotations
@@ -17,91 +35,386 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from convmem.memory.phrases import COMMON_FILLERS, ENGLISH, LANGUAGES, Language
 from convmem.model.memory import Category
 
 IntentKind = Literal["remember", "forget", "propose"]
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
-_REMEMBER = re.compile(
-    r"^\s*(?:(?:please|pls|hey|ok|okay|and|also)[,\s]+)*"
-    r"(?:remember(?:\s+that)?|don'?t\s+forget(?:\s+that)?|do\s+not\s+forget(?:\s+that)?"
-    r"|keep\s+in\s+mind(?:\s+that)?|note\s+that|from\s+now\s+on)[,:\s]+(?P<fact>.+)",
-    re.IGNORECASE | re.DOTALL,
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\s+[-–—]\s+|;\s*|\n+")
+_QUOTES = "\"'“”„«»‚‘’"
+# Words that may precede a clause's first-person subject: negation, article, frequency adverb.
+_LEAD = frozenset(
+    "no non não ne n' nicht niet never always also still really actually usually il la el o a "
+    "lo los las le les sempre siempre immer altijd toujours jamais nunca ya já también também "
+    "anche auch ook aussi mai".split()
 )
-_FORGET = re.compile(
-    r"^\s*(?:(?:please|pls|and|also)[,\s]+)*(?:forget|stop\s+remembering)"
-    r"(?:\s+(?:that|about|what\s+i\s+said\s+about))?\s+(?P<fact>.+)",
-    re.IGNORECASE | re.DOTALL,
+# First words of a noun phrase that name the conversation, not something about the user.
+_CONVERSATION_NOUNS = frozenset(
+    "last previous earlier question questions message messages typo mistake draft request "
+    "answer reply letzte letzten frage nachricht dernière dernier question message última "
+    "último pregunta mensaje ultima ultimo domanda messaggio pergunta mensagem laatste vraag "
+    "bericht".split()
 )
-_STATEMENT = re.compile(
-    r"^\s*(?:i\s+(?:really\s+)?(?:prefer|like|love|hate|dislike|enjoy|don'?t\s+like|usually|always|"
-    r"never|live\s+in|work\s+(?:at|for|as)|am\s+(?:a|an)|'m\s+(?:a|an))\b"
-    r"|i'm\s+(?:a|an)\b|my\s+\w+(?:\s+\w+)?\s+(?:is|are)\b|call\s+me\b)",
+_DEMONSTRATIVE_ONLY = re.compile(
+    r"^(?:this|that|it|das|dies|es|ça|cela|ceci|esto|eso|esta|questo|quello|isto|isso|dit|dat)"
+    r"\W*$",
+    re.IGNORECASE,
+)
+_ANTECEDENT_PRONOUN = re.compile(r"^(?:she|he|they)\b", re.IGNORECASE)
+_ANTECEDENT = re.compile(r"\b[Mm]y\s+(?P<np>[a-z][\w-]*(?:\s+[A-Z][\w-]+)?)")
+_MY_CLAUSE_VERB = re.compile(
+    r"^my\s+(?:[\w'-]+\s+){1,4}?(?:is|are|has|have|'s|lives|works|likes|loves|hates|plays|"
+    r"prefers)\b",
+    re.IGNORECASE,
+)
+_MEMORY_VERB = re.compile(
+    r"\b(?:forg[eo]t\w*|remember\w*|vergess\w*|vergiss|vergeet|oubli\w*|olvid\w*|dimentic\w*|"
+    r"esquec\w*|esqueç\w*)",
+    re.IGNORECASE,
+)
+_DANGLING = re.compile(
+    r"\b(?:them|they|it|its|it's|that|this|those|these|there|here|he|she|him|her|his|their|"
+    r"you|your|yours|we|us|our|one|ones|other)\b",
     re.IGNORECASE,
 )
 
+
+def _words(pattern: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:{pattern})", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Grammar:
+    """One language's phrases compiled into the patterns the rules use."""
+
+    language: Language
+    remember_head: re.Pattern[str]
+    from_now: re.Pattern[str]
+    instruction: re.Pattern[str]
+    forget_head: re.Pattern[str]
+    delete_head: re.Pattern[str]
+    comp: re.Pattern[str]
+    first_person: re.Pattern[str]
+    second_person: re.Pattern[str]
+    third_person: re.Pattern[str]
+    forget_what: re.Pattern[str]
+    memory_noun: re.Pattern[str]
+    possessive: re.Pattern[str]
+    dismissal: re.Pattern[str]
+    future: re.Pattern[str]
+    fillers: re.Pattern[str]
+    statement: re.Pattern[str]
+
+
+def _compile(lang: Language) -> _Grammar:
+    fillers = rf"(?:{lang.fillers}|{COMMON_FILLERS})"
+    demonstrative = r"(?:\s+(?:this|das|ceci|esto|questo|isto|dit))?"
+    return _Grammar(
+        language=lang,
+        remember_head=re.compile(
+            rf"(?:(?:{lang.polite})\s+)?(?:{lang.remember}){demonstrative}", re.IGNORECASE
+        ),
+        from_now=re.compile(rf"^(?:{fillers}\W+)*(?:{lang.from_now})\b[\s,:]*", re.IGNORECASE),
+        instruction=re.compile(rf"^(?:{lang.instruction})(?![\w'])", re.IGNORECASE),
+        forget_head=re.compile(rf"(?:(?:{lang.polite})\s+)?(?:{lang.forget})", re.IGNORECASE),
+        delete_head=re.compile(rf"(?:(?:{lang.polite})\s+)?(?:{lang.delete})", re.IGNORECASE),
+        comp=re.compile(rf"^(?:{lang.complementizer})(?:\s+|(?<=')(?=\w))", re.IGNORECASE),
+        first_person=_words(lang.first_person),
+        second_person=re.compile(rf"(?<![\w'])(?:{lang.second_person})(?![\w'])", re.I),
+        third_person=re.compile(rf"^(?:{lang.third_person})(?![\w'])", re.IGNORECASE),
+        forget_what=re.compile(rf"^(?:{lang.forget_what})\s+", re.IGNORECASE),
+        memory_noun=re.compile(rf"^(?:{lang.memory_noun})\s+", re.IGNORECASE),
+        possessive=re.compile(rf"^(?:about\s+)?(?:{lang.possessive})\s+", re.IGNORECASE),
+        dismissal=re.compile(rf"(?<![\w'])(?:{lang.dismissal})(?![\w'])", re.IGNORECASE),
+        future=re.compile(rf"^(?:{lang.future})(?![\w'])", re.IGNORECASE),
+        fillers=re.compile(rf"(?<![\w'])(?:{fillers})(?![\w'])", re.IGNORECASE),
+        statement=re.compile(rf"^(?:{lang.statement})", re.IGNORECASE),
+    )
+
+
+_GRAMMARS = tuple(_compile(lang) for lang in LANGUAGES)
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: IntentKind
+    text: str
+    category: Category
+    subject_key: str
+    slot: bool = False  # the subject key names a slot the statement gives a value for
+    refusal: str | None = None  # a request that cannot be kept as said, and why
+
+
+# --- sentences and heads ------------------------------------------------------------------------
+
+
+def _sentences(message: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(message.strip()) if s.strip()]
+
+
+def _clean_head(g: _Grammar, head: str) -> str:
+    """The head without courtesy words and punctuation, lower-cased."""
+    text = g.fillers.sub(" ", head.replace("¿", " ").replace("¡", " "))
+    text = re.sub(r"[!,.:;…]+", " ", text)
+    return " ".join(text.lower().split())
+
+
+def _drop_lead_fillers(g: _Grammar, rest: str) -> str:
+    """The rest of a sentence after the courtesy words that follow its head ("bitte, dass")."""
+    while True:
+        lead = g.fillers.match(rest)
+        if not lead:
+            return rest
+        rest = rest[lead.end() :].lstrip(" ,")
+
+
+def _splits(sentence: str) -> list[tuple[str, str, str]]:
+    """Every (head, separator, rest) cut of a sentence at a word boundary in its first words;
+    the separator is the punctuation ending the head (":" or ",") or ""."""
+    cuts = []
+    for match in re.finditer(r"\s+", sentence):
+        head, rest = sentence[: match.start()], sentence[match.end() :]
+        separator = head[-1] if head[-1] in ",:" else ""
+        cuts.append((head.rstrip(",:"), separator, rest))
+        if len(cuts) >= 10:
+            break
+    return cuts
+
+
+def _first_tokens(clause: str, n: int = 3) -> list[str]:
+    return re.findall(r"[\w'’-]+", clause.lower())[:n]
+
+
+def _opens_first_person(g: _Grammar, clause: str) -> bool:
+    """The clause's subject is the speaker: its first word, after at most two lead words
+    (negation, article, adverb), is a first-person word ("j'habite" counts by its "j'")."""
+    for token in _first_tokens(clause):
+        bare = token.replace("’", "'")
+        if g.first_person.fullmatch(bare) or (
+            "'" in bare and g.first_person.fullmatch(bare.split("'")[0] + "'")
+        ):
+            return True
+        if bare not in _LEAD:
+            return False
+    return False
+
+
+def _finish(text: str) -> str:
+    text = text.strip().strip(_QUOTES).strip()
+    text = re.sub(r"\s*[?!]+$", "", text).strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!")) else text + "."
+
+
+# --- remember -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Request:
+    text: str
+    refusal: str | None = None
+
+
+def _antecedent(earlier: list[str]) -> str | None:
+    """The one "my <noun> [Name]" of the message's earlier sentences a pronoun can stand for."""
+    found = {m.group("np") for s in earlier for m in _ANTECEDENT.finditer(s)}
+    return f"my {found.pop()}" if len(found) == 1 else None
+
+
+def _about_user(g: _Grammar, clause: str, *, polite: bool, earlier: list[str]) -> _Request | None:
+    """The clause as a statement about the speaker, a refusal, or None (not a request)."""
+    clause = clause.strip().strip(_QUOTES).strip()
+    if not clause or (clause.rstrip().endswith("?") and not polite):
+        return None
+    if _DEMONSTRATIVE_ONLY.match(clause):
+        return _Request(clause, "unclear_reference")
+    if g.second_person.search(clause) and not re.search(
+        r"\bi\s+(?:want|need|would\s+like|'d\s+like)\s+you\s+to\b", clause, re.IGNORECASE
+    ):
+        return None
+    if g.third_person.match(clause):
+        if g.language is ENGLISH and _ANTECEDENT_PRONOUN.match(clause):
+            antecedent = _antecedent(earlier)
+            if antecedent is None:
+                return _Request(clause, "unclear_reference")
+            return _Request(_finish(_ANTECEDENT_PRONOUN.sub(antecedent, clause, count=1)))
+        if g.first_person.search(clause) or _ANTECEDENT_PRONOUN.match(clause):
+            return _Request(clause, "unclear_reference")
+        return None
+    if not _opens_first_person(g, clause):
+        return None
+    if g.future.match(clause):
+        return None
+    return _Request(_finish(clause))
+
+
+def _remember_request(g: _Grammar, sentence: str, earlier: list[str]) -> _Request | None:
+    cleaned_all = _clean_head(g, sentence)
+    if g.remember_head.fullmatch(
+        re.sub(r"\s+(?:that|it|this)$", "", cleaned_all)
+    ) and re.search(r"\b(?:that|this|it)\W*$", sentence, re.IGNORECASE):
+        return _Request(sentence, "unclear_reference")  # "remember that!" names nothing
+    for head, separator, rest in _splits(sentence):
+        cleaned = _clean_head(g, head)
+        if not cleaned or not g.remember_head.fullmatch(cleaned):
+            continue
+        polite = bool(re.match(rf"(?:{g.language.polite})\s", cleaned + " ", re.IGNORECASE))
+        rest = _drop_lead_fillers(g, rest)
+        comp = g.comp.match(rest)
+        if comp:
+            return _about_user(g, rest[comp.end() :], polite=polite, earlier=earlier)
+        if separator:
+            clause = rest
+        elif g.first_person.fullmatch(_first_tokens(rest, 1)[0] if rest.strip() else ""):
+            clause = rest  # "remember I always fly economy", "remember my wife is …"
+            if clause.lower().startswith("my") and not _MY_CLAUSE_VERB.match(clause):
+                continue  # "remember my first car?" names a thing, says nothing of it
+            if clause.lower().startswith("me "):
+                continue  # "remember me telling you …"
+        else:
+            continue
+        request = _about_user(g, clause, polite=polite, earlier=earlier)
+        if request is not None and request.refusal is None:
+            return request
+        return None
+    return None
+
+
+def _from_now_request(g: _Grammar, sentence: str, earlier: list[str]) -> _Request | None:
+    opener = g.from_now.match(sentence)
+    if not opener:
+        return None
+    rest = sentence[opener.end() :]
+    nested = _remember_request(g, rest, earlier)
+    if nested is not None:
+        return nested
+    rest = g.fillers.sub("", rest, count=0).strip(" ,") if g.fillers.match(rest) else rest
+    if rest.rstrip().endswith("?"):
+        return None
+    if g.instruction.match(rest):
+        return _Request(_finish(rest))
+    if g.second_person.search(rest) or not _opens_first_person(g, rest) or g.future.match(rest):
+        return None
+    return _Request(_finish(rest))
+
+
+# --- forget -------------------------------------------------------------------------------------
+
+
+def _forget_target(g: _Grammar, rest: str, *, polite: bool) -> str | None:
+    """What a forget request names, or None when the rest does not make it one."""
+    rest = rest.strip()
+    if rest.endswith("?") and not polite:
+        return None
+    if g.dismissal.search(rest):
+        return None
+    comp = g.comp.match(rest)
+    if comp:
+        clause = rest[comp.end() :]
+        return clause if _opens_first_person(g, clause) else None
+    what = g.forget_what.match(rest)
+    if what:
+        return rest[what.end() :] or None
+    owned = g.possessive.match(rest)
+    if owned:
+        noun = _first_tokens(rest[owned.end() :], 1)
+        if noun and noun[0] not in _CONVERSATION_NOUNS:
+            return rest
+    return None
+
+
+def _forget_request(g: _Grammar, sentence: str) -> str | None:
+    for head, _separator, rest in _splits(sentence):
+        cleaned = _clean_head(g, head)
+        if not cleaned:
+            continue
+        polite = bool(re.match(rf"(?:{g.language.polite})\s", cleaned + " ", re.IGNORECASE))
+        rest = _drop_lead_fillers(g, rest)
+        if g.forget_head.fullmatch(cleaned):
+            return _forget_target(g, rest, polite=polite or sentence.lower().startswith("can"))
+        if g.delete_head.fullmatch(cleaned):
+            if rest.rstrip().endswith("?") and not polite:
+                return None
+            noun = g.memory_noun.match(rest)
+            if noun:
+                return rest[noun.end() :] or None
+            if g.possessive.match(rest) and re.search(
+                r"\bfrom\s+(?:your\s+)?memory\b", rest, re.IGNORECASE
+            ):
+                return re.sub(r"\s+from\s+(?:your\s+)?memory\W*$", "", rest, flags=re.I)
+            return None
+    return None
+
+
+# --- proposals ----------------------------------------------------------------------------------
+
+
+def _proposal(g: _Grammar, sentence: str, whole: str) -> str | None:
+    if not g.statement.match(sentence) or "?" in whole or _MEMORY_VERB.search(sentence):
+        return None  # "I always forget my keys" is about forgetting, not a standing fact
+    if _DANGLING.search(sentence) or g.second_person.search(sentence):
+        return None
+    if len(re.findall(r"\w+", sentence)) < 2:
+        return None
+    return _finish(sentence)
+
+
+# --- subjects -----------------------------------------------------------------------------------
+
 _STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "to",
-        "of",
-        "for",
-        "in",
-        "on",
-        "at",
-        "with",
-        "and",
-        "or",
-        "but",
-        "is",
-        "are",
-        "was",
-        "be",
-        "my",
-        "me",
-        "i",
-        "i'm",
-        "im",
-        "it",
-        "that",
-        "this",
-        "please",
-        "always",
-        "never",
-        "usually",
-        "really",
-        "very",
-        "so",
-        "as",
-        "by",
-        "from",
-        "about",
-    ]
+    "a an the to of for in on at with and or but is are was be my me i i'm im it that this "
+    "please always never usually really very so as by from about".split()
 )
 
-# (pattern over the statement, category, subject) — the first that matches names the subject.
+# (pattern over the statement, category, subject) — the first that matches names a slot. Each
+# pattern needs the value, not only the topic: "aisle seats" is a seat preference, "we talked
+# about seats" is not.
 _SUBJECTS: list[tuple[re.Pattern[str], Category, str]] = [
-    (re.compile(r"\b(?:my\s+name\s+is|call\s+me|i'?m\s+called)\b", re.I), "profile", "name"),
     (
-        re.compile(r"\bi\s+(?:live|am\s+based|'m\s+based)\s+in\b|\bmy\s+(?:home|city)\b", re.I),
+        re.compile(
+            r"\b(?:my\s+name\s+is|call\s+me|i'?m\s+called|ich\s+heiße|mein\s+name\s+ist|"
+            r"nenn\s+mich|je\s+m'appelle|mon\s+nom\s+est|appelle-moi|me\s+llamo|"
+            r"mi\s+nombre\s+es|llámame|mi\s+chiamo|il\s+mio\s+nome\s+è|chiamami|me\s+chamo|"
+            r"meu\s+nome\s+é|me\s+chame|ik\s+heet|mijn\s+naam\s+is|noem\s+me)\b",
+            re.I,
+        ),
+        "profile",
+        "name",
+    ),
+    (
+        re.compile(
+            r"\bi\s+(?:live|am\s+based|'m\s+based)\s+in\b|\bi'?m\s+based\s+in\b|"
+            r"\bmy\s+(?:home\s+city|city)\s+is\b|\bich\s+(?:wohne|lebe)\s+in\b|"
+            r"\bj'habite\b|\bje\s+vis\s+(?:à|en)\b|\bvivo\s+(?:en|a|em)\b|\babito\s+a\b|"
+            r"\bmoro\s+em\b|\bik\s+woon\s+in\b",
+            re.I,
+        ),
         "profile",
         "home",
     ),
     (
-        re.compile(r"\bi\s+work\s+(?:at|for)\b|\bmy\s+(?:employer|company)\b", re.I),
+        re.compile(r"\bi\s+work\s+(?:at|for)\b|\bmy\s+(?:employer|company)\s+is\b", re.I),
         "profile",
         "employer",
     ),
-    (re.compile(r"\bi\s+work\s+as\b|\bmy\s+(?:job|role|title)\b", re.I), "profile", "job"),
-    (re.compile(r"\bmy\s+(?:birthday|date\s+of\s+birth)\b", re.I), "profile", "birthday"),
-    (re.compile(r"\b(?:time\s*zone|timezone)\b", re.I), "profile", "timezone"),
-    (re.compile(r"\b(?:seat|seats)\b", re.I), "preference", "seat"),
+    (re.compile(r"\bi\s+work\s+as\b|\bmy\s+(?:job|role|title)\s+is\b", re.I), "profile", "job"),
+    (re.compile(r"\bmy\s+(?:birthday|date\s+of\s+birth)\s+is\b", re.I), "profile", "birthday"),
+    (re.compile(r"\b(?:time\s*zone|timezone)\s+is\b", re.I), "profile", "timezone"),
+    (
+        re.compile(
+            r"\b(?:aisle|window|middle|exit[- ]row)\s+seats?\b|gangpl[aä]tz|côté\s+couloir|"
+            r"asientos?\s+de\s+pasillo|posti\s+corridoio|assentos?\s+no\s+corredor|gangpadstoel",
+            re.I,
+        ),
+        "preference",
+        "seat",
+    ),
     (
         re.compile(
             r"\b(?:answer|reply|respond|write|speak)\w*\s+(?:in|with)\s+(?:english|german|"
-            r"french|spanish|italian|portuguese|dutch|japanese|chinese)\b",
+            r"french|spanish|italian|portuguese|dutch|japanese|chinese)\b|"
+            r"\bantworte\w*\s+(?:auf|in)\b|\bréponds\s+en\b|\bresp[oó]nde\w*\s+en\b|"
+            r"\brispondi\s+in\b|\bresponda\s+em\b|\bantwoord\s+in\b",
             re.I,
         ),
         "preference",
@@ -116,7 +429,15 @@ _SUBJECTS: list[tuple[re.Pattern[str], Category, str]] = [
         "preference",
         "code examples",
     ),
-    (re.compile(r"\b(?:vegetarian|vegan|pescatarian|diet)\b", re.I), "preference", "diet"),
+    (
+        re.compile(
+            r"\b(?:vegetarian|vegan|pescatarian|vegetarier\w*|veganer\w*|végétarien\w*|"
+            r"végan\w*|vegetarian[oa]|vegan[oa]|vegetariër|veganist)\b",
+            re.I,
+        ),
+        "preference",
+        "diet",
+    ),
     (re.compile(r"\b(?:metric|imperial|celsius|fahrenheit)\b", re.I), "preference", "units"),
     (
         re.compile(
@@ -128,22 +449,9 @@ _SUBJECTS: list[tuple[re.Pattern[str], Category, str]] = [
         "answer length",
     ),
 ]
-_MY_X_IS = re.compile(r"\bmy\s+(?:favou?rite\s+)?(?P<x>\w+(?:\s+\w+)?)\s+(?:is|are)\b", re.I)
+_MY_X_IS = re.compile(r"\bmy\s+(?:favou?rite\s+)?(?P<x>\w+(?:\s+\w+)?)\s+(?:is|are)\s+\w", re.I)
 _PREFERENCE_WORDS = re.compile(r"\b(?:prefer|like|love|hate|dislike|enjoy|want|rather)\b", re.I)
 _CONSTRAINT_WORDS = re.compile(r"\b(?:never|always|must|don'?t|do\s+not|only|avoid)\b", re.I)
-
-
-@dataclass(frozen=True)
-class Intent:
-    kind: IntentKind
-    text: str
-    category: Category
-    subject_key: str
-
-
-def _first_sentence(text: str) -> str:
-    sentence = _SENTENCE_END.split(text.strip(), maxsplit=1)[0].strip()
-    return sentence[:500]
 
 
 def content_words(text: str) -> list[str]:
@@ -151,14 +459,24 @@ def content_words(text: str) -> list[str]:
     return [w for w in words if w not in _STOP and len(w) > 1]
 
 
-def classify(statement: str) -> tuple[Category, str]:
-    """Category and subject key of a statement."""
+def subject_slot(statement: str) -> tuple[Category, str] | None:
+    """The slot a statement gives a value for, if it names one."""
+    if statement.rstrip().endswith("?"):
+        return None
     for pattern, category, subject in _SUBJECTS:
         if pattern.search(statement):
             return category, subject
     match = _MY_X_IS.search(statement)
     if match:
         return "profile", " ".join(content_words(match.group("x"))) or match.group("x").lower()
+    return None
+
+
+def classify(statement: str) -> tuple[Category, str]:
+    """Category and subject key of a statement: its slot, else the statement's own words."""
+    slot = subject_slot(statement)
+    if slot is not None:
+        return slot
     kind: Category = "fact"
     if _PREFERENCE_WORDS.search(statement):
         kind = "preference"
@@ -167,26 +485,41 @@ def classify(statement: str) -> tuple[Category, str]:
     return kind, " ".join(content_words(statement))[:200]
 
 
+def _intent(kind: IntentKind, text: str, refusal: str | None = None) -> Intent:
+    category, subject = classify(text)
+    return Intent(kind, text, category, subject, subject_slot(text) is not None, refusal)
+
+
 def detect_intent(message: str) -> Intent | None:
-    """The memory intent of a user message, if any."""
-    text = message.strip()
-    remember = _REMEMBER.match(text)
-    if remember:
-        fact = _first_sentence(remember.group("fact"))
-        if content_words(fact):
-            category, subject = classify(fact)
-            return Intent("remember", fact, category, subject)
-    forget = _FORGET.match(text)
-    if forget:
-        fact = _first_sentence(forget.group("fact"))
-        if content_words(fact):
-            category, subject = classify(fact)
-            return Intent("forget", fact, category, subject)
-    if _STATEMENT.match(text):
-        fact = _first_sentence(text)
-        category, subject = classify(fact)
-        return Intent("propose", fact, category, subject)
+    """The memory intent of a user message, if any: the first request among its sentences,
+    else a proposal from its opening statement."""
+    sentences = _sentences(message[:4000])
+    for index, sentence in enumerate(sentences):
+        if sentence[0] in _QUOTES:
+            continue  # quoted words are someone else's
+        earlier = sentences[:index]
+        for g in _GRAMMARS:
+            request = _remember_request(g, sentence, earlier) or _from_now_request(
+                g, sentence, earlier
+            )
+            if request is not None:
+                return _intent("remember", request.text[:500], request.refusal)
+            target = _forget_target_of(g, sentence)
+            if target is not None:
+                return _intent("forget", target[:500])
+    if sentences:
+        for g in _GRAMMARS:
+            proposal = _proposal(g, sentences[0], message)
+            if proposal is not None:
+                return _intent("propose", proposal[:500])
     return None
+
+
+def _forget_target_of(g: _Grammar, sentence: str) -> str | None:
+    target = _forget_request(g, sentence)
+    if target is None or not content_words(target):
+        return None
+    return target.strip().rstrip(".!?")
 
 
 def _stem(word: str) -> str:
