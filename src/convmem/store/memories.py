@@ -27,14 +27,17 @@ UNCHANGED = _Unchanged()
 
 @dataclass(frozen=True)
 class MemoryUpdate:
-    """The fields of a stored memory that may change after it is written (its text never does:
-    an edit is a new record). ``UNCHANGED`` leaves a field be; None clears a link."""
+    """The fields of a stored memory that may change after it is written (its text is never
+    replaced: an edit is a new record). ``UNCHANGED`` leaves a field be; None clears a link.
+    ``erase_content`` blanks the text and subject key and drops the full-text entry and vectors
+    derived from them: a declined proposal keeps its id, status and audit, not what it said."""
 
     updated_at: datetime
     status: str | _Unchanged = UNCHANGED
     source_kind: str | _Unchanged = UNCHANGED
     supersedes_id: str | _Unchanged | None = UNCHANGED
     conflicts_with_id: str | _Unchanged | None = UNCHANGED
+    erase_content: bool = False
 
     def changes(self) -> dict[str, str | datetime | None]:
         """Column → new value, ``updated_at`` last (only the fields that change)."""
@@ -43,6 +46,8 @@ class MemoryUpdate:
             value = getattr(self, name)
             if not isinstance(value, _Unchanged):
                 fields[name] = value
+        if self.erase_content:
+            fields["text"] = fields["subject_key"] = ""
         fields["updated_at"] = self.updated_at
         return fields
 

@@ -151,7 +151,8 @@ class IndexReads(Protocol):
         ...
 
     def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
-        """Memories (any tenant) without a vector from ``embedder``."""
+        """Memories (any tenant) without a vector from ``embedder``, rejected ones left out
+        (their text is erased)."""
         ...
 
 

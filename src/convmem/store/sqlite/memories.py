@@ -124,6 +124,12 @@ class MemoryTxnMixin:
             f"UPDATE memories SET {assignments} WHERE tenant_id = ? AND id = ?",
             (*values, tenant, memory_id),
         )
+        if update.erase_content:
+            # a vector is derived from the old text; it goes with it (rejected proposals)
+            self._db.execute(
+                "DELETE FROM memory_vectors WHERE tenant_id = ? AND memory_id = ?",
+                (tenant, memory_id),
+            )
 
     def delete_memories(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
         self._db.executemany(
