@@ -41,6 +41,7 @@ from typing import Any
 import convmem
 from convmem.eval.locomo import Sample, load
 from convmem.memory.intent import detect_intent
+from convmem.model.messages import Role
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT / "tests" / "data" / "consent.jsonl"
@@ -125,7 +126,9 @@ def stands_alone(text: str) -> bool:
     )
 
 
-def _play(memory: convmem.Memory, sample: Sample, side: int, sessions: int | None) -> dict[str, Any]:
+def _play(
+    memory: convmem.Memory, sample: Sample, side: int, sessions: int | None
+) -> dict[str, Any]:
     """One speaker's side of a sample, as a seeded principal: what memory did."""
     speaker = sample.speakers[side]
     user = memory.scope(tenant="consent", user=f"{sample.sample_id}-{side}")
@@ -137,7 +140,7 @@ def _play(memory: convmem.Memory, sample: Sample, side: int, sessions: int | Non
     for number in numbers:
         conv = user.create_conversation(title=f"{sample.sample_id} session {number}")
         for turn in (t for t in sample.turns if t.session == number):
-            role: convmem.Role = "user" if turn.speaker == speaker else "assistant"
+            role: Role = "user" if turn.speaker == speaker else "assistant"
             user_turns += role == "user"
             text = _CAPTION.sub("", turn.text) or "(a photo)"
             message = conv.append(role, text, created_at=turn.at)

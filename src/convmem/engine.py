@@ -32,8 +32,8 @@ from convmem.memories import (
     Memories,
     MemoryFields,
     Principal,
+    act_on_intent,
     audit,
-    forget_matching,
     memory_gate,
     recall_candidates,
     save_memory,
@@ -602,27 +602,7 @@ class Conversation:
     def _act_on_intent(
         self, tx: WriteTxn, intent: Intent, message_id: str, temporary: bool
     ) -> tuple[MemoryNotice, ...]:
-        """Carry out what a user message asks of memory, in the message's own transaction."""
-        who = self.scope.principal
-        closed = "temporary_conversation" if temporary else memory_gate(tx, who)
-        if closed is not None:
-            # only an explicit request deserves an answer; statements are silently not proposed
-            return (
-                (MemoryNotice("blocked", intent.text, closed),) if intent.kind == "remember" else ()
-            )
-        if intent.kind == "forget":
-            forgotten = forget_matching(tx, who, intent.text)
-            return (forgotten,) if forgotten else ()
-        explicit = intent.kind == "remember"
-        notice = save_memory(
-            tx, who, intent.text,
-            source_kind="user_explicit" if explicit else "inference",
-            status="confirmed" if explicit else "proposed",
-            category=intent.category, subject=intent.subject_key, source_message_id=message_id,
-        )  # fmt: skip
-        if notice.status == "blocked" and not explicit:
-            return ()
-        return (notice,)
+        return act_on_intent(tx, self.scope.principal, intent, message_id, temporary=temporary)
 
     def _parent_row(self, tx: ReadTxn, parent_id: str | None) -> BranchRow | None:
         if parent_id is None:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from convmem.errors import InvalidInput, NeverStoreViolation
+from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
 from convmem.ids import new_id
-from convmem.memory.intent import classify, matches_forget
+from convmem.memory.intent import Intent, classify, matches_forget, subject_slot
 from convmem.memory.policy import check_memory_write
 from convmem.model.memory import (
     CATEGORIES,
@@ -153,8 +153,10 @@ def save_memory(
         supersedes_id=None, conflicts_with_id=None, sensitivity="none", purpose=purpose,
         created_at=now, updated_at=now, expires_at=expires_at,
     )  # fmt: skip
+    superseded: list[MemoryRecord] = []
     if status == "confirmed":
-        record = _resolve_against(tx, who, record, [m for m in same_subject if m.current])
+        rivals = [m for m in same_subject if m.current] if _may_supersede(text, subject) else []
+        record, superseded = _resolve_against(tx, who, record, rivals)
         if source_kind in _USER_VOICE:
             # The user has now said it: pending guesses on the subject are settled. They go for
             # good, so deleting this record later leaves no copy of a guess behind.
@@ -165,13 +167,24 @@ def save_memory(
     tx.insert_memory(who.tenant, record)
     audit(tx, who, f"memory.{'saved' if status == 'confirmed' else 'proposed'}", "memory",
           record.id, category=record.category, source_kind=source_kind, scope=scope)  # fmt: skip
-    return MemoryNotice("saved" if status == "confirmed" else "proposed", text, None, record)
+    return MemoryNotice("saved" if status == "confirmed" else "proposed", text, None, record,
+                        superseded=tuple(superseded))  # fmt: skip
+
+
+def _may_supersede(text: str, subject: str | None) -> bool:
+    """Whether a statement may replace older ones on its subject: it states a value for a named
+    slot ("I prefer window seats"), or the caller named the subject; a question never does."""
+    if text.rstrip().endswith("?"):
+        return False
+    return subject is not None or subject_slot(text) is not None
 
 
 def _resolve_against(
     tx: WriteTxn, who: Principal, record: MemoryRecord, current: Sequence[MemoryRecord]
-) -> MemoryRecord:
-    """Supersede older records on the subject, or flag a conflict between different sources."""
+) -> tuple[MemoryRecord, list[MemoryRecord]]:
+    """Supersede older records on the subject, or flag a conflict between different sources.
+    Returns the record and the ones it superseded."""
+    superseded: list[MemoryRecord] = []
     for older in current:
         if older.id == record.id:
             continue
@@ -182,23 +195,75 @@ def _resolve_against(
             )
             audit(tx, who, "memory.superseded", "memory", older.id, by=record.id)
             record = replace(record, supersedes_id=older.id)
+            superseded.append(older)
         else:
             tx.set_memory_fields(
                 who.tenant, older.id, MemoryUpdate(conflicts_with_id=record.id, updated_at=_now())
             )
             audit(tx, who, "memory.conflict", "memory", record.id, with_id=older.id)
             record = replace(record, conflicts_with_id=older.id)
-    return record
+    return record, superseded
 
 
 def forget_matching(tx: WriteTxn, who: Principal, request: str) -> MemoryNotice | None:
-    """Delete the current and proposed memories a "forget …" request names."""
+    """Delete the current and proposed memories a "forget …" request names. When it names
+    memories on more than one subject, nothing is deleted: the notice (``ambiguous``) lists
+    them so the user can choose."""
     candidates = tx.list_memories(who.tenant, who.user, statuses=("confirmed", "proposed"))
     doomed = [m for m in candidates if matches_forget(request, m.subject_key, m.text)]
     if not doomed:
         return None
+    if len({m.subject_key for m in doomed}) > 1:
+        choices = tuple(m.id for m in doomed)
+        return MemoryNotice("ambiguous", request, "several_matches", None, choices)
     ids = delete_with_history(tx, who, [m.id for m in doomed], action="memory.forgotten")
     return MemoryNotice("forgotten", request, None, None, tuple(ids))
+
+
+def act_on_intent(
+    tx: WriteTxn, who: Principal, intent: Intent, message_id: str, *, temporary: bool
+) -> tuple[MemoryNotice, ...]:
+    """Carry out what a user message asks of memory, in the message's own transaction."""
+    closed = "temporary_conversation" if temporary else memory_gate(tx, who)
+    if closed is not None:
+        # only an explicit request deserves an answer; statements are silently not proposed
+        return (MemoryNotice("blocked", intent.text, closed),) if intent.kind == "remember" else ()
+    if intent.refusal is not None:
+        # asked, but not keepable as said ("remember that she …" with nobody named): say why
+        return (MemoryNotice("blocked", intent.text, intent.refusal),)
+    if intent.kind == "forget":
+        forgotten = forget_matching(tx, who, intent.text)
+        return (forgotten,) if forgotten else ()
+    explicit = intent.kind == "remember"
+    if not explicit and _proposed_in_conversation(tx, who, intent.subject_key, message_id):
+        return ()  # one suggestion per subject per conversation
+    notice = save_memory(
+        tx, who, intent.text,
+        source_kind="user_explicit" if explicit else "inference",
+        status="confirmed" if explicit else "proposed",
+        category=intent.category, subject=intent.subject_key if intent.slot else None,
+        source_message_id=message_id,
+    )  # fmt: skip
+    if notice.status == "blocked" and not explicit:
+        return ()
+    return (notice,)
+
+
+def _proposed_in_conversation(
+    tx: WriteTxn, who: Principal, subject_key: str, message_id: str
+) -> bool:
+    """Whether a memory on this subject already came from the message's conversation."""
+    conversation_id = tx.get_message(who.tenant, who.user, message_id).conversation_id
+    for record in tx.list_memories(who.tenant, who.user, subject_key=subject_key):
+        source = record.source_message_id
+        if source is None or source == message_id:
+            continue
+        try:
+            if tx.get_message(who.tenant, who.user, source).conversation_id == conversation_id:
+                return True
+        except NotFound:  # its message is gone (retention, an edit's deleted branch)
+            continue
+    return False
 
 
 def delete_with_history(
@@ -276,7 +341,7 @@ class Memories:
                 who.tenant, who.user, statuses=("confirmed",), scopes=(proposal.scope,),
                 subject_key=proposal.subject_key, unexpired_at=_now(),
             )  # fmt: skip
-            record = _resolve_against(tx, who, record, current)
+            record, _ = _resolve_against(tx, who, record, current)
             tx.set_memory_fields(
                 who.tenant,
                 memory_id,
@@ -348,6 +413,29 @@ class Memories:
             audit(tx, self._who, "memory.resolved", "memory", keep_id,
                   superseded=[o.id for o in others])  # fmt: skip
             return tx.get_memory(self._who.tenant, self._who.user, keep_id)
+
+    def restore(self, memory_id: str) -> MemoryRecord:
+        """Undo a supersession: the superseded memory is current again and the one that
+        replaced it is deleted (the state before the newer statement). Only a memory whose
+        replacement is still current can be restored."""
+        who = self._who
+        with self._scope.memory.store.write() as tx:
+            old = tx.get_memory(who.tenant, who.user, memory_id)
+            if old.status != "superseded":
+                raise InvalidInput(f"memory {memory_id!r} is {old.status}, not superseded")
+            newer = [m for m in tx.list_memories(who.tenant, who.user, statuses=("confirmed",))
+                     if m.supersedes_id == memory_id]  # fmt: skip
+            if not newer:
+                raise InvalidInput(f"memory {memory_id!r} has no current replacement to undo")
+            tx.delete_memories(who.tenant, who.user, [m.id for m in newer])
+            for replacement in newer:
+                audit(tx, who, "memory.deleted", "memory", replacement.id, undone_for=memory_id)
+            tx.set_memory_fields(
+                who.tenant, memory_id, MemoryUpdate(status="confirmed", updated_at=_now())
+            )
+            audit(tx, who, "memory.restored", "memory", memory_id,
+                  replaced_by=[m.id for m in newer])  # fmt: skip
+            return tx.get_memory(who.tenant, who.user, memory_id)
 
     def search(self, query: str, k: int = 5) -> builtins.list[MemoryHit]:
         return self._scope.search_memories(query, k=k)

@@ -41,6 +41,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/memories/{memory_id}/confirm"): "user",
     ("POST", "/v1/memories/{memory_id}/reject"): "user",
     ("POST", "/v1/memories/{memory_id}/resolve"): "user",
+    ("POST", "/v1/memories/{memory_id}/restore"): "user",
     ("GET", "/v1/me"): "any",
     ("GET", "/v1/settings"): "user",
     ("PUT", "/v1/settings"): "user",

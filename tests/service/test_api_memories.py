@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi.testclient import TestClient
 
 import convmem
@@ -109,3 +111,28 @@ def test_a_message_asking_to_remember_reports_it(client: TestClient, keys: Keys)
     memory_id = sent["notices"][0]["memory"]["id"]
     got = client.get(f"/v1/memories/{memory_id}", headers=h).json()
     assert got["source_message_id"] == sent["id"]
+
+
+def test_a_supersession_is_reported_and_undone_over_http(client: TestClient, keys: Keys) -> None:
+    h = auth(keys.alice)
+    cid = client.post("/v1/conversations", json={}, headers=h).json()["id"]
+    messages = f"/v1/conversations/{cid}/messages"
+
+    def say(content: str) -> list[dict[str, Any]]:
+        sent = client.post(messages, json={"role": "user", "content": content}, headers=h)
+        assert sent.status_code == 201, sent.text
+        return list(sent.json()["notices"])
+
+    aisle = say("Remember that I prefer aisle seats.")[0]["memory"]
+    assert say("Remember when we talked about seats last week?") == []
+    [notice] = say("Remember that I prefer window seats.")
+    assert notice["status"] == "saved"
+    assert notice["superseded"] == [{"id": aisle["id"], "text": "I prefer aisle seats."}]
+    restored = client.post(f"/v1/memories/{aisle['id']}/restore", headers=h)
+    assert restored.status_code == 200, restored.text
+    assert restored.json()["status"] == "confirmed"
+    texts = [m["text"] for m in client.get("/v1/memories", headers=h).json()]
+    assert texts == ["I prefer aisle seats."]
+    again = client.post(f"/v1/memories/{aisle['id']}/restore", headers=h)
+    assert again.status_code == 422
+    assert client.post("/v1/memories/mem_nope/restore", headers=h).status_code == 404

@@ -40,20 +40,26 @@ from convmem.model.memory import Category
 
 IntentKind = Literal["remember", "forget", "propose"]
 
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\s+[-–—]\s+|;\s*|\n+")
-_QUOTES = "\"'“”„«»‚‘’"
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\s+[-\u2013\u2014]\s+|;\s*|\n+")
+_QUOTES = "\"'\u201c\u201d\u201e\u00ab\u00bb\u201a\u2018\u2019"
+
+
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
 # Words that may precede a clause's first-person subject: negation, article, frequency adverb.
-_LEAD = frozenset(
+_LEAD = _word_set(
     "no non não ne n' nicht niet never always also still really actually usually il la el o a "
     "lo los las le les sempre siempre immer altijd toujours jamais nunca ya já también também "
-    "anche auch ook aussi mai".split()
+    "anche auch ook aussi mai"
 )
 # First words of a noun phrase that name the conversation, not something about the user.
-_CONVERSATION_NOUNS = frozenset(
+_CONVERSATION_NOUNS = _word_set(
     "last previous earlier question questions message messages typo mistake draft request "
     "answer reply letzte letzten frage nachricht dernière dernier question message última "
     "último pregunta mensaje ultima ultimo domanda messaggio pergunta mensagem laatste vraag "
-    "bericht".split()
+    "bericht"
 )
 _DEMONSTRATIVE_ONLY = re.compile(
     r"^(?:this|that|it|das|dies|es|ça|cela|ceci|esto|eso|esta|questo|quello|isto|isso|dit|dat)"
@@ -182,14 +188,14 @@ def _splits(sentence: str) -> list[tuple[str, str, str]]:
 
 
 def _first_tokens(clause: str, n: int = 3) -> list[str]:
-    return re.findall(r"[\w'’-]+", clause.lower())[:n]
+    return re.findall(r"[\w'\u2019-]+", clause.lower())[:n]
 
 
 def _opens_first_person(g: _Grammar, clause: str) -> bool:
     """The clause's subject is the speaker: its first word, after at most two lead words
     (negation, article, adverb), is a first-person word ("j'habite" counts by its "j'")."""
     for token in _first_tokens(clause):
-        bare = token.replace("’", "'")
+        bare = token.replace("\u2019", "'")
         if g.first_person.fullmatch(bare) or (
             "'" in bare and g.first_person.fullmatch(bare.split("'")[0] + "'")
         ):
@@ -250,9 +256,9 @@ def _about_user(g: _Grammar, clause: str, *, polite: bool, earlier: list[str]) -
 
 def _remember_request(g: _Grammar, sentence: str, earlier: list[str]) -> _Request | None:
     cleaned_all = _clean_head(g, sentence)
-    if g.remember_head.fullmatch(
-        re.sub(r"\s+(?:that|it|this)$", "", cleaned_all)
-    ) and re.search(r"\b(?:that|this|it)\W*$", sentence, re.IGNORECASE):
+    if g.remember_head.fullmatch(re.sub(r"\s+(?:that|it|this)$", "", cleaned_all)) and re.search(
+        r"\b(?:that|this|it)\W*$", sentence, re.IGNORECASE
+    ):
         return _Request(sentence, "unclear_reference")  # "remember that!" names nothing
     for head, separator, rest in _splits(sentence):
         cleaned = _clean_head(g, head)
@@ -361,9 +367,9 @@ def _proposal(g: _Grammar, sentence: str, whole: str) -> str | None:
 
 # --- subjects -----------------------------------------------------------------------------------
 
-_STOP = frozenset(
+_STOP = _word_set(
     "a an the to of for in on at with and or but is are was be my me i i'm im it that this "
-    "please always never usually really very so as by from about".split()
+    "please always never usually really very so as by from about"
 )
 
 # (pattern over the statement, category, subject) — the first that matches names a slot. Each

@@ -51,8 +51,11 @@ class MemoryRecord:
 class MemoryNotice:
     """What happened to a memory because of a call or a message ("Memory updated").
 
-    ``status``: saved | proposed | blocked | forgotten. ``text`` is the statement concerned (for
-    the user's eyes; never logged); ``reason`` a stable code when blocked.
+    ``status``: saved | proposed | blocked | forgotten | ambiguous. ``text`` is the statement
+    concerned (for the user's eyes; never logged); ``reason`` a stable code when blocked (or
+    ``several_matches`` when a forget request named memories on several subjects: nothing was
+    deleted, ``memory_ids`` lists them). ``superseded`` holds the records a save replaced, so
+    the notice can name both texts and offer to undo (``memories.restore``).
     """
 
     status: str
@@ -60,6 +63,7 @@ class MemoryNotice:
     reason: str | None = None
     memory: MemoryRecord | None = None
     memory_ids: tuple[str, ...] = field(default_factory=tuple)
+    superseded: tuple[MemoryRecord, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)

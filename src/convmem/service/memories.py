@@ -123,6 +123,12 @@ def reject_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
     return scope.memories.get(memory_id).to_dict()
 
 
+@router.post("/{memory_id}/restore", response_model=MemoryOut)
+def restore_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
+    """Undo a supersession: this memory is current again, the one that replaced it is deleted."""
+    return scope.memories.restore(memory_id).to_dict()
+
+
 @router.post("/{memory_id}/resolve", response_model=MemoryOut)
 def resolve_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
     """Settle a flagged conflict: keep this record, supersede the one it conflicts with."""

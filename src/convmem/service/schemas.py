@@ -230,12 +230,21 @@ class MemoryOut(_Response):
     expires_at: datetime | None
 
 
+class SupersededOut(_Response):
+    id: str
+    text: str
+
+
 class NoticeOut(_Response):
-    status: Literal["saved", "proposed", "blocked", "forgotten"]
+    status: Literal["saved", "proposed", "blocked", "forgotten", "ambiguous"]
     text: str
     reason: str | None
     memory: MemoryOut | None
     memory_ids: list[str]
+    superseded: list[SupersededOut] = Field(
+        default_factory=list,
+        description="The memories this save replaced (undo with POST /v1/memories/{id}/restore).",
+    )
 
 
 class AppendedOut(MessageOut):
