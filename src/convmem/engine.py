@@ -48,7 +48,7 @@ from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retention import apply_retention, delete_conversation
-from convmem.retrieval.caches import VectorCache, VectorsCache
+from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise
 from convmem.search import (
@@ -111,7 +111,6 @@ class Memory:
         )
         self.embedder = embedder
         self.vector_cache = VectorCache()
-        self.vectors_cache = VectorsCache()
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
         for name in self.config.tokenizers:
             counter = get_counter(name)
@@ -524,7 +523,6 @@ class Conversation:
                 tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
                 cache=memory.vector_cache, options=options or memory.config.search,
                 window=Window(since=_aware(since), until=_aware(until)),
-                vectors=memory.vectors_cache,
             )  # fmt: skip
 
     def delete(self) -> None:
@@ -807,7 +805,7 @@ class Conversation:
         fused = rank_conversation(
             tx, self.scope.principal, self.id, query, embedder=embedder,
             cache=memory.vector_cache, options=memory.config.search,
-            window=Window(max_depth=window_depth), vectors=memory.vectors_cache,
+            window=Window(max_depth=window_depth),
         )[: 4 * k]  # fmt: skip
         found = tx.get_messages(self._tenant, self.scope.user, [f.key for f in fused])
         candidates = [found[f.key] for f in fused]

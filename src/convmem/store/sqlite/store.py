@@ -20,11 +20,13 @@ from convmem.store.conversations import (
     MessageRow,
     PinnedInstruction,
 )
+from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.connection import connect, transaction
 from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.keys import KeyTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
+from convmem.store.sqlite.ranking import RankingTxnMixin
 from convmem.store.sqlite.search import SearchTxnMixin
 from convmem.store.sqlite.sql import CHAIN_CTE
 
@@ -71,11 +73,12 @@ _CONVERSATION_COLUMNS = (
 )
 
 
-class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
+class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, RankingTxnMixin):
     """Read and write primitives over one connection inside one transaction."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, vectors: VectorsCache) -> None:
         self._db = db
+        self._vectors = vectors
 
     # --- reads ----------------------------------------------------------------------------------
 
@@ -321,6 +324,7 @@ class SQLiteStore:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._vectors = VectorsCache()  # shared by the threads' transactions
         applied = apply_migrations(self._connection())
         # a database that had messages before the search index existed needs them indexed
         self.reindex_needed = "m020_message_index" in applied and self._has_messages()
@@ -341,13 +345,13 @@ class SQLiteStore:
     def read(self) -> Iterator[SQLiteTxn]:
         db = self._connection()
         with transaction(db, "DEFERRED"):
-            yield SQLiteTxn(db)
+            yield SQLiteTxn(db, self._vectors)
 
     @contextmanager
     def write(self) -> Iterator[SQLiteTxn]:
         db = self._connection()
         with transaction(db, "IMMEDIATE"):
-            yield SQLiteTxn(db)
+            yield SQLiteTxn(db, self._vectors)
 
     def close(self) -> None:
         with self._lock:
