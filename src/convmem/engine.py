@@ -67,6 +67,7 @@ from convmem.store.base import (
     Store,
     WriteTxn,
 )
+from convmem.store.registry import open_store
 from convmem.summaries import Lookup, SummaryFlow
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
@@ -960,19 +961,11 @@ def open(
     config: Config | None = None,
     embedder: Embedder | None = None,
 ) -> Memory:
-    """Open a convmem database: a file path, ``sqlite:///path``, or nothing for the default file.
+    """Open a convmem database: a file path, ``sqlite:///path``, a URL of another registered
+    backend (``convmem.store.register``), or nothing for the default file.
 
     With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``), search and recall rank
     by meaning as well as by words; without one they are lexical."""
-    from convmem.store.sqlite import SQLiteStore
-
     if target is None:
         target = os.environ.get("CONVMEM_DB") or default_path()
-    location = os.fspath(target)
-    if location.startswith("sqlite:///"):
-        location = location[len("sqlite:///") :]
-    elif location.startswith(("postgresql://", "postgres://")):
-        raise InvalidInput("the PostgreSQL backend is not available in this version")
-    elif "://" in location:
-        raise InvalidInput("unsupported database URL scheme; use a path or sqlite:///path")
-    return Memory(SQLiteStore(location), config, embedder=embedder)
+    return Memory(open_store(os.fspath(target)), config, embedder=embedder)

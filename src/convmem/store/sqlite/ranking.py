@@ -9,7 +9,6 @@ Vector candidates are filtered the same way in SQL before numpy scores them.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -24,6 +23,7 @@ from convmem.store.sqlite.accelerator import (
     cosine_order,
     nearest_words,
 )
+from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.fts import MARK_CLOSE, MARK_OPEN, bm25_scores, or_query, quote
 from convmem.store.sqlite.memories import _PREFIXED, _memory, utc_text
 from convmem.store.sqlite.search import _in, conversation_token, memory_owner_token
@@ -43,7 +43,7 @@ _CURRENT_MEMORY = (
 
 
 class RankingTxnMixin:
-    _db: sqlite3.Connection
+    _db: Statements
     _vectors: VectorsCache
 
     # --- a conversation's turns -----------------------------------------------------------------

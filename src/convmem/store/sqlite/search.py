@@ -8,7 +8,6 @@ a full-text query can intersect with one conversation's postings.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -27,6 +26,7 @@ from convmem.store.search_index import (
     UnindexedMessage,
     Vector,
 )
+from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.memories import utc_text
 from convmem.store.sqlite.vectors import from_blob, to_blob
 
@@ -49,7 +49,7 @@ def _in(values: Sequence[Any]) -> str:
 
 
 class SearchTxnMixin:
-    _db: sqlite3.Connection
+    _db: Statements
 
     # --- the message index ----------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from convmem.store.conversations import (
     PinnedInstruction,
 )
 from convmem.store.sqlite.accelerator import VectorsCache
-from convmem.store.sqlite.connection import connect, transaction
+from convmem.store.sqlite.connection import Statements, connect, transaction
 from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.keys import KeyTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
@@ -76,11 +76,14 @@ _CONVERSATION_COLUMNS = (
 class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, RankingTxnMixin):
     """Read and write primitives over one connection inside one transaction."""
 
-    def __init__(self, db: sqlite3.Connection, vectors: VectorsCache) -> None:
+    def __init__(self, db: Statements, vectors: VectorsCache) -> None:
         self._db = db
         self._vectors = vectors
 
     # --- reads ----------------------------------------------------------------------------------
+
+    def has_messages(self) -> bool:
+        return self._db.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
 
     def get_conversation(self, tenant: str, user: str, conversation_id: str) -> ConversationRecord:
         row = self._db.execute(
@@ -330,7 +333,8 @@ class SQLiteStore:
         self.reindex_needed = "m020_message_index" in applied and self._has_messages()
 
     def _has_messages(self) -> bool:
-        return self._connection().execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+        with self.read() as tx:
+            return tx.has_messages()
 
     def _connection(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
@@ -344,14 +348,14 @@ class SQLiteStore:
     @contextmanager
     def read(self) -> Iterator[SQLiteTxn]:
         db = self._connection()
-        with transaction(db, "DEFERRED"):
-            yield SQLiteTxn(db, self._vectors)
+        with transaction(db, "DEFERRED") as statements:
+            yield SQLiteTxn(statements, self._vectors)
 
     @contextmanager
     def write(self) -> Iterator[SQLiteTxn]:
         db = self._connection()
-        with transaction(db, "IMMEDIATE"):
-            yield SQLiteTxn(db, self._vectors)
+        with transaction(db, "IMMEDIATE") as statements:
+            yield SQLiteTxn(statements, self._vectors)
 
     def close(self) -> None:
         with self._lock:
