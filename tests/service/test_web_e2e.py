@@ -354,3 +354,33 @@ def test_the_docs_page_renders_with_no_network(page: Page, live_server: str) -> 
     expect(page.locator(".opblock").first).to_be_visible()
     assert all(url.startswith(live_server) for url in asked), asked
     shot(page, "24-docs-offline")
+
+
+def test_a_replaced_memory_is_shown_and_restored_with_a_button(
+    page: Page, live_server: str, memory: convmem.Memory
+) -> None:
+    token = memory.keys.create("acme", "user", user="alice", name="alice's page").token
+    alice = memory.scope("acme", "alice")
+    conv = alice.create_conversation(title="Seats")
+    conv.append("user", "Remember that I prefer aisle seats.")
+    conv.append("user", "Remember that I prefer window seats.")
+
+    page.goto(live_server)
+    page.get_by_label("API key").fill(token)
+    page.get_by_label("API key").press("Enter")
+    current = page.locator("#memory-list > li")
+    expect(current).to_have_count(1)
+    expect(current).to_contain_text("I prefer window seats.")
+    expect(current).to_contain_text("Replaced")
+    page.get_by_label("Also show superseded and rejected memories").check()
+    old = page.locator("#memory-list > li").filter(has_text="I prefer aisle seats.")
+    expect(old).to_contain_text("Replaced by a newer one")
+    expect(
+        page.locator("#memory-list > li").filter(has_text="I prefer window seats.")
+    ).to_contain_text("“I prefer aisle seats.”")
+    shot(page, "25-replaced")
+    old.get_by_role("button", name="Restore").click()
+    expect(page.get_by_role("status")).to_contain_text("Memory restored")
+    expect(page.locator("#memory-list")).not_to_contain_text("window seats")
+    assert [m.text for m in alice.memories.list()] == ["I prefer aisle seats."]
+    shot(page, "26-restored")

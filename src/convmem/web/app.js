@@ -173,7 +173,11 @@ function renderMemories(memories) {
   const list = $("memory-list");
   // suggestions first: they wait for the user's decision
   const ordered = [...memories].sort((a, b) => (b.status === "proposed") - (a.status === "proposed"));
-  list.replaceChildren(...ordered.map(memoryItem));
+  // a superseded memory whose replacement is still current can be put back (undo)
+  const restorable = new Set(memories.filter((m) => m.status === "confirmed" && m.supersedes_id)
+    .map((m) => m.supersedes_id));
+  const texts = new Map(memories.map((m) => [m.id, m.text]));
+  list.replaceChildren(...ordered.map((m) => memoryItem(m, restorable.has(m.id), texts)));
   $("memories-empty").hidden = memories.length > 0;
   for (const memory of ordered) {
     if (!drafts.has(memory.id)) continue;
@@ -183,7 +187,7 @@ function renderMemories(memories) {
   }
 }
 
-function memoryItem(memory) {
+function memoryItem(memory, restorable = false, texts = new Map()) {
   const textId = `text-${memory.id}`;
   const source = memory.source_message_id
     ? h("a", { href: `#/messages/${encodeURIComponent(memory.source_message_id)}` }, "the message it came from")
@@ -195,6 +199,11 @@ function memoryItem(memory) {
       h("button", { type: "button", "aria-describedby": textId, onclick: () => decide(memory, "confirm") }, "Confirm"),
       h("button", { type: "button", "aria-describedby": textId, onclick: () => decide(memory, "reject") }, "Reject"),
     );
+  }
+  if (restorable) {
+    actions.append(h("button", {
+      type: "button", class: "restore", "aria-describedby": textId, onclick: () => restoreMemory(memory),
+    }, "Restore"));
   }
   if (current) {
     actions.append(h("button", {
@@ -221,6 +230,11 @@ function memoryItem(memory) {
         : null,
       memory.conflicts_with_id
         ? h("div", {}, h("dt", {}, "Note"), h("dd", {}, "Disagrees with another memory"))
+        : null,
+      memory.status === "confirmed" && memory.supersedes_id
+        ? h("div", {}, h("dt", {}, "Replaced"), h("dd", {}, texts.has(memory.supersedes_id)
+          ? `“${texts.get(memory.supersedes_id)}” (restore it from the history below)`
+          : "an older memory (show the history to restore it)"))
         : null,
     ),
     actions,
@@ -288,6 +302,15 @@ async function removeMemory(memory) {
   try {
     await api("DELETE", `/v1/memories/${encodeURIComponent(memory.id)}`);
     say("Memory deleted.");
+    await loadMemories(false);
+    $("memories-title").focus();
+  } catch (e) { fail(e); }
+}
+
+async function restoreMemory(memory) {
+  try {
+    await api("POST", `/v1/memories/${encodeURIComponent(memory.id)}/restore`);
+    say("Memory restored; the one that replaced it is deleted.");
     await loadMemories(false);
     $("memories-title").focus();
   } catch (e) { fail(e); }
