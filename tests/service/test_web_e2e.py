@@ -373,7 +373,9 @@ def test_a_replaced_memory_is_shown_and_restored_with_a_button(
     expect(current).to_contain_text("I prefer window seats.")
     expect(current).to_contain_text("Replaced")
     page.get_by_label("Also show superseded and rejected memories").check()
-    old = page.locator("#memory-list > li").filter(has_text="I prefer aisle seats.")
+    old = page.locator("#memory-list > li.status-superseded")
+    expect(old).to_have_count(1)
+    expect(old).to_contain_text("I prefer aisle seats.")
     expect(old).to_contain_text("Replaced by a newer one")
     expect(
         page.locator("#memory-list > li").filter(has_text="I prefer window seats.")

@@ -233,8 +233,8 @@ function memoryItem(memory, restorable = false, texts = new Map()) {
         : null,
       memory.status === "confirmed" && memory.supersedes_id
         ? h("div", {}, h("dt", {}, "Replaced"), h("dd", {}, texts.has(memory.supersedes_id)
-          ? `“${texts.get(memory.supersedes_id)}” (restore it from the history below)`
-          : "an older memory (show the history to restore it)"))
+          ? `“${texts.get(memory.supersedes_id)}” — its Restore button undoes the change`
+          : "an older memory (show superseded memories to restore it)"))
         : null,
     ),
     actions,
