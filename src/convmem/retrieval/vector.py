@@ -209,6 +209,8 @@ class SentenceTransformerEmbedder:
         ONNX Runtime runs on ``threads`` threads, one when unset."""
         if backend not in ("auto", "torch", "onnx"):
             raise InvalidInput("backend must be 'auto', 'torch' or 'onnx'")
+        # fail here, with the install line, rather than at the first embedding
+        require_sentence_transformers("SentenceTransformerEmbedder")
         if quantize and backend == "onnx":
             raise InvalidInput("quantize runs in torch: use backend 'torch' or 'auto'")
         self._backend = backend
@@ -347,6 +349,14 @@ def sentence_transformers_available() -> bool:
     return True
 
 
+def require_sentence_transformers(what: str) -> None:
+    """Raise ``BackendUnavailable`` with the install line when the embeddings extra is missing."""
+    if not sentence_transformers_available():
+        raise BackendUnavailable(
+            f"{what} needs the embeddings extra: pip install 'convmem[embeddings]'"
+        )
+
+
 EMBEDDER_CHOICES = ("auto", "minilm", "minilm-int8", "hashing", "none")
 
 
@@ -361,11 +371,8 @@ def named_embedder(choice: str) -> Embedder | None:
         return None
     if choice == "hashing":
         return HashingEmbedder()
-    if not sentence_transformers_available():
-        if choice == "auto":
-            return None
-        raise BackendUnavailable(
-            f"the {choice} embedder needs the embeddings extra: pip install 'convmem[embeddings]'"
-        )
+    if choice == "auto" and not sentence_transformers_available():
+        return None
+    require_sentence_transformers(f"the {choice} embedder")
     # one thread: on a shared machine a query's forward pass is fastest so
     return SentenceTransformerEmbedder(threads=1, quantize=choice == "minilm-int8")
