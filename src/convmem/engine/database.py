@@ -21,8 +21,8 @@ from convmem.model.messages import NewMessage
 from convmem.model.summary import Job
 from convmem.retention import apply_retention
 from convmem.retrieval.caches import VectorCache, VectorsCache
-from convmem.retrieval.vector import Embedder, normalise, to_blob
-from convmem.store.base import Store
+from convmem.retrieval.vector import Embedder, normalise
+from convmem.store.base import MemoryVector, Store
 from convmem.summaries import SummaryFlow
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
@@ -63,7 +63,7 @@ class Memory:
             counter = get_counter(name)
             if counter.name != ESTIMATE:
                 self._write_counters.append(counter)
-        if getattr(store, "reindex_needed", False):
+        if store.reindex_needed:
             self.reindex()
 
     @property
@@ -102,7 +102,7 @@ class Memory:
             return
         vectors = normalise(embedder.embed([r.text for r in todo]))
         with self.store.write() as tx:
-            rows = [(r.id, to_blob(v)) for r, v in zip(todo, vectors, strict=True)]
+            rows = [MemoryVector(r.id, v) for r, v in zip(todo, vectors, strict=True)]
             tx.set_memory_vectors(tenant, user, embedder.name, rows)
 
     def scope(self, tenant: str, user: str, *, actor: str | None = None) -> Scope:

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Matrix = npt.NDArray[np.float32]
-STORED_DTYPE = np.float16
 
 
 @runtime_checkable
@@ -60,17 +59,6 @@ def normalise(matrix: npt.NDArray[Any]) -> Matrix:
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return np.asarray(rows / norms, dtype=np.float32)
-
-
-def to_blob(vector: npt.NDArray[Any]) -> bytes:
-    return np.asarray(vector, dtype=STORED_DTYPE).tobytes()
-
-
-def from_blobs(blobs: Sequence[bytes], dimensions: int) -> Matrix:
-    if not blobs:
-        return np.zeros((0, dimensions), dtype=np.float32)
-    joined = np.frombuffer(b"".join(blobs), dtype=STORED_DTYPE)
-    return joined.reshape(len(blobs), dimensions).astype(np.float32)
 
 
 def cosine_order(query: Matrix, matrix: Matrix) -> tuple[npt.NDArray[np.intp], Matrix]:
