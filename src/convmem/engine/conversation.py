@@ -176,7 +176,6 @@ class Conversation:
                 tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
                 cache=memory.vector_cache, options=options or memory.config.search,
                 window=Window(since=_aware(since), until=_aware(until)),
-                vectors=memory.vectors_cache,
             )  # fmt: skip
 
     def delete(self) -> None:
@@ -436,7 +435,7 @@ class Conversation:
         fused = rank_conversation(
             tx, self.scope.principal, self.id, query, embedder=embedder,
             cache=memory.vector_cache, options=memory.config.search,
-            window=Window(max_depth=window_depth), vectors=memory.vectors_cache,
+            window=Window(max_depth=window_depth),
         )[: 4 * k]  # fmt: skip
         found = tx.get_messages(self._tenant, self.scope.user, [f.key for f in fused])
         candidates = [found[f.key] for f in fused]

@@ -20,9 +20,10 @@ from convmem.model.memory import MemoryRecord
 from convmem.model.messages import NewMessage
 from convmem.model.summary import Job
 from convmem.retention import apply_retention
-from convmem.retrieval.caches import VectorCache, VectorsCache
+from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MemoryVector, Store
+from convmem.store.registry import open_store
 from convmem.summaries import SummaryFlow
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
@@ -57,7 +58,6 @@ class Memory:
         )
         self.embedder = embedder
         self.vector_cache = VectorCache()
-        self.vectors_cache = VectorsCache()
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
         for name in self.config.tokenizers:
             counter = get_counter(name)
@@ -191,19 +191,11 @@ def open(
     config: Config | None = None,
     embedder: Embedder | None = None,
 ) -> Memory:
-    """Open a convmem database: a file path, ``sqlite:///path``, or nothing for the default file.
+    """Open a convmem database: a file path, ``sqlite:///path``, a URL of another registered
+    backend (``convmem.store.register``), or nothing for the default file.
 
     With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``), search and recall rank
     by meaning as well as by words; without one they are lexical."""
-    from convmem.store.sqlite import SQLiteStore
-
     if target is None:
         target = os.environ.get("CONVMEM_DB") or default_path()
-    location = os.fspath(target)
-    if location.startswith("sqlite:///"):
-        location = location[len("sqlite:///") :]
-    elif location.startswith(("postgresql://", "postgres://")):
-        raise InvalidInput("the PostgreSQL backend is not available in this version")
-    elif "://" in location:
-        raise InvalidInput("unsupported database URL scheme; use a path or sqlite:///path")
-    return Memory(SQLiteStore(location), config, embedder=embedder)
+    return Memory(open_store(os.fspath(target)), config, embedder=embedder)

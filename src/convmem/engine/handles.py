@@ -15,7 +15,7 @@ from convmem.config import Config
 from convmem.model.memory import MemoryNotice, MemoryRecord
 from convmem.model.messages import NewMessage
 from convmem.model.principal import Principal
-from convmem.retrieval.caches import VectorCache, VectorsCache
+from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder
 from convmem.store.base import Store
 from convmem.summaries import SummaryFlow
@@ -42,9 +42,6 @@ class Database(Protocol):
 
     @property
     def vector_cache(self) -> VectorCache: ...
-
-    @property
-    def vectors_cache(self) -> VectorsCache: ...
 
     def count_message(self, message: NewMessage) -> tuple[dict[str, int], int]: ...
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from convmem.errors import NotFound
 from convmem.model.snapshot import Snapshot
 from convmem.model.summary import Job, SummaryCost, SummaryRecord
+from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.sql import CHAIN_CTE
 
 _SUMMARY_COLUMNS = (
@@ -72,7 +72,7 @@ def _now() -> str:
 class DerivedRows:
     """Summaries and jobs. Needs ``self._db`` (the transaction's connection)."""
 
-    _db: sqlite3.Connection
+    _db: Statements
 
     # --- summaries ------------------------------------------------------------------------------
 
@@ -157,7 +157,8 @@ class DerivedRows:
         )
 
     def delete_derived(self, tenant: str, message_ids: Sequence[str]) -> None:
-        """Summaries through these messages and jobs about them. A summary covers its through-
+        """Summaries through these messages and jobs about them, whatever their status (a
+        finished job still names the message and its user). A summary covers its through-
         message's ancestors, so deleting a subtree this way removes every summary covering any
         message of it."""
         self._db.executemany(
@@ -167,7 +168,7 @@ class DerivedRows:
         # one pass over the tenant's jobs for the whole subtree (one per message scanned them all
         # again for each)
         self._db.execute(
-            "DELETE FROM jobs WHERE tenant_id = ? AND status IN ('pending', 'running', 'failed') "
+            "DELETE FROM jobs WHERE tenant_id = ? "
             "AND json_extract(payload, '$.through_message_id') IN (SELECT value FROM json_each(?))",
             (tenant, json.dumps(list(message_ids))),
         )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -12,6 +11,7 @@ from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.keys import RetentionPolicy
 from convmem.store.memories import MemoryUpdate
+from convmem.store.sqlite.connection import Statements
 
 _MEMORY_COLUMNS = (
     "id, tenant_id, user_id, scope, category, subject_key, text, source_kind, "
@@ -48,7 +48,7 @@ DERIVED_TABLES = frozenset(
 
 
 class MemoryTxnMixin:
-    _db: sqlite3.Connection
+    _db: Statements
 
     # --- memories -------------------------------------------------------------------------------
 
@@ -260,8 +260,10 @@ class MemoryTxnMixin:
         """Delete every row of the user's data except the audit (which holds no content)."""
         self._db.execute("PRAGMA defer_foreign_keys = ON")
         counts: dict[str, int] = {}
-        # dependants first: rows found through conversations or messages, then the owners
-        tables = sorted(self._user_tables(), key=lambda t: ("user_id" in t[1], t[0]))
+        # dependants first: rows found through conversations or messages, then the owners (a
+        # table found through its conversations keeps its rows once the conversations are gone)
+        owned = "tenant_id = ? AND user_id = ?"
+        tables = sorted(self._user_tables(), key=lambda t: (t[1] == owned, t[0]))
         for table, where in tables:
             if table == "audit_events":
                 continue
