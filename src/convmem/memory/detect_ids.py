@@ -71,29 +71,26 @@ _NINO_CONTEXT: Final = re.compile(
     r"[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b"
 )
 # Formats whose shape and checksum together identify them without a label.
-_SHAPED: Final[tuple[tuple[re.Pattern[str], _Validator, str], ...]] = (
-    (re.compile(r"(?<![\w-])\d{8}[ -]?[A-Za-z](?![\w-])"), _DNI, "a Spanish DNI"),
-    (re.compile(r"(?<![\w-])[XYZxyz][ -]?\d{7}[ -]?[A-Za-z](?![\w-])"), _NIE, "a Spanish NIE"),
+_SHAPED: Final[tuple[tuple[re.Pattern[str], _Validator], ...]] = (
+    (re.compile(r"(?<![\w-])\d{8}[ -]?[A-Za-z](?![\w-])"), _DNI),
+    (re.compile(r"(?<![\w-])[XYZxyz][ -]?\d{7}[ -]?[A-Za-z](?![\w-])"), _NIE),
     (
         re.compile(
             r"(?<![\d.-])[12] ?\d{2} ?(?:0[1-9]|1[0-2]|[2-9]\d) ?(?:\d{2}|2[ABab]) ?\d{3} ?\d{3}"
             r" ?\d{2}(?![\d.-])"
         ),
         _NIR,
-        "a French social-security number (NIR)",
     ),
     (
         re.compile(r"(?<!\w)[A-Za-z]{6}\d{2}[A-Za-z]\d{2}[A-Za-z]\d{3}[A-Za-z](?!\w)"),
         _CODICE_FISCALE,
-        "an Italian codice fiscale",
     ),
     (
         re.compile(r"(?<![\d -])[2-9]\d{3}([ -])\d{4}\1\d{4}(?![\d-]|\s\d)"),
         _AADHAAR,
-        "an Aadhaar number",
     ),
-    (re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])"), _CPF, "a Brazilian CPF"),
-    (re.compile(r"(?<![\d.])756\.\d{4}\.\d{4}\.\d{2}(?![\d.])"), _AHV, "a Swiss AHV number"),
+    (re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])"), _CPF),
+    (re.compile(r"(?<![\d.])756\.\d{4}\.\d{4}\.\d{2}(?![\d.])"), _AHV),
 )
 
 # An id value: tokens that each contain a digit, e.g. "C01X00T47", "123 456 789", "A123-4567".
@@ -159,10 +156,10 @@ def detect_government_id(p: Prepared) -> Finding | None:
         return Finding("government_id", "a US social security number")
     if _NINO.search(text) or _NINO_CONTEXT.search(text):
         return Finding("government_id", "a UK national insurance number")
-    for pattern, validator, what in _SHAPED:
+    for pattern, validator in _SHAPED:
         for m in pattern.finditer(text):
             if validator.is_valid(m.group(0)):
-                return Finding("government_id", f"{what} (valid checksum)")
+                return Finding("government_id", "a national id number (valid checksum)")
     for pattern in (_ID_CONTEXT_CI, _ID_CONTEXT_CS):
         for m in pattern.finditer(text):
             if _id_value_ok(m.group("v")):

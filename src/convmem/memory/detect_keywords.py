@@ -40,8 +40,10 @@ _PLACE: Final = (
     r"(?:alarm|alarme|alarma|allarme|alarmanlage|door|gate|garage|safe|lock|locker|building"
     r"|keypad|house|apartment|flat|office|lockbox|padlock|front\s+door|back\s+door|t[üu]r|haust[üu]r"
     r"|tor|tresor|schlie[ßs]fach|immeuble|porte|portail|coffre|cadenas|puerta|portal|garaje"
-    r"|caja\s+fuerte|porta|portone|cassaforte|port[ãa]o|garagem|cofre|deur|kluis|poort)"
+    r"|caja\s+fuerte|porta|portone|cassaforte|port[ãa]o|garagem|cofre|deur|kluis|poort|cancello"
+    r"|cancela|verja|port[óo]n|hek|voordeur|voorhek|storage\s+unit|shed|mailbox|bike\s+lock)"
 )
+_PLACE_ADJ: Final = r"(?:(?:front|back|main|side|garden|burglar|house|home|car|office)\s+)?"
 _PIN_NOUN: Final = (
     r"pin(?:[\s-]?(?:code|number|no\.?|nummer|nr\.?))?|pincode|keypad"
     r"|(?:door|gate|alarm|garage|lock|safe|locker|entry|building|keypad|access|unlock|lockbox"
@@ -54,7 +56,7 @@ _PIN_NOUN: Final = (
     # "code for the alarm", "Code für die Alarmanlage", "code de l'alarme", "código de la alarma"
     r"|(?:code|codice|c[oó]digo)\s+(?:for|to|f[üu]r|von|der|des|vom|de|du|d'|del|dell'|della"
     r"|dello|di|do|da|van|voor)\s*(?:the\s+|my\s+|our\s+|die\s+|den\s+|das\s+|l'|la\s+|le\s+|el\s+"
-    r"|il\s+|lo\s+|o\s+|a\s+|het\s+|de\s+)?" + _PLACE
+    r"|il\s+|lo\s+|o\s+|a\s+|het\s+|de\s+)?" + _PLACE_ADJ + _PLACE
 )
 _TOKEN_NOUN: Final = (
     r"api[\s_-]?key|apikey|access[\s_-]?key(?:[\s_-]?id)?|secret(?:[\s_-]?(?:access[\s_-]?)?key)?"
@@ -82,10 +84,14 @@ _VERB: Final = (
     r"|sería|è|sarà|é|seria|wordt|blijft|equals"
 )
 _LINK: Final = (
-    r"(?:\s*(?:[:=]|->|=>)\s*|\s+(?:" + _VERB + r")\s*:?\s+(?:still\s+|now\s+|jetzt\s+|noch\s+"
+    r"(?:'s\s+|\s*(?:[:=]|->|=>)\s*|\s+(?:"
+    + _VERB
+    + r")\s*:?\s+(?:still\s+|now\s+|jetzt\s+|noch\s+"
     r"|maintenant\s+|ahora\s+|ora\s+|agora\s+|nu\s+)?)"
 )
-_VALUE: Final = r"(?P<v>\"[^\"]{1,120}\"|'[^']{1,120}'|`[^`]{1,120}`|[^\s\"'`]+)"
+_VALUE: Final = (
+    r"(?P<v>\"[^\"]{1,120}\"|'[^']{1,120}'|`[^`]{1,120}`|\d(?:\s\d){3,9}(?!\S)|[^\s\"'`]+)"
+)
 _SECRET_PHRASE: Final = re.compile(
     r"(?<![^\W\d_])(?:(?P<pw>"
     + _PASSWORD_NOUN
@@ -128,11 +134,10 @@ _USER_LABEL: Final = (
 _LOGIN_PAIR: Final = re.compile(
     r"\b(?:" + _USER_LABEL + r")(?:\s+(?:for|f[üu]r|de|du|del|di|do|voor)\s+(?:\S+\s+){0,2}?\S+)?"
     r"\s*(?:is|are|sind|sont|son|sono|s[ãa]o|zijn|:|=)?\s*[^\s/]{2,80}"
-    r"(?:\s*/\s*(?:(?:"
-    + _PASSWORD_NOUN
-    + r"|pass)\s*:?\s*)?|[\s,;]+(?:"
-    + _PASSWORD_NOUN
-    + r"|pass)\s*[:=]?\s*)(?P<v>[^\s\"'`]+)",
+    r"(?:\s*/\s*(?:(?:" + _PASSWORD_NOUN + r"|pass)\s*:?\s*)?|[\s,;]+(?:(?:and|und|et|y|e|en)"
+    r"\s+(?:my\s+|the\s+|mein\s+|das\s+|mon\s+|le\s+|mi\s+|la\s+|il\s+|a\s+|o\s+|mijn\s+"
+    r"|het\s+)?)?(?:" + _PASSWORD_NOUN + r"|pass)\s*(?:[:=]|is|ist|est|es|è|é)?\s*)"
+    r"(?P<v>[^\s\"'`]+)",
     re.I,
 )
 # Words that follow "password is" when the sentence is *about* the password, not giving it.
@@ -194,6 +199,24 @@ _CODE_ACTION: Final = re.compile(
 )
 
 
+# "PIN 1234", "Alarmcode 4471", "the card code is 4521": a PIN-like noun, or "code" after a card or
+# a place word, directly before digits.
+_PIN_BARE: Final = re.compile(
+    r"(?<![^\W\d_])(?:(?:" + _PIN_NOUN + r")|(?:" + _PLACE + r"|card|karte|carte(?:\s+bleue)?"
+    r"|tarjeta|carta|cart[ãa]o|kaart|bankkarte)\b[^.;!?\d]{0,30}?\b(?:code|pin|codice|c[oó]digo"
+    r"|pincode|geheimzahl))(?![^\W\d_])\s*(?:#|no\.?|nr\.?|is|ist|est|es|è|é|:|=)?\s*"
+    r"(?P<v>#?\d{4,8}#?)(?![\d.,/-]\d)",
+    re.I,
+)
+# "wifi: network HomeNet, key Bluebird2020!"
+_NETWORK_KEY: Final = re.compile(
+    r"\b(?:wi-?fi|wlan|network|netzwerk|r[ée]seau|red|rete|rede|netwerk|router)\b[^.;!?]{0,40}?"
+    r"(?<![^\W\d_])(?:key|pass|schl[üu]ssel|cl[ée]|clave|chiave|chave|sleutel)(?![^\W\d_])"
+    r"\s*[:=]?\s*(?P<v>[^\s\"'`]+)",
+    re.I,
+)
+
+
 def value_is_secret(kind: str, raw: str) -> bool:
     """Is ``raw`` (the word after the noun) a value of that kind of secret?"""
     quoted = raw[:1] in "\"'`" and len(raw) >= 2
@@ -228,7 +251,26 @@ def _made_up(value: str) -> bool:
     return not core.isalpha() or any(c.isupper() for c in core[1:])
 
 
+# Every rule above needs one of these fragments; a text with none (most memories) skips them all.
+# Substring tests run in C, far faster than the rules' alternations.
+_TRIGGERS: Final = (
+    "pass", "pw", "pin", "cod", "kenn", "mot de", "mdp", "contras", "clave", "parola", "senha",
+    "palavra", "wacht", "key", "token", "secret", "credential", "login", "log-in", "user",
+    "benutzer", "ident", "utili", "usuari", "utente", "usuá", "gebruik", "account", "alarm",
+    "combination", "otp", "geheim", "zugang", "phrase", "mnemonic", "schlüssel", "schlussel",
+    "clé", "cle", "chiav", "chave", "sleutel", "wifi", "wi-fi", "wlan", "network", "netzwerk",
+    "réseau", "reseau", "router", "rete", "rede", "netwerk", "disarm", "unlock", "ontgrendel",
+    "card", "karte", "carte", "tarjeta", "carta", "cartão", "cartao", "kaart", "keypad", "safe",
+    "tresor", "coffre", "kluis", "cofre", "cassaforte", "entsch", "déverr", "desbloq", "sbloc",
+    "öffnen", "open",
+)  # fmt: skip
+
+
 def detect_keyword_credential(text: str) -> Finding | None:
+    """A credential stated in words, or None."""
+    low = text.lower()
+    if not any(fragment in low for fragment in _TRIGGERS):
+        return None
     for m in _SECRET_PHRASE.finditer(text):
         kind = "pw" if m.group("pw") else "pin" if m.group("pin") else "tok"
         if _SECRET_PHRASE.match(m.group("v")):
@@ -253,7 +295,12 @@ def detect_keyword_credential(text: str) -> Finding | None:
     for m in _PASSPHRASE.finditer(text):
         words = re.split(r"[ -]", m.group("v").lower())
         if sum(w in _NOT_A_VALUE for w in words) <= 1:
-            return Finding("credential", "states a passphrase")
+            return Finding("credential", "states a password with its value")
+    if _PIN_BARE.search(text):
+        return Finding("credential", "states a PIN or access code with its value")
+    for m in _NETWORK_KEY.finditer(text):
+        if value_is_secret("pw", m.group("v")) and _made_up(m.group("v")):
+            return Finding("credential", "states a key or token with its value")
     if _CODE_ACTION.search(text):
         return Finding("credential", "states a PIN or access code with its value")
     return None

@@ -113,7 +113,7 @@ _HEALTH_ADJ: Final = (
     r"|partially\s+sighted|visually\s+impaired|hearing\s+impaired|colou?r[\s-]?blind"
     r"|in\s+a\s+wheelchair|wheelchair[\s-]bound|a\s+wheelchair\s+user|paraly[sz]ed|an\s+amputee"
     r"|(?:a\s+)?cancer\s+survivor|in\s+remission|(?:in|on|undergoing)\s+chemo(?:therapy)?"
-    r"|on\s+dialysis|in\s+rehab|in\s+recovery(?!\s+mode)|sober(?!-)|(?:an?\s+)?(?:recovering\s+)?"
+    r"|on\s+dialysis|in\s+rehab|in\s+recovery(?!\s+mode)|sober(?!-|\s+curious)|(?:an?\s+)?(?:recovering\s+)?"
     r"(?:alcoholic|(?:drug\s+)?addict)|lactose[\s-]intolerant|gluten[\s-]intolerant"
     r"|allergic\s+to(?!\s+(?:nothing|anything))|c[eo]?eliac|ana?emic|hypertensive|terminally\s+ill|chronically\s+ill"
     r"|mentally\s+ill|in\s+therapy|obese|postpartum|breastfeeding|menopausal|perimenopausal"
@@ -311,7 +311,7 @@ _HEALTH_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
             r"|\bmy\s+(?:sobriety|relapse|sober\s+date|clean\s+date|(?:aa|na)\s+(?:chip|sponsor"
             r"|meetings?)|recovery\s+from\s+(?:alcohol|drugs|addiction|drinking))\b"
         ),
-        "addiction or recovery",
+        "a health condition",
     ),
     (
         re.compile(
@@ -377,7 +377,7 @@ _SENSITIVE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
             r"|\bi\s+am\s+a\s+(?:man|guy|boy|dude)\b[^.;!?]{0,40}\bmy\s+(?:husband|boyfriend)\b"
             r"|\bi\s+am\s+a\s+(?:woman|girl|lady)\b[^.;!?]{0,40}\bmy\s+(?:wife|girlfriend)\b"
         ),
-        "sexual orientation",
+        "sexual orientation or sex life",
     ),
     (re.compile(_BE + _RELIGION), "religious belief"),
     (

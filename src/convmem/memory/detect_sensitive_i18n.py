@@ -65,7 +65,7 @@ _DE_ADJ: Final = (
     r"|krebskrank|unheilbar\s+krank|psychisch\s+krank|chronisch\s+krank)"
 )
 _DE_ORIENT: Final = (
-    r"(?:schwul|lesbisch|bisexuell|pansexuell|asexuell|queer|transgender|transsexuell|trans"
+    r"(?:bi(?=\s*(?:$|[.,;!?]))|schwul|lesbisch|bisexuell|pansexuell|asexuell|queer|transgender|transsexuell|trans"
     r"|nicht-?bin[äa]r|homosexuell|homo)"
 )
 _DE_RELIG: Final = (
@@ -148,7 +148,7 @@ _FR_ADJ: Final = (
     r"|atteinte?\s+d(?:'|e\s+|u\s+)\w+|malade\s+du\s+\w+)"
 )
 _FR_ORIENT: Final = (
-    r"(?:gay|gai|homosexuel(?:le)?|lesbienne|bisexuel(?:le)?|pansexuel(?:le)?|asexuel(?:le)?"
+    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|gai|homosexuel(?:le)?|lesbienne|bisexuel(?:le)?|pansexuel(?:le)?|asexuel(?:le)?"
     r"|queer|transgenre|trans|non-?binaire)"
 )
 _FR_RELIG: Final = (
@@ -232,7 +232,7 @@ _ES_ADJ: Final = (
     r"|en\s+tratamiento|en\s+remisi[óo]n|en\s+quimio\w*|en\s+terapia|discapacitad[oa])"
 )
 _ES_ORIENT: Final = (
-    r"(?:gay|homosexual|lesbiana|bisexual|pansexual|asexual|queer|transg[ée]nero|transexual|trans"
+    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|homosexual|lesbiana|bisexual|pansexual|asexual|queer|transg[ée]nero|transexual|trans"
     r"|no\s+binari[oa])"
 )
 _ES_RELIG: Final = (
@@ -307,7 +307,7 @@ _IT_ADJ: Final = (
     r"|in\s+chemio\w*|tossicodipendente|celiac[oa])"
 )
 _IT_ORIENT: Final = (
-    r"(?:gay|omosessuale|lesbica|bisessuale|pansessuale|asessuale|queer|transgender|trans"
+    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|omosessuale|lesbica|bisessuale|pansessuale|asessuale|queer|transgender|trans"
     r"|non\s+binari[oa])"
 )
 _IT_RELIG: Final = (
@@ -370,7 +370,7 @@ _PT_ADJ: Final = (
     r"|em\s+tratamento|em\s+reabilita[çc][ãa]o|em\s+quimio\w*|em\s+terapia)"
 )
 _PT_ORIENT: Final = (
-    r"(?:gay|homossexual|l[ée]sbica|bissexual|pansexual|assexual|queer|trans(?:g[ée]nero"
+    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|homossexual|l[ée]sbica|bissexual|pansexual|assexual|queer|trans(?:g[ée]nero"
     r"|g[êe]nero)?|n[ãa]o\s+bin[áa]ri[oa])"
 )
 _PT_RELIG: Final = (
@@ -437,7 +437,7 @@ _NL_ADJ: Final = (
     r"|aan\s+de\s+chemo)"
 )
 _NL_ORIENT: Final = (
-    r"(?:homo|homoseksueel|lesbisch|lesbienne|biseksueel|panseksueel|aseksueel|queer"
+    r"(?:bi(?=\s*(?:$|[.,;!?]))|homo|homoseksueel|lesbisch|lesbienne|biseksueel|panseksueel|aseksueel|queer"
     r"|transgender|trans|non-?binair)"
 )
 _NL_RELIG: Final = (

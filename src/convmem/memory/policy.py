@@ -181,7 +181,6 @@ def check_text(text: str) -> PolicyDecision:
         for hidden in decoded_runs(text):
             finding = _first_finding(hidden)
             if finding is not None:
-                finding = Finding(finding.category, f"{finding.detail} (encoded)")
                 break
     if finding is None:
         return _ALLOWED
