@@ -119,7 +119,7 @@ _WITH_PASSWORD: Final = re.compile(
 )
 # "I picked X as my password", "X als Passwort", "X comme mot de passe", "X como contraseña"
 _AS_PASSWORD: Final = re.compile(
-    r"(?P<v>[^\s\"'`]+)\s+(?:as|als|comme|como|come)\s+(?:my|the|our|a|mein|das|unser|mon|le|notre"
+    r"(?<![^\s\"'`])(?P<v>[^\s\"'`]{1,200})\s+(?:as|als|comme|como|come)\s+(?:my|the|our|a|mein|das|unser|mon|le|notre"
     r"|mi|la|el|nuestra|mia|il|la\s+mia|minha|a|mijn|het)?\s*(?:\w+\s+)?[a-z]*-?"
     + _SECRET_WORD_ALL
     + r"(?![^\W\d_])",

@@ -31,10 +31,15 @@ _LEFT_OUT: Final = frozenset(
     }
 )
 # Every plugin's pattern needs a run of ten or more token characters with a digit in it, or a PEM
-# header; text without one (most memories) skips the scanner entirely.
+# header; text without one (most memories) skips the scanner entirely. The plugins only ever see a
+# window around each such run (a key's name comes before it), so a long input costs linear time
+# whatever a plugin's pattern does on it.
 _CANDIDATE: Final = re.compile(
-    r"(?=[A-Za-z0-9_+/=.:-]{10})[A-Za-z_+/=.:-]*\d[A-Za-z0-9_+/=.:-]*|PRIVATE KEY"
+    r"(?<![A-Za-z0-9_+/=.:-])(?=[A-Za-z0-9_+/=.:-]{10})[A-Za-z_+/=.:-]*\d[A-Za-z0-9_+/=.:-]*"
+    r"|PRIVATE KEY"
 )
+_BEFORE: Final = 80
+_LONGEST: Final = 1000
 
 
 @lru_cache(maxsize=1)
@@ -45,9 +50,11 @@ def _plugins() -> tuple[BasePlugin, ...]:
 
 def scanner_finds_secret(text: str) -> str | None:
     """The secret type detect-secrets names for ``text`` (e.g. "Slack Token"), or None."""
-    if not any(len(m.group(0)) >= 10 for m in _CANDIDATE.finditer(text)):
-        return None
-    for plugin in _plugins():
-        for _ in plugin.analyze_string(text):
-            return str(plugin.secret_type)
+    for m in _CANDIDATE.finditer(text):
+        if m.end() - m.start() < 10:
+            continue
+        window = text[max(0, m.start() - _BEFORE) : min(m.end(), m.start() + _LONGEST) + 2]
+        for plugin in _plugins():
+            for _ in plugin.analyze_string(window):
+                return str(plugin.secret_type)
     return None
