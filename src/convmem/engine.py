@@ -23,7 +23,13 @@ from convmem.assemble import (
     plan_history,
 )
 from convmem.config import Config
-from convmem.errors import BudgetExceeded, InvalidInput, InvalidMessage, NotFound
+from convmem.errors import (
+    BackendUnavailable,
+    BudgetExceeded,
+    InvalidInput,
+    InvalidMessage,
+    NotFound,
+)
 from convmem.formats import Format
 from convmem.ids import new_id
 from convmem.indexing import after_delete, backfill, prepare_turn, reindex, write_turn
@@ -960,20 +966,36 @@ def open(
     *,
     config: Config | None = None,
     embedder: Embedder | None = None,
+    migrate: bool = True,
 ) -> Memory:
-    """Open a convmem database: a file path, ``sqlite:///path``, or nothing for the default file.
+    """Open a convmem database: a file path, ``sqlite:///path``, ``postgresql://…`` (the
+    ``convmem[postgres]`` extra), or nothing for the default file.
 
     With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``), search and recall rank
-    by meaning as well as by words; without one they are lexical."""
-    from convmem.store.sqlite import SQLiteStore
-
+    by meaning as well as by words; without one they are lexical. ``migrate=False`` refuses a
+    PostgreSQL database whose schema lacks migrations instead of applying them (production
+    deployments run ``convmem migrate --db URL`` once, before the processes start)."""
     if target is None:
         target = os.environ.get("CONVMEM_DB") or default_path()
     location = os.fspath(target)
+    if location.startswith(("postgresql://", "postgres://")):
+        return Memory(_postgres_store(location, migrate=migrate), config, embedder=embedder)
+    from convmem.store.sqlite import SQLiteStore
+
     if location.startswith("sqlite:///"):
         location = location[len("sqlite:///") :]
-    elif location.startswith(("postgresql://", "postgres://")):
-        raise InvalidInput("the PostgreSQL backend is not available in this version")
     elif "://" in location:
-        raise InvalidInput("unsupported database URL scheme; use a path or sqlite:///path")
+        raise InvalidInput(
+            "unsupported database URL scheme; use a path, sqlite:///path or postgresql://…"
+        )
     return Memory(SQLiteStore(location), config, embedder=embedder)
+
+
+def _postgres_store(url: str, *, migrate: bool) -> Store:
+    try:
+        from convmem.store.postgres import PostgresStore
+    except ImportError as exc:
+        raise BackendUnavailable(
+            "the PostgreSQL backend needs the postgres extra: pip install 'convmem[postgres]'"
+        ) from exc
+    return PostgresStore(url, migrate=migrate)
