@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from convmem.cli_common import embedder_option, opened
+from convmem.cli_common import embedder_option, fail, opened
 from convmem.cli_service import keys, serve
 from convmem.config import Config
 from convmem.errors import ConvmemError
@@ -42,7 +42,7 @@ def conversations() -> None:
     """Inspect the conversations in a database file."""
 
 
-_db = click.option("--db", required=True, help="Database path or sqlite:///path.")
+_db = click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
 _tenant = click.option("--tenant", required=True, help="Tenant id.")
 _user = click.option("--user", required=True, help="User id.")
 
@@ -220,7 +220,7 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
 
 
 @main.command()
-@click.option("--db", required=True, help="Database path or sqlite:///path.")
+@click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
 @_llm_options
 @click.option("--lease-seconds", default=120.0, show_default=True, help="Job lease length.")
 @click.option("--poll-seconds", default=1.0, show_default=True, help="Idle wait between polls.")
@@ -262,7 +262,7 @@ def retention() -> None:
 
 
 @retention.command("apply")
-@click.option("--db", required=True, help="Database path or sqlite:///path.")
+@click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
 def retention_apply(db: str) -> None:
     """Delete the conversations nothing was written to for longer than their tenant's retention
     period (the worker does this hourly)."""
@@ -274,13 +274,29 @@ def retention_apply(db: str) -> None:
         click.echo("no tenant has a retention period")
 
 
+@main.command()
+@click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
+def migrate(db: str) -> None:
+    """Bring a database's schema up to date (run it once before starting processes on a
+    PostgreSQL database; a SQLite file is migrated whenever it is opened)."""
+    from convmem.engine import migrate_database
+
+    try:
+        applied = migrate_database(db)
+    except ConvmemError as exc:
+        fail(exc)
+    for name in applied:
+        click.echo(f"applied {name}")
+    click.echo(f"{len(applied)} migration(s) applied; the schema is up to date")
+
+
 @main.group()
 def jobs() -> None:
     """Inspect and retry background jobs."""
 
 
 @jobs.command("list")
-@click.option("--db", required=True, help="Database path or sqlite:///path.")
+@click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
 @click.option("--status", type=click.Choice(["pending", "running", "done", "failed"]))
 @click.option("--limit", default=100, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -300,7 +316,7 @@ def jobs_list(db: str, status: str | None, limit: int, as_json: bool) -> None:
 
 
 @jobs.command("retry")
-@click.option("--db", required=True, help="Database path or sqlite:///path.")
+@click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
 @click.argument("job_id")
 def jobs_retry(db: str, job_id: str) -> None:
     """Queue a failed or finished job again, with fresh attempts."""

@@ -12,7 +12,10 @@ from convmem.model.keys import KEY_ROLES
 from convmem.retrieval.vector import Embedder
 
 _db = click.option(
-    "--db", envvar="CONVMEM_DB", required=True, help="Database path or sqlite:///path [CONVMEM_DB]."
+    "--db",
+    envvar="CONVMEM_DB",
+    required=True,
+    help="Database path, sqlite:///path or postgresql://… [CONVMEM_DB].",
 )
 _tenant = click.option("--tenant", required=True, help="Tenant id.")
 

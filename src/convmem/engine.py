@@ -991,11 +991,38 @@ def open(
     return Memory(SQLiteStore(location), config, embedder=embedder)
 
 
-def _postgres_store(url: str, *, migrate: bool) -> Store:
+def migrate_database(target: str) -> list[str]:
+    """Apply the schema migrations a database lacks; returns their names (``convmem migrate``)."""
+    if target.startswith(("postgresql://", "postgres://")):
+        _require_postgres_extra()
+        from convmem.store.postgres import migrate
+
+        return migrate(target)
+    from convmem.store.sqlite.connection import connect
+    from convmem.store.sqlite.migrations import apply_migrations
+
+    path = target[len("sqlite:///") :] if target.startswith("sqlite:///") else target
+    if "://" in path:
+        raise InvalidInput("unsupported database URL scheme; use a path or postgresql://…")
+    db = connect(path)
     try:
-        from convmem.store.postgres import PostgresStore
+        return apply_migrations(db)
+    finally:
+        db.close()
+
+
+def _postgres_store(url: str, *, migrate: bool) -> Store:
+    _require_postgres_extra()
+    from convmem.store.postgres import PostgresStore
+
+    return PostgresStore(url, migrate=migrate)
+
+
+def _require_postgres_extra() -> None:
+    try:
+        import pgvector.psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
     except ImportError as exc:
         raise BackendUnavailable(
             "the PostgreSQL backend needs the postgres extra: pip install 'convmem[postgres]'"
         ) from exc
-    return PostgresStore(url, migrate=migrate)
