@@ -4,9 +4,6 @@ Run::
 
     python benchmarks/assemble.py [--quick] [--json OUT.json]
 
-(with ``TIKTOKEN_CACHE_DIR`` pointing at tiktoken's files on an offline machine; when unset, the
-script uses ``../shared/data/tiktoken`` next to the repository if it exists).
-
 What it does
 ------------
 
@@ -84,6 +81,7 @@ from langchain_core.messages import (
 import convmem
 from convmem import ModelProfile, ToolCall
 from convmem.model.messages import Role
+from convmem.tokens import tiktoken_encoding
 
 SEED = 20240611
 MAX_OUTPUT = 1024
@@ -95,8 +93,6 @@ FULL_SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 5_000)
 GROWTH_GOAL = 1.5
 SPEEDUP_GOAL = 500.0
-
-_SHARED_TIKTOKEN = Path(__file__).resolve().parents[2] / "shared" / "data" / "tiktoken"
 
 _VOCABULARY = (
     "the a an and or but if then so because while when where which that this these those it they "
@@ -243,7 +239,7 @@ def timed(action: Callable[[], object], warmup: int, runs: int) -> list[float]:
 def openai_framing_counter(encoding_name: str) -> Callable[[Sequence[BaseMessage]], int]:
     """A ``trim_messages`` token counter: tiktoken counts with OpenAI's per-message framing, the
     same formula as ``convmem.tokens.message_tokens``."""
-    encoding = tiktoken.get_encoding(encoding_name)
+    encoding = tiktoken_encoding(encoding_name)  # the same files convmem counts with
 
     def count(text: str) -> int:
         return len(encoding.encode(text, disallowed_special=())) if text else 0
@@ -421,10 +417,6 @@ def machine() -> dict[str, Any]:
 
 
 def run(quick: bool) -> dict[str, Any]:
-    if "TIKTOKEN_CACHE_DIR" not in os.environ and _SHARED_TIKTOKEN.is_dir():
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(_SHARED_TIKTOKEN)
-    if convmem.get_counter(TOKENIZER).name != TOKENIZER:
-        raise SystemExit(f"tiktoken's {TOKENIZER} is unavailable; set TIKTOKEN_CACHE_DIR")
     sizes = QUICK_SIZES if quick else FULL_SIZES
     counter = openai_framing_counter(TOKENIZER)
     script = Script(SEED)

@@ -49,20 +49,16 @@ from typing import Any
 
 import numpy as np
 
-_SHARED_TIKTOKEN = Path(__file__).resolve().parents[2] / "shared" / "data" / "tiktoken"
-if "TIKTOKEN_CACHE_DIR" not in os.environ and _SHARED_TIKTOKEN.is_dir():
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(_SHARED_TIKTOKEN)
-
-import convmem  # noqa: E402
-from convmem.retrieval.index import body_text, vocabulary  # noqa: E402
-from convmem.retrieval.vector import (  # noqa: E402
+import convmem
+from convmem.retrieval.index import body_text, vocabulary
+from convmem.retrieval.vector import (
     EMBEDDER_CHOICES,
     Embedder,
     HashingEmbedder,
     named_embedder,
 )
-from convmem.search import SearchOptions  # noqa: E402
-from convmem.store.sqlite.search import conversation_token, user_token  # noqa: E402
+from convmem.search import SearchOptions
+from convmem.store.sqlite.search import conversation_token, user_token
 
 SEED = 20251130
 DIMENSIONS = 384

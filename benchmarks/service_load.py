@@ -4,9 +4,6 @@ Run::
 
     python benchmarks/service_load.py [--quick] [--json OUT.json]
 
-(with ``TIKTOKEN_CACHE_DIR`` pointing at tiktoken's files on an offline machine; when unset, the
-script uses ``../shared/data/tiktoken`` next to the repository if it exists).
-
 What it does
 ------------
 
@@ -99,14 +96,6 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-def tiktoken_env() -> dict[str, str]:
-    env = dict(os.environ)
-    shared = ROOT.parent / "shared" / "data" / "tiktoken"
-    if "TIKTOKEN_CACHE_DIR" not in env and shared.is_dir():
-        env["TIKTOKEN_CACHE_DIR"] = str(shared)
-    return env
 
 
 def cli(*args: str, env: dict[str, str]) -> str:
@@ -214,7 +203,7 @@ def main() -> None:
     seconds = args.seconds or (5.0 if args.quick else 60.0)
     conversations = args.conversations or (20 if args.quick else 200)
     users = max(1, conversations // 10)
-    env = tiktoken_env()
+    env = dict(os.environ)
     load_before = os.getloadavg()
 
     with tempfile.TemporaryDirectory(prefix="convmem-load-") as folder:

@@ -1,18 +1,13 @@
-"""Shared fixtures: a real SQLite file per test, and tiktoken's offline files."""
+"""Shared fixtures: a real SQLite file per test (tiktoken's files ship inside the package)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-_SHARED_TIKTOKEN = Path(__file__).resolve().parents[2] / "shared" / "data" / "tiktoken"
-if "TIKTOKEN_CACHE_DIR" not in os.environ and _SHARED_TIKTOKEN.is_dir():
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(_SHARED_TIKTOKEN)
-
-import convmem  # noqa: E402
+import convmem
 
 
 @pytest.fixture

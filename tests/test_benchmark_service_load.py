@@ -21,7 +21,7 @@ def test_quick_load_run_has_no_errors_and_writes_the_documented_json(tmp_path: P
         capture_output=True,
         text=True,
         timeout=300,
-        env=dict(os.environ),  # conftest points TIKTOKEN_CACHE_DIR at the offline files
+        env=dict(os.environ),
         check=False,
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr

@@ -11,6 +11,7 @@ import pytest
 
 import convmem
 from convmem import AssemblyOptions, ModelProfile
+from convmem.blocks import quote_data
 from convmem.summarize import SummaryRecord
 from convmem.summarize.render import HEADER
 
@@ -59,9 +60,9 @@ def test_decision_constraint_and_task_are_recalled_after_200_turns(
     assert decision.id in report.evicted_ids or report.evicted_count > 300
     assert decision.id not in report.included_ids
     text = summary_message(ctx)
-    assert f"{DECISION} [{decision.id}]" in text
-    assert f"{CONSTRAINT} [{constraint.id}]" in text
-    assert f"{TASK} [{task.id}]" in text
+    assert f"{quote_data(DECISION)} [{decision.id}]" in text
+    assert f"{quote_data(CONSTRAINT)} [{constraint.id}]" in text
+    assert f"{quote_data(TASK)} [{task.id}]" in text
     assert report.summary_id is not None
     assert report.sections["summary"] > 0
     assert report.total_tokens <= SMALL.input_budget

@@ -158,7 +158,7 @@ def test_rendering_cites_sources_and_drops_the_least_important_notes_to_fit() ->
     snapshot = roll(turns)
     full = render_snapshot(snapshot)
     assert full.startswith(HEADER)
-    assert "- Decision: we'll use PostgreSQL 16 for the database. [msg_000]" in full
+    assert '- "Decision: we\'ll use PostgreSQL 16 for the database." [msg_000]' in full
     counter = get_counter("o200k_base")
     budget = message_tokens(counter, "system", full) // 2
     short = render_snapshot(snapshot, counter, budget)

@@ -1,17 +1,21 @@
-"""Token counters: tiktoken exact with OpenAI framing, a conservative estimate, the fallback."""
+"""Token counters: tiktoken exact (from the packaged files) with OpenAI framing, an estimate."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import random
 import string
 import subprocess
 import sys
 import uuid
+from importlib import resources
 from pathlib import Path
 
+import pytest
 import tiktoken
+import tiktoken_ext.openai_public
 
 from convmem.tokens import (
     REPLY_PRIMING,
@@ -19,7 +23,10 @@ from convmem.tokens import (
     EstimateCounter,
     get_counter,
     message_tokens,
+    tiktoken_encoding,
 )
+
+TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 
 _rng = random.Random(7)
 SAMPLES = [
@@ -46,11 +53,39 @@ SAMPLES = [
 ]
 
 
-def test_tiktoken_counters_match_tiktoken_and_add_the_chat_framing() -> None:
+@pytest.fixture(scope="module")
+def official(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tiktoken.Encoding]:
+    """tiktoken's own encodings, built by its own constructors from a cache folder holding the
+    packaged files under tiktoken's cache names (sha1 of the URL); tiktoken checks their sha256."""
+    cache = tmp_path_factory.mktemp("tiktoken-cache")
+    packaged = resources.files("convmem") / "tokenizers"
+    encodings = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+        for name in ("o200k_base", "cl100k_base"):
+            key = hashlib.sha1(TIKTOKEN_URL.format(name=name).encode()).hexdigest()
+            (cache / key).write_bytes((packaged / f"{name}.tiktoken").read_bytes())
+            spec = tiktoken_ext.openai_public.ENCODING_CONSTRUCTORS[name]()
+            encodings[name] = tiktoken.Encoding(**spec)
+    return encodings
+
+
+def test_the_packaged_encodings_are_tiktokens_own(official: dict[str, tiktoken.Encoding]) -> None:
+    for name, encoding in official.items():
+        ours = tiktoken_encoding(name)
+        assert ours._pat_str == encoding._pat_str
+        assert ours._special_tokens == encoding._special_tokens
+        assert ours._mergeable_ranks == encoding._mergeable_ranks
+        assert ours.n_vocab == encoding.n_vocab
+
+
+def test_tiktoken_counters_match_tiktoken_and_add_the_chat_framing(
+    official: dict[str, tiktoken.Encoding],
+) -> None:
     for name in ("o200k_base", "cl100k_base"):
         counter = get_counter(name)
         assert counter.name == name
-        encoding = tiktoken.get_encoding(name)
+        encoding = official[name]
         for sample in SAMPLES:
             assert counter.count(sample) == len(encoding.encode(sample))
             framed = message_tokens(counter, "user", sample)
@@ -74,14 +109,20 @@ def test_the_estimate_never_undercounts_tiktoken_on_realistic_text() -> None:
             assert estimate.count(sample) >= counter.count(sample)
 
 
-def test_unavailable_tiktoken_files_fall_back_to_the_estimate(tmp_path: Path) -> None:
-    env = dict(
-        os.environ,
+def test_counting_is_exact_with_no_network_and_no_tiktoken_cache(tmp_path: Path) -> None:
+    # an empty cache folder and a dead proxy: any download attempt would fail or warn
+    env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
+    env.update(
         TIKTOKEN_CACHE_DIR=str(tmp_path),
         HTTPS_PROXY="http://127.0.0.1:9",
         HTTP_PROXY="http://127.0.0.1:9",
     )
-    code = "from convmem.tokens import get_counter; print(get_counter('o200k_base').name)"
+    code = (
+        "from convmem.tokens import get_counter\n"
+        "for name in ('o200k_base', 'cl100k_base'):\n"
+        "    counter = get_counter(name)\n"
+        "    print(counter.name, counter.count('What seat do I like?'))\n"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code],
         env=env,
@@ -90,4 +131,6 @@ def test_unavailable_tiktoken_files_fall_back_to_the_estimate(tmp_path: Path) ->
         timeout=120,
         check=True,
     )
-    assert result.stdout.strip() == "estimate"
+    assert result.stdout.split("\n")[:2] == ["o200k_base 6", "cl100k_base 6"]
+    assert result.stderr == ""
+    assert list(tmp_path.iterdir()) == []  # nothing fetched, nothing cached

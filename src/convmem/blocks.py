@@ -4,12 +4,20 @@ order so the same items always give the same bytes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from convmem.tokens import TokenCounter, message_tokens
 
 T = TypeVar("T")
+
+
+def quote_data(text: str) -> str:
+    """A JSON string literal with angle brackets escaped: one line, quoted, unable to close the
+    block, start a new line that looks like a role, or open a tag of its own."""
+    literal = json.dumps(" ".join(text.split()), ensure_ascii=False)
+    return literal.replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def fit_block(

@@ -216,6 +216,14 @@ def delete_with_history(
     return doomed
 
 
+def reject_proposal(tx: WriteTxn, tenant: str, memory_id: str) -> None:
+    """A declined proposal keeps its id, status and audit trail but not what it said: the user
+    refused to have it kept, so its text, subject and vectors go (the status says why)."""
+    tx.set_memory_fields(
+        tenant, memory_id, status="rejected", text="", subject_key="", updated_at=_now()
+    )
+
+
 class Memories:
     """The principal's long-term memories: list, get, confirm, reject, update, delete."""
 
@@ -280,7 +288,7 @@ class Memories:
             proposal = tx.get_memory(self._who.tenant, self._who.user, memory_id)
             if proposal.status != "proposed":
                 raise InvalidInput(f"memory {memory_id!r} is {proposal.status}, not proposed")
-            tx.set_memory_fields(self._who.tenant, memory_id, status="rejected", updated_at=_now())
+            reject_proposal(tx, self._who.tenant, memory_id)
             audit(tx, self._who, "memory.rejected", "memory", memory_id)
 
     def update(self, memory_id: str, text: str) -> MemoryNotice:
@@ -299,8 +307,7 @@ class Memories:
             )  # fmt: skip
             if notice.memory is not None and notice.memory.id != old.id:
                 if old.status == "proposed":
-                    tx.set_memory_fields(self._who.tenant, old.id, status="rejected",
-                                         updated_at=_now())  # fmt: skip
+                    reject_proposal(tx, self._who.tenant, old.id)
                 audit(tx, self._who, "memory.updated", "memory", old.id, to=notice.memory.id)
         self._scope._embed_notices([notice])
         return notice

@@ -16,23 +16,31 @@ Counters:
   characters; plus one per message. Against cl100k_base and o200k_base it over-counts English by
   about 40 %, code and JSON by about 60 %, and did not under-count the scripts, emoji, numbers,
   identifiers and random strings in ``tests/test_tokens.py``: the safety margin for tokenizers we
-  cannot run (Anthropic's) and for machines where tiktoken's files cannot be had.
+  cannot run (Anthropic's).
+
+tiktoken fetches its BPE files from the network at first use, which fails on air-gapped and
+locked-down machines. The two files convmem counts with ship inside the package
+(``convmem/tokenizers/``, MIT-licensed data from tiktoken) and are loaded from there, checked
+against tiktoken's published sha256, so counting is exact with no network and no setting.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
-import logging
 import math
 import re
 from collections.abc import Iterable
 from functools import cache
-from typing import Protocol, runtime_checkable
+from importlib import resources
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from convmem.errors import InvalidInput
 from convmem.model.messages import ToolCall
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    import tiktoken
 
 # OpenAI's documented framing: every message costs 3 tokens beside its fields, and every reply
 # is primed with 3 more.
@@ -43,6 +51,40 @@ TOKENS_PER_TOOL_CALL = 8
 
 ESTIMATE = "estimate"
 TIKTOKEN_ENCODINGS = ("o200k_base", "cl100k_base")
+
+# What tiktoken 0.14's own constructors (tiktoken_ext.openai_public) give for these encodings: the
+# sha256 of the BPE file, the pre-tokenizer pattern and the special tokens.
+# tests/test_tokens.py checks them against the installed tiktoken.
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""  # noqa: E501
+_ENCODING_SPECS: dict[str, tuple[str, str, dict[str, int]]] = {
+    "o200k_base": (
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        _O200K_PATTERN,
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+    "cl100k_base": (
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        _CL100K_PATTERN,
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+}
 
 
 @runtime_checkable
@@ -55,13 +97,33 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int: ...
 
 
+@cache
+def tiktoken_encoding(name: str) -> tiktoken.Encoding:
+    """tiktoken's ``o200k_base`` or ``cl100k_base``, from the files packaged with convmem."""
+    import tiktoken
+
+    if name not in _ENCODING_SPECS:
+        raise InvalidInput(f"unknown tiktoken encoding {name!r}; use one of {TIKTOKEN_ENCODINGS}")
+    sha256, pattern, special_tokens = _ENCODING_SPECS[name]
+    data = (resources.files("convmem") / "tokenizers" / f"{name}.tiktoken").read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise RuntimeError(f"convmem's packaged {name}.tiktoken is damaged; reinstall convmem")
+    # tiktoken's own file format (tiktoken.load.load_tiktoken_bpe): "base64-token rank" per line.
+    # Parsed here because load_tiktoken_bpe also copies a local file into tiktoken's cache folder.
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+    return tiktoken.Encoding(
+        name=name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special_tokens
+    )
+
+
 class TiktokenCounter:
     """Exact counts with one of tiktoken's encodings."""
 
     def __init__(self, encoding: str) -> None:
-        import tiktoken
-
-        self._encoding = tiktoken.get_encoding(encoding)
+        self._encoding = tiktoken_encoding(encoding)
         self._name = encoding
 
     @property
@@ -122,28 +184,19 @@ class EstimateCounter:
 
 
 @cache
-def _tiktoken_counter(encoding: str) -> TokenCounter | None:
-    try:
-        return TiktokenCounter(encoding)
-    except Exception as exc:  # tiktoken raises plain exceptions when its files cannot be fetched
-        # one line, no network detail: the usual cause is an offline machine
-        log.warning(
-            "tiktoken encoding %s unavailable (%s); using the conservative estimate "
-            "(set TIKTOKEN_CACHE_DIR to a folder holding tiktoken's files)",
-            encoding, type(exc).__name__,
-        )  # fmt: skip
-        return None
+def _tiktoken_counter(encoding: str) -> TokenCounter:
+    return TiktokenCounter(encoding)
 
 
 def get_counter(name: str) -> TokenCounter:
-    """The counter for ``name``; the estimate stands in when tiktoken's files cannot be had."""
+    """The counter for ``name``: exact for tiktoken's encodings, else the estimate."""
     if name == ESTIMATE:
         return EstimateCounter()
     if name not in TIKTOKEN_ENCODINGS:
         raise InvalidInput(
             f"unknown tokenizer {name!r}; use one of {', '.join((*TIKTOKEN_ENCODINGS, ESTIMATE))}"
         )
-    return _tiktoken_counter(name) or EstimateCounter()
+    return _tiktoken_counter(name)
 
 
 def compact_arguments(arguments: str) -> str:

@@ -176,3 +176,21 @@ def test_a_busy_database_is_503_with_retry_after(
         response = client.post("/v1/conversations", json={}, headers=auth(keys.alice))
     _problem(response, 503, "store_busy")
     assert response.headers["retry-after"] == "1"
+
+
+def test_405_lists_every_method_the_path_answers(client: TestClient, keys: Keys) -> None:
+    h = auth(keys.alice)
+    for method in ("OPTIONS", "PATCH", "DELETE"):
+        response = client.request(method, "/v1/conversations", headers=h)
+        _problem(response, 405, "method_not_allowed")
+        allow = {m.strip() for m in response.headers["allow"].split(",")}
+        assert {"GET", "POST"} <= allow
+        assert method not in allow
+    # every advertised method really is answered (not 405)
+    for method in sorted(allow - {"HEAD"}):
+        kwargs: dict[str, Any] = {"json": {}} if method == "POST" else {}
+        answered = client.request(method, "/v1/conversations", headers=h, **kwargs)
+        assert answered.status_code != 405
+    response = client.put("/v1/memories", headers=h)
+    _problem(response, 405, "method_not_allowed")
+    assert {"GET", "POST"} <= {m.strip() for m in response.headers["allow"].split(",")}

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
-from convmem.blocks import fit_block
+from convmem.blocks import fit_block, quote_data
 from convmem.model.memory import MemoryRecord
 from convmem.tokens import TokenCounter
 
@@ -22,10 +21,8 @@ _OPEN, _CLOSE = "<user_memories>", "</user_memories>"
 
 
 def escape_memory_text(text: str) -> str:
-    """A JSON string literal with angle brackets escaped: one line, quoted, unable to close the
-    block, start a new line that looks like a role, or open a tag of its own."""
-    literal = json.dumps(" ".join(text.split()), ensure_ascii=False)
-    return literal.replace("<", "\\u003c").replace(">", "\\u003e")
+    """Memory text as a quoted, escaped literal (see :func:`convmem.blocks.quote_data`)."""
+    return quote_data(text)
 
 
 def _entry(record: MemoryRecord) -> str:

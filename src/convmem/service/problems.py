@@ -19,6 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Match
 
 from convmem.errors import (
     BudgetExceeded,
@@ -165,7 +166,10 @@ def install_handlers(app: FastAPI) -> None:
             413: ("content_too_large", str(exc.detail)),
         }
         code, detail = codes.get(exc.status_code, (f"http_{exc.status_code}", str(exc.detail)))
-        return problem_response(request, exc.status_code, code, detail, exc.headers)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request))
+        return problem_response(request, exc.status_code, code, detail, headers)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
@@ -176,6 +180,26 @@ def install_handlers(app: FastAPI) -> None:
         return problem_response(
             request, 500, "internal_error", "convmem failed; see its logs", headers
         )
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route answers at this path (RFC 9110: a 405 lists them in ``Allow``).
+
+    Starlette's own 405 names only the first route whose path matched, so a path served by a GET
+    route and a POST route (``/v1/conversations``) would advertise POST alone. Each method is
+    asked of the router as a request would be (included routers only say FULL or NONE reliably).
+    """
+    routes = request.app.router.routes
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes
+        )
+    ]
 
 
 def _log_fault(request: Request, exc: BaseException) -> None:

@@ -18,6 +18,7 @@ from convmem.model.messages import Message
 from convmem.model.summary import SummaryRecord
 from convmem.summarize.base import Summarizer
 from convmem.summarize.render import render_snapshot
+from convmem.summarize.withhold import withhold_never_store
 from convmem.tokens import ESTIMATE, get_counter, message_tokens
 
 ROOT_HASH = ""
@@ -74,7 +75,8 @@ def build_chain(
     for begin in range(0, len(turns), max_segment):
         segment = turns[begin : begin + max_segment]
         result = summarizer.summarize(previous.snapshot if previous else None, segment)
-        rendered = render_snapshot(result.snapshot)
+        snapshot = withhold_never_store(result.snapshot)
+        rendered = render_snapshot(snapshot)
         base = previous.covered_hash if previous else ROOT_HASH
         record = SummaryRecord(
             id=new_id("sum"),
@@ -87,7 +89,7 @@ def build_chain(
             previous_id=previous.id if previous else None,
             summarizer=summarizer.name,
             prompt_version=summarizer.prompt_version,
-            snapshot=result.snapshot,
+            snapshot=snapshot,
             rendered=rendered,
             tokens=message_tokens(estimate, "system", rendered) if rendered else 0,
             cost=result.cost,

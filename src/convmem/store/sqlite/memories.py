@@ -115,7 +115,10 @@ class MemoryTxnMixin:
         return [_memory(row) for row in self._db.execute(sql, params).fetchall()]
 
     def set_memory_fields(self, tenant: str, memory_id: str, **fields: Any) -> None:
-        allowed = {"status", "source_kind", "supersedes_id", "conflicts_with_id", "updated_at"}
+        allowed = {
+            "status", "source_kind", "supersedes_id", "conflicts_with_id", "updated_at", "text",
+            "subject_key",
+        }  # fmt: skip
         assert set(fields) <= allowed, set(fields) - allowed
         values = [utc_text(v) if isinstance(v, datetime) else v for v in fields.values()]
         assignments = ", ".join(f"{name} = ?" for name in fields)
@@ -123,6 +126,12 @@ class MemoryTxnMixin:
             f"UPDATE memories SET {assignments} WHERE tenant_id = ? AND id = ?",
             (*values, tenant, memory_id),
         )
+        if "text" in fields:
+            # a vector is derived from the old text; it goes with it (rejected proposals)
+            self._db.execute(
+                "DELETE FROM memory_vectors WHERE tenant_id = ? AND memory_id = ?",
+                (tenant, memory_id),
+            )
 
     def delete_memories(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
         self._db.executemany(

@@ -387,7 +387,7 @@ class SearchTxnMixin:
         rows = self._db.execute(
             "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "
             "LEFT JOIN memory_vectors v ON v.tenant_id = m.tenant_id AND v.memory_id = m.id "
-            "WHERE v.vector IS NULL OR v.embedder IS NOT ? LIMIT ?",
+            "WHERE (v.vector IS NULL OR v.embedder IS NOT ?) AND m.status != 'rejected' LIMIT ?",
             (embedder, limit),
         ).fetchall()
         return [(r[0], r[1], r[2], r[3]) for r in rows]
