@@ -1,7 +1,9 @@
-"""Shared fixtures: a real SQLite file per test (tiktoken's files ship inside the package)."""
+"""Shared fixtures: a real SQLite file per test, and a real PostgreSQL server for the tests that
+ask for one (tiktoken's files ship inside the package)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 

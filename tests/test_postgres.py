@@ -231,8 +231,8 @@ def test_workers_claim_different_jobs_and_skip_locked_ones(mem: convmem.Memory) 
 
     assert _at_once(4, drain) == []
     assert sorted(claimed) == [f"job_{i:03d}" for i in range(20)]
-    with store.read() as tx:
-        assert {j.status for j in tx.list_jobs(None, 100)} == {"running"}
+    with store.read() as reader:
+        assert {j.status for j in reader.list_jobs(None, 100)} == {"running"}
 
 
 def test_a_lost_lease_is_claimed_again(mem: convmem.Memory) -> None:
