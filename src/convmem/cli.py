@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from convmem.cli_common import embedder_option, fail, opened
+from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
 from convmem.cli_service import keys, serve
 from convmem.config import Config
 from convmem.errors import ConvmemError
@@ -42,7 +42,7 @@ def conversations() -> None:
     """Inspect the conversations in a database file."""
 
 
-_db = click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
+_db = db_option()
 _tenant = click.option("--tenant", required=True, help="Tenant id.")
 _user = click.option("--user", required=True, help="User id.")
 
@@ -59,9 +59,11 @@ def conversations_list(db: str, tenant: str, user: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in records], indent=2))
         return
-    for record in records:
-        flag = " (temporary)" if record.temporary else ""
-        click.echo(f"{record.id}  {record.created_at:%Y-%m-%d %H:%M}  {record.title or ''}{flag}")
+    echo_rows(
+        f"{r.id}  {r.created_at:%Y-%m-%d %H:%M}  {r.title or ''}"
+        f"{' (temporary)' if r.temporary else ''}"
+        for r in records
+    )
 
 
 @conversations.command("show")
@@ -207,20 +209,19 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
     """List every stored summary of a conversation, on every branch."""
     with opened(db) as memory:
         records = memory.scope(tenant, user).conversation(conversation_id).summaries()
-    for r in records:
-        notes = sum(1 for _ in r.snapshot.items())
-        fallback = "  fell back" if r.fallback_reason else ""
-        click.echo(
-            f"{r.id}  through {r.through_message_id} depth {r.through_depth:>5}  "
-            f"{r.summarizer}  {notes} notes  {r.tokens} tokens{fallback}"
-        )
+    echo_rows(
+        f"{r.id}  through {r.through_message_id} depth {r.through_depth:>5}  {r.summarizer}  "
+        f"{sum(1 for _ in r.snapshot.items())} notes  {r.tokens} tokens"
+        f"{'  fell back' if r.fallback_reason else ''}"
+        for r in records
+    )
 
 
 # --- the worker and its jobs ---------------------------------------------------------------------
 
 
 @main.command()
-@click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
+@_db
 @_llm_options
 @click.option("--lease-seconds", default=120.0, show_default=True, help="Job lease length.")
 @click.option("--poll-seconds", default=1.0, show_default=True, help="Idle wait between polls.")
@@ -262,7 +263,7 @@ def retention() -> None:
 
 
 @retention.command("apply")
-@click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
+@_db
 def retention_apply(db: str) -> None:
     """Delete the conversations nothing was written to for longer than their tenant's retention
     period (the worker does this hourly)."""
@@ -275,7 +276,7 @@ def retention_apply(db: str) -> None:
 
 
 @main.command()
-@click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
+@db_option(creates=True)
 def migrate(db: str) -> None:
     """Bring a database's schema up to date (run it once before starting processes on a
     PostgreSQL database; a SQLite file is migrated whenever it is opened)."""
@@ -296,7 +297,7 @@ def jobs() -> None:
 
 
 @jobs.command("list")
-@click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
+@_db
 @click.option("--status", type=click.Choice(["pending", "running", "done", "failed"]))
 @click.option("--limit", default=100, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -307,16 +308,16 @@ def jobs_list(db: str, status: str | None, limit: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([job.to_dict() for job in found], indent=2))
         return
-    for job in found:
-        error = f"  last: {job.last_error}" if job.last_error else ""
-        click.echo(
-            f"{job.id}  {job.status:<7}  attempts {job.attempts}/{job.max_attempts}  "
-            f"{job.tenant_id}  {job.kind}  {job.conversation_id or ''}{error}"
-        )
+    echo_rows(
+        f"{job.id}  {job.status:<7}  attempts {job.attempts}/{job.max_attempts}  "
+        f"{job.tenant_id}  {job.kind}  {job.conversation_id or ''}"
+        f"{f'  last: {job.last_error}' if job.last_error else ''}"
+        for job in found
+    )
 
 
 @jobs.command("retry")
-@click.option("--db", required=True, help="Database path, sqlite:///path or postgresql://…")
+@_db
 @click.argument("job_id")
 def jobs_retry(db: str, job_id: str) -> None:
     """Queue a failed or finished job again, with fresh attempts."""
@@ -347,10 +348,11 @@ def memory_list(db: str, tenant: str, user: str, show_all: bool, as_json: bool) 
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in records], indent=2))
         return
-    for r in records:
-        flag = " CONFLICT" if r.conflicts_with_id else ""
-        click.echo(f"{r.id}  {r.status:<10} {r.category:<10} {r.updated_at:%Y-%m-%d}  "
-                   f"{r.text}{flag}")  # fmt: skip
+    echo_rows(
+        f"{r.id}  {r.status:<10} {r.category:<10} {r.updated_at:%Y-%m-%d}  {r.text}"
+        f"{' CONFLICT' if r.conflicts_with_id else ''}"
+        for r in records
+    )
 
 
 @memory.command("export")

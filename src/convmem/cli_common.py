@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn, TypeVar
 
@@ -18,10 +19,44 @@ from convmem.retrieval.vector import EMBEDDER_CHOICES, Embedder, named_embedder
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
-def fail(exc: ConvmemError) -> NoReturn:
+def fail(exc: ConvmemError | str) -> NoReturn:
     """End the command with exit code 2 and the error's message (which never holds content)."""
     click.echo(f"error: {exc}", err=True)
     sys.exit(2)
+
+
+def echo_rows(rows: Iterable[str]) -> None:
+    """A listing, one row a line; an empty one says so instead of printing nothing."""
+    empty = True
+    for row in rows:
+        click.echo(row)
+        empty = False
+    if empty:
+        click.echo("(none)")
+
+
+def _missing_sqlite_file(db: str) -> bool:
+    """True when ``db`` names an SQLite file that does not exist (a server URL: the server says)."""
+    if "://" in db and not db.startswith("sqlite:///"):
+        return False
+    path = db.removeprefix("sqlite:///")
+    return path != ":memory:" and not os.path.exists(path)
+
+
+def db_option(*, creates: bool = False) -> Callable[[Command], Command]:
+    """``--db``, or ``CONVMEM_DB``, for every command. Only a command that may start a database
+    (``creates``: keys create, serve) opens a file that does not exist; the others end with "no
+    such database", so a mistyped path is not silently a new, empty database."""
+
+    def exists(ctx: click.Context, param: click.Parameter, value: str) -> str:
+        if not creates and _missing_sqlite_file(value):
+            fail(f"no such database: {value}")
+        return value
+
+    return click.option(
+        "--db", envvar="CONVMEM_DB", required=True, callback=exists,
+        help="Database path, sqlite:///path or postgresql://… [CONVMEM_DB].",
+    )  # fmt: skip
 
 
 @contextmanager

@@ -6,22 +6,16 @@ import json
 
 import click
 
-from convmem.cli_common import embedder_option, fail, opened
+from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
 from convmem.errors import ConvmemError
-from convmem.model.keys import KEY_ROLES
+from convmem.model.keys import KEY_ROLES, ApiKey
 from convmem.retrieval.vector import Embedder
 
-_db = click.option(
-    "--db",
-    envvar="CONVMEM_DB",
-    required=True,
-    help="Database path, sqlite:///path or postgresql://… [CONVMEM_DB].",
-)
 _tenant = click.option("--tenant", required=True, help="Tenant id.")
 
 
 @click.command()
-@_db
+@db_option(creates=True)
 @click.option("--host", envvar="CONVMEM_HOST", default="127.0.0.1", show_default=True,
               help="Interface to listen on [CONVMEM_HOST].")  # fmt: skip
 @click.option("--port", envvar="CONVMEM_PORT", default=8000, show_default=True, type=int,
@@ -66,7 +60,7 @@ def keys() -> None:
 
 
 @keys.command("create")
-@_db
+@db_option(creates=True)
 @_tenant
 @click.option("--role", required=True, type=click.Choice(KEY_ROLES),
               help="app: any user of the tenant; user: one user; admin: manages keys.")  # fmt: skip
@@ -74,6 +68,8 @@ def keys() -> None:
 @click.option("--name", default=None, help="A label to recognise the key by.")
 def keys_create(db: str, tenant: str, role: str, user: str | None, name: str | None) -> None:
     """Create a key; the key itself is the last line of the output, shown only this once."""
+    if role == "user" and not user:
+        raise click.UsageError("--user is required for a user key")
     with opened(db) as memory:
         issued = memory.keys.create(tenant, role, user=user, name=name, created_by="cli")
     bound = f" for user {issued.key.user_id}" if issued.key.user_id else ""
@@ -83,7 +79,7 @@ def keys_create(db: str, tenant: str, role: str, user: str | None, name: str | N
 
 
 @keys.command("list")
-@_db
+@db_option()
 @_tenant
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def keys_list(db: str, tenant: str, as_json: bool) -> None:
@@ -93,15 +89,18 @@ def keys_list(db: str, tenant: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([k.to_dict() for k in found], indent=2))
         return
-    for key in found:
-        state = f"revoked {key.revoked_at:%Y-%m-%d %H:%M}" if key.revoked_at else "active"
-        who = f" user={key.user_id}" if key.user_id else ""
-        label = f" {key.name!r}" if key.name else ""
-        click.echo(f"{key.id}  {key.role:<5}  {state}{who}{label}")
+    echo_rows(_key_row(key) for key in found)
+
+
+def _key_row(key: ApiKey) -> str:
+    state = f"revoked {key.revoked_at:%Y-%m-%d %H:%M}" if key.revoked_at else "active"
+    who = f" user={key.user_id}" if key.user_id else ""
+    label = f" {key.name!r}" if key.name else ""
+    return f"{key.id}  {key.role:<5}  {state}{who}{label}"
 
 
 @keys.command("revoke")
-@_db
+@db_option()
 @_tenant
 @click.argument("key_id")
 def keys_revoke(db: str, tenant: str, key_id: str) -> None:

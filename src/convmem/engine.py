@@ -56,7 +56,7 @@ from convmem.model.summary import Job, SummaryRecord
 from convmem.retention import apply_retention, delete_conversation
 from convmem.retrieval.caches import VectorCache, VectorsCache
 from convmem.retrieval.recall import render_retrieved_block
-from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise, to_blob
+from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise
 from convmem.search import (
     SearchOptions,
     Window,
@@ -66,6 +66,7 @@ from convmem.search import (
 )
 from convmem.store.base import (
     BranchRow,
+    MemoryVector,
     MessageRow,
     PinnedInstruction,
     ReadTxn,
@@ -122,7 +123,7 @@ class Memory:
             counter = get_counter(name)
             if counter.name != ESTIMATE:
                 self._write_counters.append(counter)
-        if getattr(store, "reindex_needed", False):
+        if store.reindex_needed:
             self.reindex()
 
     @property
@@ -160,7 +161,7 @@ class Memory:
             return
         vectors = normalise(embedder.embed([r.text for r in todo]))
         with self.store.write() as tx:
-            rows = [(r.id, to_blob(v)) for r, v in zip(todo, vectors, strict=True)]
+            rows = [MemoryVector(r.id, v) for r, v in zip(todo, vectors, strict=True)]
             tx.set_memory_vectors(tenant, user, embedder.name, rows)
 
     def scope(self, tenant: str, user: str, *, actor: str | None = None) -> Scope:

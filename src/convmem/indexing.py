@@ -20,8 +20,16 @@ from convmem.retrieval.index import (
     indexed_turn,
     vocabulary,
 )
-from convmem.retrieval.vector import Embedder, normalise, to_blob
-from convmem.store.base import IndexedRow, IndexEntry, Store, WriteTxn
+from convmem.retrieval.vector import Embedder, Matrix, normalise
+from convmem.store.base import (
+    IndexedRow,
+    IndexEntry,
+    MemoryVector,
+    MessageVector,
+    Store,
+    TermVector,
+    WriteTxn,
+)
 
 
 @dataclass(frozen=True)
@@ -32,8 +40,8 @@ class PreparedTurn:
     turn: IndexedTurn
     words: tuple[str, ...]
     embedder: str | None
-    vector: bytes | None
-    word_vectors: dict[str, bytes]
+    vector: Matrix | None
+    word_vectors: dict[str, Matrix]
 
 
 def prepare_turn(
@@ -47,8 +55,7 @@ def prepare_turn(
     if embedder is None:
         return PreparedTurn(turn, words, None, None, {})
     rows, word_vectors = embed_with_words(embedder, cache, [turn.body], words)
-    blobs = {w: to_blob(v) for w, v in word_vectors.items()}
-    return PreparedTurn(turn, words, embedder.name, to_blob(rows[0]), blobs)
+    return PreparedTurn(turn, words, embedder.name, rows[0], word_vectors)
 
 
 def _as_turn(row: IndexedRow) -> IndexedTurn:
@@ -94,7 +101,8 @@ def write_turn(
         tx.set_index_context(tenant, parent.message_id, context_text(parent, before, turn))
     tx.add_terms(tenant, message.conversation_id, prepared.words, [turn.speaker])
     if prepared.embedder is not None and prepared.word_vectors:
-        tx.set_term_vectors(tenant, prepared.embedder, sorted(prepared.word_vectors.items()))
+        vectors = sorted(prepared.word_vectors.items())
+        tx.set_term_vectors(tenant, prepared.embedder, [TermVector(w, v) for w, v in vectors])
 
 
 def after_delete(
@@ -126,8 +134,8 @@ def after_delete(
                 ),
             )
     bodies = tx.indexed_bodies(tenant, conversation_id)
-    speakers = {speaker for speaker, _ in bodies}
-    texts = [body[len(speaker) + 2 :] for speaker, body in bodies]
+    speakers = {row.speaker for row in bodies}
+    texts = [row.body[len(row.speaker) + 2 :] for row in bodies]
     tx.retain_terms(tenant, conversation_id, vocabulary(texts), speakers)
 
 
@@ -141,14 +149,17 @@ def reindex(
 ) -> int:
     """Index every message that has no index row, oldest first (so each finds its parent)."""
     done = 0
-    after = 0
+    after: str | None = None
     while True:
         with store.read() as tx:
             pending = tx.unindexed_messages(after, batch_size)
-            messages = [(t, u, tx.get_message(t, u, m)) for _, t, u, m in pending]
+            messages = [
+                (p.tenant_id, p.user_id, tx.get_message(p.tenant_id, p.user_id, p.message_id))
+                for p in pending
+            ]
         if not messages:
             return done
-        after = pending[-1][0]
+        after = pending[-1].cursor
         for tenant, user, message in messages:
             prepared = prepare_turn(message, embedder, cache)
             if prepared is None:
@@ -179,10 +190,10 @@ def backfill(
             turns = tx.missing_message_vectors(embedder.name, batch_size)
         if not turns:
             break
-        vectors = normalise(embedder.embed([body for _, _, body in turns]))
-        by_tenant: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
-        for (tenant, message_id, _), vector in zip(turns, vectors, strict=True):
-            by_tenant[tenant].append((message_id, to_blob(vector)))
+        vectors = normalise(embedder.embed([turn.body for turn in turns]))
+        by_tenant: dict[str, list[MessageVector]] = defaultdict(list)
+        for turn, vector in zip(turns, vectors, strict=True):
+            by_tenant[turn.tenant_id].append(MessageVector(turn.message_id, vector))
         with store.write() as wtx:
             for tenant, rows in sorted(by_tenant.items()):
                 wtx.set_message_vectors(tenant, embedder.name, rows)
@@ -192,27 +203,26 @@ def backfill(
             terms = tx.missing_term_vectors(embedder.name, batch_size * 8)
         if not terms:
             break
-        words = sorted({term for _, term in terms})
+        words = sorted({row.term for row in terms})
         word_vectors = dict(zip(words, normalise(embedder.embed(words)), strict=True))
         for word, vector in word_vectors.items():
             cache.put(embedder.name, word, vector)
         with store.write() as wtx:
-            for tenant in sorted({t for t, _ in terms}):
-                mine = [w for t, w in terms if t == tenant]
+            for tenant in sorted({row.tenant_id for row in terms}):
+                mine = [row.term for row in terms if row.tenant_id == tenant]
                 wtx.set_term_vectors(
-                    tenant, embedder.name, [(w, to_blob(word_vectors[w])) for w in mine]
+                    tenant, embedder.name, [TermVector(w, word_vectors[w]) for w in mine]
                 )
-                wtx.bump_conversations_using(tenant, mine)
         counts["terms"] += len(terms)
     while more("memories", batch_size):
         with store.read() as tx:
             memories = tx.missing_memory_vectors(embedder.name, batch_size)
         if not memories:
             break
-        vectors = normalise(embedder.embed([text for _, _, _, text in memories]))
-        by_owner: dict[tuple[str, str], list[tuple[str, bytes]]] = defaultdict(list)
-        for (tenant, user, memory_id, _), vector in zip(memories, vectors, strict=True):
-            by_owner[(tenant, user)].append((memory_id, to_blob(vector)))
+        vectors = normalise(embedder.embed([row.text for row in memories]))
+        by_owner: dict[tuple[str, str], list[MemoryVector]] = defaultdict(list)
+        for row, vector in zip(memories, vectors, strict=True):
+            by_owner[(row.tenant_id, row.user_id)].append(MemoryVector(row.memory_id, vector))
         with store.write() as wtx:
             for (tenant, user), owned in sorted(by_owner.items()):
                 wtx.set_memory_vectors(tenant, user, embedder.name, owned)

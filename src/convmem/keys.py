@@ -100,11 +100,11 @@ class ApiKeys:
         key_id, secret = parsed
         with self._memory.store.read() as tx:
             found = tx.find_api_key(key_id)
-        stored = found[1] if found else _DUMMY_HASH
+        stored = found.secret_sha256 if found else _DUMMY_HASH
         matches = hmac.compare_digest(_hash(secret), stored)
-        if found is None or not matches or not found[0].active:
+        if found is None or not matches or not found.key.active:
             return None
-        return found[0]
+        return found.key
 
     def list(self, tenant: str) -> builtins.list[ApiKey]:
         """Every key of the tenant, revoked ones too (ids and roles; never secrets)."""

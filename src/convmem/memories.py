@@ -30,7 +30,7 @@ from convmem.model.memory import (
 )
 from convmem.retrieval.vector import Embedder
 from convmem.search import search_memories
-from convmem.store.base import ReadTxn, WriteTxn
+from convmem.store.base import MemoryUpdate, ReadTxn, WriteTxn
 
 if TYPE_CHECKING:
     from convmem.engine import Scope
@@ -177,12 +177,15 @@ def _resolve_against(
             continue
         voice = record.source_kind in _USER_VOICE or record.source_kind == older.source_kind
         if voice:
-            tx.set_memory_fields(who.tenant, older.id, status="superseded", updated_at=_now())
+            tx.set_memory_fields(
+                who.tenant, older.id, MemoryUpdate(status="superseded", updated_at=_now())
+            )
             audit(tx, who, "memory.superseded", "memory", older.id, by=record.id)
             record = replace(record, supersedes_id=older.id)
         else:
-            tx.set_memory_fields(who.tenant, older.id, conflicts_with_id=record.id,
-                                 updated_at=_now())  # fmt: skip
+            tx.set_memory_fields(
+                who.tenant, older.id, MemoryUpdate(conflicts_with_id=record.id, updated_at=_now())
+            )
             audit(tx, who, "memory.conflict", "memory", record.id, with_id=older.id)
             record = replace(record, conflicts_with_id=older.id)
     return record
@@ -220,7 +223,7 @@ def reject_proposal(tx: WriteTxn, tenant: str, memory_id: str) -> None:
     """A declined proposal keeps its id, status and audit trail but not what it said: the user
     refused to have it kept, so its text, subject and vectors go (the status says why)."""
     tx.set_memory_fields(
-        tenant, memory_id, status="rejected", text="", subject_key="", updated_at=_now()
+        tenant, memory_id, MemoryUpdate(status="rejected", erase_content=True, updated_at=_now())
     )
 
 
@@ -275,10 +278,16 @@ class Memories:
             )  # fmt: skip
             record = _resolve_against(tx, who, record, current)
             tx.set_memory_fields(
-                who.tenant, memory_id, status="confirmed", source_kind="confirmed_inference",
-                supersedes_id=record.supersedes_id, conflicts_with_id=record.conflicts_with_id,
-                updated_at=_now(),
-            )  # fmt: skip
+                who.tenant,
+                memory_id,
+                MemoryUpdate(
+                    status="confirmed",
+                    source_kind="confirmed_inference",
+                    supersedes_id=record.supersedes_id,
+                    conflicts_with_id=record.conflicts_with_id,
+                    updated_at=_now(),
+                ),
+            )
             audit(tx, who, "memory.confirmed", "memory", memory_id)
             return tx.get_memory(who.tenant, who.user, memory_id)
 
@@ -328,10 +337,14 @@ class Memories:
             if not others:
                 raise InvalidInput(f"memory {keep_id!r} is not in conflict")
             for other in others:
-                tx.set_memory_fields(self._who.tenant, other.id, status="superseded",
-                                     conflicts_with_id=None, updated_at=_now())  # fmt: skip
-            tx.set_memory_fields(self._who.tenant, keep_id, conflicts_with_id=None,
-                                 updated_at=_now())  # fmt: skip
+                tx.set_memory_fields(
+                    self._who.tenant,
+                    other.id,
+                    MemoryUpdate(status="superseded", conflicts_with_id=None, updated_at=_now()),
+                )
+            tx.set_memory_fields(
+                self._who.tenant, keep_id, MemoryUpdate(conflicts_with_id=None, updated_at=_now())
+            )
             audit(tx, self._who, "memory.resolved", "memory", keep_id,
                   superseded=[o.id for o in others])  # fmt: skip
             return tx.get_memory(self._who.tenant, self._who.user, keep_id)

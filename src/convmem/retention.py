@@ -38,7 +38,8 @@ def apply_retention(store: Store, now: datetime | None = None) -> dict[str, int]
     with store.read() as tx:
         policies = tx.retention_policies()
     deleted: dict[str, int] = {}
-    for tenant, days in policies:
+    for policy in policies:
+        tenant, days = policy.tenant_id, policy.retention_days
         at_ms = int((now - timedelta(days=days)).timestamp() * 1000)
         # the prefixes the engine gives conversation and message ids
         cutoffs = floor_id("conv", at_ms), floor_id("msg", at_ms)
@@ -46,9 +47,9 @@ def apply_retention(store: Store, now: datetime | None = None) -> dict[str, int]
         while True:
             with store.write() as tx:
                 stale = tx.conversations_written_before(tenant, *cutoffs, _BATCH)
-                for user, conversation_id in stale:
-                    who = Principal(tenant, user, RETENTION_ACTOR)
-                    delete_conversation(tx, who, conversation_id, reason="retention",
+                for ref in stale:
+                    who = Principal(tenant, ref.user_id, RETENTION_ACTOR)
+                    delete_conversation(tx, who, ref.conversation_id, reason="retention",
                                         retention_days=days)  # fmt: skip
             deleted[tenant] += len(stale)
             if len(stale) < _BATCH:

@@ -47,11 +47,11 @@ from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.vector import (
     Embedder,
     cosine_order,
-    from_blobs,
     nearest_words,
     normalise,
 )
 from convmem.store.base import ReadTxn
+from convmem.store.sqlite.vectors import from_blobs
 
 if TYPE_CHECKING:
     from convmem.memories import Principal
@@ -268,8 +268,8 @@ def search_memories(
     lexical = tx.search_memory_terms(
         who.tenant, who.user, terms, scopes=scopes, now=now, limit=depth
     )
-    records: dict[str, MemoryRecord] = {record.id: record for record, _ in lexical}
-    rankings: list[tuple[str, list[str]]] = [("lexical", [r.id for r, _ in lexical])]
+    records: dict[str, MemoryRecord] = {hit.record.id: hit.record for hit in lexical}
+    rankings: list[tuple[str, list[str]]] = [("lexical", [hit.record.id for hit in lexical])]
     if embedder is not None and query.strip():
         rows = tx.memory_vectors(who.tenant, who.user, embedder.name, scopes=scopes, now=now)
         if rows:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from convmem.retrieval.vector import Embedder, Matrix, from_blobs, normalise
-from convmem.store.base import ReadTxn
+from convmem.retrieval.vector import Embedder, Matrix, normalise
+from convmem.store.base import ReadTxn, Vector
+from convmem.store.sqlite.vectors import from_blobs
 
 if TYPE_CHECKING:
     from convmem.memories import Principal
@@ -113,7 +114,7 @@ def embed_with_words(
     cache: VectorCache,
     texts: Sequence[str],
     words: Sequence[str],
-    stored: Callable[[Sequence[str]], dict[str, bytes]] | None = None,
+    stored: Callable[[Sequence[str]], dict[str, Vector]] | None = None,
 ) -> tuple[Matrix, dict[str, Matrix]]:
     """Vectors for ``texts`` and ``words``. A word comes from the process cache, else from
     ``stored`` (the tenant's word vectors), else from the model — in a call of its own: batched
@@ -129,8 +130,7 @@ def embed_with_words(
             vectors[word] = known
     if missing and stored is not None:
         found = stored(missing)
-        for word, blob in found.items():
-            vector = from_blobs([blob], len(blob) // 2)[0]
+        for word, vector in found.items():
             cache.put(embedder.name, word, vector)
             vectors[word] = vector
         missing = [w for w in missing if w not in found]

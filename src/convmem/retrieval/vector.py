@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Matrix = npt.NDArray[np.float32]
-STORED_DTYPE = np.float16
 
 
 @runtime_checkable
@@ -60,17 +59,6 @@ def normalise(matrix: npt.NDArray[Any]) -> Matrix:
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return np.asarray(rows / norms, dtype=np.float32)
-
-
-def to_blob(vector: npt.NDArray[Any]) -> bytes:
-    return np.asarray(vector, dtype=STORED_DTYPE).tobytes()
-
-
-def from_blobs(blobs: Sequence[bytes], dimensions: int) -> Matrix:
-    if not blobs:
-        return np.zeros((0, dimensions), dtype=np.float32)
-    joined = np.frombuffer(b"".join(blobs), dtype=STORED_DTYPE)
-    return joined.reshape(len(blobs), dimensions).astype(np.float32)
 
 
 def cosine_order(query: Matrix, matrix: Matrix) -> tuple[npt.NDArray[np.intp], Matrix]:
@@ -209,6 +197,8 @@ class SentenceTransformerEmbedder:
         ONNX Runtime runs on ``threads`` threads, one when unset."""
         if backend not in ("auto", "torch", "onnx"):
             raise InvalidInput("backend must be 'auto', 'torch' or 'onnx'")
+        # fail here, with the install line, rather than at the first embedding
+        require_sentence_transformers("SentenceTransformerEmbedder")
         if quantize and backend == "onnx":
             raise InvalidInput("quantize runs in torch: use backend 'torch' or 'auto'")
         self._backend = backend
@@ -347,6 +337,14 @@ def sentence_transformers_available() -> bool:
     return True
 
 
+def require_sentence_transformers(what: str) -> None:
+    """Raise ``BackendUnavailable`` with the install line when the embeddings extra is missing."""
+    if not sentence_transformers_available():
+        raise BackendUnavailable(
+            f"{what} needs the embeddings extra: pip install 'convmem[embeddings]'"
+        )
+
+
 EMBEDDER_CHOICES = ("auto", "minilm", "minilm-int8", "hashing", "none")
 
 
@@ -361,11 +359,8 @@ def named_embedder(choice: str) -> Embedder | None:
         return None
     if choice == "hashing":
         return HashingEmbedder()
-    if not sentence_transformers_available():
-        if choice == "auto":
-            return None
-        raise BackendUnavailable(
-            f"the {choice} embedder needs the embeddings extra: pip install 'convmem[embeddings]'"
-        )
+    if choice == "auto" and not sentence_transformers_available():
+        return None
+    require_sentence_transformers(f"the {choice} embedder")
     # one thread: on a shared machine a query's forward pass is fastest so
     return SentenceTransformerEmbedder(threads=1, quantize=choice == "minilm-int8")

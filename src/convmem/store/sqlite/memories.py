@@ -10,6 +10,8 @@ from typing import Any
 
 from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
+from convmem.store.keys import RetentionPolicy
+from convmem.store.memories import MemoryUpdate
 
 _MEMORY_COLUMNS = (
     "id, tenant_id, user_id, scope, category, subject_key, text, source_kind, "
@@ -114,19 +116,15 @@ class MemoryTxnMixin:
             params.append(limit)
         return [_memory(row) for row in self._db.execute(sql, params).fetchall()]
 
-    def set_memory_fields(self, tenant: str, memory_id: str, **fields: Any) -> None:
-        allowed = {
-            "status", "source_kind", "supersedes_id", "conflicts_with_id", "updated_at", "text",
-            "subject_key",
-        }  # fmt: skip
-        assert set(fields) <= allowed, set(fields) - allowed
+    def set_memory_fields(self, tenant: str, memory_id: str, update: MemoryUpdate) -> None:
+        fields = update.changes()  # column names fixed by MemoryUpdate, never caller text
         values = [utc_text(v) if isinstance(v, datetime) else v for v in fields.values()]
         assignments = ", ".join(f"{name} = ?" for name in fields)
         self._db.execute(
             f"UPDATE memories SET {assignments} WHERE tenant_id = ? AND id = ?",
             (*values, tenant, memory_id),
         )
-        if "text" in fields:
+        if update.erase_content:
             # a vector is derived from the old text; it goes with it (rejected proposals)
             self._db.execute(
                 "DELETE FROM memory_vectors WHERE tenant_id = ? AND memory_id = ?",
@@ -190,12 +188,12 @@ class MemoryTxnMixin:
         ).fetchone()
         return bool(row[0]) if row else False
 
-    def retention_policies(self) -> list[tuple[str, int]]:
+    def retention_policies(self) -> list[RetentionPolicy]:
         rows = self._db.execute(
             "SELECT tenant_id, retention_days FROM tenant_policies "
             "WHERE retention_days IS NOT NULL ORDER BY tenant_id"
         ).fetchall()
-        return [(r[0], int(r[1])) for r in rows]
+        return [RetentionPolicy(r[0], int(r[1])) for r in rows]
 
     def set_tenant_policy(
         self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime

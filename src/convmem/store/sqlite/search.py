@@ -13,10 +13,25 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from convmem.errors import InvalidInput
 from convmem.model.memory import MemoryRecord
 from convmem.retrieval.lexical import MARK_CLOSE, MARK_OPEN, bm25_scores, or_query, quote
-from convmem.store.base import IndexedRow, IndexEntry, MessageHitRow, VectorRow
+from convmem.store.ranking import MemoryHitRow, MessageHitRow, VectorRow
+from convmem.store.search_index import (
+    IndexedBody,
+    IndexedRow,
+    IndexEntry,
+    MemoryVector,
+    MessageVector,
+    MissingMemoryVector,
+    MissingMessageVector,
+    MissingTermVector,
+    TermVector,
+    UnindexedMessage,
+    Vector,
+)
 from convmem.store.sqlite.memories import _PREFIXED, _memory, utc_text
+from convmem.store.sqlite.vectors import from_blob, to_blob
 
 # Column weights for (body, ctx): a neighbour's words count half as much as the turn's own
 # (measured on LoCoMo: 0.5 beat 0.3 and 0.7).
@@ -57,7 +72,8 @@ class SearchTxnMixin:
             (
                 tenant, entry.message_id, user, entry.conversation_id, entry.depth,
                 utc_text(entry.created_at), entry.speaker, entry.session, scope, entry.body,
-                entry.ctx, entry.embedder, entry.vector,
+                entry.ctx, entry.embedder,
+                None if entry.vector is None else to_blob(entry.vector),
             ),
         )  # fmt: skip
 
@@ -93,17 +109,21 @@ class SearchTxnMixin:
         ).fetchone()
         return None if row is None else str(row[0])
 
-    def unindexed_messages(self, after: int, limit: int) -> list[tuple[int, str, str, str]]:
+    def unindexed_messages(self, after: str | None, limit: int) -> list[UnindexedMessage]:
         # a cheap pre-filter: SQLite's trim() strips spaces only, so a caller must still skip
         # what ``indexable`` refuses, and the rowid cursor makes sure it is not seen twice
+        try:
+            position = 0 if after is None else int(after)
+        except ValueError:
+            raise InvalidInput("not a cursor unindexed_messages returned") from None
         rows = self._db.execute(
             "SELECT m.rowid, m.tenant_id, m.user_id, m.id FROM messages m WHERE m.rowid > ? "
             "AND NOT EXISTS (SELECT 1 FROM message_index i WHERE i.tenant_id = m.tenant_id "
             "AND i.message_id = m.id) AND m.role != 'tool' AND trim(m.content) != '' "
             "ORDER BY m.rowid LIMIT ?",
-            (after, limit),
+            (position, limit),
         ).fetchall()
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
+        return [UnindexedMessage(str(r[0]), r[1], r[2], r[3]) for r in rows]
 
     def search_messages(
         self,
@@ -176,31 +196,29 @@ class SearchTxnMixin:
             [(tenant, c) for c in set(conversation_ids)],
         )
 
-    def missing_message_vectors(self, embedder: str, limit: int) -> list[tuple[str, str, str]]:
-        """(tenant, message id, body) of indexed turns without a vector from ``embedder``."""
+    def missing_message_vectors(self, embedder: str, limit: int) -> list[MissingMessageVector]:
         rows = self._db.execute(
             "SELECT tenant_id, message_id, body FROM message_index "
             "WHERE embedder IS NOT ? OR vector IS NULL ORDER BY id LIMIT ?",
             (embedder, limit),
         ).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
+        return [MissingMessageVector(r[0], r[1], r[2]) for r in rows]
 
     def set_message_vectors(
-        self, tenant: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
+        self, tenant: str, embedder: str, vectors: Sequence[MessageVector]
     ) -> None:
         self._db.executemany(
             "UPDATE message_index SET embedder = ?, vector = ? "
             "WHERE tenant_id = ? AND message_id = ?",
-            [(embedder, blob, tenant, message_id) for message_id, blob in vectors],
+            [(embedder, to_blob(v.vector), tenant, v.message_id) for v in vectors],
         )
 
-    def indexed_bodies(self, tenant: str, conversation_id: str) -> list[tuple[str, str]]:
-        """(speaker, body) of every indexed turn of a conversation."""
+    def indexed_bodies(self, tenant: str, conversation_id: str) -> list[IndexedBody]:
         rows = self._db.execute(
             "SELECT speaker, body FROM message_index WHERE tenant_id = ? AND conversation_id = ?",
             (tenant, conversation_id),
         ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+        return [IndexedBody(r[0], r[1]) for r in rows]
 
     def on_branch(
         self, tenant: str, start_id: str, candidate_ids: Sequence[str], min_depth: int
@@ -278,43 +296,46 @@ class SearchTxnMixin:
 
     def stored_term_vectors(
         self, tenant: str, embedder: str, words: Sequence[str]
-    ) -> dict[str, bytes]:
-        """Vectors the tenant already holds for ``words`` (some conversation of it uses them)."""
-        found: dict[str, bytes] = {}
+    ) -> dict[str, Vector]:
+        return {r[0]: from_blob(r[1]) for r in self._term_rows(tenant, embedder, words, ", vector")}
+
+    def _term_rows(
+        self, tenant: str, embedder: str, words: Sequence[str], columns: str
+    ) -> list[Any]:
+        found: list[Any] = []
         for start in range(0, len(words), 500):
             chunk = list(words[start : start + 500])
-            marks = ", ".join("?" * len(chunk))
-            rows = self._db.execute(
-                "SELECT term, vector FROM term_vectors WHERE tenant_id = ? AND embedder = ? "
-                f"AND term IN ({marks})",
+            found += self._db.execute(
+                f"SELECT term{columns} FROM term_vectors WHERE tenant_id = ? AND embedder = ? "
+                f"AND term IN ({_in(chunk)})",
                 (tenant, embedder, *chunk),
             ).fetchall()
-            found.update((r[0], r[1]) for r in rows)
         return found
 
-    def missing_term_vectors(self, embedder: str, limit: int) -> list[tuple[str, str]]:
-        """(tenant, word) of words in use that have no vector from ``embedder``."""
+    def missing_term_vectors(self, embedder: str, limit: int) -> list[MissingTermVector]:
         rows = self._db.execute(
             "SELECT DISTINCT t.tenant_id, t.term FROM conversation_terms t "
             "WHERE t.speaker = 0 AND NOT EXISTS (SELECT 1 FROM term_vectors v "
             "WHERE v.tenant_id = t.tenant_id AND v.embedder = ? AND v.term = t.term) LIMIT ?",
             (embedder, limit),
         ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+        return [MissingTermVector(r[0], r[1]) for r in rows]
 
-    def set_term_vectors(
-        self, tenant: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
-    ) -> None:
-        """Store word vectors (a word's vector never changes for one embedder: first one wins),
-        for words some conversation of the tenant still uses."""
+    def set_term_vectors(self, tenant: str, embedder: str, vectors: Sequence[TermVector]) -> None:
+        # only words without a vector yet: their conversations' cached vocabularies go stale
+        held = {row[0] for row in self._term_rows(tenant, embedder, [v.term for v in vectors], "")}
+        new = [v for v in vectors if v.term not in held]
+        if not new:
+            return
         self._db.executemany(
             "INSERT OR IGNORE INTO term_vectors (tenant_id, embedder, term, vector) "
             "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM conversation_terms "
             "WHERE tenant_id = ? AND term = ?)",
-            [(tenant, embedder, term, blob, tenant, term) for term, blob in vectors],
+            [(tenant, embedder, v.term, to_blob(v.vector), tenant, v.term) for v in new],
         )
+        self._bump_using(tenant, [v.term for v in new])
 
-    def bump_conversations_using(self, tenant: str, words: Sequence[str]) -> None:
+    def _bump_using(self, tenant: str, words: Sequence[str]) -> None:
         for start in range(0, len(words), 500):
             chunk = list(words[start : start + 500])
             self._db.execute(
@@ -335,7 +356,7 @@ class SearchTxnMixin:
         scopes: Sequence[str],
         now: datetime,
         limit: int,
-    ) -> list[tuple[MemoryRecord, float]]:
+    ) -> list[MemoryHitRow]:
         """Current, confirmed, unexpired, unconflicted memories of the principal matching any of
         ``terms``, best first. The principal's filters are in the same query as the ranking."""
         words = or_query(terms, columns=("text", "subject_key"))
@@ -351,7 +372,7 @@ class SearchTxnMixin:
             f"AND m.scope IN ({_in(scopes)}) ORDER BY rank LIMIT ?",
             (match, tenant, user, utc_text(now), *scopes, limit),
         ).fetchall()
-        return [(_memory(row), -float(row[17])) for row in rows]
+        return [MemoryHitRow(_memory(row), -float(row[17])) for row in rows]
 
     def memory_vectors(
         self, tenant: str, user: str, embedder: str, *, scopes: Sequence[str], now: datetime
@@ -372,25 +393,27 @@ class SearchTxnMixin:
         return [(_memory(row), row[17]) for row in rows]
 
     def set_memory_vectors(
-        self, tenant: str, user: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
+        self, tenant: str, user: str, embedder: str, vectors: Sequence[MemoryVector]
     ) -> None:
         # only for memories that still exist: one deleted meanwhile must not come back as a vector
         self._db.executemany(
             "INSERT OR REPLACE INTO memory_vectors (tenant_id, memory_id, user_id, embedder, "
             "vector) SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE "
             "tenant_id = ? AND id = ? AND user_id = ?)",
-            [(tenant, m, user, embedder, blob, tenant, m, user) for m, blob in vectors],
+            [
+                (tenant, v.memory_id, user, embedder, to_blob(v.vector), tenant, v.memory_id, user)
+                for v in vectors
+            ],
         )
 
-    def missing_memory_vectors(self, embedder: str, limit: int) -> list[tuple[str, str, str, str]]:
-        """(tenant, user, memory id, text) of memories without a vector from ``embedder``."""
+    def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
         rows = self._db.execute(
             "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "
             "LEFT JOIN memory_vectors v ON v.tenant_id = m.tenant_id AND v.memory_id = m.id "
             "WHERE (v.vector IS NULL OR v.embedder IS NOT ?) AND m.status != 'rejected' LIMIT ?",
             (embedder, limit),
         ).fetchall()
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
+        return [MissingMemoryVector(r[0], r[1], r[2], r[3]) for r in rows]
 
 
 def _window(

@@ -14,7 +14,12 @@ from typing import Any
 from convmem.errors import NotFound
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, ToolCall
-from convmem.store.base import BranchRow, MessageRow, PinnedInstruction
+from convmem.store.conversations import (
+    BranchRow,
+    ConversationRef,
+    MessageRow,
+    PinnedInstruction,
+)
 from convmem.store.sqlite.connection import connect, transaction
 from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.keys import KeyTxnMixin
@@ -109,7 +114,7 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
 
     def conversations_written_before(
         self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
-    ) -> list[tuple[str, str]]:
+    ) -> list[ConversationRef]:
         # both ranges are primary-key ranges; only the messages written since the cutoff are read
         rows = self._db.execute(
             "SELECT c.user_id, c.id FROM conversations c WHERE c.tenant_id = ? AND c.id < ? "
@@ -117,7 +122,7 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
             "WHERE m.tenant_id = ? AND m.id >= ?) ORDER BY c.id LIMIT ?",
             (tenant, conversation_cutoff, tenant, message_cutoff, limit),
         ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+        return [ConversationRef(r[0], r[1]) for r in rows]
 
     def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
         row = self._db.execute(

@@ -1,0 +1,162 @@
+"""Conversations, their message trees and pinned instructions: the canonical record.
+
+Rules every backend honours (the contract suite checks them):
+
+- **Scope.** Every method takes the tenant; lookups by id take the user too and raise
+  ``NotFound`` for another principal's ids exactly as for ids that do not exist.
+- **Appends serialise per conversation.** ``write()`` transactions that append to one
+  conversation run one after another: an append reads the active leaf (and the parent's stored
+  costs, the next pin position), inserts, then moves the leaf, and no other append to that
+  conversation may interleave. A backend may lock just the conversation's row (``SELECT … FOR
+  UPDATE``) — appends to other conversations need not wait; SQLite takes its single writer lock.
+- **Write order.** Siblings, children and "the newest child" are in the order they were written,
+  which is not the order of their ids or timestamps (a caller may set ``created_at``).
+- **Deletes remove what was derived.** ``delete_messages`` and ``delete_conversation`` remove,
+  in the same transaction, every row derived from the deleted messages — their token counts,
+  search-index rows (full-text entries, vectors), summaries whose through-message is among them,
+  and pending, running or failed jobs about them; ``delete_conversation`` also removes the
+  conversation's vocabulary, search bookkeeping, pins and last assembly. A backend may do this with
+  triggers or with statements, but it must do it: the engine relies on nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from convmem.model.conversation import ConversationRecord
+from convmem.model.messages import Message
+
+
+@dataclass(frozen=True)
+class BranchRow:
+    """A message on a branch with its stored costs (``tokens`` is None if not counted)."""
+
+    message: Message
+    tokens: int | None
+    estimate_tokens: int
+    estimate_before: int
+
+
+@dataclass(frozen=True)
+class PinnedInstruction:
+    id: str
+    text: str
+    conversation_id: str | None
+    position: int
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class MessageRow:
+    """Everything the store needs to insert one message: the message and its stored extras."""
+
+    message: Message
+    revision_of: str | None
+    revision_kind: str | None
+    tokens: Mapping[str, int]
+    estimate_tokens: int
+    estimate_before: int
+
+
+@dataclass(frozen=True)
+class ConversationRef:
+    """A conversation named with its owner (what retention needs to delete and audit it)."""
+
+    user_id: str
+    conversation_id: str
+
+
+class ConversationReads(Protocol):
+    def get_conversation(
+        self, tenant: str, user: str, conversation_id: str
+    ) -> ConversationRecord: ...
+
+    def list_conversations(
+        self, tenant: str, user: str, *, limit: int, offset: int
+    ) -> list[ConversationRecord]:
+        """The user's conversations, newest first (ids sort by creation time)."""
+        ...
+
+    def get_message(self, tenant: str, user: str, message_id: str) -> Message: ...
+
+    def get_messages(
+        self, tenant: str, user: str, message_ids: Sequence[str]
+    ) -> dict[str, Message]:
+        """The principal's messages among ``message_ids``, by id, in one read (unknown ids and
+        other principals' are left out)."""
+        ...
+
+    def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
+        """The message with its estimate costs (``tokens`` None: no tokenizer asked for)."""
+        ...
+
+    def children(self, tenant: str, conversation_id: str, parent_id: str | None) -> list[Message]:
+        """The children of ``parent_id`` (None: the roots), in write order."""
+        ...
+
+    def conversation_messages(self, tenant: str, conversation_id: str) -> list[Message]:
+        """Every message of the conversation, by depth, each depth in write order."""
+        ...
+
+    def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
+        """The path from ``leaf_id`` to the root, newest first, fetched lazily in pages (a
+        caller that stops early must not pay for the rest), with ``tokenizer``'s counts."""
+        ...
+
+    def path_ids(self, tenant: str, message_id: str, count: int) -> list[str]:
+        """Ids of ``message_id`` and up to ``count - 1`` of its ancestors, newest first."""
+        ...
+
+    def on_branch(
+        self, tenant: str, start_id: str, candidate_ids: Sequence[str], min_depth: int
+    ) -> set[str]:
+        """The candidates that are ``start_id`` or one of its ancestors down to ``min_depth``."""
+        ...
+
+    def pinned(
+        self, tenant: str, user: str, conversation_id: str | None
+    ) -> list[PinnedInstruction]:
+        """User-wide pins, then (with a conversation) that conversation's pins, in order."""
+        ...
+
+    def conversations_written_before(
+        self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
+    ) -> list[ConversationRef]:
+        """A tenant's conversations created before ``conversation_cutoff`` with no message at or
+        after ``message_cutoff``, oldest first (ids are ULIDs: they sort by the time they were
+        made)."""
+        ...
+
+
+class ConversationWrites(Protocol):
+    def insert_conversation(self, tenant: str, record: ConversationRecord) -> None: ...
+
+    def insert_message(self, tenant: str, user: str, row: MessageRow) -> None:
+        """Insert the message with its token counts; its place in write order is now."""
+        ...
+
+    def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None: ...
+
+    def subtree_ids(self, tenant: str, message_id: str) -> list[str]:
+        """``message_id`` and every descendant, parents before their children."""
+        ...
+
+    def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
+        """Delete the messages with their token counts, search-index rows (full text and
+        vectors), summaries through any of them and unfinished jobs about them. Vocabulary words
+        only these messages used are the caller's to retire (``retain_terms``)."""
+        ...
+
+    def delete_conversation(self, tenant: str, conversation_id: str) -> None:
+        """Delete the conversation and everything of it: messages, token counts, index rows,
+        vocabulary, search bookkeeping, summaries, jobs, pins and its last assembly."""
+        ...
+
+    def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None: ...
+
+    def delete_pinned(self, tenant: str, user: str, pin_id: str) -> None:
+        """``NotFound`` when the principal has no such pin."""
+        ...

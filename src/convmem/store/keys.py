@@ -1,0 +1,60 @@
+"""API keys and tenant policy: the few rows an administrator writes.
+
+A presented key names no tenant, so ``find_api_key`` looks a key up by id alone — key ids are
+globally unique. Everything else is per tenant; another tenant's key is ``NotFound``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from convmem.model.keys import ApiKey
+
+
+@dataclass(frozen=True)
+class StoredKey:
+    """A key with the SHA-256 (hex) of its secret: the secret itself is never stored."""
+
+    key: ApiKey
+    secret_sha256: str
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    tenant_id: str
+    retention_days: int
+
+
+class KeyReads(Protocol):
+    def find_api_key(self, key_id: str) -> StoredKey | None: ...
+
+    def list_api_keys(self, tenant: str) -> list[ApiKey]:
+        """The tenant's keys by id, revoked ones too."""
+        ...
+
+
+class KeyWrites(Protocol):
+    def insert_api_key(self, tenant: str, key: ApiKey, secret_sha256: str) -> None: ...
+
+    def revoke_api_key(self, tenant: str, key_id: str, at: datetime) -> ApiKey:
+        """Mark the tenant's key revoked (a revoked key keeps its first revocation time);
+        ``NotFound`` for another tenant's. Returns the key."""
+        ...
+
+
+class TenantPolicyReads(Protocol):
+    def tenant_memory_disabled(self, tenant: str) -> bool:
+        """The administrator's switch; False for a tenant that never set a policy."""
+        ...
+
+    def retention_policies(self) -> list[RetentionPolicy]:
+        """Every tenant that set a retention period, by tenant id."""
+        ...
+
+
+class TenantPolicyWrites(Protocol):
+    def set_tenant_policy(
+        self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime
+    ) -> None: ...

@@ -1,0 +1,63 @@
+"""Every Python block of the README runs on its own, as a reader would paste it."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(), flags=re.M | re.S)
+
+
+def _needs_the_embeddings_extra(block: str) -> bool:
+    return "SentenceTransformerEmbedder" in block and not importlib.util.find_spec(
+        "sentence_transformers"
+    )
+
+
+def test_the_readme_has_python_blocks() -> None:
+    assert len(BLOCKS) >= 3
+
+
+def run_block(block: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """The block in a fresh interpreter in ``folder`` (the blocks open "convmem.db" there), with
+    no tiktoken cache and no network."""
+    env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
+    env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+    return subprocess.run(
+        [sys.executable, "-c", block],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i + 1}" for i in range(len(BLOCKS))])
+def test_a_readme_block_runs_on_its_own(block: str, tmp_path: Path) -> None:
+    if _needs_the_embeddings_extra(block):
+        pytest.skip("needs the embeddings extra")
+    result = run_block(block, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert result.stdout.strip()  # every block shows something
+    assert (tmp_path / "convmem.db").exists()
+
+
+def test_the_memory_block_saves_blocks_a_secret_and_recalls(tmp_path: Path) -> None:
+    (memory_block,) = [b for b in BLOCKS if "Remember that I prefer aisle seats." in b]
+    result = run_block(memory_block, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    saved, blocked, listed, recalled = result.stdout.splitlines()
+    assert saved.startswith("saved mem_")
+    assert blocked == "credential"
+    assert "I prefer aisle seats." in listed
+    assert saved.split()[1] in recalled  # the saved memory's id is among those recalled
