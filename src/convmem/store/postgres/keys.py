@@ -10,6 +10,7 @@ from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
 from convmem.model.keys import ApiKey, AssemblyRecord
+from convmem.store.keys import StoredKey
 from convmem.store.postgres.rows import TxnBase
 
 _KEY_COLUMNS = "id, tenant_id, role, acts_for_user, name, created_by, created_at, revoked_at"
@@ -23,11 +24,11 @@ def _key(row: Sequence[Any]) -> ApiKey:
 
 
 class KeyTxnMixin(TxnBase):
-    def find_api_key(self, key_id: str) -> tuple[ApiKey, str] | None:
+    def find_api_key(self, key_id: str) -> StoredKey | None:
         row = self._db.execute(
             f"SELECT {_KEY_COLUMNS}, secret_sha256 FROM api_keys WHERE id = %s", (key_id,)
         ).fetchone()
-        return None if row is None else (_key(row), row[8])
+        return None if row is None else StoredKey(_key(row), row[8])
 
     def list_api_keys(self, tenant: str) -> list[ApiKey]:
         rows = self._db.execute(

@@ -17,6 +17,8 @@ from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
+from convmem.store.keys import RetentionPolicy
+from convmem.store.memories import MemoryUpdate
 from convmem.store.postgres.rows import TxnBase, export_value
 
 MEMORY_COLUMNS = (
@@ -149,14 +151,20 @@ class MemoryTxnMixin(TxnBase):
             params.append(limit)
         return [memory(row) for row in self._db.execute(sql, params).fetchall()]
 
-    def set_memory_fields(self, tenant: str, memory_id: str, **fields: Any) -> None:
-        allowed = {"status", "source_kind", "supersedes_id", "conflicts_with_id", "updated_at"}
-        assert set(fields) <= allowed, set(fields) - allowed
+    def set_memory_fields(self, tenant: str, memory_id: str, update: MemoryUpdate) -> None:
+        fields = update.changes()  # column names fixed by MemoryUpdate, never caller text
         assignments = ", ".join(f"{name} = %s" for name in fields)
         self._db.execute(
             f"UPDATE memories SET {assignments} WHERE tenant_id = %s AND id = %s",
             (*fields.values(), tenant, memory_id),
         )
+        if update.erase_content:
+            # the vector is derived from the old text and goes with it (the tsvector, a generated
+            # column, already followed the blanked text)
+            self._db.execute(
+                "DELETE FROM memory_vectors WHERE tenant_id = %s AND memory_id = %s",
+                (tenant, memory_id),
+            )
 
     def delete_memories(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
         self._lock_owner(tenant, user)
@@ -220,12 +228,12 @@ class MemoryTxnMixin(TxnBase):
         ).fetchone()
         return bool(row[0]) if row else False
 
-    def retention_policies(self) -> list[tuple[str, int]]:
+    def retention_policies(self) -> list[RetentionPolicy]:
         rows = self._db.execute(
             "SELECT tenant_id, retention_days FROM tenant_policies "
             "WHERE retention_days IS NOT NULL ORDER BY tenant_id"
         ).fetchall()
-        return [(r[0], int(r[1])) for r in rows]
+        return [RetentionPolicy(r[0], int(r[1])) for r in rows]
 
     def set_tenant_policy(
         self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime

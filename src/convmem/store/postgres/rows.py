@@ -12,6 +12,7 @@ from pgvector import HalfVector
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, ToolCall
 from convmem.store.postgres.connection import Connection
+from convmem.store.search_index import Vector
 
 MESSAGE_COLUMNS = (
     "m.id, m.conversation_id, m.parent_id, m.depth, m.role, m.content, m.tool_calls, "
@@ -63,16 +64,19 @@ def conversation(row: Sequence[Any]) -> ConversationRecord:
     )
 
 
-def halfvec(blob: bytes) -> HalfVector:
-    """The engine's stored form (little-endian float16 bytes) as a pgvector ``halfvec``."""
-    return HalfVector(np.frombuffer(blob, dtype="<f2"))
+def halfvec(vector: Vector) -> HalfVector:
+    """A float32 row as pgvector's ``halfvec`` (float16: half the disk, the same ranks)."""
+    return HalfVector(np.asarray(vector, dtype=np.float16))
 
 
-def blob(value: Any) -> bytes:
-    """A ``halfvec`` read back as the engine's bytes, bit for bit."""
-    if isinstance(value, HalfVector):
-        return bytes(np.asarray(value.to_numpy(), dtype="<f2").tobytes())
-    return bytes(value)
+def float32_row(value: HalfVector) -> Vector:
+    return np.asarray(value.to_numpy(), dtype=np.float32)
+
+
+def float16_blob(value: HalfVector) -> bytes:
+    """A ``halfvec`` as the little-endian float16 bytes the engine's in-process vector code
+    reads (``convmem.retrieval.vector.from_blobs``)."""
+    return bytes(np.asarray(value.to_numpy(), dtype="<f2").tobytes())
 
 
 class TxnBase:

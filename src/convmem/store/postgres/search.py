@@ -18,11 +18,27 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
+from convmem.errors import InvalidInput
 from convmem.model.memory import MemoryRecord
-from convmem.store.base import IndexedRow, IndexEntry, MessageHitRow, VectorRow
 from convmem.store.postgres.memories import PREFIXED, memory, memory_owner_lexeme
 from convmem.store.postgres.migrations import TS_CONFIG
-from convmem.store.postgres.rows import TxnBase, blob, halfvec
+from convmem.store.postgres.rows import TxnBase, float16_blob, halfvec
+from convmem.store.ranking import MemoryHitRow, MessageHitRow, VectorRow
+from convmem.store.search_index import (
+    IndexedBody,
+    IndexedRow,
+    IndexEntry,
+    MemoryVector,
+    MessageVector,
+    MissingMemoryVector,
+    MissingMessageVector,
+    MissingTermVector,
+    TermVector,
+    UnindexedMessage,
+    Vector,
+)
 
 # ts_rank's weights for {D, C, B, A}: the owner lexeme (D) counts nothing, a neighbour's words
 # (B) half of the turn's own (A); the same ratio as the SQLite backend's bm25 column weights.
@@ -130,17 +146,21 @@ class SearchTxnMixin(TxnBase):
         ).fetchone()
         return None if row is None else str(row[0])
 
-    def unindexed_messages(self, after: int, limit: int) -> list[tuple[int, str, str, str]]:
+    def unindexed_messages(self, after: str | None, limit: int) -> list[UnindexedMessage]:
         # a cheap pre-filter (btrim strips spaces only): the caller still skips what
         # ``indexable`` refuses, and the seq cursor makes sure it is not seen twice
+        try:
+            position = 0 if after is None else int(after)
+        except ValueError:
+            raise InvalidInput("not a cursor unindexed_messages returned") from None
         rows = self._db.execute(
             "SELECT m.seq, m.tenant_id, m.user_id, m.id FROM messages m WHERE m.seq > %s "
             "AND NOT EXISTS (SELECT 1 FROM message_index i WHERE i.tenant_id = m.tenant_id "
             "AND i.message_id = m.id) AND m.role <> 'tool' AND btrim(m.content) <> '' "
             "ORDER BY m.seq LIMIT %s",
-            (after, limit),
+            (position, limit),
         ).fetchall()
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
+        return [UnindexedMessage(str(r[0]), r[1], r[2], r[3]) for r in rows]
 
     def search_messages(
         self,
@@ -207,7 +227,7 @@ class SearchTxnMixin(TxnBase):
             "AND vector IS NOT NULL ORDER BY seq",
             (tenant, conversation_id, user, embedder),
         ).fetchall()
-        return [VectorRow(r[0], r[1], r[2], r[3], blob(r[4])) for r in rows]
+        return [VectorRow(r[0], r[1], r[2], r[3], float16_blob(r[4])) for r in rows]
 
     def search_generation(self, tenant: str, conversation_id: str) -> int | None:
         row = self._db.execute(
@@ -225,17 +245,16 @@ class SearchTxnMixin(TxnBase):
                 (tenant, sorted(set(conversation_ids))),
             )
 
-    def missing_message_vectors(self, embedder: str, limit: int) -> list[tuple[str, str, str]]:
-        """(tenant, message id, body) of indexed turns without a vector from ``embedder``."""
+    def missing_message_vectors(self, embedder: str, limit: int) -> list[MissingMessageVector]:
         rows = self._db.execute(
             "SELECT tenant_id, message_id, body FROM message_index "
             "WHERE embedder IS DISTINCT FROM %s OR vector IS NULL ORDER BY seq LIMIT %s",
             (embedder, limit),
         ).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
+        return [MissingMessageVector(r[0], r[1], r[2]) for r in rows]
 
     def set_message_vectors(
-        self, tenant: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
+        self, tenant: str, embedder: str, vectors: Sequence[MessageVector]
     ) -> None:
         if not vectors:
             return
@@ -243,17 +262,21 @@ class SearchTxnMixin(TxnBase):
             "UPDATE message_index i SET embedder = %s, vector = v.vector FROM "
             "(SELECT unnest(%s::text[]) AS message_id, unnest(%s::halfvec[]) AS vector) v "
             "WHERE i.tenant_id = %s AND i.message_id = v.message_id RETURNING i.conversation_id",
-            (embedder, [m for m, _ in vectors], [halfvec(b) for _, b in vectors], tenant),
+            (
+                embedder,
+                [v.message_id for v in vectors],
+                [halfvec(v.vector) for v in vectors],
+                tenant,
+            ),
         ).fetchall()
         self._bump(tenant, [r[0] for r in rows])
 
-    def indexed_bodies(self, tenant: str, conversation_id: str) -> list[tuple[str, str]]:
-        """(speaker, body) of every indexed turn of a conversation."""
+    def indexed_bodies(self, tenant: str, conversation_id: str) -> list[IndexedBody]:
         rows = self._db.execute(
             "SELECT speaker, body FROM message_index WHERE tenant_id = %s AND conversation_id = %s",
             (tenant, conversation_id),
         ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+        return [IndexedBody(r[0], r[1]) for r in rows]
 
     def on_branch(
         self, tenant: str, start_id: str, candidate_ids: Sequence[str], min_depth: int
@@ -338,8 +361,7 @@ class SearchTxnMixin(TxnBase):
 
     def stored_term_vectors(
         self, tenant: str, embedder: str, words: Sequence[str]
-    ) -> dict[str, bytes]:
-        """Vectors the tenant already holds for ``words`` (some conversation of it uses them)."""
+    ) -> dict[str, Vector]:
         if not words:
             return {}
         rows = self._db.execute(
@@ -347,44 +369,41 @@ class SearchTxnMixin(TxnBase):
             "AND term = ANY(%s)",
             (tenant, embedder, list(words)),
         ).fetchall()
-        return {r[0]: bytes(r[1]) for r in rows}
+        return {r[0]: _from_bytes(r[1]) for r in rows}
 
-    def missing_term_vectors(self, embedder: str, limit: int) -> list[tuple[str, str]]:
-        """(tenant, word) of words in use that have no vector from ``embedder``."""
+    def missing_term_vectors(self, embedder: str, limit: int) -> list[MissingTermVector]:
         rows = self._db.execute(
             "SELECT DISTINCT t.tenant_id, t.term FROM conversation_terms t "
             "WHERE NOT t.speaker AND NOT EXISTS (SELECT 1 FROM term_vectors v "
             "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term) LIMIT %s",
             (embedder, limit),
         ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+        return [MissingTermVector(r[0], r[1]) for r in rows]
 
-    def set_term_vectors(
-        self, tenant: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
-    ) -> None:
+    def set_term_vectors(self, tenant: str, embedder: str, vectors: Sequence[TermVector]) -> None:
         """Store word vectors (first one wins: a word's vector never changes for one embedder),
-        for words some conversation of the tenant still uses."""
+        for words some conversation of the tenant still uses; the conversations using the new
+        ones see them at their next search (their generation moves)."""
         if not vectors:
             return
-        ordered = sorted(dict(vectors).items())  # one order for every writer (no deadlock)
-        self._db.execute(
+        # one order for every writer, so concurrent inserts of the same words cannot deadlock
+        ordered = sorted({v.term: v.vector for v in vectors}.items())
+        added = self._db.execute(
             "INSERT INTO term_vectors (tenant_id, embedder, term, vector) "
             "SELECT %s, %s, v.term, v.vector FROM unnest(%s::text[], %s::bytea[]) "
             "AS v(term, vector) WHERE EXISTS (SELECT 1 FROM conversation_terms t "
-            "WHERE t.tenant_id = %s AND t.term = v.term) ON CONFLICT DO NOTHING",
-            (tenant, embedder, [t for t, _ in ordered], [b for _, b in ordered], tenant),
-        )
-
-    def bump_conversations_using(self, tenant: str, words: Sequence[str]) -> None:
-        if not words:
-            return
-        self._db.execute(
-            "UPDATE search_generations g SET generation = g.generation + 1 "
-            "FROM (SELECT DISTINCT conversation_id FROM conversation_terms "
-            "WHERE tenant_id = %s AND term = ANY(%s) ORDER BY conversation_id) t "
-            "WHERE g.tenant_id = %s AND g.conversation_id = t.conversation_id",
-            (tenant, list(words), tenant),
-        )
+            "WHERE t.tenant_id = %s AND t.term = v.term) ON CONFLICT DO NOTHING RETURNING term",
+            (tenant, embedder, [t for t, _ in ordered], [_to_bytes(v) for _, v in ordered],
+             tenant),
+        ).fetchall()  # fmt: skip
+        if added:
+            self._db.execute(
+                "UPDATE search_generations g SET generation = g.generation + 1 "
+                "FROM (SELECT DISTINCT conversation_id FROM conversation_terms "
+                "WHERE tenant_id = %s AND term = ANY(%s)) t "
+                "WHERE g.tenant_id = %s AND g.conversation_id = t.conversation_id",
+                (tenant, [r[0] for r in added], tenant),
+            )
 
     # --- memories -------------------------------------------------------------------------------
 
@@ -397,7 +416,7 @@ class SearchTxnMixin(TxnBase):
         scopes: Sequence[str],
         now: datetime,
         limit: int,
-    ) -> list[tuple[MemoryRecord, float]]:
+    ) -> list[MemoryHitRow]:
         """Current, confirmed, unexpired, unconflicted memories of the principal matching any of
         ``terms``, best first. The principal's filters are in the same query as the ranking."""
         wanted = [t for t in terms if t]
@@ -419,7 +438,7 @@ class SearchTxnMixin(TxnBase):
             """,
             (wanted, owner, tenant, user, now, list(scopes), limit),
         ).fetchall()
-        return [(memory(row), float(row[17])) for row in rows]
+        return [MemoryHitRow(memory(row), float(row[17])) for row in rows]
 
     def memory_vectors(
         self, tenant: str, user: str, embedder: str, *, scopes: Sequence[str], now: datetime
@@ -438,16 +457,16 @@ class SearchTxnMixin(TxnBase):
             "ORDER BY m.created_at, m.id",
             (tenant, tenant, user, embedder, user, now, list(scopes)),
         ).fetchall()
-        return [(memory(row), blob(row[17])) for row in rows]
+        return [(memory(row), float16_blob(row[17])) for row in rows]
 
     def set_memory_vectors(
-        self, tenant: str, user: str, embedder: str, vectors: Sequence[tuple[str, bytes]]
+        self, tenant: str, user: str, embedder: str, vectors: Sequence[MemoryVector]
     ) -> None:
         if not vectors:
             return
         # under the owner lock: a memory deleted meanwhile must not come back as a vector
         self._lock_owner(tenant, user)
-        ordered = sorted(dict(vectors).items())
+        ordered = sorted({v.memory_id: v.vector for v in vectors}.items())
         self._db.execute(
             "INSERT INTO memory_vectors (tenant_id, memory_id, user_id, embedder, vector) "
             "SELECT %s, v.memory_id, %s, %s, v.vector "
@@ -460,15 +479,25 @@ class SearchTxnMixin(TxnBase):
              tenant, user),
         )  # fmt: skip
 
-    def missing_memory_vectors(self, embedder: str, limit: int) -> list[tuple[str, str, str, str]]:
-        """(tenant, user, memory id, text) of memories without a vector from ``embedder``."""
+    def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
         rows = self._db.execute(
             "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "
             "LEFT JOIN memory_vectors v ON v.tenant_id = m.tenant_id AND v.memory_id = m.id "
-            "WHERE v.vector IS NULL OR v.embedder IS DISTINCT FROM %s LIMIT %s",
+            "WHERE (v.vector IS NULL OR v.embedder IS DISTINCT FROM %s) "
+            "AND m.status <> 'rejected' LIMIT %s",
             (embedder, limit),
         ).fetchall()
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
+        return [MissingMemoryVector(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def _to_bytes(vector: Vector) -> bytes:
+    """A word vector as stored: little-endian float16 (read whole into the process, never
+    compared in SQL, so no pgvector type)."""
+    return np.asarray(vector, dtype="<f2").tobytes()
+
+
+def _from_bytes(value: bytes) -> Vector:
+    return np.frombuffer(value, dtype="<f2").astype(np.float32)
 
 
 def _window(

@@ -17,7 +17,12 @@ from psycopg.types.json import Jsonb
 from convmem.errors import NotFound, StoreError
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message
-from convmem.store.base import BranchRow, MessageRow, PinnedInstruction
+from convmem.store.conversations import (
+    BranchRow,
+    ConversationRef,
+    MessageRow,
+    PinnedInstruction,
+)
 from convmem.store.postgres.connection import (
     Connection,
     make_pool,
@@ -85,7 +90,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
 
     def conversations_written_before(
         self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
-    ) -> list[tuple[str, str]]:
+    ) -> list[ConversationRef]:
         sql = (
             "SELECT c.user_id, c.id FROM conversations c WHERE c.tenant_id = %s AND c.id < %s "
             "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.tenant_id = %s "
@@ -94,7 +99,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
         params = (tenant, conversation_cutoff, tenant, message_cutoff, limit)
         rows = self._db.execute(sql, params).fetchall()
         if not self._writable or not rows:
-            return [(r[0], r[1]) for r in rows]
+            return [ConversationRef(r[0], r[1]) for r in rows]
         # The caller deletes what this returns in the same transaction: lock the candidates
         # (in id order, as every multi-conversation lock is taken), then check again with a new
         # snapshot, so a conversation that received a message meanwhile is left alone.
@@ -105,7 +110,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
         )
         rows = self._db.execute(sql, params).fetchall()
         self._locked_conversations.update((tenant, r[1]) for r in rows)
-        return [(r[0], r[1]) for r in rows]
+        return [ConversationRef(r[0], r[1]) for r in rows]
 
     def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
         row = self._db.execute(
@@ -264,7 +269,9 @@ class PostgresStore:
     processes (row locks). ``migrate``: apply pending migrations first (else a database that
     lacks some is refused with the command that brings it up to date)."""
 
-    reindex_needed = False  # the index exists from the first migration on
+    @property
+    def reindex_needed(self) -> bool:
+        return False  # the index exists from the first migration on
 
     def __init__(
         self,
