@@ -276,7 +276,7 @@ def retention_apply(db: str) -> None:
 
 
 @main.command()
-@db_option(creates=True)
+@_db
 def migrate(db: str) -> None:
     """Bring a database's schema up to date (run it once before starting processes on a
     PostgreSQL database; a SQLite file is migrated whenever it is opened)."""
