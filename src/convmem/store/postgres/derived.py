@@ -130,9 +130,9 @@ class DerivedRows(TxnBase):
             "DELETE FROM summaries WHERE tenant_id = %s AND through_message_id = ANY(%s)",
             (tenant, ids),
         )
+        # every job about them, finished ones too: a job names its message and user
         self._db.execute(
-            "DELETE FROM jobs WHERE tenant_id = %s AND status IN ('pending', 'running', 'failed') "
-            "AND payload ->> 'through_message_id' = ANY(%s)",
+            "DELETE FROM jobs WHERE tenant_id = %s AND payload ->> 'through_message_id' = ANY(%s)",
             (tenant, ids),
         )
 

@@ -1,7 +1,7 @@
 """PostgreSQL primitives for long-term memory, audit events, settings and a user's whole data.
 
-Every read of a user's memories, pins or settings inside a write transaction first locks the
-user's ``owner_locks`` row: supersession (read the current record on a subject, mark it
+Every read of a user's memories, pins or settings inside a write transaction first takes the
+user's advisory lock (``TxnBase._lock_owner``): supersession (read the current record on a subject, mark it
 superseded, insert the new one) and pin positions are read-modify-writes that two processes must
 not interleave, and the lock makes the second wait for the first instead of both winning.
 """
@@ -66,13 +66,12 @@ DERIVED_TABLES: tuple[tuple[str, str], ...] = (
     ("conversation_terms", _BY_CONVERSATION),
     ("search_generations", _BY_CONVERSATION),
     ("memory_vectors", _BY_USER),
-    ("owner_locks", _BY_USER),
 )
 # dependants before the rows they reference
 _DELETE_ORDER = (
     "jobs", "summaries", "last_assemblies", "pinned_instructions", "message_index",
     "conversation_terms", "search_generations", "messages", "conversations", "memory_vectors",
-    "memories", "user_settings", "owner_locks",
+    "memories", "user_settings",
 )  # fmt: skip
 # columns that are internal machinery, not the user's data
 _NOT_EXPORTED = {"seq", "tsv", "owner_lexeme"}

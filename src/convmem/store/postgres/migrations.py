@@ -14,8 +14,6 @@ never edited. Differences from the SQLite schema, each for a reason:
 - vectors are ``halfvec`` (the float16 the engine stores anyway: lossless round trips);
 - a message's token counts are a ``jsonb`` column of the message (one row per append, not one
   per tokenizer);
-- ``owner_locks`` holds one row per user whose memories or pins were written: locking it
-  serialises that user's read-modify-write of memories (supersession) and pins (positions).
 
 Tables that are not per tenant: ``_migrations``, ``api_keys`` (a presented key names no tenant),
 ``tenant_policies`` (read across tenants by retention) and ``jobs`` (one queue across tenants).
@@ -223,15 +221,6 @@ def m006_audit_and_settings(db: Connection) -> None:
             memory_disabled BOOLEAN NOT NULL DEFAULT FALSE,
             retention_days INTEGER,
             updated_at TIMESTAMPTZ NOT NULL
-        )
-        """
-    )
-    db.execute(
-        """
-        CREATE TABLE owner_locks (
-            tenant_id TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            PRIMARY KEY (tenant_id, user_id)
         )
         """
     )

@@ -79,6 +79,10 @@ def float16_blob(value: HalfVector) -> bytes:
     return bytes(np.asarray(value.to_numpy(), dtype="<f2").tobytes())
 
 
+# The first key of every owner lock: a class of its own among advisory locks.
+OWNER_LOCK_CLASS = 7_211_432
+
+
 class TxnBase:
     """State every mixin shares: the transaction's connection, and the locks it holds."""
 
@@ -90,14 +94,14 @@ class TxnBase:
 
     def _lock_owner(self, tenant: str, user: str) -> None:
         """In a write, serialise this user's read-modify-write of memories, pins and settings
-        with every other writer of them (other users are not held up)."""
+        with every other writer of them (other users are not held up). A transaction-scoped
+        advisory lock: nothing is written, and it goes with the transaction. Two users whose
+        keys collide (32 bits) merely wait for each other."""
         if not self._writable or (tenant, user) in self._locked_owners:
             return
-        # the upsert locks the row whether it inserts or finds it, in one round trip
         self._db.execute(
-            "INSERT INTO owner_locks (tenant_id, user_id) VALUES (%s, %s) "
-            "ON CONFLICT (tenant_id, user_id) DO UPDATE SET user_id = EXCLUDED.user_id",
-            (tenant, user),
+            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+            (OWNER_LOCK_CLASS, f"{len(tenant)}:{tenant}/{user}"),
         )
         self._locked_owners.add((tenant, user))
 
