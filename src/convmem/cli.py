@@ -30,11 +30,16 @@ main.add_command(keys)
 
 @main.command()
 @click.option("--turns", default=60, show_default=True, help="How many scripted turns to play.")
-def demo(turns: int) -> None:
+@click.option("--db", default=None, help="Write the demo to this new file and keep it "
+              "(default: a temporary folder, removed at the end).")  # fmt: skip
+def demo(turns: int, db: str | None) -> None:
     """Play a scripted conversation at a small budget and show what each request holds."""
     from convmem.demo import run_demo
 
-    run_demo(click.echo, turns=turns)
+    try:
+        run_demo(click.echo, turns=turns, db=db)
+    except ConvmemError as exc:
+        fail(exc)
 
 
 @main.group()
