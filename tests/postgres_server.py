@@ -12,7 +12,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
@@ -68,16 +68,36 @@ def with_search_path(url: str, schema: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
 
 
-def fresh_schema(server_url: str) -> Iterator[str]:
-    """A URL onto a new, empty schema; the schema is dropped afterwards."""
+def server_for_session() -> tuple[str, Callable[[], None]]:
+    """A server's URL and how to stop it (``CONVMEM_TEST_POSTGRES_URL``: nothing to stop)."""
+    runs = start_server()
+    url = next(runs)
+
+    def stop() -> None:
+        next(runs, None)  # runs the generator's cleanup
+
+    return url, stop
+
+
+def create_schema(server_url: str) -> str:
+    """A URL onto a new, empty schema of the server (left for the server's cleanup)."""
     import psycopg
 
     schema = "t_" + secrets.token_hex(6)
     with psycopg.connect(server_url, autocommit=True) as db:
         db.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
         db.execute(f"CREATE SCHEMA {schema}")
+    return with_search_path(server_url, schema)
+
+
+def fresh_schema(server_url: str) -> Iterator[str]:
+    """A URL onto a new, empty schema; the schema is dropped afterwards."""
+    import psycopg
+
+    url = create_schema(server_url)
     try:
-        yield with_search_path(server_url, schema)
+        yield url
     finally:
+        schema = url.split("search_path%3D", 1)[1].split("%2C", 1)[0]
         with psycopg.connect(server_url, autocommit=True) as db:
             db.execute(f"DROP SCHEMA {schema} CASCADE")

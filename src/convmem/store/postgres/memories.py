@@ -1,9 +1,10 @@
 """PostgreSQL primitives for long-term memory, audit events, settings and a user's whole data.
 
 Every read of a user's memories, pins or settings inside a write transaction first takes the
-user's advisory lock (``TxnBase._lock_owner``): supersession (read the current record on a subject, mark it
-superseded, insert the new one) and pin positions are read-modify-writes that two processes must
-not interleave, and the lock makes the second wait for the first instead of both winning.
+user's advisory lock (``TxnBase._lock_owner``): supersession (read the current record on a
+subject, mark it superseded, insert the new one) and pin positions are read-modify-writes that
+two processes must not interleave, and the lock makes the second wait for the first instead of
+both winning.
 """
 
 from __future__ import annotations
