@@ -56,6 +56,9 @@ class Harness(ABC):
     def stop(self) -> None:  # noqa: B027
         """Once per session, after the last test."""
 
+    def after_test(self) -> None:  # noqa: B027 - most backends check nothing more
+        """After each test: a backend's own checks over what the test did."""
+
     def required(self) -> bool:
         return self.require_env is not None and os.environ.get(self.require_env) == "1"
 
@@ -228,6 +231,24 @@ class PostgresHarness(Harness):
         from tests.postgres_server import create_schema
 
         return create_schema(self._server_url)
+
+    def open(self, url: str, **kwargs: Any) -> convmem.Memory:
+        """Through a connection that checks every statement for Citus routing."""
+        from convmem.store.postgres import PostgresStore
+        from tests.store.citus_routing import RoutingConnection
+
+        store = PostgresStore(url, connection_class=RoutingConnection)
+        return convmem.Memory(store, kwargs.pop("config", None), **kwargs)
+
+    def after_test(self) -> None:
+        """Every statement the test sent could be routed to one shard (README, "Scaling out")."""
+        from tests.store.citus_routing import RoutingConnection
+
+        found = list(RoutingConnection.unroutable)
+        RoutingConnection.unroutable.clear()
+        assert found == [], "statements Citus could not route to one shard:\n" + "\n".join(
+            sorted(set(found))
+        )
 
     def _connect(self, url: str) -> Any:
         import psycopg
