@@ -83,9 +83,12 @@ def test_every_key_index_and_foreign_key_starts_with_the_tenant(mem: convmem.Mem
     assert triggers == []
 
 
-def test_migrations_are_recorded_and_a_behind_database_is_refused(postgres_url: str) -> None:
+def test_migrations_are_recorded_and_a_behind_database_is_refused(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVMEM_MIGRATE_ON_OPEN", "0")
     with pytest.raises(convmem.StoreError, match="convmem migrate"):
-        convmem.open(postgres_url, migrate=False)
+        convmem.open(postgres_url)
     result = CliRunner().invoke(main, ["migrate", "--db", postgres_url])
     assert result.exit_code == 0, result.output
     assert f"{len(MIGRATIONS)} migration(s) applied" in result.output
@@ -93,7 +96,7 @@ def test_migrations_are_recorded_and_a_behind_database_is_refused(postgres_url: 
     assert "0 migration(s) applied" in again.output
     names = [r[0] for r in _catalog(postgres_url, "SELECT name FROM _migrations ORDER BY name")]
     assert names == sorted(m.__name__ for m in MIGRATIONS)
-    with convmem.open(postgres_url, migrate=False) as mem:
+    with convmem.open(postgres_url) as mem:
         conv = mem.scope("acme", "alice").create_conversation()
         assert conv.append("user", "hello").depth == 0
 
@@ -137,7 +140,7 @@ def test_text_postgresql_cannot_hold_is_refused_and_nothing_is_written(
 
 
 def _append_many(url: str, conversation_id: str, worker: int, count: int) -> None:
-    with convmem.open(url, migrate=False) as memory:
+    with convmem.open(url) as memory:
         conv = memory.scope("acme", "alice").conversation(conversation_id)
         for i in range(count):
             conv.append("user", f"worker {worker} message {i}", metadata={"w": worker, "i": i})

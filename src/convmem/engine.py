@@ -24,7 +24,6 @@ from convmem.assemble import (
 )
 from convmem.config import Config
 from convmem.errors import (
-    BackendUnavailable,
     BudgetExceeded,
     InvalidInput,
     InvalidMessage,
@@ -54,7 +53,7 @@ from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retention import apply_retention, delete_conversation
-from convmem.retrieval.caches import VectorCache, VectorsCache
+from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise
 from convmem.search import (
@@ -73,6 +72,7 @@ from convmem.store.base import (
     Store,
     WriteTxn,
 )
+from convmem.store.registry import open_store
 from convmem.summaries import Lookup, SummaryFlow
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
@@ -117,7 +117,6 @@ class Memory:
         )
         self.embedder = embedder
         self.vector_cache = VectorCache()
-        self.vectors_cache = VectorsCache()
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
         for name in self.config.tokenizers:
             counter = get_counter(name)
@@ -530,7 +529,6 @@ class Conversation:
                 tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
                 cache=memory.vector_cache, options=options or memory.config.search,
                 window=Window(since=_aware(since), until=_aware(until)),
-                vectors=memory.vectors_cache,
             )  # fmt: skip
 
     def delete(self) -> None:
@@ -813,7 +811,7 @@ class Conversation:
         fused = rank_conversation(
             tx, self.scope.principal, self.id, query, embedder=embedder,
             cache=memory.vector_cache, options=memory.config.search,
-            window=Window(max_depth=window_depth), vectors=memory.vectors_cache,
+            window=Window(max_depth=window_depth),
         )[: 4 * k]  # fmt: skip
         found = tx.get_messages(self._tenant, self.scope.user, [f.key for f in fused])
         candidates = [found[f.key] for f in fused]
@@ -967,35 +965,20 @@ def open(
     *,
     config: Config | None = None,
     embedder: Embedder | None = None,
-    migrate: bool = True,
 ) -> Memory:
-    """Open a convmem database: a file path, ``sqlite:///path``, ``postgresql://…`` (the
-    ``convmem[postgres]`` extra), or nothing for the default file.
+    """Open a convmem database: a file path, ``sqlite:///path``, a URL of another registered
+    backend (``convmem.store.register``), or nothing for the default file.
 
     With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``), search and recall rank
-    by meaning as well as by words; without one they are lexical. ``migrate=False`` refuses a
-    PostgreSQL database whose schema lacks migrations instead of applying them (production
-    deployments run ``convmem migrate --db URL`` once, before the processes start)."""
+    by meaning as well as by words; without one they are lexical."""
     if target is None:
         target = os.environ.get("CONVMEM_DB") or default_path()
-    location = os.fspath(target)
-    if location.startswith(("postgresql://", "postgres://")):
-        return Memory(_postgres_store(location, migrate=migrate), config, embedder=embedder)
-    from convmem.store.sqlite import SQLiteStore
-
-    if location.startswith("sqlite:///"):
-        location = location[len("sqlite:///") :]
-    elif "://" in location:
-        raise InvalidInput(
-            "unsupported database URL scheme; use a path, sqlite:///path or postgresql://…"
-        )
-    return Memory(SQLiteStore(location), config, embedder=embedder)
+    return Memory(open_store(os.fspath(target)), config, embedder=embedder)
 
 
 def migrate_database(target: str) -> list[str]:
     """Apply the schema migrations a database lacks; returns their names (``convmem migrate``)."""
     if target.startswith(("postgresql://", "postgres://")):
-        _require_postgres_extra()
         from convmem.store.postgres import migrate
 
         return migrate(target)
@@ -1010,20 +993,3 @@ def migrate_database(target: str) -> list[str]:
         return apply_migrations(db)
     finally:
         db.close()
-
-
-def _postgres_store(url: str, *, migrate: bool) -> Store:
-    _require_postgres_extra()
-    from convmem.store.postgres import PostgresStore
-
-    return PostgresStore(url, migrate=migrate)
-
-
-def _require_postgres_extra() -> None:
-    try:
-        import pgvector.psycopg  # noqa: F401
-        import psycopg_pool  # noqa: F401
-    except ImportError as exc:
-        raise BackendUnavailable(
-            "the PostgreSQL backend needs the postgres extra: pip install 'convmem[postgres]'"
-        ) from exc

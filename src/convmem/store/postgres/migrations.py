@@ -361,9 +361,9 @@ def m008_message_index(db: Connection) -> None:
         CREATE TABLE term_vectors (
             tenant_id TEXT NOT NULL,
             embedder TEXT NOT NULL,
-            -- one vector per word per tenant; read whole into the process, never searched in SQL
+            -- one vector per word per tenant: a query's terms are widened to their nearest words
             term TEXT NOT NULL,
-            vector BYTEA NOT NULL,
+            vector HALFVEC NOT NULL,
             PRIMARY KEY (tenant_id, embedder, term)
         )
         """

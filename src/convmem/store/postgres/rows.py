@@ -73,12 +73,6 @@ def float32_row(value: HalfVector) -> Vector:
     return np.asarray(value.to_numpy(), dtype=np.float32)
 
 
-def float16_blob(value: HalfVector) -> bytes:
-    """A ``halfvec`` as the little-endian float16 bytes the engine's in-process vector code
-    reads (``convmem.retrieval.vector.from_blobs``)."""
-    return bytes(np.asarray(value.to_numpy(), dtype="<f2").tobytes())
-
-
 # The first key of every owner lock: a class of its own among advisory locks.
 OWNER_LOCK_CLASS = 7_211_432
 

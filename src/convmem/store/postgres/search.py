@@ -18,14 +18,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from convmem.errors import InvalidInput
-from convmem.model.memory import MemoryRecord
 from convmem.store.postgres.memories import PREFIXED, memory, memory_owner_lexeme
 from convmem.store.postgres.migrations import TS_CONFIG
-from convmem.store.postgres.rows import TxnBase, float16_blob, halfvec
-from convmem.store.ranking import MemoryHitRow, MessageHitRow, VectorRow
+from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
+from convmem.store.ranking import MemoryHitRow, MessageHitRow, Window
 from convmem.store.search_index import (
     IndexedBody,
     IndexedRow,
@@ -63,6 +60,19 @@ _TERMS_QUERY = (
     "(SELECT string_agg('(' || q::text || ')', ' | ') FROM "
     f"(SELECT plainto_tsquery('{TS_CONFIG}', term) AS q FROM unnest(%s::text[]) AS term) s "
     "WHERE numnode(q) > 0)"
+)
+
+
+# FROM … WHERE of a conversation's vocabulary words with their vectors, for its owner only and
+# without its speakers' names (a name's vector would widen a query towards whoever spoke).
+# Parameters: embedder, tenant (twice), conversation, tenant (twice), conversation, user.
+_VOCABULARY = (
+    "FROM conversation_terms t JOIN term_vectors v ON v.tenant_id = t.tenant_id "
+    "AND v.embedder = %s AND v.term = t.term WHERE t.tenant_id = %s AND v.tenant_id = %s "
+    "AND t.conversation_id = %s AND NOT t.speaker AND NOT EXISTS (SELECT 1 FROM "
+    "conversation_terms s WHERE s.tenant_id = %s AND s.speaker AND s.conversation_id = "
+    "t.conversation_id AND lower(s.term) = t.term) AND EXISTS (SELECT 1 FROM conversations c "
+    "WHERE c.tenant_id = %s AND c.id = %s AND c.user_id = %s)"
 )
 
 
@@ -169,16 +179,14 @@ class SearchTxnMixin(TxnBase):
         conversation_id: str,
         terms: Sequence[str],
         *,
+        window: Window,
         limit: int,
-        max_depth: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
     ) -> list[MessageHitRow]:
         """Messages of one conversation matching any of ``terms``, best first."""
         wanted = [t for t in terms if t]
         if not wanted or limit < 1:
             return []
-        filters, params = _window(max_depth, since, until)
+        filters, params = _window(window)
         owner = _owner_query(conversation_lexeme(tenant, conversation_id))
         rows = self._db.execute(
             f"""
@@ -187,14 +195,14 @@ class SearchTxnMixin(TxnBase):
                 FROM unnest(%s::text[]) AS term
             ),
             c AS (
-                SELECT i.message_id, i.speaker, i.tsv FROM message_index i
+                SELECT i.message_id, i.speaker, i.depth, i.tsv FROM message_index i
                 WHERE i.tenant_id = %s AND i.user_id = %s AND i.conversation_id = %s
                 AND i.tsv @@ ((%s || ' & (' || {_TERMS_QUERY} || ')')::tsquery){filters}
                 -- newest first, so a very long conversation is scored over its recent matches
                 ORDER BY i.seq DESC LIMIT {_MAX_CANDIDATES}
             ),
             hits AS (
-                SELECT c.message_id, c.speaker, q.term,
+                SELECT c.message_id, c.speaker, c.depth, q.term,
                     ts_rank({_WEIGHTS}, c.tsv, q.tq, 1) AS tf
                 FROM c JOIN q ON numnode(q.tq) > 0 AND c.tsv @@ q.tq
             ),
@@ -205,7 +213,7 @@ class SearchTxnMixin(TxnBase):
                 SELECT coalesce(max(depth) + 1, 1) AS n FROM message_index
                 WHERE tenant_id = %s AND conversation_id = %s
             )
-            SELECT h.message_id, min(h.speaker),
+            SELECT h.message_id, min(h.speaker), min(h.depth),
                 sum(greatest(1e-6, ln((greatest(t.n, d.n) - d.n + 0.5) / (d.n + 0.5))) * h.tf)
                     AS score
             FROM hits h JOIN df d USING (term) CROSS JOIN total t
@@ -216,26 +224,7 @@ class SearchTxnMixin(TxnBase):
                 conversation_id, limit,
             ),
         ).fetchall()  # fmt: skip
-        return [MessageHitRow(r[0], r[1], float(r[2])) for r in rows]
-
-    def message_vectors(
-        self, tenant: str, user: str, conversation_id: str, embedder: str
-    ) -> list[VectorRow]:
-        rows = self._db.execute(
-            "SELECT message_id, speaker, depth, created_at, vector FROM message_index "
-            "WHERE tenant_id = %s AND conversation_id = %s AND user_id = %s AND embedder = %s "
-            "AND vector IS NOT NULL ORDER BY seq",
-            (tenant, conversation_id, user, embedder),
-        ).fetchall()
-        return [VectorRow(r[0], r[1], r[2], r[3], float16_blob(r[4])) for r in rows]
-
-    def search_generation(self, tenant: str, conversation_id: str) -> int | None:
-        row = self._db.execute(
-            "SELECT generation FROM search_generations "
-            "WHERE tenant_id = %s AND conversation_id = %s",
-            (tenant, conversation_id),
-        ).fetchone()
-        return None if row is None else int(row[0])
+        return [MessageHitRow(r[0], r[1], r[2], float(r[3])) for r in rows]
 
     def _bump(self, tenant: str, conversation_ids: Sequence[str]) -> None:
         if conversation_ids:
@@ -300,6 +289,33 @@ class SearchTxnMixin(TxnBase):
         wanted = set(candidate_ids)
         return {r[0] for r in rows if r[0] in wanted}
 
+    def nearest_messages(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        embedder: str,
+        vector: Vector,
+        *,
+        window: Window,
+        limit: int,
+    ) -> list[MessageHitRow]:
+        """Exact cosine over the conversation's rows, in the database: the scope (one
+        conversation) is a B-tree range, a few thousand rows at most, where an approximate index
+        over every tenant's vectors would have to filter afterwards."""
+        if limit < 1:
+            return []
+        filters, params = _window(window)
+        query = halfvec(vector)
+        rows = self._db.execute(
+            "SELECT i.message_id, i.speaker, i.depth, 1 - (i.vector <=> %s) AS similarity "
+            "FROM message_index i WHERE i.tenant_id = %s AND i.conversation_id = %s "
+            f"AND i.user_id = %s AND i.embedder = %s AND i.vector IS NOT NULL{filters} "
+            "ORDER BY i.vector <=> %s, i.seq LIMIT %s",
+            (query, tenant, conversation_id, user, embedder, *params, query, limit),
+        ).fetchall()
+        return [MessageHitRow(r[0], r[1], r[2], float(r[3])) for r in rows]
+
     # --- a conversation's vocabulary ------------------------------------------------------------
 
     def add_terms(
@@ -346,19 +362,6 @@ class SearchTxnMixin(TxnBase):
         ).fetchall()
         return [r[0] for r in rows]
 
-    def term_vectors(
-        self, tenant: str, conversation_id: str, embedder: str
-    ) -> list[tuple[str, bytes]]:
-        """The conversation's words with their vectors from ``embedder``."""
-        rows = self._db.execute(
-            "SELECT t.term, v.vector FROM conversation_terms t JOIN term_vectors v "
-            "ON v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term "
-            "WHERE t.tenant_id = %s AND v.tenant_id = %s AND t.conversation_id = %s "
-            "AND NOT t.speaker ORDER BY t.term",
-            (embedder, tenant, tenant, conversation_id),
-        ).fetchall()
-        return [(r[0], bytes(r[1])) for r in rows]
-
     def stored_term_vectors(
         self, tenant: str, embedder: str, words: Sequence[str]
     ) -> dict[str, Vector]:
@@ -369,7 +372,7 @@ class SearchTxnMixin(TxnBase):
             "AND term = ANY(%s)",
             (tenant, embedder, list(words)),
         ).fetchall()
-        return {r[0]: _from_bytes(r[1]) for r in rows}
+        return {r[0]: float32_row(r[1]) for r in rows}
 
     def missing_term_vectors(self, embedder: str, limit: int) -> list[MissingTermVector]:
         rows = self._db.execute(
@@ -390,10 +393,10 @@ class SearchTxnMixin(TxnBase):
         ordered = sorted({v.term: v.vector for v in vectors}.items())
         added = self._db.execute(
             "INSERT INTO term_vectors (tenant_id, embedder, term, vector) "
-            "SELECT %s, %s, v.term, v.vector FROM unnest(%s::text[], %s::bytea[]) "
+            "SELECT %s, %s, v.term, v.vector FROM unnest(%s::text[], %s::halfvec[]) "
             "AS v(term, vector) WHERE EXISTS (SELECT 1 FROM conversation_terms t "
             "WHERE t.tenant_id = %s AND t.term = v.term) ON CONFLICT DO NOTHING RETURNING term",
-            (tenant, embedder, [t for t, _ in ordered], [_to_bytes(v) for _, v in ordered],
+            (tenant, embedder, [t for t, _ in ordered], [halfvec(v) for _, v in ordered],
              tenant),
         ).fetchall()  # fmt: skip
         if added:
@@ -404,6 +407,63 @@ class SearchTxnMixin(TxnBase):
                 "WHERE g.tenant_id = %s AND g.conversation_id = t.conversation_id",
                 (tenant, [r[0] for r in added], tenant),
             )
+
+    def vocabulary_vectors(
+        self, tenant: str, user: str, conversation_id: str, embedder: str, words: Sequence[str]
+    ) -> dict[str, Vector]:
+        if not words:
+            return {}
+        rows = self._db.execute(
+            f"SELECT t.term, v.vector {_VOCABULARY} AND t.term = ANY(%s)",
+            (embedder, tenant, tenant, conversation_id, tenant, tenant, conversation_id, user,
+             list(words)),
+        ).fetchall()  # fmt: skip
+        return {r[0]: float32_row(r[1]) for r in rows}
+
+    def nearest_words(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        embedder: str,
+        terms: Sequence[TermVector],
+        *,
+        per_term: int,
+        min_similarity: float,
+    ) -> list[str]:
+        if not terms or per_term < 1:
+            return []
+        # per term, its nearest vocabulary words (one more: the term itself may be among them)
+        rows = self._db.execute(
+            f"""
+            SELECT q.i, w.term FROM unnest(%s::text[], %s::halfvec[]) WITH ORDINALITY
+                AS q(term, vector, i)
+            CROSS JOIN LATERAL (
+                SELECT t.term, v.vector <=> q.vector AS distance {_VOCABULARY}
+                AND v.vector <=> q.vector <= %s
+                ORDER BY distance, t.term LIMIT %s
+            ) w
+            ORDER BY q.i, w.distance, w.term
+            """,
+            (
+                [t.term for t in terms], [halfvec(t.vector) for t in terms], embedder, tenant,
+                tenant, conversation_id, tenant, tenant, conversation_id, user,
+                1.0 - min_similarity, per_term + 1,
+            ),
+        ).fetchall()  # fmt: skip
+        asked = [t.term for t in terms]
+        found: dict[int, list[str]] = {}
+        for i, word in rows:
+            found.setdefault(int(i) - 1, []).append(word)
+        out: list[str] = []
+        seen = set(asked)
+        for i, term in enumerate(asked):
+            near = [w for w in found.get(i, []) if w != term][:per_term]
+            for word in near:
+                if word not in seen:
+                    seen.add(word)
+                    out.append(word)
+        return out
 
     # --- memories -------------------------------------------------------------------------------
 
@@ -440,24 +500,31 @@ class SearchTxnMixin(TxnBase):
         ).fetchall()
         return [MemoryHitRow(memory(row), float(row[17])) for row in rows]
 
-    def memory_vectors(
-        self, tenant: str, user: str, embedder: str, *, scopes: Sequence[str], now: datetime
-    ) -> list[tuple[MemoryRecord, bytes]]:
-        """The principal's current memories that have a vector from ``embedder``, filtered as
-        ``search_memory_terms`` filters."""
-        if not scopes:
+    def nearest_memories(
+        self,
+        tenant: str,
+        user: str,
+        embedder: str,
+        vector: Vector,
+        *,
+        scopes: Sequence[str],
+        now: datetime,
+        limit: int,
+    ) -> list[MemoryHitRow]:
+        if not scopes or limit < 1:
             return []
+        query = halfvec(vector)
         rows = self._db.execute(
-            f"SELECT {PREFIXED}, v.vector FROM memory_vectors v JOIN memories m "
+            f"SELECT {PREFIXED}, 1 - (v.vector <=> %s) FROM memory_vectors v JOIN memories m "
             "ON m.tenant_id = v.tenant_id AND m.id = v.memory_id "
             "WHERE v.tenant_id = %s AND m.tenant_id = %s AND v.user_id = %s "
             "AND v.embedder = %s AND m.user_id = %s "
             "AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL "
             "AND (m.expires_at IS NULL OR m.expires_at > %s) AND m.scope = ANY(%s) "
-            "ORDER BY m.created_at, m.id",
-            (tenant, tenant, user, embedder, user, now, list(scopes)),
+            "ORDER BY v.vector <=> %s, m.id LIMIT %s",
+            (query, tenant, tenant, user, embedder, user, now, list(scopes), query, limit),
         ).fetchall()
-        return [(memory(row), float16_blob(row[17])) for row in rows]
+        return [MemoryHitRow(memory(row), float(row[17])) for row in rows]
 
     def set_memory_vectors(
         self, tenant: str, user: str, embedder: str, vectors: Sequence[MemoryVector]
@@ -490,27 +557,15 @@ class SearchTxnMixin(TxnBase):
         return [MissingMemoryVector(r[0], r[1], r[2], r[3]) for r in rows]
 
 
-def _to_bytes(vector: Vector) -> bytes:
-    """A word vector as stored: little-endian float16 (read whole into the process, never
-    compared in SQL, so no pgvector type)."""
-    return np.asarray(vector, dtype="<f2").tobytes()
-
-
-def _from_bytes(value: bytes) -> Vector:
-    return np.frombuffer(value, dtype="<f2").astype(np.float32)
-
-
-def _window(
-    max_depth: int | None, since: datetime | None, until: datetime | None
-) -> tuple[str, list[Any]]:
+def _window(window: Window) -> tuple[str, list[Any]]:
     sql, params = "", list[Any]()
-    if max_depth is not None:
+    if window.max_depth is not None:
         sql += " AND i.depth < %s"
-        params.append(max_depth)
-    if since is not None:
+        params.append(window.max_depth)
+    if window.since is not None:
         sql += " AND i.created_at >= %s"
-        params.append(since)
-    if until is not None:
+        params.append(window.since)
+    if window.until is not None:
         sql += " AND i.created_at < %s"
-        params.append(until)
+        params.append(window.until)
     return sql, params
