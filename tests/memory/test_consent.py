@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,9 @@ from convmem.memory.intent import detect_intent
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "consent.jsonl"
 
 
-def memory_rows(db_path: Path) -> list[tuple[str, str]]:
-    with sqlite3.connect(db_path) as db:
-        return [(str(t), str(s)) for t, s in db.execute("SELECT text, status FROM memories")]
+def memory_rows(scope: convmem.Scope) -> list[tuple[str, str]]:
+    """Every memory of the principal, whatever its status (on any backend)."""
+    return [(m.text, m.status) for m in scope.memories.list(status=None, include_expired=True)]
 
 
 @pytest.mark.parametrize(
@@ -64,34 +63,32 @@ def test_an_explicit_request_saves_what_was_asked(
     ],
 )
 def test_reminiscence_advice_reported_speech_and_questions_save_nothing(
-    alice: convmem.Scope, db_path: Path, message: str
+    alice: convmem.Scope, message: str
 ) -> None:
     assert alice.create_conversation().append("user", message).notices == ()
-    assert memory_rows(db_path) == []
+    assert memory_rows(alice) == []
 
 
-def test_a_reminder_to_the_assistant_is_never_a_confirmed_memory(
-    alice: convmem.Scope, db_path: Path
-) -> None:
+def test_a_reminder_to_the_assistant_is_never_a_confirmed_memory(alice: convmem.Scope) -> None:
     conv = alice.create_conversation()
     assert conv.append("user", "Remember to bring sunscreen to the beach.").notices == ()
     assert conv.append("user", "Please remember to email the landlord tomorrow.").notices == ()
-    assert memory_rows(db_path) == []
+    assert memory_rows(alice) == []
 
 
 def test_a_pronoun_takes_its_antecedent_from_the_same_message_or_is_refused(
-    alice: convmem.Scope, db_path: Path
+    alice: convmem.Scope,
 ) -> None:
     conv = alice.create_conversation()
     resolved = conv.append("user", "My sister Anna is vegan. Remember that she hates mushrooms.")
     assert [(n.status, n.text) for n in resolved.notices] == [
         ("saved", "My sister Anna hates mushrooms.")
     ]
-    before = memory_rows(db_path)
+    before = memory_rows(alice)
     for unclear in ("Remember that she hates mushrooms.", "Please remember that!"):
         notices = conv.append("user", unclear).notices
         assert [(n.status, n.reason) for n in notices] == [("blocked", "unclear_reference")]
-    assert memory_rows(db_path) == before
+    assert memory_rows(alice) == before
 
 
 def test_small_talk_never_supersedes_a_real_memory(alice: convmem.Scope) -> None:
@@ -138,9 +135,7 @@ def test_a_supersession_names_both_texts_and_restore_undoes_it(alice: convmem.Sc
     assert "memory.restored" in actions
 
 
-def test_restore_refuses_what_it_cannot_undo(
-    alice: convmem.Scope, bob: convmem.Scope, db_path: Path
-) -> None:
+def test_restore_refuses_what_it_cannot_undo(alice: convmem.Scope, bob: convmem.Scope) -> None:
     first = alice.remember("I live in Porto.").memory
     assert first is not None
     with pytest.raises(InvalidInput):
@@ -152,7 +147,7 @@ def test_restore_refuses_what_it_cannot_undo(
     alice.memories.delete(second.id)  # the replacement and its history are gone
     with pytest.raises(NotFound):
         alice.memories.restore(first.id)
-    assert memory_rows(db_path) == []
+    assert memory_rows(alice) == []
 
 
 @pytest.mark.parametrize(
