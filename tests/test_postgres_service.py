@@ -6,6 +6,7 @@ share the job queue."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -34,6 +35,7 @@ def own_server() -> Iterator[object]:
         yield server
     finally:
         server.cleanup()
+        shutil.rmtree(server.pgdata.parent, ignore_errors=True)
 
 
 def test_the_database_going_away_is_a_503_and_the_service_recovers(own_server: object) -> None:
