@@ -17,11 +17,9 @@ that outlived every wait), ``InvalidInput`` (text PostgreSQL cannot hold) or ``S
 from __future__ import annotations
 
 import logging
-import random
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -32,16 +30,12 @@ from convmem.errors import ConvmemError, InvalidInput, StoreBusy, StoreError
 log = logging.getLogger(__name__)
 
 Connection = psycopg.Connection[Any]
-T = TypeVar("T")
 
 # How long a statement may wait for a row lock before the caller gets StoreBusy (SQLite's busy
 # wait is of the same order).
 LOCK_TIMEOUT = "30s"
 # How long a caller waits for a free pooled connection (or for the server to accept one).
 POOL_TIMEOUT_SECONDS = 10.0
-# Retries of a self-contained operation (one the store runs whole: a claim, a migration step)
-# after a serialisation failure or deadlock.
-MAX_ATTEMPTS = 5
 
 _BUSY = (
     pg_errors.SerializationFailure,
@@ -142,17 +136,3 @@ def _rollback(conn: Connection) -> None:
     except psycopg.Error:
         log.warning("rollback failed; the connection is discarded", exc_info=True)
         conn.close()
-
-
-def retrying(action: Callable[[], T]) -> T:
-    """Run a self-contained transaction again after a serialisation failure or deadlock."""
-    delay = 0.01
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        try:
-            return action()
-        except StoreBusy:
-            if attempt == MAX_ATTEMPTS:
-                raise
-            time.sleep(delay * (0.5 + random.random()))
-            delay *= 2
-    raise AssertionError("unreachable")
