@@ -2,9 +2,9 @@
 
 Connections run in autocommit mode and every transaction is an explicit ``BEGIN`` … ``COMMIT``:
 reads are ``REPEATABLE READ, READ ONLY`` (one snapshot for a whole assembly, and they can never
-fail to serialise), writes are ``READ COMMITTED`` with explicit row locks (the store takes them:
-the conversation row for its messages, an owner row for a user's memories and pins), so a write
-waits for the one it conflicts with instead of failing at commit.
+fail to serialise), writes are ``READ COMMITTED`` with explicit locks (the store takes them: the
+conversation's row for its messages, a transaction-scoped advisory lock per user for memories
+and pins), so a write waits for the one it conflicts with instead of failing at commit.
 
 The ``BEGIN`` is also the connection's health check: a connection the server dropped (it
 restarted, an idle timeout) fails there, is discarded, and the transaction starts again on a
