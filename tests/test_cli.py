@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 
 import convmem
@@ -109,3 +111,36 @@ def test_memory_list_export_delete(db_path: Path) -> None:
     assert wiped.exit_code == 0
     with convmem.open(db_path) as mem:
         assert mem.scope("acme", "alice").conversations() == []
+
+
+def test_the_demo_table_adds_up_and_leaves_no_folder_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    result = CliRunner().invoke(main, ["demo"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    header = next(line.split() for line in lines if line.startswith("turn"))
+    assert header[:9] == [
+        "turn", "system", "summary", "history", "retrieved", "user", "other", "priming", "total",
+    ]  # fmt: skip
+    rows = [line.split() for line in lines if line[:4].strip().isdigit()]
+    assert len(rows) == 60
+    for row in rows:
+        assert sum(int(cell) for cell in row[1:8]) == int(row[8]), row
+    assert any(int(row[4]) > 0 for row in rows)  # recall brought evicted turns back
+    assert "tokenizer o200k_base" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_demo_keeps_a_database_it_is_given(tmp_path: Path) -> None:
+    kept = tmp_path / "demo.db"
+    result = CliRunner().invoke(main, ["demo", "--turns", "5", "--db", str(kept)])
+    assert result.exit_code == 0, result.output
+    listed = CliRunner().invoke(
+        main,
+        ["conversations", "list", "--db", str(kept), "--tenant", "demo", "--user", "traveller"],
+    )
+    assert "Lisbon trip" in listed.output
+    again = CliRunner().invoke(main, ["demo", "--turns", "5", "--db", str(kept)])
+    assert again.exit_code == 2 and "exists" in again.output

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 import convmem
 from convmem.cli import main
 
-CREATES = {("keys", "create"), ("serve",)}
+# keys create and serve may start a database; the demo writes a fresh one where it is told
+CREATES = {("keys", "create"), ("serve",), ("demo",)}
 
 
 def _commands_with_db(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

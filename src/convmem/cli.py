@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from convmem.cli_common import db_option, echo_rows, embedder_option, opened
+from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
 from convmem.cli_mcp import mcp_command
 from convmem.cli_service import keys, serve
 from convmem.config import Config
@@ -32,11 +32,16 @@ main.add_command(mcp_command)
 
 @main.command()
 @click.option("--turns", default=60, show_default=True, help="How many scripted turns to play.")
-def demo(turns: int) -> None:
+@click.option("--db", default=None, help="Write the demo to this new file and keep it "
+              "(default: a temporary folder, removed at the end).")  # fmt: skip
+def demo(turns: int, db: str | None) -> None:
     """Play a scripted conversation at a small budget and show what each request holds."""
     from convmem.demo import run_demo
 
-    run_demo(click.echo, turns=turns)
+    try:
+        run_demo(click.echo, turns=turns, db=db)
+    except ConvmemError as exc:
+        fail(exc)
 
 
 @main.group()

@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 from convmem.assemble import AssemblyReport
 from convmem.engine import Conversation, open
+from convmem.errors import InvalidInput
 from convmem.model.messages import ToolCall
 from convmem.model.profile import ModelProfile
-from convmem.tokens import get_counter
+from convmem.tokens import REPLY_PRIMING, get_counter
 
 TOPICS = [
     "the flight to Lisbon on 14 May",
@@ -74,20 +75,44 @@ def _play_turn(conv: Conversation, turn: int) -> tuple[str, AssemblyReport]:
     return note, ctx.report
 
 
-def run_demo(echo: Callable[[str], None] = print, turns: int = 60) -> str:
-    """Play the script into a fresh database in a temporary folder; return the database path."""
-    folder = tempfile.mkdtemp(prefix="convmem-demo-")
-    path = os.path.join(folder, "demo.db")
+# the table's section columns; "other" is whatever else the request held (pins, memories)
+COLUMNS = ("system", "summary", "history", "retrieved", "user")
+
+
+def _row(turn: int, report: AssemblyReport, events: list[str]) -> str:
+    sections = report.sections
+    other = sum(tokens for name, tokens in sections.items() if name not in COLUMNS)
+    cells = " ".join(f"{sections[name]:>{max(len(name), 4)}}" for name in COLUMNS)
+    return (
+        f"{turn:>4} {cells} {other:>5} {REPLY_PRIMING:>7} {report.total_tokens:>5} "
+        f"{len(report.included_ids):>4} {report.evicted_count:>7}  {'; '.join(events)}"
+    )
+
+
+def run_demo(echo: Callable[[str], None] = print, turns: int = 60, db: str | None = None) -> None:
+    """Play the script into a fresh database: ``db`` when given (kept for inspection), else a
+    temporary folder removed at the end."""
+    if db is not None:
+        if os.path.exists(db):
+            raise InvalidInput(f"{db} exists; the demo writes a fresh database")
+        _play(echo, turns, db)
+        return
+    with tempfile.TemporaryDirectory(prefix="convmem-demo-") as folder:
+        _play(echo, turns, os.path.join(folder, "demo.db"), kept=False)
+
+
+def _play(echo: Callable[[str], None], turns: int, path: str, kept: bool = True) -> None:
     with open(path) as memory:
         conv = memory.scope("demo", "traveller").create_conversation("Lisbon trip")
-        echo(f"database: {path}")
+        echo(f"database: {path}" + ("" if kept else " (removed at the end; --db PATH keeps one)"))
         echo(
             f"budget: window {PROFILE.context_window}, output {PROFILE.max_output}, "
             f"margin {PROFILE.margin}, tokenizer {get_counter(PROFILE.tokenizer).name}"
         )
+        echo("tokens per section; total = the sections + other (pins, memories) + reply priming")
         echo(
-            f"{'turn':>4} {'system':>6} {'summary':>7} {'history':>7} {'user':>4} {'total':>5} "
-            f"{'kept':>4} {'evicted':>7}  events"
+            f"{'turn':>4} {' '.join(f'{name:>{max(len(name), 4)}}' for name in COLUMNS)} "
+            f"{'other':>5} {'priming':>7} {'total':>5} {'kept':>4} {'evicted':>7}  events"
         )
         first_user_id = ""
         evicted_before = 0
@@ -105,12 +130,7 @@ def run_demo(echo: Callable[[str], None] = print, turns: int = 60) -> str:
             if report.summary_id != summary_before and report.summary_id is not None:
                 events.append(f"summary {report.summary_source} ...{report.summary_id[-6:]}")
             summary_before = report.summary_id
-            echo(
-                f"{turn:>4} {report.sections['system']:>6} {report.sections['summary']:>7} "
-                f"{report.sections['history']:>7} "
-                f"{report.sections['user']:>4} {report.total_tokens:>5} "
-                f"{len(report.included_ids):>4} {report.evicted_count:>7}  {'; '.join(events)}"
-            )
+            echo(_row(turn, report, events))
         tree = conv.messages()
         echo(
             f"stored {len(tree)} messages in the tree; the active branch has "
@@ -120,8 +140,9 @@ def run_demo(echo: Callable[[str], None] = print, turns: int = 60) -> str:
         record = conv.summary()
         if record is not None:
             notes = sum(1 for _ in record.snapshot.items())
-            echo(
-                f"the summary keeps {notes} notes of the evicted turns; see them with: convmem "
-                f"summaries show --db {path} --tenant demo --user traveller {conv.id}"
+            see = (
+                f"convmem summaries show --db {path} --tenant demo --user traveller {conv.id}"
+                if kept
+                else "convmem demo --db demo.db, then convmem summaries show"
             )
-    return path
+            echo(f"the summary keeps {notes} notes of the evicted turns; see them with: {see}")

@@ -59,7 +59,6 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/metrics"): "public",
     ("GET", "/openapi.json"): "public",
     ("GET", "/docs"): "public",
-    ("GET", "/docs/oauth2-redirect"): "public",
     ("GET", "/"): "public",
 }
 # Routes registered only when the engine has the feature behind them (other work in flight).

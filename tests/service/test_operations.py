@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -32,6 +33,19 @@ def test_healthz(client: TestClient) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
+
+
+def test_the_docs_page_loads_swagger_ui_from_the_service_itself(client: TestClient) -> None:
+    page = client.get("/docs")
+    assert page.status_code == 200
+    sources = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", page.text)
+    assert sources and all(url.startswith("/docs/assets/") for url in sources), sources
+    assert "http" not in page.text  # no CDN, no other host
+    for url in sources:
+        asset = client.get(url)
+        assert asset.status_code == 200, url
+        assert len(asset.content) > 100
+    assert "SwaggerUIBundle" in client.get("/docs/assets/swagger-ui-bundle.js").text
 
 
 def test_request_ids_are_echoed_or_made(client: TestClient) -> None:

@@ -14,9 +14,11 @@ from importlib.resources import files
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from starlette.staticfiles import StaticFiles
+from swagger_ui_bundle import swagger_ui_path
 
 from convmem import __version__
 from convmem.engine import Memory
@@ -70,7 +72,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
         "`Authorization: Bearer <key>`; errors are `application/problem+json`.",
         lifespan=lifespan,
         dependencies=[Depends(known_query_only)],
-        docs_url="/docs",
+        docs_url=None,  # served by _docs_routes from local files, not a CDN
         redoc_url=None,
     )
     app.state.memory = memory
@@ -80,6 +82,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
         app.include_router(module.router)
     _ops_routes(app, metrics)
     _page_routes(app)
+    _docs_routes(app)
     app.add_middleware(ServiceMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
@@ -112,6 +115,22 @@ def _page_routes(app: FastAPI) -> None:
         return HTMLResponse((WEB / "index.html").read_text("utf-8"), headers=PAGE_HEADERS)
 
     app.mount("/assets", StaticFiles(directory=str(WEB)), name="assets")
+
+
+def _docs_routes(app: FastAPI) -> None:
+    """Swagger UI at /docs from the files of the swagger-ui-bundle-v2 package, so the schema can
+    be browsed on a machine without internet (FastAPI's default loads it from a CDN)."""
+    app.mount("/docs/assets", StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} API",
+            swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs/assets/swagger-ui.css",
+            swagger_favicon_url="/docs/assets/favicon-32x32.png",
+        )
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

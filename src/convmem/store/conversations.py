@@ -146,7 +146,8 @@ class ConversationWrites(Protocol):
 
     def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
         """Delete the messages with their token counts, search-index rows (full text and
-        vectors), summaries through any of them and unfinished jobs about them. Vocabulary words
+        vectors), summaries through any of them and every job about them (finished ones too: a
+        job names its message and user). Vocabulary words
         only these messages used are the caller's to retire (``retain_terms``)."""
         ...
 

@@ -260,8 +260,10 @@ class MemoryTxnMixin:
         """Delete every row of the user's data except the audit (which holds no content)."""
         self._db.execute("PRAGMA defer_foreign_keys = ON")
         counts: dict[str, int] = {}
-        # dependants first: rows found through conversations or messages, then the owners
-        tables = sorted(self._user_tables(), key=lambda t: ("user_id" in t[1], t[0]))
+        # dependants first: rows found through conversations or messages, then the owners (a
+        # table found through its conversations keeps its rows once the conversations are gone)
+        owned = "tenant_id = ? AND user_id = ?"
+        tables = sorted(self._user_tables(), key=lambda t: (t[1] == owned, t[0]))
         for table, where in tables:
             if table == "audit_events":
                 continue

