@@ -77,6 +77,11 @@ def _openai_history_message(item: HistoryItem) -> dict[str, Any]:
     return rendered
 
 
+def openai_message(message: Message) -> dict[str, Any]:
+    """A stored message as one Chat Completions message (integrations map it onward)."""
+    return _openai_history_message(HistoryItem(message, message.content, 0))
+
+
 def render_openai(
     leading: Sequence[Section],
     history: Sequence[HistoryItem],

@@ -13,6 +13,8 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # example -> (the library it needs, lines its output must hold)
 EXPECTED: dict[str, tuple[str, list[str]]] = {
+    "langchain_history.py": ("langchain_core", ["you said: Which seat should I book?",
+                              "memories: ['I prefer aisle seats.']"]),
     "mcp_client.py": ("mcp", ["tools: remember, list_memories", "remember -> blocked credential",
                               'list_memories -> ["I prefer aisle seats."]']),
 }  # fmt: skip
