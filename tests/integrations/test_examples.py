@@ -15,6 +15,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXPECTED: dict[str, tuple[str, list[str]]] = {
     "langchain_history.py": ("langchain_core", ["you said: Which seat should I book?",
                               "memories: ['I prefer aisle seats.']"]),
+    "langgraph_store.py": ("langgraph", ["put 'openai' -> blocked: credential",
+                                         "memory page: [('proposed', 'I prefer aisle seats.')]",
+                                         "search after: [('seat', 'I prefer aisle seats.')]"]),
     "mcp_client.py": ("mcp", ["tools: remember, list_memories", "remember -> blocked credential",
                               'list_memories -> ["I prefer aisle seats."]']),
 }  # fmt: skip
