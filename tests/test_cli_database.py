@@ -12,8 +12,9 @@ from click.testing import CliRunner
 import convmem
 from convmem.cli import main
 
-# keys create and serve may start a database; the demo writes a fresh one where it is told
-CREATES = {("keys", "create"), ("serve",), ("demo",)}
+# keys create and the servers (serve, mcp) may start a database; the demo writes a fresh one
+# where it is told
+CREATES = {("keys", "create"), ("serve",), ("mcp",), ("demo",)}
 
 
 def _commands_with_db(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

@@ -13,6 +13,10 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # example -> (the library it needs, lines its output must hold)
 EXPECTED: dict[str, tuple[str, list[str]]] = {
+    "agents_session.py": ("agents", ["final output: The forecast says: sunny in Lisbon, 24 °C",
+                                     "items in convmem: ['user', 'function_call', "
+                                     "'function_call_output', 'assistant']",
+                                     "popped: message | still in the tree: 4 messages"]),
     "langchain_history.py": ("langchain_core", ["you said: Which seat should I book?",
                               "memories: ['I prefer aisle seats.']"]),
     "langgraph_store.py": ("langgraph", ["put 'openai' -> blocked: credential",

@@ -154,7 +154,7 @@ def build_server(scope_of: ScopeOf, *, name: str = "convmem") -> MCPServer:
         conversation_id: str,
         ctx: Context,
         message: str | None = None,
-        format: Literal["openai", "anthropic"] = "openai",
+        format: Literal["openai", "anthropic", "responses"] = "openai",
         system: str | None = None,
         context_window: int = 8192,
         max_output: int = 1024,
