@@ -43,7 +43,7 @@ from convmem.model.snapshot import Snapshot, SnapshotItem
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
 from convmem.search import SearchOptions
-from convmem.store.base import PinnedInstruction
+from convmem.store.base import PinnedInstruction, Store
 from convmem.summarize import ExtractiveSummarizer, LLMSummarizer, LLMSummarizerConfig, Summarizer
 from convmem.tokens import TokenCounter, get_counter
 
@@ -84,6 +84,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "Snapshot",
     "SnapshotItem",
+    "Store",
     "StoreBusy",
     "StoreError",
     "Summarizer",

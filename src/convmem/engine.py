@@ -48,7 +48,7 @@ from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retention import apply_retention, delete_conversation
-from convmem.retrieval.caches import VectorCache, VectorsCache
+from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise
 from convmem.search import (
@@ -67,6 +67,7 @@ from convmem.store.base import (
     Store,
     WriteTxn,
 )
+from convmem.store.registry import open_store
 from convmem.summaries import Lookup, SummaryFlow
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
@@ -111,7 +112,6 @@ class Memory:
         )
         self.embedder = embedder
         self.vector_cache = VectorCache()
-        self.vectors_cache = VectorsCache()
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
         for name in self.config.tokenizers:
             counter = get_counter(name)
@@ -524,7 +524,6 @@ class Conversation:
                 tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
                 cache=memory.vector_cache, options=options or memory.config.search,
                 window=Window(since=_aware(since), until=_aware(until)),
-                vectors=memory.vectors_cache,
             )  # fmt: skip
 
     def delete(self) -> None:
@@ -807,7 +806,7 @@ class Conversation:
         fused = rank_conversation(
             tx, self.scope.principal, self.id, query, embedder=embedder,
             cache=memory.vector_cache, options=memory.config.search,
-            window=Window(max_depth=window_depth), vectors=memory.vectors_cache,
+            window=Window(max_depth=window_depth),
         )[: 4 * k]  # fmt: skip
         found = tx.get_messages(self._tenant, self.scope.user, [f.key for f in fused])
         candidates = [found[f.key] for f in fused]
@@ -962,19 +961,11 @@ def open(
     config: Config | None = None,
     embedder: Embedder | None = None,
 ) -> Memory:
-    """Open a convmem database: a file path, ``sqlite:///path``, or nothing for the default file.
+    """Open a convmem database: a file path, ``sqlite:///path``, a URL of another registered
+    backend (``convmem.store.register``), or nothing for the default file.
 
     With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``), search and recall rank
     by meaning as well as by words; without one they are lexical."""
-    from convmem.store.sqlite import SQLiteStore
-
     if target is None:
         target = os.environ.get("CONVMEM_DB") or default_path()
-    location = os.fspath(target)
-    if location.startswith("sqlite:///"):
-        location = location[len("sqlite:///") :]
-    elif location.startswith(("postgresql://", "postgres://")):
-        raise InvalidInput("the PostgreSQL backend is not available in this version")
-    elif "://" in location:
-        raise InvalidInput("unsupported database URL scheme; use a path or sqlite:///path")
-    return Memory(SQLiteStore(location), config, embedder=embedder)
+    return Memory(open_store(os.fspath(target)), config, embedder=embedder)

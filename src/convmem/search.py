@@ -5,17 +5,17 @@ The pipeline (measured on the LoCoMo development split; see ``convmem.eval.locom
 
 1. **Query analysis.** The conversation's speaker names found in the query are set aside; the
    content terms are the remaining words less stopwords.
-2. **Lexical**: the terms, OR-ed, over FTS5 (porter stemming) with bm25 weighting the turn's own
-   text 1 and its neighbours' text 0.5.
+2. **Lexical**: the terms, OR-ed, ranked by the store (SQLite: FTS5 with porter stemming and
+   bm25 weighting the turn's own text 1 and its neighbours' text 0.5).
 3. **Expansion** (with an embedder): each term widened to at most 5 words of the conversation's
    own vocabulary at cosine ≥ 0.6, run as a second lexical query. Word vectors are stored when the
    words first appear, so a query embeds only words its tenant never used — apart from the query,
    in a call of their own (batched with it, each word would be padded to the query's length).
 4. **Vector**: cosine between the query without speaker names (a name dominates the embedding of a
-   short question) and every turn of the conversation.
+   short question) and every turn of the conversation, ranked by the store (SQLite: numpy).
 5. **Fusion**: reciprocal rank fusion, k = 10, then x1.2 for turns of the single speaker the query
    names, if it names exactly one.
-6. **Neighbour lift** (with an embedder, whose cached vectors carry each turn's depth): each fused
+6. **Neighbour lift** (with an embedder; the store's hits carry each turn's depth): each fused
    score plus 0.25 x the best fused score of the turns one step above or below it. On the LoCoMo
    development split (MiniLM), judged per conversation, evidence recall@10 went from 0.821 to
    0.839 (conv-26) and 0.860 to 0.893 (conv-30), multi-hop from 0.526 to 0.526 and 0.483 to
@@ -25,7 +25,9 @@ The pipeline (measured on the LoCoMo development split; see ``convmem.eval.locom
    branched conversation, turns of a sibling branch at the next depth count as neighbours too.
    Spreading the top 10 over sessions or away from neighbours (caps, MMR) cost recall overall.
 
-Every store call carries the principal's tenant and user: filters come before ranking.
+Steps 2-4 happen at the store boundary (``convmem.store.ranking``), so each backend ranks in its
+own engine; analysis, widening, fusion and the lift are here, shared by every backend. Every store
+call carries the principal's tenant and user: filters come before ranking.
 """
 
 from __future__ import annotations
@@ -36,27 +38,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from convmem.errors import InvalidInput, InvalidQuery
 from convmem.model.memory import MemoryHit, MemoryRecord
 from convmem.model.search import MessageHit
-from convmem.retrieval.caches import VectorCache, VectorsCache, embed_with_words
+from convmem.retrieval.caches import VectorCache, embed_with_words
 from convmem.retrieval.fusion import Fused, boost, lift_by_neighbours, rrf
 from convmem.retrieval.lexical import query_terms
-from convmem.retrieval.vector import (
-    Embedder,
-    cosine_order,
-    nearest_words,
-    normalise,
-)
-from convmem.store.base import ReadTxn
-from convmem.store.sqlite.vectors import from_blobs
+from convmem.retrieval.vector import Embedder, normalise
+from convmem.store.base import MessageHitRow, ReadTxn, TermVector
+from convmem.store.ranking import Window as Window  # re-exported: callers name windows here
 
 if TYPE_CHECKING:
     from convmem.memories import Principal
 
 RETRIEVERS = ("lexical", "expansion", "vector")
+EVERY_TURN = Window()
 
 
 @dataclass(frozen=True)
@@ -116,16 +112,6 @@ def plan_query(query: str, speakers: Sequence[str]) -> QueryPlan:
 # --- searching a conversation ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Window:
-    """Which turns a search may return: older than ``max_depth`` (the assembled window's start),
-    created in [since, until)."""
-
-    max_depth: int | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-
-
 def rank_conversation(
     tx: ReadTxn,
     who: Principal,
@@ -135,84 +121,82 @@ def rank_conversation(
     embedder: Embedder | None,
     cache: VectorCache,
     options: SearchOptions,
-    window: Window = Window(),
-    vectors: VectorsCache | None = None,
+    window: Window = EVERY_TURN,
 ) -> list[Fused[str]]:
-    """Fused ranking of a conversation's turns (message ids) for ``query``."""
+    """Fused ranking of a conversation's turns (message ids) for ``query``. The store ranks
+    each retriever's candidates in its own engine; this fuses them."""
     tenant, user = who.tenant, who.user
-    vectors = vectors or VectorsCache(capacity=0)
     speakers = tx.conversation_speakers(tenant, conversation_id)
     plan = plan_query(query, speakers)
     use = set(options.retrievers)
     if embedder is None:
         use -= {"expansion", "vector"}
     speaker_of: dict[str, str] = {}
-    depth_of: dict[str, int] = {}  # with vectors: each turn's depth, for the neighbour lift
+    depth_of: dict[str, int] = {}  # each ranked turn's depth, for the neighbour lift
     rankings: list[tuple[str, list[str]]] = []
 
-    def lexical(terms: Sequence[str]) -> list[str]:
-        rows = tx.search_messages(
-            tenant, user, conversation_id, terms, limit=options.depth,
-            max_depth=window.max_depth, since=window.since, until=window.until,
-        )  # fmt: skip
+    def ranked(rows: Sequence[MessageHitRow]) -> list[str]:
         for row in rows:
             speaker_of[row.message_id] = row.speaker
+            depth_of[row.message_id] = row.depth
         return [row.message_id for row in rows]
+
+    def lexical(terms: Sequence[str]) -> list[str]:
+        return ranked(
+            tx.search_messages(
+                tenant, user, conversation_id, terms, window=window, limit=options.depth
+            )
+        )
 
     if "lexical" in use and plan.terms:
         rankings.append(("lexical", lexical(plan.terms)))
-    if embedder is not None and use & {"expansion", "vector"}:
-        data = vectors.load(tx, who, conversation_id, embedder.name)
-        if options.neighbour_lift > 0:
-            depth_of = data.depth_of
-        known = {term: i for i, term in enumerate(data.vocabulary)}
-        expanding = "expansion" in use and bool(plan.terms) and bool(known)
-        unknown_terms = (
-            [t for t in plan.terms if t not in known]
-            if expanding and options.expand_unknown_terms
-            else []
-        )
-        _, word_vectors = embed_with_words(
-            embedder, cache, [], unknown_terms,
-            stored=lambda words: tx.stored_term_vectors(tenant, embedder.name, words),
+    if embedder is not None and "expansion" in use and plan.terms:
+        extra = widening_words(tx, who, conversation_id, plan.terms, embedder, cache, options)
+        if extra:
+            rankings.append(("expansion", lexical([*plan.terms, *extra])))
+    if embedder is not None and "vector" in use:
+        query_vector = normalise(embedder.embed([plan.vector_text]))[0]
+        nearest = tx.nearest_messages(
+            tenant, user, conversation_id, embedder.name, query_vector, window=window,
+            limit=options.depth,
         )  # fmt: skip
-        expandable = [t for t in plan.terms if t in known or t in word_vectors]
-        if expanding and expandable:
-            term_matrix = np.stack(
-                [data.vocab_matrix[known[t]] if t in known else word_vectors[t] for t in expandable]
-            )
-            extra = nearest_words(
-                term_matrix, expandable, data.vocabulary, data.vocab_matrix,
-                per_term=options.expansion_per_term,
-                min_similarity=options.expansion_min_similarity,
-            )  # fmt: skip
-            if extra:
-                rankings.append(("expansion", lexical([*plan.terms, *extra])))
-        if "vector" in use and data.ids:
-            query_vector = normalise(embedder.embed([plan.vector_text]))
-            keep = np.ones(len(data.ids), dtype=bool)
-            if window.max_depth is not None:
-                keep &= data.depths < window.max_depth
-            if window.since is not None or window.until is not None:
-                since, until = window.since, window.until
-                keep &= np.asarray(
-                    [(since is None or c >= since) and (until is None or c < until)
-                     for c in data.created], dtype=bool,
-                )  # fmt: skip
-            rows = np.flatnonzero(keep)
-            order, _ = cosine_order(query_vector[0], data.matrix[rows])
-            top = rows[order[: options.depth]]
-            for i in top:
-                speaker_of[data.ids[i]] = data.speakers[i]
-            rankings.append(("vector", [data.ids[i] for i in top]))
+        rankings.append(("vector", ranked(nearest)))
     fused = rrf(rankings, k=options.rrf_k)
     if len(plan.names) == 1:
         named = plan.names[0]
         favoured = {key for key, speaker in speaker_of.items() if speaker == named}
         fused = boost(fused, favoured, options.speaker_boost)
-    if depth_of:
+    if embedder is not None and use & {"expansion", "vector"} and options.neighbour_lift > 0:
         fused = lift_by_neighbours(fused, depth_of, options.neighbour_lift)
     return fused
+
+
+def widening_words(
+    tx: ReadTxn,
+    who: Principal,
+    conversation_id: str,
+    terms: Sequence[str],
+    embedder: Embedder,
+    cache: VectorCache,
+    options: SearchOptions,
+) -> list[str]:
+    """Words of the conversation's vocabulary near the query's terms. A term the vocabulary
+    holds brings its stored vector; another (with ``expand_unknown_terms``) comes from the
+    process cache, the tenant's stored word vectors or, last, the model."""
+    known = tx.vocabulary_vectors(who.tenant, who.user, conversation_id, embedder.name, terms)
+    unknown = [t for t in terms if t not in known] if options.expand_unknown_terms else []
+    _, word_vectors = embed_with_words(
+        embedder, cache, [], unknown,
+        stored=lambda words: tx.stored_term_vectors(who.tenant, embedder.name, words),
+    )  # fmt: skip
+    vectors = {**word_vectors, **known}
+    expandable = [TermVector(t, vectors[t]) for t in terms if t in vectors]
+    if not expandable:
+        return []
+    return tx.nearest_words(
+        who.tenant, who.user, conversation_id, embedder.name, expandable,
+        per_term=options.expansion_per_term, min_similarity=options.expansion_min_similarity,
+    )  # fmt: skip
 
 
 def search_conversation(
@@ -225,13 +209,12 @@ def search_conversation(
     embedder: Embedder | None,
     cache: VectorCache,
     options: SearchOptions,
-    window: Window = Window(),
-    vectors: VectorsCache | None = None,
+    window: Window = EVERY_TURN,
 ) -> list[MessageHit]:
     check_query(query, k)
     fused = rank_conversation(
         tx, who, conversation_id, query, embedder=embedder, cache=cache, options=options,
-        window=window, vectors=vectors,
+        window=window,
     )  # fmt: skip
     found = tx.get_messages(who.tenant, who.user, [item.key for item in fused[:k]])
     return [MessageHit(found[item.key], item.score, item.retrievers) for item in fused[:k]]
@@ -271,14 +254,13 @@ def search_memories(
     records: dict[str, MemoryRecord] = {hit.record.id: hit.record for hit in lexical}
     rankings: list[tuple[str, list[str]]] = [("lexical", [hit.record.id for hit in lexical])]
     if embedder is not None and query.strip():
-        rows = tx.memory_vectors(who.tenant, who.user, embedder.name, scopes=scopes, now=now)
-        if rows:
-            query_rows = normalise(embedder.embed([query]))
-            matrix = from_blobs([blob for _, blob in rows], len(query_rows[0]))
-            order, sims = cosine_order(query_rows[0], matrix)
-            top = [int(i) for i in order[:depth] if sims[i] >= min_similarity]
-            for i in top:
-                records.setdefault(rows[i][0].id, rows[i][0])
-            rankings.append(("vector", [rows[i][0].id for i in top]))
+        query_vector = normalise(embedder.embed([query]))[0]
+        nearest = tx.nearest_memories(
+            who.tenant, who.user, embedder.name, query_vector, scopes=scopes, now=now, limit=depth
+        )
+        top = [hit.record for hit in nearest if hit.score >= min_similarity]
+        for record in top:
+            records.setdefault(record.id, record)
+        rankings.append(("vector", [record.id for record in top]))
     fused = rrf(rankings, k=rrf_k)
     return [MemoryHit(records[f.key], f.score, f.retrievers) for f in fused[:k]]

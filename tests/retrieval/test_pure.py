@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 
 from convmem.retrieval.fusion import Fused, boost, lift_by_neighbours, rrf
 from convmem.retrieval.index import IndexedTurn, context_text, speaker_of, vocabulary
-from convmem.retrieval.lexical import bm25_scores, or_query, query_terms
-from convmem.retrieval.vector import HashingEmbedder, nearest_words, normalise
+from convmem.retrieval.lexical import query_terms
+from convmem.retrieval.vector import HashingEmbedder, normalise
 from convmem.search import plan_query
+from convmem.store.sqlite.accelerator import nearest_words
+from convmem.store.sqlite.fts import bm25_scores, or_query
 
 
 def test_query_terms_drop_stopwords_names_and_single_letters() -> None:

@@ -227,7 +227,7 @@ def _measure(
             fused = rank_conversation(
                 tx, conv.scope.principal, conv.id, question.question,
                 embedder=memory.embedder, cache=memory.vector_cache, options=options,
-                window=Window(), vectors=memory.vectors_cache,
+                window=Window(),
             )  # fmt: skip
         ranking = [dia_of[f.key] for f in fused[: max(KS)]]
         recalls = {k: recall_at(ranking, question.evidence, k) for k in KS}

@@ -1,15 +1,12 @@
-"""Turning user text into a full-text query that can never be read as query syntax.
-
-Queries are built from terms (runs of word characters, lower-cased, stopwords out); each term is
-a double-quoted FTS5 string, so operators, parentheses, ``NEAR``, ``*``, ``^``, column filters and
-quotes in user text are searched as text and never raise.
+"""Query analysis: the content terms of user text (runs of word characters, lower-cased,
+stopwords out). Terms are plain words; a backend turns them into its own query syntax, quoted so
+nothing in user text can act as an operator (SQLite: ``convmem.store.sqlite.fts``).
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -52,96 +49,3 @@ def query_terms(text: str, *, drop: Iterable[str] = (), limit: int = 32) -> list
             continue
         seen[word] = None
     return list(seen)[:limit]
-
-
-def quote(term: str) -> str:
-    """One FTS5 string: the term in double quotes, embedded quotes doubled."""
-    return '"' + term.replace('"', '""') + '"'
-
-
-def or_query(terms: Sequence[str], *, columns: Sequence[str] = ()) -> str | None:
-    """``"a" OR "b" …`` (restricted to ``columns`` when given); None for no terms: FTS5 rejects
-    an empty MATCH, so the caller skips the search."""
-    quoted = [quote(t) for t in terms if t]
-    if not quoted:
-        return None
-    expression = " OR ".join(quoted)
-    if columns:
-        return "{" + " ".join(columns) + "} : (" + expression + ")"
-    return expression
-
-
-MARK_OPEN, MARK_CLOSE = "\x01", "\x02"
-_MARKED = re.compile("\x01([^\x02]*)\x02")
-
-
-def _term_of(token: str, terms: Sequence[str]) -> str:
-    """The query term a matched token answers: the one sharing its longest prefix (the stemmer
-    made "camped" match "camping"; both count as one term)."""
-    if token in terms or not terms:
-        return token
-    best, shared = token, 0
-    for term in terms:
-        n = 0
-        for a, b in zip(token, term, strict=False):
-            if a != b:
-                break
-            n += 1
-        if n > shared:
-            best, shared = term, n
-    return best
-
-
-def bm25_scores(
-    candidates: Sequence[tuple[str, Sequence[str]]],
-    total: int,
-    weights: Sequence[float],
-    *,
-    terms: Sequence[str] = (),
-    k1: float = 1.2,
-    b: float = 0.75,
-) -> dict[str, float]:
-    """BM25 over candidate documents whose columns come highlighted by FTS5, with statistics
-    from the collection searched (``total`` documents) rather than from the whole index.
-
-    FTS5's own ``bm25()`` counts, for every query term, every row of the table that holds it:
-    at a million messages a common word costs tens of milliseconds, whoever searches. Scoped to
-    one conversation, the candidates are that conversation's matching turns, and its own
-    statistics are the ones that say how telling a word is there. Each matched token (from the
-    highlighted spans) counts for the query term of ``terms`` it shares the longest prefix with,
-    standing in for the stemmer's grouping. Column weights as in FTS5: a column's hits count
-    ``weight`` times; document length is the word count of all columns.
-    """
-    lowered = [t.lower() for t in terms]
-    # a marked span → the query terms its tokens count for; spans repeat across candidates
-    memo: dict[str, list[str]] = {}
-    hits: list[dict[str, float]] = []
-    lengths: list[int] = []
-    df: dict[str, int] = {}
-    for _key, columns in candidates:
-        tf: dict[str, float] = {}
-        length = 0
-        for weight, text in zip(weights, columns, strict=True):
-            length += len(text.split())  # whitespace words: near enough the token count
-            if MARK_OPEN not in text:
-                continue
-            for span in _MARKED.findall(text):
-                counted = memo.get(span)
-                if counted is None:
-                    counted = memo[span] = [_term_of(w, lowered) for w in words(span)]
-                for term in counted:
-                    tf[term] = tf.get(term, 0.0) + weight
-        hits.append(tf)
-        lengths.append(length)
-        for term in tf:
-            df[term] = df.get(term, 0) + 1
-    if not hits:
-        return {}
-    average = max(1.0, sum(lengths) / len(lengths))
-    n = max(total, len(hits))
-    idf = {t: max(1e-6, math.log((n - d + 0.5) / (d + 0.5))) for t, d in df.items()}
-    scores: dict[str, float] = {}
-    for (key, _), tf, length in zip(candidates, hits, lengths, strict=True):
-        norm = k1 * (1 - b + b * length / average)
-        scores[key] = sum(idf[t] * (f * (k1 + 1)) / (f + norm) for t, f in tf.items())
-    return scores

@@ -61,50 +61,6 @@ def normalise(matrix: npt.NDArray[Any]) -> Matrix:
     return np.asarray(rows / norms, dtype=np.float32)
 
 
-def cosine_order(query: Matrix, matrix: Matrix) -> tuple[npt.NDArray[np.intp], Matrix]:
-    """Row indices of ``matrix`` by descending cosine to the one-row ``query``, and the cosines."""
-    if matrix.shape[0] == 0:
-        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
-    sims = np.asarray(matrix @ query.reshape(-1), dtype=np.float32)
-    return np.argsort(-sims, kind="stable"), sims
-
-
-def nearest_words(
-    term_vectors: Matrix,
-    terms: Sequence[str],
-    vocabulary: Sequence[str],
-    vocab_matrix: Matrix,
-    *,
-    per_term: int = 5,
-    min_similarity: float = 0.6,
-) -> list[str]:
-    """Expansion words: for each query term, up to ``per_term`` words of the vocabulary whose
-    cosine to it is at least ``min_similarity`` (the term itself left out). Bridges a question's
-    wording and the conversation's ("hobbies" → painting, pottery) without a thesaurus: the
-    vocabulary is the conversation's own words. Deterministic: by term, similarity, word."""
-    if not terms or not vocabulary:
-        return []
-    sims = term_vectors @ vocab_matrix.T
-    out: list[str] = []
-    seen = set(terms)
-    for i, term in enumerate(terms):
-        row = sims[i]
-        candidates = [int(j) for j in np.flatnonzero(row >= min_similarity)]
-        ranked = sorted(candidates, key=lambda j: (-float(row[j]), vocabulary[j]))
-        taken = 0
-        for j in ranked:
-            word = vocabulary[j]
-            if word == term:
-                continue
-            if taken >= per_term:
-                break
-            taken += 1
-            if word not in seen:
-                seen.add(word)
-                out.append(word)
-    return out
-
-
 class RequestEmbedder:
     """One request's view of an embedder: each distinct text is embedded once. Assembly ranks
     memories and evicted turns for the same new message; without this the model ran twice.

@@ -53,7 +53,7 @@ from convmem.store.keys import (
     TenantPolicyWrites,
 )
 from convmem.store.memories import UNCHANGED, MemoryReads, MemoryUpdate, MemoryWrites
-from convmem.store.ranking import MemoryHitRow, MessageHitRow, RankedSearch, VectorRow
+from convmem.store.ranking import MemoryHitRow, MessageHitRow, RankedSearch, Window
 from convmem.store.search_index import (
     IndexedBody,
     IndexedRow,
@@ -114,7 +114,7 @@ __all__ = [
     "UserDataReads",
     "UserDataWrites",
     "Vector",
-    "VectorRow",
+    "Window",
     "WriteTxn",
 ]
 

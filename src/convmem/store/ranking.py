@@ -1,9 +1,13 @@
-"""Ranked candidates at the store boundary: each backend ranks where its data is.
+"""Ranked candidates at the store boundary: each backend ranks where its data is (SQLite: FTS5
+and a numpy accelerator over its stored vectors; PostgreSQL: full text and pgvector).
 
-Every method applies the principal's scope filters in the query that ranks (never after it), and
-returns at most ``limit`` candidates, best first, with the backend's score (comparable only within
-one result). Fusion, query analysis, widening and the neighbour lift are the shared code's
-(``convmem.search``), over these rankings.
+Every method applies the principal's scope filters in the query that ranks, never after it: a
+conversation's turns are the principal's turns of that conversation; a memory candidate is the
+principal's, ``confirmed``, not flagged as conflicting, unexpired at ``now`` and in one of
+``scopes``. Each returns at most ``limit`` candidates, best first, with the backend's score —
+comparable only within one result (cosine similarity for the ``nearest_*`` methods). What the
+shared code does over these rankings — query analysis, widening, fusion, the speaker prior, the
+neighbour lift — is in ``convmem.search``.
 """
 
 from __future__ import annotations
@@ -14,12 +18,26 @@ from datetime import datetime
 from typing import Protocol
 
 from convmem.model.memory import MemoryRecord
+from convmem.store.search_index import TermVector, Vector
+
+
+@dataclass(frozen=True)
+class Window:
+    """Which turns a search may return: shallower than ``max_depth`` (the assembled window's
+    start), created in [since, until)."""
+
+    max_depth: int | None = None
+    since: datetime | None = None
+    until: datetime | None = None
 
 
 @dataclass(frozen=True)
 class MessageHitRow:
+    """A ranked turn, with what fusion's priors need: its speaker and depth."""
+
     message_id: str
     speaker: str
+    depth: int
     score: float
 
 
@@ -27,15 +45,6 @@ class MessageHitRow:
 class MemoryHitRow:
     record: MemoryRecord
     score: float
-
-
-@dataclass(frozen=True)
-class VectorRow:
-    message_id: str
-    speaker: str
-    depth: int
-    created_at: datetime
-    vector: bytes
 
 
 class RankedSearch(Protocol):
@@ -46,12 +55,27 @@ class RankedSearch(Protocol):
         conversation_id: str,
         terms: Sequence[str],
         *,
+        window: Window,
         limit: int,
-        max_depth: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
     ) -> list[MessageHitRow]:
-        """One conversation's indexed turns matching any of ``terms``, best first."""
+        """The conversation's indexed turns in ``window`` matching any of ``terms`` (plain words,
+        never query syntax: a backend quotes them), best first. A term matches its inflections
+        (SQLite and PostgreSQL stem English); a turn's own text weighs twice its neighbours'."""
+        ...
+
+    def nearest_messages(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        embedder: str,
+        vector: Vector,
+        *,
+        window: Window,
+        limit: int,
+    ) -> list[MessageHitRow]:
+        """The conversation's turns in ``window`` with a vector from ``embedder``, by cosine to
+        ``vector``, most similar first (ties in write order)."""
         ...
 
     def search_memory_terms(
@@ -64,25 +88,45 @@ class RankedSearch(Protocol):
         now: datetime,
         limit: int,
     ) -> list[MemoryHitRow]:
-        """Current memories matching any of ``terms``, best first; filters in the query."""
+        """Current memories (see the module docstring) matching any of ``terms`` in their text
+        or subject key, best first."""
         ...
 
-    def memory_vectors(
-        self, tenant: str, user: str, embedder: str, *, scopes: Sequence[str], now: datetime
-    ) -> list[tuple[MemoryRecord, bytes]]:
-        """Current memories (filtered as above) with their vectors from ``embedder``."""
+    def nearest_memories(
+        self,
+        tenant: str,
+        user: str,
+        embedder: str,
+        vector: Vector,
+        *,
+        scopes: Sequence[str],
+        now: datetime,
+        limit: int,
+    ) -> list[MemoryHitRow]:
+        """Current memories with a vector from ``embedder``, by cosine to ``vector``, most
+        similar first."""
         ...
 
-    def message_vectors(
-        self, tenant: str, user: str, conversation_id: str, embedder: str
-    ) -> list[VectorRow]:
-        """One conversation's turns with a vector from ``embedder``."""
+    def vocabulary_vectors(
+        self, tenant: str, user: str, conversation_id: str, embedder: str, words: Sequence[str]
+    ) -> dict[str, Vector]:
+        """Those of ``words`` that are in the conversation's vocabulary — its words, not its
+        speakers' names — with their vectors from ``embedder``."""
         ...
 
-    def search_generation(self, tenant: str, conversation_id: str) -> int | None:
-        """A number that changes whenever the conversation's vectors or vocabulary change."""
+    def nearest_words(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        embedder: str,
+        terms: Sequence[TermVector],
+        *,
+        per_term: int,
+        min_similarity: float,
+    ) -> list[str]:
+        """Words to widen a query with: for each term in turn, its ``per_term`` nearest words of
+        the conversation's vocabulary (as in ``vocabulary_vectors``) at cosine
+        ``min_similarity`` or more — most similar first, ties by word, the term itself skipped —
+        less those already among the terms or found for an earlier term."""
         ...
-
-    def term_vectors(
-        self, tenant: str, conversation_id: str, embedder: str
-    ) -> list[tuple[str, bytes]]: ...

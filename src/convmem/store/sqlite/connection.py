@@ -1,9 +1,17 @@
-"""Connections and transactions that survive concurrent writers.
+"""Connections, transactions and statements that survive concurrent writers, with every driver
+error mapped onto convmem's error tree.
 
 SQLite allows one writer at a time. Writers take the lock up front (``BEGIN IMMEDIATE``), so a
 transaction never fails half-way on a lock upgrade; ``busy_timeout`` makes SQLite wait for the
 lock, and a bounded retry with jittered backoff covers the cases where it returns SQLITE_BUSY
 anyway. Only after every retry does a caller see ``StoreBusy``.
+
+Every statement goes through ``Statements``: an error SQLite says a statement may be retried after
+(``SQLITE_BUSY``, ``SQLITE_BUSY_RECOVERY``, ``SQLITE_LOCKED``) is retried like BEGIN; a snapshot
+that went stale under a reader (``SQLITE_BUSY_SNAPSHOT``) cannot be retried inside the transaction
+and is ``StoreBusy`` at once; anything else is ``StoreError``. ``transaction`` maps what might
+still escape (a row fetched later), so no ``sqlite3`` exception ever reaches a caller. Messages
+name SQLite's error code, never the statement or its values.
 """
 
 from __future__ import annotations
@@ -12,8 +20,9 @@ import logging
 import random
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
 from convmem.errors import StoreBusy, StoreError
 
@@ -21,32 +30,47 @@ log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 10_000
 MAX_WAIT_SECONDS = 120.0
+# Result codes after which SQLite allows the same statement to run again.
+_RETRYABLE = frozenset(
+    {
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        261,  # SQLITE_BUSY_RECOVERY: another connection is recovering the WAL
+        773,  # SQLITE_BUSY_TIMEOUT
+    }
+)
+_BUSY_SNAPSHOT = 517
+
+T = TypeVar("T")
 
 
-def connect(path: str) -> sqlite3.Connection:
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
-    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    db.execute("PRAGMA foreign_keys = ON")
-    db.execute("PRAGMA synchronous = NORMAL")  # durable across process crashes in WAL mode
-    _with_retry(lambda: db.execute("PRAGMA journal_mode = WAL"))
-    return db
+def mapped(exc: sqlite3.Error) -> StoreError:
+    """The convmem error for a driver error (a lock is ``StoreBusy``)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    if code in _RETRYABLE or code == _BUSY_SNAPSHOT or _is_busy(exc):
+        return StoreBusy(f"the database stayed locked ({name})")
+    return StoreError(f"database error ({name})")
 
 
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
+def _is_busy(exc: sqlite3.Error) -> bool:
+    if getattr(exc, "sqlite_errorcode", None) is not None:
+        return exc.sqlite_errorcode in _RETRYABLE
+    text = str(exc).lower()  # no code (the connection failed to open): the message says
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
-def _with_retry(action: Callable[[], object]) -> None:
+def with_retry(action: Callable[[], T]) -> T:
+    """Run ``action``; while SQLite says it may be retried, wait (jittered, growing) and run it
+    again, up to ``MAX_WAIT_SECONDS``. Driver errors come out as ``StoreError``/``StoreBusy``."""
     deadline = time.monotonic() + MAX_WAIT_SECONDS
     delay = 0.005
     while True:
         try:
-            action()
-            return
-        except sqlite3.OperationalError as exc:
+            return action()
+        except sqlite3.Error as exc:
             if not _is_busy(exc):
-                raise StoreError(f"database error: {exc}") from exc
+                raise mapped(exc) from exc
             if time.monotonic() > deadline:
                 raise StoreBusy("the database stayed locked past every retry") from exc
             log.debug("database busy; retrying in %.3fs", delay)
@@ -54,18 +78,58 @@ def _with_retry(action: Callable[[], object]) -> None:
             delay = min(delay * 2, 0.5)
 
 
-@contextmanager
-def transaction(db: sqlite3.Connection, mode: str) -> Iterator[sqlite3.Connection]:
-    """``BEGIN <mode>`` … ``COMMIT``, rolled back on any exception."""
-    _with_retry(lambda: db.execute(f"BEGIN {mode}"))
+class Statements:
+    """A transaction's connection: every statement retried or mapped as the module says."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return with_retry(lambda: self._db.execute(sql, params))
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
+        # not retried: the rows before the one that failed took effect already
+        try:
+            return self._db.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise mapped(exc) from exc
+
+
+def connect(path: str) -> sqlite3.Connection:
     try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
+    except sqlite3.Error as exc:
+        raise mapped(exc) from exc
+    statements = Statements(db)
+    statements.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    statements.execute("PRAGMA foreign_keys = ON")
+    statements.execute("PRAGMA synchronous = NORMAL")  # durable across process crashes in WAL
+    statements.execute("PRAGMA journal_mode = WAL")
+    return db
+
+
+def _rollback(db: sqlite3.Connection) -> None:
     try:
-        _with_retry(lambda: db.execute("COMMIT"))
-    except BaseException:
         if db.in_transaction:
             db.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        raise mapped(exc) from exc
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection, mode: str) -> Iterator[Statements]:
+    """``BEGIN <mode>`` … ``COMMIT``, rolled back on any exception."""
+    with_retry(lambda: db.execute(f"BEGIN {mode}"))
+    try:
+        yield Statements(db)
+    except sqlite3.Error as exc:  # one that escaped a statement (a row fetched later)
+        _rollback(db)
+        raise mapped(exc) from exc
+    except BaseException:
+        _rollback(db)
+        raise
+    try:
+        with_retry(lambda: db.execute("COMMIT"))
+    except BaseException:
+        _rollback(db)
         raise

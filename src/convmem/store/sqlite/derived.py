@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from convmem.errors import NotFound
 from convmem.model.snapshot import Snapshot
 from convmem.model.summary import Job, SummaryCost, SummaryRecord
+from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.sql import CHAIN_CTE
 
 _SUMMARY_COLUMNS = (
@@ -72,7 +72,7 @@ def _now() -> str:
 class DerivedRows:
     """Summaries and jobs. Needs ``self._db`` (the transaction's connection)."""
 
-    _db: sqlite3.Connection
+    _db: Statements
 
     # --- summaries ------------------------------------------------------------------------------
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from convmem.errors import NotFound
 from convmem.model.keys import ApiKey, AssemblyRecord
 from convmem.store.keys import StoredKey
+from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.memories import utc_text
 
 _KEY_COLUMNS = "id, tenant_id, role, acts_for_user, name, created_by, created_at, revoked_at"
@@ -30,7 +30,7 @@ def _key(row: Sequence[Any]) -> ApiKey:
 
 
 class KeyTxnMixin:
-    _db: sqlite3.Connection
+    _db: Statements
 
     def find_api_key(self, key_id: str) -> StoredKey | None:
         row = self._db.execute(

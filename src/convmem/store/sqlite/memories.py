@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -12,6 +11,7 @@ from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.keys import RetentionPolicy
 from convmem.store.memories import MemoryUpdate
+from convmem.store.sqlite.connection import Statements
 
 _MEMORY_COLUMNS = (
     "id, tenant_id, user_id, scope, category, subject_key, text, source_kind, "
@@ -48,7 +48,7 @@ DERIVED_TABLES = frozenset(
 
 
 class MemoryTxnMixin:
-    _db: sqlite3.Connection
+    _db: Statements
 
     # --- memories -------------------------------------------------------------------------------
 

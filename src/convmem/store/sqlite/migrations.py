@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from convmem.store.sqlite.connection import transaction
+
 
 def m001_conversations(db: sqlite3.Connection) -> None:
     db.execute(
@@ -542,24 +544,23 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
 
 def apply_migrations(db: sqlite3.Connection) -> list[str]:
     """Apply what is missing, each in its own transaction. Returns the names applied now."""
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
+    with transaction(db, "IMMEDIATE") as statements:
+        statements.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
+            "applied_at TEXT NOT NULL)"
+        )
     applied: list[str] = []
     for migration in MIGRATIONS:
         name = migration.__name__
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            done = db.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone()
+        with transaction(db, "IMMEDIATE") as statements:
+            done = statements.execute(
+                "SELECT 1 FROM _migrations WHERE name = ?", (name,)
+            ).fetchone()
             if done is None:
-                migration(db)
-                db.execute(
+                migration(db)  # inside the transaction: a driver error is mapped on the way out
+                statements.execute(
                     "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))",
                     (name,),
                 )
                 applied.append(name)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
     return applied

@@ -1,22 +1,18 @@
-"""SQLite primitives for search: the message index (FTS5 + vectors), vocabularies, memory vectors.
+"""SQLite's search index (``IndexReads``/``IndexWrites``): the message index (FTS5 through
+triggers, float16 vectors), conversation vocabularies, word and memory vectors. Ranking over it is
+``convmem.store.sqlite.ranking``.
 
-Full-text queries arrive as terms, never as FTS5 syntax: this module quotes them. Every query
-carries its owner twice — as a token the FTS5 expression intersects with (so SQLite reads one
-conversation's postings, not every user's) and as ordinary SQL conditions on tenant, user and
-conversation (so nothing else can ever be returned, whatever the tokens do).
+Each index row carries owner tokens in its FTS5 ``scope`` column (see ``conversation_token``), so
+a full-text query can intersect with one conversation's postings.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from convmem.errors import InvalidInput
-from convmem.model.memory import MemoryRecord
-from convmem.retrieval.lexical import MARK_CLOSE, MARK_OPEN, bm25_scores, or_query, quote
-from convmem.store.ranking import MemoryHitRow, MessageHitRow, VectorRow
 from convmem.store.search_index import (
     IndexedBody,
     IndexedRow,
@@ -30,15 +26,9 @@ from convmem.store.search_index import (
     UnindexedMessage,
     Vector,
 )
-from convmem.store.sqlite.memories import _PREFIXED, _memory, utc_text
+from convmem.store.sqlite.connection import Statements
+from convmem.store.sqlite.memories import utc_text
 from convmem.store.sqlite.vectors import from_blob, to_blob
-
-# Column weights for (body, ctx): a neighbour's words count half as much as the turn's own
-# (measured on LoCoMo: 0.5 beat 0.3 and 0.7).
-_COLUMN_WEIGHTS = (1.0, 0.5)
-# Most matching turns scored per query: every one for a conversation of a few thousand turns.
-_MAX_CANDIDATES = 5000
-_MEMORY_BM25 = "bm25(memories_fts, 0.0, 1.0, 0.5)"
 
 
 def conversation_token(tenant: str, conversation_id: str) -> str:
@@ -59,7 +49,7 @@ def _in(values: Sequence[Any]) -> str:
 
 
 class SearchTxnMixin:
-    _db: sqlite3.Connection
+    _db: Statements
 
     # --- the message index ----------------------------------------------------------------------
 
@@ -124,70 +114,6 @@ class SearchTxnMixin:
             (position, limit),
         ).fetchall()
         return [UnindexedMessage(str(r[0]), r[1], r[2], r[3]) for r in rows]
-
-    def search_messages(
-        self,
-        tenant: str,
-        user: str,
-        conversation_id: str,
-        terms: Sequence[str],
-        *,
-        limit: int,
-        max_depth: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> list[MessageHitRow]:
-        """Messages of one conversation matching any of ``terms``, best BM25 first (the
-        conversation's own statistics: see ``bm25_scores``)."""
-        words = or_query(terms, columns=("body", "ctx"))
-        if words is None or limit < 1:
-            return []
-        match = f"scope : {quote(conversation_token(tenant, conversation_id))} AND {words}"
-        sql = (
-            "SELECT i.message_id, i.speaker, "
-            f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
-            f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}') FROM message_fts "
-            "JOIN message_index i ON i.id = message_fts.rowid "
-            "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
-            "AND i.conversation_id = ?"
-        )
-        params: list[Any] = [match, tenant, user, conversation_id]
-        sql, params = _window(sql, params, max_depth, since, until)
-        # newest first, so a very long conversation is scored over its recent matches
-        sql += " ORDER BY message_fts.rowid DESC LIMIT ?"
-        rows = self._db.execute(sql, (*params, _MAX_CANDIDATES)).fetchall()
-        if not rows:
-            return []
-        # the collection's size for IDF: the deepest turn's depth counts the turns of the longest
-        # branch, one index seek where count(*) would read the whole conversation's entries
-        total = self._db.execute(
-            "SELECT max(depth) + 1 FROM message_index WHERE tenant_id = ? AND conversation_id = ?",
-            (tenant, conversation_id),
-        ).fetchone()[0]
-        scores = bm25_scores(
-            [(r[0], (r[2], r[3])) for r in rows], int(total), _COLUMN_WEIGHTS, terms=terms
-        )
-        speaker = {r[0]: r[1] for r in rows}
-        ranked = sorted(scores, key=lambda m: -scores[m])[:limit]
-        return [MessageHitRow(m, speaker[m], scores[m]) for m in ranked]
-
-    def message_vectors(
-        self, tenant: str, user: str, conversation_id: str, embedder: str
-    ) -> list[VectorRow]:
-        rows = self._db.execute(
-            "SELECT message_id, speaker, depth, created_at, vector FROM message_index "
-            "WHERE tenant_id = ? AND conversation_id = ? AND user_id = ? AND embedder = ? "
-            "AND vector IS NOT NULL ORDER BY id",
-            (tenant, conversation_id, user, embedder),
-        ).fetchall()
-        return [VectorRow(r[0], r[1], r[2], datetime.fromisoformat(r[3]), r[4]) for r in rows]
-
-    def search_generation(self, tenant: str, conversation_id: str) -> int | None:
-        row = self._db.execute(
-            "SELECT generation FROM search_generations WHERE tenant_id = ? AND conversation_id = ?",
-            (tenant, conversation_id),
-        ).fetchone()
-        return None if row is None else int(row[0])
 
     def _bump(self, tenant: str, conversation_ids: Sequence[str]) -> None:
         self._db.executemany(
@@ -282,18 +208,6 @@ class SearchTxnMixin:
         ).fetchall()
         return [r[0] for r in rows]
 
-    def term_vectors(
-        self, tenant: str, conversation_id: str, embedder: str
-    ) -> list[tuple[str, bytes]]:
-        """The conversation's words with their vectors from ``embedder``."""
-        rows = self._db.execute(
-            "SELECT t.term, v.vector FROM conversation_terms t JOIN term_vectors v "
-            "ON v.tenant_id = t.tenant_id AND v.embedder = ? AND v.term = t.term "
-            "WHERE t.tenant_id = ? AND t.conversation_id = ? AND t.speaker = 0 ORDER BY t.term",
-            (embedder, tenant, conversation_id),
-        ).fetchall()
-        return [(r[0], r[1]) for r in rows]
-
     def stored_term_vectors(
         self, tenant: str, embedder: str, words: Sequence[str]
     ) -> dict[str, Vector]:
@@ -347,51 +261,6 @@ class SearchTxnMixin:
 
     # --- memories -------------------------------------------------------------------------------
 
-    def search_memory_terms(
-        self,
-        tenant: str,
-        user: str,
-        terms: Sequence[str],
-        *,
-        scopes: Sequence[str],
-        now: datetime,
-        limit: int,
-    ) -> list[MemoryHitRow]:
-        """Current, confirmed, unexpired, unconflicted memories of the principal matching any of
-        ``terms``, best first. The principal's filters are in the same query as the ranking."""
-        words = or_query(terms, columns=("text", "subject_key"))
-        if words is None or not scopes or limit < 1:
-            return []
-        match = f"owner : {quote(memory_owner_token(tenant, user))} AND {words}"
-        rows = self._db.execute(
-            f"SELECT {_PREFIXED}, {_MEMORY_BM25} AS rank FROM memories_fts "
-            "JOIN memories m ON m.rowid = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.tenant_id = ? AND m.user_id = ? "
-            "AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL "
-            "AND (m.expires_at IS NULL OR m.expires_at > ?) "
-            f"AND m.scope IN ({_in(scopes)}) ORDER BY rank LIMIT ?",
-            (match, tenant, user, utc_text(now), *scopes, limit),
-        ).fetchall()
-        return [MemoryHitRow(_memory(row), -float(row[17])) for row in rows]
-
-    def memory_vectors(
-        self, tenant: str, user: str, embedder: str, *, scopes: Sequence[str], now: datetime
-    ) -> list[tuple[MemoryRecord, bytes]]:
-        """The principal's current memories that have a vector from ``embedder``, filtered as
-        ``search_memory_terms`` filters."""
-        if not scopes:
-            return []
-        rows = self._db.execute(
-            f"SELECT {_PREFIXED}, v.vector FROM memory_vectors v JOIN memories m "
-            "ON m.tenant_id = v.tenant_id AND m.id = v.memory_id "
-            "WHERE v.tenant_id = ? AND v.user_id = ? AND v.embedder = ? AND m.user_id = ? "
-            "AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL "
-            "AND (m.expires_at IS NULL OR m.expires_at > ?) "
-            f"AND m.scope IN ({_in(scopes)})",
-            (tenant, user, embedder, user, utc_text(now), *scopes),
-        ).fetchall()
-        return [(_memory(row), row[17]) for row in rows]
-
     def set_memory_vectors(
         self, tenant: str, user: str, embedder: str, vectors: Sequence[MemoryVector]
     ) -> None:
@@ -414,22 +283,3 @@ class SearchTxnMixin:
             (embedder, limit),
         ).fetchall()
         return [MissingMemoryVector(r[0], r[1], r[2], r[3]) for r in rows]
-
-
-def _window(
-    sql: str,
-    params: list[Any],
-    max_depth: int | None,
-    since: datetime | None,
-    until: datetime | None,
-) -> tuple[str, list[Any]]:
-    if max_depth is not None:
-        sql += " AND i.depth < ?"
-        params.append(max_depth)
-    if since is not None:
-        sql += " AND i.created_at >= ?"
-        params.append(utc_text(since))
-    if until is not None:
-        sql += " AND i.created_at < ?"
-        params.append(utc_text(until))
-    return sql, params

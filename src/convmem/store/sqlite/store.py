@@ -20,11 +20,13 @@ from convmem.store.conversations import (
     MessageRow,
     PinnedInstruction,
 )
-from convmem.store.sqlite.connection import connect, transaction
+from convmem.store.sqlite.accelerator import VectorsCache
+from convmem.store.sqlite.connection import Statements, connect, transaction
 from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.keys import KeyTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
+from convmem.store.sqlite.ranking import RankingTxnMixin
 from convmem.store.sqlite.search import SearchTxnMixin
 from convmem.store.sqlite.sql import CHAIN_CTE
 
@@ -71,13 +73,17 @@ _CONVERSATION_COLUMNS = (
 )
 
 
-class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
+class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, RankingTxnMixin):
     """Read and write primitives over one connection inside one transaction."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Statements, vectors: VectorsCache) -> None:
         self._db = db
+        self._vectors = vectors
 
     # --- reads ----------------------------------------------------------------------------------
+
+    def has_messages(self) -> bool:
+        return self._db.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
 
     def get_conversation(self, tenant: str, user: str, conversation_id: str) -> ConversationRecord:
         row = self._db.execute(
@@ -321,12 +327,14 @@ class SQLiteStore:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._vectors = VectorsCache()  # shared by the threads' transactions
         applied = apply_migrations(self._connection())
         # a database that had messages before the search index existed needs them indexed
         self.reindex_needed = "m020_message_index" in applied and self._has_messages()
 
     def _has_messages(self) -> bool:
-        return self._connection().execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+        with self.read() as tx:
+            return tx.has_messages()
 
     def _connection(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
@@ -340,14 +348,14 @@ class SQLiteStore:
     @contextmanager
     def read(self) -> Iterator[SQLiteTxn]:
         db = self._connection()
-        with transaction(db, "DEFERRED"):
-            yield SQLiteTxn(db)
+        with transaction(db, "DEFERRED") as statements:
+            yield SQLiteTxn(statements, self._vectors)
 
     @contextmanager
     def write(self) -> Iterator[SQLiteTxn]:
         db = self._connection()
-        with transaction(db, "IMMEDIATE"):
-            yield SQLiteTxn(db)
+        with transaction(db, "IMMEDIATE") as statements:
+            yield SQLiteTxn(statements, self._vectors)
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,272 @@
+"""SQLite's ranked search (``RankedSearch``): FTS5 with BM25 over highlights for words, the numpy
+accelerator for vectors.
+
+Every full-text query carries its owner twice — as a token the FTS5 expression intersects with
+(so SQLite reads one conversation's postings, not every user's) and as ordinary SQL conditions on
+tenant, user and conversation (so nothing else can ever be returned, whatever the tokens do).
+Vector candidates are filtered the same way in SQL before numpy scores them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from convmem.store.ranking import MemoryHitRow, MessageHitRow, Window
+from convmem.store.search_index import TermVector, Vector
+from convmem.store.sqlite.accelerator import (
+    ConversationVectors,
+    VectorsCache,
+    cosine_order,
+    nearest_words,
+)
+from convmem.store.sqlite.connection import Statements
+from convmem.store.sqlite.fts import MARK_CLOSE, MARK_OPEN, bm25_scores, or_query, quote
+from convmem.store.sqlite.memories import _PREFIXED, _memory, utc_text
+from convmem.store.sqlite.search import _in, conversation_token, memory_owner_token
+from convmem.store.sqlite.vectors import from_blobs
+
+# Column weights for (body, ctx): a neighbour's words count half as much as the turn's own
+# (measured on LoCoMo: 0.5 beat 0.3 and 0.7).
+_COLUMN_WEIGHTS = (1.0, 0.5)
+# Most matching turns scored per query: every one for a conversation of a few thousand turns.
+_MAX_CANDIDATES = 5000
+_MEMORY_BM25 = "bm25(memories_fts, 0.0, 1.0, 0.5)"
+# The filters that make a memory current, in SQL over ``memories m``.
+_CURRENT_MEMORY = (
+    "m.status = 'confirmed' AND m.conflicts_with_id IS NULL "
+    "AND (m.expires_at IS NULL OR m.expires_at > ?) "
+)
+
+
+class RankingTxnMixin:
+    _db: Statements
+    _vectors: VectorsCache
+
+    # --- a conversation's turns -----------------------------------------------------------------
+
+    def search_messages(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        terms: Sequence[str],
+        *,
+        window: Window,
+        limit: int,
+    ) -> list[MessageHitRow]:
+        """Best BM25 first, with the conversation's own statistics (see ``bm25_scores``)."""
+        words = or_query(terms, columns=("body", "ctx"))
+        if words is None or limit < 1:
+            return []
+        match = f"scope : {quote(conversation_token(tenant, conversation_id))} AND {words}"
+        sql = (
+            "SELECT i.message_id, i.speaker, i.depth, "
+            f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
+            f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}') FROM message_fts "
+            "JOIN message_index i ON i.id = message_fts.rowid "
+            "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
+            "AND i.conversation_id = ?"
+        )
+        params: list[Any] = [match, tenant, user, conversation_id]
+        sql, params = _in_window(sql, params, window)
+        # newest first, so a very long conversation is scored over its recent matches
+        sql += " ORDER BY message_fts.rowid DESC LIMIT ?"
+        rows = self._db.execute(sql, (*params, _MAX_CANDIDATES)).fetchall()
+        if not rows:
+            return []
+        # the collection's size for IDF: the deepest turn's depth counts the turns of the longest
+        # branch, one index seek where count(*) would read the whole conversation's entries
+        total = self._db.execute(
+            "SELECT max(depth) + 1 FROM message_index WHERE tenant_id = ? AND conversation_id = ?",
+            (tenant, conversation_id),
+        ).fetchone()[0]
+        scores = bm25_scores(
+            [(r[0], (r[3], r[4])) for r in rows], int(total), _COLUMN_WEIGHTS, terms=terms
+        )
+        found = {r[0]: r for r in rows}
+        ranked = sorted(scores, key=lambda m: -scores[m])[:limit]
+        return [MessageHitRow(m, found[m][1], found[m][2], scores[m]) for m in ranked]
+
+    def nearest_messages(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        embedder: str,
+        vector: Vector,
+        *,
+        window: Window,
+        limit: int,
+    ) -> list[MessageHitRow]:
+        data = self._conversation_vectors(tenant, user, conversation_id, embedder)
+        if not data.ids or limit < 1:
+            return []
+        keep = np.ones(len(data.ids), dtype=bool)
+        if window.max_depth is not None:
+            keep &= data.depths < window.max_depth
+        if window.since is not None or window.until is not None:
+            since, until = window.since, window.until
+            keep &= np.asarray(
+                [(since is None or c >= since) and (until is None or c < until)
+                 for c in data.created], dtype=bool,
+            )  # fmt: skip
+        rows = np.flatnonzero(keep)
+        order, sims = cosine_order(vector, data.matrix[rows])
+        return [
+            MessageHitRow(data.ids[i], data.speakers[i], int(data.depths[i]), float(sims[position]))
+            for position, i in ((int(p), int(rows[p])) for p in order[:limit])
+        ]
+
+    # --- the conversation's vocabulary ----------------------------------------------------------
+
+    def vocabulary_vectors(
+        self, tenant: str, user: str, conversation_id: str, embedder: str, words: Sequence[str]
+    ) -> dict[str, Vector]:
+        data = self._conversation_vectors(tenant, user, conversation_id, embedder)
+        return {w: data.vocab_matrix[data.vocab_index[w]] for w in words if w in data.vocab_index}
+
+    def nearest_words(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        embedder: str,
+        terms: Sequence[TermVector],
+        *,
+        per_term: int,
+        min_similarity: float,
+    ) -> list[str]:
+        data = self._conversation_vectors(tenant, user, conversation_id, embedder)
+        if not terms or not data.vocabulary:
+            return []
+        return nearest_words(
+            np.stack([t.vector for t in terms]), [t.term for t in terms], data.vocabulary,
+            data.vocab_matrix, per_term=per_term, min_similarity=min_similarity,
+        )  # fmt: skip
+
+    def _conversation_vectors(
+        self, tenant: str, user: str, conversation_id: str, embedder: str
+    ) -> ConversationVectors:
+        """The principal's turn vectors of the conversation and its vocabulary, from the
+        accelerator when they are current."""
+        row = self._db.execute(
+            "SELECT generation FROM search_generations WHERE tenant_id = ? AND conversation_id = ?",
+            (tenant, conversation_id),
+        ).fetchone()
+        generation = None if row is None else int(row[0])
+        key = (tenant, user, conversation_id, embedder)
+        return self._vectors.get(
+            key,
+            generation,
+            lambda: self._load_vectors(tenant, user, conversation_id, embedder, generation),
+        )
+
+    def _load_vectors(
+        self, tenant: str, user: str, conversation_id: str, embedder: str, generation: int | None
+    ) -> ConversationVectors:
+        rows = self._db.execute(
+            "SELECT message_id, speaker, depth, created_at, vector FROM message_index "
+            "WHERE tenant_id = ? AND conversation_id = ? AND user_id = ? AND embedder = ? "
+            "AND vector IS NOT NULL ORDER BY id",
+            (tenant, conversation_id, user, embedder),
+        ).fetchall()
+        terms = self._db.execute(
+            "SELECT t.term, v.vector FROM conversation_terms t JOIN term_vectors v "
+            "ON v.tenant_id = t.tenant_id AND v.embedder = ? AND v.term = t.term "
+            "WHERE t.tenant_id = ? AND t.conversation_id = ? AND t.speaker = 0 "
+            "AND EXISTS (SELECT 1 FROM conversations WHERE tenant_id = ? AND id = ? "
+            "AND user_id = ?) ORDER BY t.term",
+            (embedder, tenant, conversation_id, tenant, conversation_id, user),
+        ).fetchall()
+        speakers = {
+            r[0].lower()
+            for r in self._db.execute(
+                "SELECT term FROM conversation_terms WHERE tenant_id = ? "
+                "AND conversation_id = ? AND speaker = 1",
+                (tenant, conversation_id),
+            ).fetchall()
+        }
+        terms = [t for t in terms if t[0] not in speakers]
+        dims = len(rows[0][4]) // 2 if rows else len(terms[0][1]) // 2 if terms else 1
+        vocabulary = [t[0] for t in terms]
+        return ConversationVectors(
+            generation=generation if generation is not None else -1,
+            ids=[r[0] for r in rows],
+            speakers=[r[1] for r in rows],
+            depths=np.asarray([r[2] for r in rows], dtype=np.int64),
+            created=[datetime.fromisoformat(r[3]) for r in rows],
+            matrix=from_blobs([r[4] for r in rows], dims),
+            vocabulary=vocabulary,
+            vocab_matrix=from_blobs([t[1] for t in terms], dims),
+            vocab_index={word: i for i, word in enumerate(vocabulary)},
+        )
+
+    # --- memories -------------------------------------------------------------------------------
+
+    def search_memory_terms(
+        self,
+        tenant: str,
+        user: str,
+        terms: Sequence[str],
+        *,
+        scopes: Sequence[str],
+        now: datetime,
+        limit: int,
+    ) -> list[MemoryHitRow]:
+        words = or_query(terms, columns=("text", "subject_key"))
+        if words is None or not scopes or limit < 1:
+            return []
+        match = f"owner : {quote(memory_owner_token(tenant, user))} AND {words}"
+        rows = self._db.execute(
+            f"SELECT {_PREFIXED}, {_MEMORY_BM25} AS rank FROM memories_fts "
+            "JOIN memories m ON m.rowid = memories_fts.rowid "
+            "WHERE memories_fts MATCH ? AND m.tenant_id = ? AND m.user_id = ? AND "
+            + _CURRENT_MEMORY
+            + f"AND m.scope IN ({_in(scopes)}) ORDER BY rank LIMIT ?",
+            (match, tenant, user, utc_text(now), *scopes, limit),
+        ).fetchall()
+        return [MemoryHitRow(_memory(row), -float(row[17])) for row in rows]
+
+    def nearest_memories(
+        self,
+        tenant: str,
+        user: str,
+        embedder: str,
+        vector: Vector,
+        *,
+        scopes: Sequence[str],
+        now: datetime,
+        limit: int,
+    ) -> list[MemoryHitRow]:
+        # a user's memories are few and change one by one: read each time, not cached
+        if not scopes or limit < 1:
+            return []
+        rows = self._db.execute(
+            f"SELECT {_PREFIXED}, v.vector FROM memory_vectors v JOIN memories m "
+            "ON m.tenant_id = v.tenant_id AND m.id = v.memory_id "
+            "WHERE v.tenant_id = ? AND v.user_id = ? AND v.embedder = ? AND m.user_id = ? AND "
+            + _CURRENT_MEMORY
+            + f"AND m.scope IN ({_in(scopes)})",
+            (tenant, user, embedder, user, utc_text(now), *scopes),
+        ).fetchall()
+        if not rows:
+            return []
+        order, sims = cosine_order(vector, from_blobs([r[17] for r in rows], len(vector)))
+        return [MemoryHitRow(_memory(rows[i]), float(sims[i])) for i in order[:limit]]
+
+
+def _in_window(sql: str, params: list[Any], window: Window) -> tuple[str, list[Any]]:
+    if window.max_depth is not None:
+        sql += " AND i.depth < ?"
+        params.append(window.max_depth)
+    if window.since is not None:
+        sql += " AND i.created_at >= ?"
+        params.append(utc_text(window.since))
+    if window.until is not None:
+        sql += " AND i.created_at < ?"
+        params.append(utc_text(window.until))
+    return sql, params
