@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
+from convmem.cli_import import import_group
 from convmem.cli_mcp import mcp_command
 from convmem.cli_service import keys, serve
 from convmem.config import Config
@@ -28,6 +29,7 @@ def main() -> None:
 main.add_command(serve)
 main.add_command(keys)
 main.add_command(mcp_command)
+main.add_command(import_group)
 
 
 @main.command()
