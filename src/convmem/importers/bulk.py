@@ -251,10 +251,11 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
 
 def _checked(node: ImportNode, max_bytes: int) -> NewMessage:
     given = node.message
-    metadata: dict[str, Any] = {**given.metadata, "ext_id": node.key}
+    # the source's own metadata is checked; the key added to it is a string
+    metadata: dict[str, Any] = {**check_metadata(given.metadata), "ext_id": node.key}
     new = NewMessage(
         role=given.role, content=given.content, tool_calls=given.tool_calls,
-        tool_call_id=given.tool_call_id, metadata=check_metadata(metadata),
+        tool_call_id=given.tool_call_id, metadata=metadata,
         created_at=normalise_created_at(given.created_at),
     )  # fmt: skip
     check_new_message(new, max_bytes=max_bytes)
