@@ -11,8 +11,8 @@ from typing import Any
 import click
 
 from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
-from convmem.cli_index import backfill, reindex
 from convmem.cli_import import import_group
+from convmem.cli_index import backfill, reindex
 from convmem.cli_mcp import mcp_command
 from convmem.cli_service import keys, serve
 from convmem.config import Config
