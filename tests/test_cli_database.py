@@ -12,8 +12,10 @@ from click.testing import CliRunner
 import convmem
 from convmem.cli import main
 
-# keys create and serve may start a database; the demo writes a fresh one where it is told
-CREATES = {("keys", "create"), ("serve",), ("demo",)}
+# keys create, the servers (serve, mcp) and the imports may start a database; the demo writes a
+# fresh one where it is told
+CREATES = {("keys", "create"), ("serve",), ("mcp",), ("import", "openai-chat"),
+           ("import", "mem0"), ("demo",)}  # fmt: skip
 
 
 def _commands_with_db(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

@@ -44,6 +44,7 @@ from convmem.formats import (
     lead_placeholder_tokens,
     render_anthropic,
     render_openai,
+    render_responses,
 )
 from convmem.model.messages import Message
 from convmem.model.profile import ModelProfile
@@ -457,6 +458,8 @@ def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> Asse
     system_blocks = None
     if plan.format == "openai":
         messages = render_openai(leading, history, plan.trailing, current)
+    elif plan.format == "responses":
+        messages = render_responses(leading, history, plan.trailing, current)
     else:
         system_blocks, messages = render_anthropic(leading, history, plan.trailing, current)
         if history and history[0].message.role == "assistant":

@@ -28,8 +28,8 @@ from convmem.tokens import (
     message_tokens,
 )
 
-Format = Literal["openai", "anthropic"]
-FORMATS: tuple[str, ...] = ("openai", "anthropic")
+Format = Literal["openai", "anthropic", "responses"]
+FORMATS: tuple[str, ...] = ("openai", "anthropic", "responses")
 ANTHROPIC_LEAD_PLACEHOLDER = "(earlier turns omitted)"
 
 
@@ -77,6 +77,11 @@ def _openai_history_message(item: HistoryItem) -> dict[str, Any]:
     return rendered
 
 
+def openai_message(message: Message) -> dict[str, Any]:
+    """A stored message as one Chat Completions message (integrations map it onward)."""
+    return _openai_history_message(HistoryItem(message, message.content, 0))
+
+
 def render_openai(
     leading: Sequence[Section],
     history: Sequence[HistoryItem],
@@ -109,6 +114,49 @@ def count_openai_request(counter: TokenCounter, messages: Sequence[dict[str, Any
             message.get("tool_call_id"),
         )
     return total
+
+
+# --- OpenAI Responses ----------------------------------------------------------------------------
+
+
+def responses_items(message: Message, content: str) -> list[dict[str, Any]]:
+    """A stored message as Responses API input items: a message item for its text, one
+    ``function_call`` item per tool call, a ``function_call_output`` for a tool result."""
+    if message.role == "tool":
+        return [
+            {"type": "function_call_output", "call_id": message.tool_call_id, "output": content}
+        ]
+    items: list[dict[str, Any]] = []
+    if content or not message.tool_calls:
+        items.append({"type": "message", "role": message.role, "content": content})
+    items.extend(
+        {
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": call.arguments,
+        }
+        for call in message.tool_calls
+    )
+    return items
+
+
+def render_responses(
+    leading: Sequence[Section],
+    history: Sequence[HistoryItem],
+    trailing: Sequence[Section],
+    current: str | None,
+) -> list[dict[str, Any]]:
+    """The Responses API's ``input``: the same order as the Chat Completions rendering, each
+    message as its items. An item costs what its chat message costs, so the budget holds."""
+    system = [{"type": "message", "role": "system", "content": s.text} for s in leading]
+    items: list[dict[str, Any]] = list(system)
+    for item in history:
+        items.extend(responses_items(item.message, item.content))
+    items.extend({"type": "message", "role": "system", "content": s.text} for s in trailing)
+    if current is not None:
+        items.append({"type": "message", "role": "user", "content": current})
+    return items
 
 
 # --- Anthropic ----------------------------------------------------------------------------------

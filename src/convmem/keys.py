@@ -23,12 +23,43 @@ from convmem.store.base import Store
 from convmem.tree import check_identifier
 
 TOKEN_PREFIX = "cmk_"
+USER_HEADER = "X-Convmem-User"  # where a request made with an app key names its user
 _ID_PREFIX = "key_"
 _ID_CHARS = 26
 _SECRET_CHARS = 43  # token_urlsafe(32)
 _CROCKFORD = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 # compared against when the id is unknown, so a miss costs what a hit costs
 _DUMMY_HASH = hashlib.sha256(b"convmem: no such key").hexdigest()
+
+
+class KeyRefused(Exception):
+    """A valid key asked for something its role does not allow; ``status`` is the HTTP answer."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+def acting_user(key: ApiKey, named: str | None) -> str:
+    """The user a request made with ``key`` acts for: a user key's own user, or the user an app
+    key names (``named``, from the caller's header). An admin key acts for no user. Shared by
+    every interface that takes API keys (the HTTP service, the MCP server)."""
+    if key.role == "admin":
+        raise KeyRefused(403, "forbidden", "an admin key manages keys; it cannot act for users")
+    if key.role == "user":
+        if named is not None and named != key.user_id:
+            raise KeyRefused(403, "user_mismatch", "a user key acts only for its own user")
+        assert key.user_id is not None
+        return key.user_id
+    if named is None:
+        raise KeyRefused(
+            400, "user_required", f"an application key names the user in {USER_HEADER}"
+        )
+    try:
+        return check_identifier(named, "user")
+    except InvalidInput as exc:
+        raise KeyRefused(400, "user_required", str(exc)) from exc
 
 
 @dataclass(frozen=True)

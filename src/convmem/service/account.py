@@ -7,7 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Path, Request, Response
 from fastapi.responses import JSONResponse
 
-from convmem.service.auth import USER_HEADER, ActingScope, AnyKey
+from convmem.keys import USER_HEADER
+from convmem.service.auth import ActingScope, AnyKey
 from convmem.service.convert import jsonable
 from convmem.service.schemas import (
     AuditOut,

@@ -14,12 +14,11 @@ from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from convmem.engine import Memory, Scope
-from convmem.errors import InvalidInput
+from convmem.keys import USER_HEADER, KeyRefused
+from convmem.keys import acting_user as resolve_user
 from convmem.model.keys import ApiKey
 from convmem.service.problems import ServiceError
-from convmem.tree import check_identifier
 
-USER_HEADER = "X-Convmem-User"
 _bearer = HTTPBearer(
     auto_error=False,
     bearerFormat="convmem API key",
@@ -62,22 +61,10 @@ def acting_user(
 ) -> Scope:
     """The engine scope of the principal: tenant and user from the key (and, for an app key,
     the user it names)."""
-    if key.role == "admin":
-        raise ServiceError(403, "forbidden", "an admin key manages keys; it cannot act for users")
-    if key.role == "user":
-        if user is not None and user != key.user_id:
-            raise ServiceError(403, "user_mismatch", "a user key acts only for its own user")
-        assert key.user_id is not None
-        acting = key.user_id
-    else:
-        if user is None:
-            raise ServiceError(
-                400, "user_required", f"an application key names the user in {USER_HEADER}"
-            )
-        try:
-            acting = check_identifier(user, "user")
-        except InvalidInput as exc:
-            raise ServiceError(400, "user_required", str(exc)) from exc
+    try:
+        acting = resolve_user(key, user)
+    except KeyRefused as exc:
+        raise ServiceError(exc.status, exc.code, str(exc)) from exc
     # the audit records which key acted
     return memory_of(request).scope(key.tenant_id, acting, actor=f"key:{key.id}")
 

@@ -1,0 +1,203 @@
+"""The async API: the same surface as ``convmem.open`` with ``async def``, for asyncio servers.
+
+    mem = convmem.aio.open("convmem.db")
+    user = mem.scope(tenant="acme", user="alice")
+    conv = await user.create_conversation(title="Trip")
+    await conv.append("user", "I prefer aisle seats.")
+    ctx = await conv.assemble("What seat do I like?")
+
+Every call runs the synchronous engine in a bounded pool of worker threads (``max_workers``,
+default 8), so the event loop never waits on the database or the tokenizer, and no more than
+that many calls touch the store at once; the rest queue. Handles (``AsyncScope``,
+``AsyncConversation``) are cheap and hold only ids, like their synchronous twins, which
+``.sync`` returns. ``benchmarks/aio_overhead.py`` measures what the hop costs per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from convmem.config import Config
+from convmem.engine import Conversation, Memory, Scope
+from convmem.engine import open as open_sync
+from convmem.memories import Memories
+from convmem.retrieval.vector import Embedder
+
+P = ParamSpec("P")
+R = TypeVar("R")
+DEFAULT_WORKERS = 8
+
+
+class _Pool:
+    """The worker threads a database's async calls share."""
+
+    def __init__(self, max_workers: int) -> None:
+        if max_workers < 1:
+            raise ValueError("max_workers must be positive")
+        self.executor = ThreadPoolExecutor(max_workers, thread_name_prefix="convmem-aio")
+
+    async def run(self, call: Callable[[], R]) -> R:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, call)
+
+
+class _Offloaded:
+    """A handle whose methods run its synchronous twin's in the pool."""
+
+    _pool: _Pool
+    _sync: Any
+
+
+def _off(
+    method: Callable[Concatenate[Any, P], R],
+) -> Callable[Concatenate[_Offloaded, P], Coroutine[Any, Any, R]]:
+    """The async method of a handle: the synchronous method, run in the pool."""
+
+    @functools.wraps(method)
+    async def offloaded(self: _Offloaded, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await self._pool.run(functools.partial(method, self._sync, *args, **kwargs))
+
+    return offloaded
+
+
+class AsyncConversation(_Offloaded):
+    """``Conversation`` with ``async def`` methods."""
+
+    def __init__(self, pool: _Pool, conversation: Conversation) -> None:
+        self._pool, self._sync = pool, conversation
+        self.id = conversation.id
+
+    @property
+    def sync(self) -> Conversation:
+        return self._sync  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"AsyncConversation(id={self.id!r})"
+
+    record = _off(Conversation.record)
+    append = _off(Conversation.append)
+    edit = _off(Conversation.edit)
+    regenerate = _off(Conversation.regenerate)
+    switch_branch = _off(Conversation.switch_branch)
+    delete_message = _off(Conversation.delete_message)
+    search = _off(Conversation.search)
+    delete = _off(Conversation.delete)
+    pin = _off(Conversation.pin)
+    pinned = _off(Conversation.pinned)
+    message = _off(Conversation.message)
+    siblings = _off(Conversation.siblings)
+    branch = _off(Conversation.branch)
+    messages = _off(Conversation.messages)
+    assemble = _off(Conversation.assemble)
+    summaries = _off(Conversation.summaries)
+    summary = _off(Conversation.summary)
+    record_assembly = _off(Conversation.record_assembly)
+    last_assembly = _off(Conversation.last_assembly)
+
+
+class AsyncMemories(_Offloaded):
+    """``Memories`` (a principal's long-term memories) with ``async def`` methods."""
+
+    def __init__(self, pool: _Pool, memories: Memories) -> None:
+        self._pool, self._sync = pool, memories
+
+    list = _off(Memories.list)
+    get = _off(Memories.get)
+    confirm = _off(Memories.confirm)
+    reject = _off(Memories.reject)
+    update = _off(Memories.update)
+    delete = _off(Memories.delete)
+    resolve = _off(Memories.resolve)
+    search = _off(Memories.search)
+
+
+class AsyncScope(_Offloaded):
+    """``Scope`` (one authenticated principal) with ``async def`` methods."""
+
+    def __init__(self, pool: _Pool, scope: Scope) -> None:
+        self._pool, self._sync = pool, scope
+        self.tenant, self.user = scope.tenant, scope.user
+
+    @property
+    def sync(self) -> Scope:
+        return self._sync  # type: ignore[no-any-return]
+
+    @property
+    def memories(self) -> AsyncMemories:
+        return AsyncMemories(self._pool, self.sync.memories)
+
+    async def create_conversation(
+        self, title: str | None = None, *, temporary: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> AsyncConversation:  # fmt: skip
+        made = await self._pool.run(
+            lambda: self.sync.create_conversation(title, temporary=temporary, metadata=metadata)
+        )
+        return AsyncConversation(self._pool, made)
+
+    async def conversation(self, conversation_id: str) -> AsyncConversation:
+        """Reopen a conversation; ``NotFound`` unless it belongs to this principal."""
+        found = await self._pool.run(lambda: self.sync.conversation(conversation_id))
+        return AsyncConversation(self._pool, found)
+
+    remember = _off(Scope.remember)
+    propose = _off(Scope.propose)
+    search_memories = _off(Scope.search_memories)
+    memory_enabled = _off(Scope.memory_enabled)
+    set_memory_enabled = _off(Scope.set_memory_enabled)
+    audit = _off(Scope.audit)
+    export = _off(Scope.export)
+    delete_all = _off(Scope.delete_all)
+    conversations = _off(Scope.conversations)
+    pin = _off(Scope.pin)
+    pinned = _off(Scope.pinned)
+    unpin = _off(Scope.unpin)
+    message = _off(Scope.message)
+
+
+class AsyncMemory(_Offloaded):
+    """A convmem database for asyncio code. Open it with ``convmem.aio.open``."""
+
+    def __init__(self, memory: Memory, *, max_workers: int = DEFAULT_WORKERS) -> None:
+        self._pool, self._sync = _Pool(max_workers), memory
+
+    @property
+    def sync(self) -> Memory:
+        return self._sync  # type: ignore[no-any-return]
+
+    def scope(self, tenant: str, user: str, *, actor: str | None = None) -> AsyncScope:
+        """Act as one authenticated principal (checks the ids; no I/O)."""
+        return AsyncScope(self._pool, self.sync.scope(tenant, user, actor=actor))
+
+    set_tenant_policy = _off(Memory.set_tenant_policy)
+    apply_retention = _off(Memory.apply_retention)
+    reindex = _off(Memory.reindex)
+    backfill_embeddings = _off(Memory.backfill_embeddings)
+    jobs = _off(Memory.jobs)
+    retry_job = _off(Memory.retry_job)
+
+    async def close(self) -> None:
+        """Wait for the calls in flight, then close the database."""
+        await asyncio.get_running_loop().run_in_executor(None, self._pool.executor.shutdown)
+        self.sync.close()
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def open(
+    target: str | os.PathLike[str] | None = None,
+    *,
+    config: Config | None = None,
+    embedder: Embedder | None = None,
+    max_workers: int = DEFAULT_WORKERS,
+) -> AsyncMemory:
+    """``convmem.open`` for asyncio: the same targets, and at most ``max_workers`` calls at once."""
+    return AsyncMemory(open_sync(target, config=config, embedder=embedder), max_workers=max_workers)

@@ -1,0 +1,68 @@
+"""``convmem import``: a ChatGPT data export or a Mem0 export, through the bulk write path."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from convmem.cli_common import db_option, fail, opened
+from convmem.errors import ConvmemError
+
+_tenant = click.option("--tenant", required=True, help="Tenant to import into.")
+
+
+@click.group("import")
+def import_group() -> None:
+    """Import conversations or memories from other tools (re-running skips what is there)."""
+
+
+@import_group.command("openai-chat")
+@db_option(creates=True)
+@_tenant
+@click.option("--user", required=True, help="User the conversations belong to.")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+def import_openai_chat(db: str, tenant: str, user: str, file: str) -> None:
+    """A ChatGPT export's conversations.json, every branch kept. A stopped run resumes: the
+    conversations already imported are skipped. Run `convmem worker --embedder …` afterwards
+    for vectors."""
+    from convmem.importers import openai_chat
+    from convmem.importers.bulk import import_trees
+
+    with opened(db) as memory:
+        try:
+            trees = openai_chat.read(file)
+            started = time.perf_counter()
+            with click.progressbar(length=len(trees), label="conversations", file=None) as bar:
+                report = import_trees(memory.scope(tenant, user), openai_chat.SOURCE, trees,
+                                      progress=bar.update)  # fmt: skip
+            seconds = time.perf_counter() - started
+        except ConvmemError as exc:
+            fail(exc)
+    rate = report.messages / seconds if seconds > 0 else 0.0
+    click.echo(f"imported {report.conversations} conversations, {report.messages} messages "
+               f"({rate:,.0f} messages/s); {report.already_imported} already imported")  # fmt: skip
+    for reason, count in sorted(report.skipped.items()):
+        click.echo(f"skipped {count}: {reason}")
+
+
+@import_group.command("mem0")
+@db_option(creates=True)
+@_tenant
+@click.option("--user", default=None, help="User for records without a user_id.")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+def import_mem0(db: str, tenant: str, user: str | None, file: str) -> None:
+    """A Mem0 export (get_all results) as confirmed memories, each through the never-store
+    policy; blocked records are listed with their reason."""
+    from convmem.importers import mem0
+
+    with opened(db) as memory:
+        try:
+            report = mem0.import_mem0(memory, tenant, mem0.read(file), user=user)
+        except ConvmemError as exc:
+            fail(exc)
+    click.echo(f"saved {report.saved} memories; {report.already_present} already present")
+    for ident, reason in report.blocked:
+        click.echo(f"blocked {ident}: {reason}")
+    for ident, error in report.invalid:
+        click.echo(f"invalid {ident}: {error}")

@@ -1,0 +1,274 @@
+"""The bulk write path for imports: whole conversation trees, many messages per transaction.
+
+``Conversation.append`` pays, per message, a transaction, the parent's row read back, the tool
+run walked in the database, the neighbour's index context rewritten and the vocabulary merged.
+An import knows the whole tree up front, so here all of that is computed in memory — depths,
+running estimates, tool-result checks, each turn's index context with its final neighbours, the
+conversation's vocabulary once — and a batch of conversations is written in one transaction:
+each conversation is whole or absent, so a run stopped midway resumes where it stopped.
+
+Embeddings are not computed: ``convmem worker --embedder …`` backfills them. Imported user
+messages do not act on memory ("remember that …" in an old chat is history, not a request).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from convmem.engine import Scope
+from convmem.errors import ConvmemError
+from convmem.ids import new_id
+from convmem.indexing import prepare_turn
+from convmem.model.conversation import ConversationRecord
+from convmem.model.messages import Message, NewMessage
+from convmem.retrieval.index import IndexedTurn, context_text
+from convmem.store.base import IndexEntry, MessageRow, WriteTxn
+from convmem.tree import (
+    check_metadata,
+    check_new_message,
+    check_text,
+    check_tool_result,
+    normalise_created_at,
+)
+
+IMPORT_KEY = "import"  # conversation metadata: {"import": {"source": …, "id": …}}
+MESSAGES_PER_TRANSACTION = 5000
+
+
+@dataclass(frozen=True)
+class ImportNode:
+    """One message of a source tree. ``key`` is the source's id for it (kept as ``ext_id``)."""
+
+    key: str
+    parent_key: str | None
+    message: NewMessage
+
+
+@dataclass(frozen=True)
+class ImportTree:
+    """One source conversation: its nodes in any order, and the leaf that was active."""
+
+    source_id: str
+    title: str | None
+    created_at: datetime | None
+    nodes: Sequence[ImportNode]
+    active_key: str | None = None
+    skipped: Mapping[str, int] = field(default_factory=dict)  # what the reader left out, why
+
+
+@dataclass
+class ImportReport:
+    """What a run did: conversations and messages written, trees already there, and each
+    skipped message's reason (counts per reason; never content)."""
+
+    conversations: int = 0
+    messages: int = 0
+    already_imported: int = 0
+    skipped: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+@dataclass(frozen=True)
+class _Planned:
+    record: ConversationRecord
+    rows: list[MessageRow]
+    index: list[IndexEntry]
+    words: set[str]
+    speakers: set[str]
+    active_leaf: str | None
+
+
+def imported_ids(scope: Scope, source: str) -> set[str]:
+    """The source ids of the trees already imported for this user (a re-run skips them)."""
+    found: set[str] = set()
+    offset = 0
+    while page := scope.conversations(limit=500, offset=offset):
+        for record in page:
+            mark = record.metadata.get(IMPORT_KEY)
+            if isinstance(mark, Mapping) and mark.get("source") == source:
+                found.add(str(mark.get("id")))
+        offset += len(page)
+    return found
+
+
+def import_trees(
+    scope: Scope,
+    source: str,
+    trees: Iterable[ImportTree],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> ImportReport:
+    """Write the trees this user does not have yet, batch by batch; ``progress`` is told how
+    many source conversations each batch settled."""
+    report = ImportReport()
+    done = imported_ids(scope, source)
+    batch: list[_Planned] = []
+    settled = 0
+    for tree in trees:
+        settled += 1
+        if tree.source_id in done:
+            report.already_imported += 1
+            continue
+        done.add(tree.source_id)
+        planned = _plan(scope, source, tree, report)
+        if planned is not None:
+            batch.append(planned)
+        if sum(len(p.rows) for p in batch) >= MESSAGES_PER_TRANSACTION:
+            _write(scope, batch, report)
+            batch = []
+            if progress is not None:
+                progress(settled)
+            settled = 0
+    _write(scope, batch, report)
+    if progress is not None and settled:
+        progress(settled)
+    return report
+
+
+def _write(scope: Scope, batch: list[_Planned], report: ImportReport) -> None:
+    if not batch:
+        return
+    tenant, user = scope.tenant, scope.user
+    with scope.memory.store.write() as tx:
+        for planned in batch:
+            _write_one(tx, tenant, user, planned)
+    report.conversations += len(batch)
+    report.messages += sum(len(p.rows) for p in batch)
+
+
+def _write_one(tx: WriteTxn, tenant: str, user: str, planned: _Planned) -> None:
+    tx.insert_conversation(tenant, planned.record)
+    for row in planned.rows:
+        tx.insert_message(tenant, user, row)
+    for entry in planned.index:
+        tx.index_message(tenant, user, entry)
+    if planned.words or planned.speakers:
+        conversation = planned.record.id
+        tx.add_terms(tenant, conversation, sorted(planned.words), sorted(planned.speakers))
+    if planned.active_leaf is not None:
+        tx.set_active_leaf(tenant, planned.record.id, planned.active_leaf)
+
+
+def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> _Planned | None:
+    """The rows of one tree: nodes that cannot be stored are skipped with their reason, and
+    their children hang from the nearest stored ancestor."""
+    memory = scope.memory
+    for reason, count in tree.skipped.items():
+        report.skipped[reason] += count
+    title = tree.title
+    if title is not None:
+        try:
+            check_text(title, max_bytes=1000, what="title")
+        except ConvmemError:
+            title = title.encode()[:1000].decode(errors="ignore")
+    record = ConversationRecord(
+        id=new_id("conv"), tenant_id=scope.tenant, user_id=scope.user, title=title,
+        temporary=False, active_leaf_id=None,
+        metadata={IMPORT_KEY: {"source": source, "id": tree.source_id}},
+        created_at=normalise_created_at(tree.created_at),
+    )  # fmt: skip
+    by_key = {node.key: node for node in tree.nodes}
+    children: dict[str | None, list[ImportNode]] = defaultdict(list)
+    for node in tree.nodes:
+        children[node.parent_key if node.parent_key in by_key else None].append(node)
+    stored: dict[str, Message] = {}  # source key -> the message it became
+    placed: dict[str, str | None] = {}  # source key -> the stored message standing for it
+    rows: list[MessageRow] = []
+    turns: dict[str, IndexedTurn] = {}
+    last_child: dict[str, str] = {}
+    words: set[str] = set()
+    speakers: set[str] = set()
+    before: dict[str, int] = {}
+
+    def walk() -> Iterator[ImportNode]:  # parents before children, without recursion
+        stack = list(reversed(children[None]))
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(children.get(node.key, [])))
+
+    for node in walk():
+        parent_id = placed.get(node.parent_key) if node.parent_key is not None else None
+        parent = stored.get(parent_id) if parent_id is not None else None
+        try:
+            new = _checked(node, memory.config.max_content_bytes)
+            if new.role == "tool":
+                check_tool_result(new, _tool_run(parent, stored))
+        except ConvmemError as exc:
+            report.skipped[type(exc).__name__] += 1
+            placed[node.key] = parent_id
+            continue
+        tokens, estimate = memory.count_message(new)
+        assert new.created_at is not None
+        message = Message(
+            new_id("msg"), record.id, parent_id, 0 if parent is None else parent.depth + 1,
+            new.role, new.content, new.tool_calls, new.tool_call_id, new.metadata, new.created_at,
+        )  # fmt: skip
+        start = 0 if parent_id is None else before[parent_id]
+        before[message.id] = start + estimate
+        rows.append(MessageRow(message, None, None, tokens, estimate, start))
+        stored[message.id] = message
+        placed[node.key] = message.id
+        prepared = prepare_turn(message, None, memory.vector_cache)
+        if prepared is not None:
+            turns[message.id] = prepared.turn
+            words.update(prepared.words)
+            speakers.add(prepared.turn.speaker)
+            if parent_id is not None:
+                last_child[parent_id] = message.id
+    if not rows:
+        report.skipped["empty_conversation"] += 1
+        return None
+    gap = memory.config.session_gap
+    index = []
+    for row in rows:
+        message = row.message
+        turn = turns.get(message.id)
+        if turn is None:
+            continue
+        previous = turns.get(message.parent_id) if message.parent_id else None
+        following = turns.get(last_child.get(message.id, ""))
+        index.append(
+            IndexEntry(
+                message_id=message.id,
+                conversation_id=record.id,
+                depth=message.depth,
+                created_at=turn.created_at,
+                speaker=turn.speaker,
+                session=turn.session,
+                body=turn.body,
+                ctx=context_text(turn, previous, following, gap),
+            )
+        )
+    active = placed.get(tree.active_key) if tree.active_key is not None else None
+    if active is None:  # the newest leaf
+        active = max(rows, key=lambda r: (r.message.created_at, r.message.depth)).message.id
+    return _Planned(record, rows, index, words, speakers, active)
+
+
+def _checked(node: ImportNode, max_bytes: int) -> NewMessage:
+    given = node.message
+    # the source's own metadata is checked; the key added to it is a string
+    metadata: dict[str, Any] = {**check_metadata(given.metadata), "ext_id": node.key}
+    new = NewMessage(
+        role=given.role, content=given.content, tool_calls=given.tool_calls,
+        tool_call_id=given.tool_call_id, metadata=metadata,
+        created_at=normalise_created_at(given.created_at),
+    )  # fmt: skip
+    check_new_message(new, max_bytes=max_bytes)
+    return new
+
+
+def _tool_run(parent: Message | None, stored: Mapping[str, Message]) -> list[Message]:
+    """The parent, then up through tool results to the assistant that made the calls."""
+    run: list[Message] = []
+    current = parent
+    while current is not None:
+        run.append(current)
+        if current.role != "tool" or current.parent_id is None:
+            break
+        current = stored.get(current.parent_id)
+    return run

@@ -1,0 +1,92 @@
+"""A Mem0 export (the results of ``get_all``) as confirmed memories with source kind ``import``.
+
+Each record passes the never-store policy like any other write: a blocked one is reported with
+the record's id and the reason, and nothing of it is stored. A record whose text the user already
+has (same subject, same words) is not written again, so a run can be repeated. Where an imported
+statement disagrees with one the user gave convmem, both are kept and flagged as a conflict for
+the user to settle (an import never overrides the user's own word).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from convmem.engine import Memory
+from convmem.errors import ConvmemError, InvalidInput
+from convmem.memories import save_memory
+
+ACTOR = "import:mem0"
+
+
+@dataclass
+class Mem0Report:
+    saved: int = 0
+    already_present: int = 0
+    blocked: list[tuple[str, str]] = field(default_factory=list)  # (mem0 id, reason)
+    invalid: list[tuple[str, str]] = field(default_factory=list)  # (mem0 id, error)
+
+
+def read(path: str | Path) -> list[Mapping[str, Any]]:
+    """The records of an export: ``{"results": [...]}``, a list, or ``{"memories": [...]}``."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"cannot read a Mem0 export from {path}: {type(exc).__name__}") from exc
+    if isinstance(data, Mapping):
+        data = data.get("results", data.get("memories"))
+    if not isinstance(data, list) or not all(isinstance(r, Mapping) for r in data):
+        raise InvalidInput("a Mem0 export is a list of memory records (get_all's results)")
+    return data
+
+
+def import_mem0(
+    memory: Memory, tenant: str, records: list[Mapping[str, Any]], *, user: str | None = None
+) -> Mem0Report:
+    """Import ``records`` into ``tenant``: each for its own ``user_id`` (``user`` for records
+    without one), one write transaction per user."""
+    report = Mem0Report()
+    by_user: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for n, record in enumerate(records):
+        owner = record.get("user_id") or user
+        if not isinstance(owner, str) or not owner:
+            report.invalid.append((str(record.get("id", n)), "no user_id (pass --user)"))
+            continue
+        by_user[owner].append(record)
+    for owner, owned in sorted(by_user.items()):
+        who = memory.scope(tenant, owner, actor=ACTOR).principal
+        with memory.store.read() as tx:
+            before = {m.id for m in tx.list_memories(tenant, owner)}
+        with memory.store.write() as tx:
+            for n, record in enumerate(owned):
+                ident = str(record.get("id", n))
+                try:
+                    notice = save_memory(
+                        tx, who, str(record.get("memory") or record.get("text") or ""),
+                        source_kind="import", status="confirmed",
+                        expires_at=_when(record.get("expiration_date")),
+                    )  # fmt: skip
+                except ConvmemError as exc:
+                    report.invalid.append((ident, type(exc).__name__))
+                    continue
+                if notice.status == "blocked":
+                    report.blocked.append((ident, str(notice.reason)))
+                elif notice.memory is not None and notice.memory.id in before:
+                    report.already_present += 1
+                else:
+                    report.saved += 1
+    return report
+
+
+def _when(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None

@@ -1,0 +1,191 @@
+"""Imports: a ChatGPT export (branches, tool calls) and a Mem0 export, through the bulk path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import convmem
+from convmem.cli import main
+from convmem.importers import mem0, openai_chat
+from convmem.importers.bulk import import_trees
+
+SECRET = "sk-proj-4f9Qz7LmB2xR8tYp1VwK3nJ6hD0sGcE5aUoI"
+
+
+def _node(key: str, parent: str | None, role: str | None, content: Any, **extra: Any) -> Any:
+    message = None if role is None else {
+        "id": key, "author": {"role": role}, "create_time": 1_700_000_000 + len(key),
+        "content": content, "recipient": extra.pop("recipient", "all"), **extra,
+    }  # fmt: skip
+    return {"id": key, "parent": parent, "children": [], "message": message}
+
+
+def _text(*parts: Any) -> dict[str, Any]:
+    return {"content_type": "text", "parts": list(parts)}
+
+
+def chatgpt_export() -> list[dict[str, Any]]:
+    nodes = [
+        _node("root", None, None, None),
+        _node("sys", "root", "system", _text("")),  # hidden
+        _node("u1", "sys", "user", _text("Plan a trip to Lisbon in May.")),
+        _node("a1", "u1", "assistant", _text("Lisbon in May is warm; book early.")),
+        _node("u2", "a1", "user", _text("What does the flight cost?")),
+        _node("u2b", "a1", "user", _text("What does the train cost?")),  # an edit: a branch
+        _node(
+            "call",
+            "u2b",
+            "assistant",
+            {"content_type": "code", "text": "price('train')"},
+            recipient="python",
+        ),
+        _node("out", "call", "tool", {"content_type": "execution_output", "text": "42 EUR"}),
+        _node("a3", "out", "assistant", _text("The train costs 42 EUR.")),
+        _node("think", "a3", "assistant", {"content_type": "thoughts", "thoughts": []}),
+        _node(
+            "u4",
+            "think",
+            "user",
+            {"content_type": "multimodal_text", "parts": [{"asset": "x"}, "Is this it?"]},
+        ),
+    ]
+    mapping = {n["id"]: n for n in nodes}
+    for n in nodes:
+        if n["parent"]:
+            mapping[n["parent"]]["children"].append(n["id"])
+    return [{"id": "chat-1", "title": "Lisbon", "create_time": 1_700_000_000,
+             "mapping": mapping, "current_node": "u4"}]  # fmt: skip
+
+
+def test_a_chatgpt_export_keeps_its_branches_and_tool_calls(
+    alice: convmem.Scope, tmp_path: Path
+) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(chatgpt_export()))
+    report = import_trees(alice, openai_chat.SOURCE, openai_chat.read(path))
+    assert (report.conversations, report.messages) == (1, 8)
+    assert dict(report.skipped) == {"empty_message": 1, "unsupported_content": 1}
+    (record,) = alice.conversations()
+    assert record.title == "Lisbon"
+    assert record.metadata["import"] == {"source": "openai-chat", "id": "chat-1"}
+    conv = alice.conversation(record.id)
+    branch = conv.branch()
+    assert [m.metadata["ext_id"] for m in branch] == ["u1", "a1", "u2b", "call", "out", "a3", "u4"]
+    call, out = branch[3], branch[4]
+    assert (call.tool_calls[0].name, call.tool_calls[0].arguments_object()) == (
+        "python", {"input": "price('train')"})  # fmt: skip
+    assert (out.role, out.tool_call_id, out.content) == ("tool", call.tool_calls[0].id, "42 EUR")
+    assert branch[-1].content == "[image]\nIs this it?"
+    assert [m.content for m in conv.siblings(branch[2].id)] == [
+        "What does the flight cost?", "What does the train cost?"]  # fmt: skip
+    assert branch[0].created_at.timestamp() == 1_700_000_002
+    assert conv.search("flight cost")[0].message.metadata["ext_id"] == "u2"
+    assert not alice.memories.list()  # history does not act on memory
+    again = import_trees(alice, openai_chat.SOURCE, openai_chat.read(path))
+    assert (again.already_imported, again.messages) == (1, 0)
+    assert len(alice.conversations()) == 1
+
+
+def test_the_bulk_path_stores_what_append_would(alice: convmem.Scope, tmp_path: Path) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(chatgpt_export()))
+    trees = openai_chat.read(path)
+    import_trees(alice, openai_chat.SOURCE, trees)
+    (record,) = alice.conversations()
+    bulk = alice.conversation(record.id)
+    by_hand = alice.create_conversation()
+    ids: dict[str, str] = {}
+    for node in trees[0].nodes:  # the same tree, one append at a time
+        new = node.message
+        made = by_hand.append(new.role, new.content, tool_calls=new.tool_calls,
+                              tool_call_id=new.tool_call_id, created_at=new.created_at,
+                              parent_id=ids.get(node.parent_key or ""),
+                              metadata={"ext_id": node.key})  # fmt: skip
+        ids[node.key] = made.id
+    by_hand.switch_branch(ids["u4"])
+    small = convmem.ModelProfile(context_window=400, max_output=100)
+    for question in ["How much is the train?", "When should I go?"]:
+        one = bulk.assemble(question, model=small)
+        other = by_hand.assemble(question, model=small)
+        assert one.report.sections == other.report.sections
+        assert one.messages == other.messages
+        hits = [h.message.metadata["ext_id"] for h in bulk.search(question)]
+        assert hits == [h.message.metadata["ext_id"] for h in by_hand.search(question)]
+
+
+def test_the_cli_imports_a_chatgpt_export_and_resumes(tmp_path: Path) -> None:
+    path = tmp_path / "conversations.json"
+    export = chatgpt_export()
+    second = json.loads(json.dumps(export[0]))
+    second["id"] = "chat-2"
+    path.write_text(json.dumps([*export, second]))
+    db = str(tmp_path / "new.db")
+    args = ["import", "openai-chat", "--db", db, "--tenant", "acme", "--user", "alice", str(path)]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0, first.output
+    assert "imported 2 conversations, 16 messages" in first.output
+    assert "skipped 2: empty_message" in first.output
+    again = CliRunner().invoke(main, args)
+    assert "imported 0 conversations, 0 messages" in again.output
+    assert "2 already imported" in again.output
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    bad = CliRunner().invoke(main, [*args[:-1], str(broken)])
+    assert bad.exit_code == 2 and "cannot read a ChatGPT export" in bad.output
+
+
+def mem0_export() -> dict[str, Any]:
+    return {"results": [
+        {"id": "m1", "memory": "Prefers aisle seats", "user_id": "alice",
+         "created_at": "2024-05-01T10:00:00-07:00", "metadata": {"source": "chat"}},
+        {"id": "m2", "memory": "Is vegetarian", "user_id": "alice"},
+        {"id": "m3", "memory": f"OpenAI key is {SECRET}", "user_id": "alice"},
+        {"id": "m4", "memory": "Lives in Porto", "user_id": "bob"},
+        {"id": "m5", "memory": "Likes jazz"},
+    ]}  # fmt: skip
+
+
+def test_a_mem0_export_becomes_confirmed_imported_memories(
+    memory: convmem.Memory, tmp_path: Path
+) -> None:
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps(mem0_export()))
+    report = mem0.import_mem0(memory, "acme", mem0.read(path))
+    assert report.saved == 3
+    assert report.blocked == [("m3", "credential")]
+    assert report.invalid == [("m5", "no user_id (pass --user)")]
+    alice = memory.scope("acme", "alice")
+    records = alice.memories.list()
+    assert sorted(m.text for m in records) == ["Is vegetarian", "Prefers aisle seats"]
+    assert {(m.status, m.source_kind) for m in records} == {("confirmed", "import")}
+    assert SECRET not in json.dumps(alice.export())
+    assert {e.actor for e in alice.audit()} == {"import:mem0"}
+    assert [m.text for m in memory.scope("acme", "bob").memories.list()] == ["Lives in Porto"]
+    again = mem0.import_mem0(memory, "acme", mem0.read(path), user="carol")
+    assert (again.saved, again.already_present) == (1, 3)  # only m5, now for carol
+    assert len(alice.memories.list()) == 2
+
+
+def test_the_cli_reports_blocked_mem0_records(tmp_path: Path) -> None:
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps(mem0_export()["results"]))  # a bare list works too
+    db = str(tmp_path / "new.db")
+    done = CliRunner().invoke(main, ["import", "mem0", "--db", db, "--tenant", "acme",
+                                     "--user", "dan", str(path)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "saved 4 memories; 0 already present" in done.output
+    assert "blocked m3: credential" in done.output
+    assert SECRET not in done.output
+
+
+@pytest.mark.parametrize("content", ['{"results": 3}', "[1, 2]", "nope"])
+def test_a_malformed_mem0_file_is_refused(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "mem0.json"
+    path.write_text(content)
+    with pytest.raises(convmem.InvalidInput):
+        mem0.read(path)
