@@ -23,15 +23,15 @@ def memory_rows(scope: convmem.Scope) -> list[tuple[str, str]]:
     ("message", "saved"),
     [
         ("Please remember that I'm vegetarian.", "I'm vegetarian."),
-        ("Thanks! Also, don't forget that my partner is vegan.", "My partner is vegan."),
+        ("Thanks! Also, don't forget that my partner is vegan.", "my partner is vegan."),
         ("Could you please remember that I'm a teacher?", "I'm a teacher."),
-        ("From now on, answer in German.", "Answer in German."),
-        ("Merk dir, dass ich in Hamburg wohne.", "Ich in Hamburg wohne."),
-        ("N'oubliez pas que mon fils s'appelle Hugo.", "Mon fils s'appelle Hugo."),
-        ("Recuerda que soy alérgico al marisco.", "Soy alérgico al marisco."),
-        ("Ricordati che abito a Torino.", "Abito a Torino."),
-        ("Lembre-se de que sou vegetariano.", "Sou vegetariano."),
-        ("Onthoud dat ik in Utrecht woon.", "Ik in Utrecht woon."),
+        ("From now on, answer in German.", "answer in German."),
+        ("Merk dir, dass ich in Hamburg wohne.", "ich in Hamburg wohne."),
+        ("N'oubliez pas que mon fils s'appelle Hugo.", "mon fils s'appelle Hugo."),
+        ("Recuerda que soy alérgico al marisco.", "soy alérgico al marisco."),
+        ("Ricordati che abito a Torino.", "abito a Torino."),
+        ("Lembre-se de que sou vegetariano.", "sou vegetariano."),
+        ("Onthoud dat ik in Utrecht woon.", "ik in Utrecht woon."),
     ],
 )
 def test_an_explicit_request_saves_what_was_asked(
@@ -82,7 +82,7 @@ def test_a_pronoun_takes_its_antecedent_from_the_same_message_or_is_refused(
     conv = alice.create_conversation()
     resolved = conv.append("user", "My sister Anna is vegan. Remember that she hates mushrooms.")
     assert [(n.status, n.text) for n in resolved.notices] == [
-        ("saved", "My sister Anna hates mushrooms.")
+        ("saved", "my sister Anna hates mushrooms.")
     ]
     before = memory_rows(alice)
     for unclear in ("Remember that she hates mushrooms.", "Please remember that!"):

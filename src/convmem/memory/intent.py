@@ -208,7 +208,6 @@ def _opens_first_person(g: _Grammar, clause: str) -> bool:
 def _finish(text: str) -> str:
     text = text.strip().strip(_QUOTES).strip()
     text = re.sub(r"\s*[?!]+$", "", text).strip()
-    text = text[:1].upper() + text[1:]
     return text if text.endswith((".", "!")) else text + "."
 
 
