@@ -20,7 +20,7 @@ import functools
 import os
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from convmem.config import Config
 from convmem.engine import Conversation, Memory, Scope
@@ -30,6 +30,7 @@ from convmem.retrieval.vector import Embedder
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 DEFAULT_WORKERS = 8
 
 
@@ -45,35 +46,36 @@ class _Pool:
         return await asyncio.get_running_loop().run_in_executor(self.executor, call)
 
 
-class _Offloaded:
+class _Offloaded(Generic[T]):
     """A handle whose methods run its synchronous twin's in the pool."""
 
-    _pool: _Pool
-    _sync: Any
+    def __init__(self, pool: _Pool, sync: T) -> None:
+        self._pool, self._sync = pool, sync
+
+    @property
+    def sync(self) -> T:
+        """The synchronous twin."""
+        return self._sync
 
 
 def _off(
-    method: Callable[Concatenate[Any, P], R],
-) -> Callable[Concatenate[_Offloaded, P], Coroutine[Any, Any, R]]:
+    method: Callable[Concatenate[T, P], R],
+) -> Callable[Concatenate[_Offloaded[T], P], Coroutine[Any, Any, R]]:
     """The async method of a handle: the synchronous method, run in the pool."""
 
     @functools.wraps(method)
-    async def offloaded(self: _Offloaded, /, *args: P.args, **kwargs: P.kwargs) -> R:
+    async def offloaded(self: _Offloaded[T], /, *args: P.args, **kwargs: P.kwargs) -> R:
         return await self._pool.run(functools.partial(method, self._sync, *args, **kwargs))
 
     return offloaded
 
 
-class AsyncConversation(_Offloaded):
+class AsyncConversation(_Offloaded[Conversation]):
     """``Conversation`` with ``async def`` methods."""
 
     def __init__(self, pool: _Pool, conversation: Conversation) -> None:
-        self._pool, self._sync = pool, conversation
+        super().__init__(pool, conversation)
         self.id = conversation.id
-
-    @property
-    def sync(self) -> Conversation:
-        return self._sync  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"AsyncConversation(id={self.id!r})"
@@ -99,11 +101,8 @@ class AsyncConversation(_Offloaded):
     last_assembly = _off(Conversation.last_assembly)
 
 
-class AsyncMemories(_Offloaded):
+class AsyncMemories(_Offloaded[Memories]):
     """``Memories`` (a principal's long-term memories) with ``async def`` methods."""
-
-    def __init__(self, pool: _Pool, memories: Memories) -> None:
-        self._pool, self._sync = pool, memories
 
     list = _off(Memories.list)
     get = _off(Memories.get)
@@ -115,16 +114,12 @@ class AsyncMemories(_Offloaded):
     search = _off(Memories.search)
 
 
-class AsyncScope(_Offloaded):
+class AsyncScope(_Offloaded[Scope]):
     """``Scope`` (one authenticated principal) with ``async def`` methods."""
 
     def __init__(self, pool: _Pool, scope: Scope) -> None:
-        self._pool, self._sync = pool, scope
+        super().__init__(pool, scope)
         self.tenant, self.user = scope.tenant, scope.user
-
-    @property
-    def sync(self) -> Scope:
-        return self._sync  # type: ignore[no-any-return]
 
     @property
     def memories(self) -> AsyncMemories:
@@ -159,15 +154,11 @@ class AsyncScope(_Offloaded):
     message = _off(Scope.message)
 
 
-class AsyncMemory(_Offloaded):
+class AsyncMemory(_Offloaded[Memory]):
     """A convmem database for asyncio code. Open it with ``convmem.aio.open``."""
 
     def __init__(self, memory: Memory, *, max_workers: int = DEFAULT_WORKERS) -> None:
-        self._pool, self._sync = _Pool(max_workers), memory
-
-    @property
-    def sync(self) -> Memory:
-        return self._sync  # type: ignore[no-any-return]
+        super().__init__(_Pool(max_workers), memory)
 
     def scope(self, tenant: str, user: str, *, actor: str | None = None) -> AsyncScope:
         """Act as one authenticated principal (checks the ids; no I/O)."""
