@@ -16,6 +16,7 @@ from convmem.assemble import AssembledContext, AssemblyOptions
 from convmem.engine.handles import Owner
 from convmem.engine.pins import pin_instruction
 from convmem.engine.request import (
+    CountOnce,
     Planner,
     Request,
     branch_entries,
@@ -337,7 +338,7 @@ class Conversation:
         """
         memory = self.scope.memory
         profile = model or memory.config.default_model
-        counter = get_counter(profile.tokenizer)
+        counter = CountOnce(get_counter(profile.tokenizer))
         if user_message is not None:
             check_text(user_message, max_bytes=memory.config.max_content_bytes)
             if not user_message.strip():

@@ -58,6 +58,29 @@ class Request:
     embedder: Embedder | None  # the request's own (it embeds the query once)
 
 
+class CountOnce:
+    """A request's counter: each distinct text is tokenised once however many steps cost it.
+
+    Planning runs up to four times per request, and each plan, the memory and retrieved blocks
+    and the final render cost the same system prompt, pins, blocks and user message again; the
+    counts are remembered here instead, for this request only (the texts die with it).
+    """
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self._counter = counter
+        self._counts: dict[str, int] = {}
+
+    @property
+    def name(self) -> str:
+        return self._counter.name
+
+    def count(self, text: str) -> int:
+        found = self._counts.get(text)
+        if found is None:
+            found = self._counts[text] = self._counter.count(text)
+        return found
+
+
 def branch_entries(
     tx: ReadTxn, tenant: str, leaf: str | None, counter: TokenCounter
 ) -> Iterator[ChainEntry]:
