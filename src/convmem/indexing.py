@@ -67,6 +67,24 @@ def prepare_turn(
     return PreparedTurn(turn, words, embedder.name, rows[0], word_vectors)
 
 
+def index_entry(message: Message, prepared: PreparedTurn, ctx: str) -> IndexEntry:
+    """The index row of a placed message (``parent_id`` and ``depth`` set), with its vector
+    when one was prepared; ``ctx`` is its text with its neighbours'."""
+    turn = prepared.turn
+    return IndexEntry(
+        message_id=message.id,
+        conversation_id=message.conversation_id,
+        depth=message.depth,
+        created_at=turn.created_at,
+        speaker=turn.speaker,
+        session=turn.session,
+        body=turn.body,
+        ctx=ctx,
+        embedder=prepared.embedder,
+        vector=prepared.vector,
+    )
+
+
 def _as_turn(row: IndexedRow) -> IndexedTurn:
     return IndexedTurn(row.message_id, row.speaker, row.session, row.created_at, row.body)
 
@@ -89,22 +107,8 @@ def write_turn(
             grandparent = tx.indexed_rows(tenant, [parent_row.parent_id]).get(parent_row.parent_id)
     turn = prepared.turn
     parent = _as_turn(parent_row) if parent_row is not None else None
-    tx.index_message(
-        tenant,
-        user,
-        IndexEntry(
-            message_id=message.id,
-            conversation_id=message.conversation_id,
-            depth=message.depth,
-            created_at=turn.created_at,
-            speaker=turn.speaker,
-            session=turn.session,
-            body=turn.body,
-            ctx=context_text(turn, parent, None, session_gap),
-            embedder=prepared.embedder,
-            vector=prepared.vector,
-        ),
-    )
+    ctx = context_text(turn, parent, None, session_gap)
+    tx.index_message(tenant, user, index_entry(message, prepared, ctx))
     if parent is not None:
         before = _as_turn(grandparent) if grandparent is not None else None
         tx.set_index_context(tenant, parent.message_id, context_text(parent, before, turn))

@@ -22,10 +22,10 @@ from typing import Any
 from convmem.engine import Scope
 from convmem.errors import ConvmemError
 from convmem.ids import new_id
-from convmem.indexing import prepare_turn
+from convmem.indexing import PreparedTurn, index_entry, prepare_turn
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, NewMessage
-from convmem.retrieval.index import IndexedTurn, context_text
+from convmem.retrieval.index import context_text
 from convmem.store.base import IndexEntry, MessageRow, WriteTxn
 from convmem.tree import (
     check_metadata,
@@ -177,7 +177,7 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
     stored: dict[str, Message] = {}  # source key -> the message it became
     placed: dict[str, str | None] = {}  # source key -> the stored message standing for it
     rows: list[MessageRow] = []
-    turns: dict[str, IndexedTurn] = {}
+    prepared_turns: dict[str, PreparedTurn] = {}
     last_child: dict[str, str] = {}
     words: set[str] = set()
     speakers: set[str] = set()
@@ -214,7 +214,7 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
         placed[node.key] = message.id
         prepared = prepare_turn(message, None, memory.vector_cache)
         if prepared is not None:
-            turns[message.id] = prepared.turn
+            prepared_turns[message.id] = prepared
             words.update(prepared.words)
             speakers.add(prepared.turn.speaker)
             if parent_id is not None:
@@ -223,26 +223,17 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
         report.skipped["empty_conversation"] += 1
         return None
     gap = memory.config.session_gap
+    turns = {key: prepared.turn for key, prepared in prepared_turns.items()}
     index = []
     for row in rows:
         message = row.message
-        turn = turns.get(message.id)
-        if turn is None:
+        prepared = prepared_turns.get(message.id)
+        if prepared is None:
             continue
         previous = turns.get(message.parent_id) if message.parent_id else None
         following = turns.get(last_child.get(message.id, ""))
-        index.append(
-            IndexEntry(
-                message_id=message.id,
-                conversation_id=record.id,
-                depth=message.depth,
-                created_at=turn.created_at,
-                speaker=turn.speaker,
-                session=turn.session,
-                body=turn.body,
-                ctx=context_text(turn, previous, following, gap),
-            )
-        )
+        ctx = context_text(prepared.turn, previous, following, gap)
+        index.append(index_entry(message, prepared, ctx))
     active = placed.get(tree.active_key) if tree.active_key is not None else None
     if active is None:  # the newest leaf
         active = max(rows, key=lambda r: (r.message.created_at, r.message.depth)).message.id
