@@ -7,7 +7,7 @@ siblings, search, summaries, pins) and ``assemble``, the next model request from
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -266,15 +266,10 @@ class Conversation:
             raise NotFound("message", message.id)
 
     def _tool_run(self, tx: ReadTxn, parent: BranchRow | None) -> list[Message]:
-        """The parent, then up through tool results to the assistant that made the calls."""
-        run: list[Message] = []
-        current = parent.message if parent else None
-        while current is not None:
-            run.append(current)
-            if current.role != "tool" or current.parent_id is None:
-                break
-            current = tx.get_message(self._tenant, self.scope.user, current.parent_id)
-        return run
+        tenant, user = self._tenant, self.scope.user
+        return tool_run(
+            parent.message if parent else None, lambda i: tx.get_message(tenant, user, i)
+        )
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -422,6 +417,19 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.last_assembly(self._tenant, self.scope.user, self.id)
+
+
+def tool_run(parent: Message | None, lookup: Callable[[str], Message | None]) -> list[Message]:
+    """What ``check_tool_result`` checks a new tool result against: the parent, then up through
+    tool results to the assistant that made the calls (``lookup`` finds a message by id)."""
+    run: list[Message] = []
+    current = parent
+    while current is not None:
+        run.append(current)
+        if current.role != "tool" or current.parent_id is None:
+            break
+        current = lookup(current.parent_id)
+    return run
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from convmem.engine import Scope
+from convmem.engine.conversation import tool_run
 from convmem.errors import ConvmemError
 from convmem.ids import new_id
 from convmem.indexing import PreparedTurn, index_entry, prepare_turn
@@ -196,7 +197,7 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
         try:
             new = _checked(node, memory.config.max_content_bytes)
             if new.role == "tool":
-                check_tool_result(new, _tool_run(parent, stored))
+                check_tool_result(new, tool_run(parent, stored.get))
         except ConvmemError as exc:
             report.skipped[type(exc).__name__] += 1
             placed[node.key] = parent_id
@@ -251,15 +252,3 @@ def _checked(node: ImportNode, max_bytes: int) -> NewMessage:
     )  # fmt: skip
     check_new_message(new, max_bytes=max_bytes)
     return new
-
-
-def _tool_run(parent: Message | None, stored: Mapping[str, Message]) -> list[Message]:
-    """The parent, then up through tool results to the assistant that made the calls."""
-    run: list[Message] = []
-    current = parent
-    while current is not None:
-        run.append(current)
-        if current.role != "tool" or current.parent_id is None:
-            break
-        current = stored.get(current.parent_id)
-    return run
