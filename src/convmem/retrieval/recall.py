@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convmem.blocks import fit_block
-from convmem.memory.recall import escape_memory_text
+from convmem.blocks import fit_block, quote_data
 from convmem.model.messages import Message
 from convmem.retrieval.index import speaker_of
 from convmem.tokens import TokenCounter
@@ -21,7 +20,7 @@ _OPEN, _CLOSE = "<retrieved_history>", "</retrieved_history>"
 def _entry(message: Message) -> str:
     when = message.created_at.strftime("%Y-%m-%d %H:%M")
     speaker = speaker_of(message.role, message.metadata)
-    return f"- [{when}] {speaker}: {escape_memory_text(message.content)}"
+    return f"- [{when}] {speaker}: {quote_data(message.content)}"
 
 
 def render_retrieved_block(
