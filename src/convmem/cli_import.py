@@ -6,8 +6,7 @@ import time
 
 import click
 
-from convmem.cli_common import db_option, fail, opened
-from convmem.errors import ConvmemError
+from convmem.cli_common import db_option, opened
 
 _tenant = click.option("--tenant", required=True, help="Tenant to import into.")
 
@@ -29,16 +28,13 @@ def import_openai_chat(db: str, tenant: str, user: str, file: str) -> None:
     from convmem.importers import openai_chat
     from convmem.importers.bulk import import_trees
 
-    with opened(db) as memory:
-        try:
-            trees = openai_chat.read(file)
-            started = time.perf_counter()
-            with click.progressbar(length=len(trees), label="conversations", file=None) as bar:
-                report = import_trees(memory.scope(tenant, user), openai_chat.SOURCE, trees,
-                                      progress=bar.update)  # fmt: skip
-            seconds = time.perf_counter() - started
-        except ConvmemError as exc:
-            fail(exc)
+    with opened(db) as memory:  # a convmem error inside ends the command (exit 2)
+        trees = openai_chat.read(file)
+        started = time.perf_counter()
+        with click.progressbar(length=len(trees), label="conversations", file=None) as bar:
+            report = import_trees(memory.scope(tenant, user), openai_chat.SOURCE, trees,
+                                  progress=bar.update)  # fmt: skip
+        seconds = time.perf_counter() - started
     rate = report.messages / seconds if seconds > 0 else 0.0
     click.echo(f"imported {report.conversations} conversations, {report.messages} messages "
                f"({rate:,.0f} messages/s); {report.already_imported} already imported")  # fmt: skip
@@ -57,10 +53,7 @@ def import_mem0(db: str, tenant: str, user: str | None, file: str) -> None:
     from convmem.importers import mem0
 
     with opened(db) as memory:
-        try:
-            report = mem0.import_mem0(memory, tenant, mem0.read(file), user=user)
-        except ConvmemError as exc:
-            fail(exc)
+        report = mem0.import_mem0(memory, tenant, mem0.read(file), user=user)
     click.echo(f"saved {report.saved} memories; {report.already_present} already present")
     for ident, reason in report.blocked:
         click.echo(f"blocked {ident}: {reason}")
