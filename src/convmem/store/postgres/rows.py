@@ -45,7 +45,6 @@ class TxnBase:
         self._db = db
         self._writable = writable
         self._locked_owners: set[tuple[str, str]] = set()
-        self._locked_conversations: set[tuple[str, str]] = set()
 
     def _lock_owner(self, tenant: str, user: str) -> None:
         """In a write, serialise this user's read-modify-write of memories, pins and settings

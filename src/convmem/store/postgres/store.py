@@ -111,7 +111,6 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
             (tenant, [r[1] for r in rows]),
         )
         rows = self._db.execute(sql, params).fetchall()
-        self._locked_conversations.update((tenant, r[1]) for r in rows)
         return [ConversationRef(r[0], r[1]) for r in rows]
 
     def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
