@@ -14,38 +14,9 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
-from convmem.model.snapshot import Snapshot
-from convmem.model.summary import Job, SummaryCost, SummaryRecord
+from convmem.model.summary import Job, SummaryRecord
 from convmem.store.postgres.rows import CHAIN_CTE, TxnBase
-
-_SUMMARY_COLUMNS = (
-    "id, conversation_id, through_message_id, through_depth, covered_hash, base_hash, "
-    "segment_length, previous_id, summarizer, prompt_version, snapshot, rendered, tokens, cost, "
-    "fallback_reason, created_at"
-)
-_JOB_COLUMNS = (
-    "id, tenant_id, kind, key, conversation_id, payload, status, attempts, max_attempts, "
-    "lease_owner, lease_expires_at, run_after, last_error, created_at, updated_at"
-)
-
-
-def _summary(row: Sequence[Any]) -> SummaryRecord:
-    return SummaryRecord(
-        id=row[0], conversation_id=row[1], through_message_id=row[2], through_depth=row[3],
-        covered_hash=row[4], base_hash=row[5], segment_length=row[6], previous_id=row[7],
-        summarizer=row[8], prompt_version=row[9], snapshot=Snapshot.from_dict(row[10]),
-        rendered=row[11], tokens=row[12], cost=SummaryCost.from_dict(row[13]),
-        fallback_reason=row[14], created_at=row[15],
-    )  # fmt: skip
-
-
-def _job(row: Sequence[Any]) -> Job:
-    return Job(
-        id=row[0], tenant_id=row[1], kind=row[2], key=row[3], conversation_id=row[4],
-        payload=row[5], status=row[6], attempts=row[7], max_attempts=row[8], lease_owner=row[9],
-        lease_expires_at=row[10], run_after=row[11], last_error=row[12], created_at=row[13],
-        updated_at=row[14],
-    )  # fmt: skip
+from convmem.store.rows import DECODED, JOB_COLUMNS, SUMMARY_COLUMNS, job_from_row, summary_from_row
 
 
 def _now() -> datetime:
@@ -59,11 +30,11 @@ class DerivedRows(TxnBase):
         self, tenant: str, message_id: str, summarizer: str, prompt_version: str
     ) -> SummaryRecord | None:
         row = self._db.execute(
-            f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = %s "
+            f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = %s "
             "AND through_message_id = %s AND summarizer = %s AND prompt_version = %s",
             (tenant, message_id, summarizer, prompt_version),
         ).fetchone()
-        return _summary(row) if row else None
+        return summary_from_row(row, DECODED) if row else None
 
     def summaries_above(
         self,
@@ -76,20 +47,20 @@ class DerivedRows(TxnBase):
         limit: int,
     ) -> list[SummaryRecord]:
         rows = self._db.execute(
-            f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = %s "
+            f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = %s "
             "AND conversation_id = %s AND summarizer = %s AND prompt_version = %s "
             "AND through_depth < %s ORDER BY through_depth DESC, id DESC LIMIT %s",
             (tenant, conversation_id, summarizer, prompt_version, below_depth, limit),
         ).fetchall()
-        return [_summary(row) for row in rows]
+        return [summary_from_row(row, DECODED) for row in rows]
 
     def conversation_summaries(self, tenant: str, conversation_id: str) -> list[SummaryRecord]:
         rows = self._db.execute(
-            f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = %s "
+            f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = %s "
             "AND conversation_id = %s ORDER BY through_depth, id",
             (tenant, conversation_id),
         ).fetchall()
-        return [_summary(row) for row in rows]
+        return [summary_from_row(row, DECODED) for row in rows]
 
     def path_ids(self, tenant: str, message_id: str, count: int) -> list[str]:
         rows = self._db.execute(
@@ -102,7 +73,7 @@ class DerivedRows(TxnBase):
 
     def insert_summary(self, tenant: str, user: str, record: SummaryRecord) -> bool:
         cursor = self._db.execute(
-            f"INSERT INTO summaries (tenant_id, user_id, {_SUMMARY_COLUMNS}) "
+            f"INSERT INTO summaries (tenant_id, user_id, {SUMMARY_COLUMNS}) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT DO NOTHING",
             (
@@ -140,30 +111,30 @@ class DerivedRows(TxnBase):
 
     def find_job(self, tenant: str, key: str) -> Job | None:
         row = self._db.execute(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE tenant_id = %s AND key = %s", (tenant, key)
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE tenant_id = %s AND key = %s", (tenant, key)
         ).fetchone()
-        return _job(row) if row else None
+        return job_from_row(row, DECODED) if row else None
 
     def get_job(self, job_id: str) -> Job:
         row = self._db.execute(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = %s", (job_id,)
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = %s", (job_id,)
         ).fetchone()
         if row is None:
             raise NotFound("job", job_id)
-        return _job(row)
+        return job_from_row(row, DECODED)
 
     def list_jobs(self, status: str | None, limit: int) -> list[Job]:
         where = "" if status is None else "WHERE status = %s "
         params: tuple[Any, ...] = (limit,) if status is None else (status, limit)
         rows = self._db.execute(
-            f"SELECT {_JOB_COLUMNS} FROM jobs {where}ORDER BY created_at DESC, id DESC LIMIT %s",
+            f"SELECT {JOB_COLUMNS} FROM jobs {where}ORDER BY created_at DESC, id DESC LIMIT %s",
             params,
         ).fetchall()
-        return [_job(row) for row in rows]
+        return [job_from_row(row, DECODED) for row in rows]
 
     def enqueue_job(self, job: Job) -> bool:
         cursor = self._db.execute(
-            f"INSERT INTO jobs ({_JOB_COLUMNS}) "
+            f"INSERT INTO jobs ({JOB_COLUMNS}) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT DO NOTHING",
             (
@@ -191,11 +162,11 @@ class DerivedRows(TxnBase):
                 ORDER BY run_after, created_at, id LIMIT 1
                 FOR UPDATE SKIP LOCKED
             )
-            RETURNING {_JOB_COLUMNS}
+            RETURNING {JOB_COLUMNS}
             """,
             (owner, now + lease_seconds, _now(), list(kinds), now, now),
         ).fetchone()
-        return _job(row) if row else None
+        return job_from_row(row, DECODED) if row else None
 
     def extend_lease(self, job_id: str, owner: str, until: float) -> bool:
         cursor = self._db.execute(

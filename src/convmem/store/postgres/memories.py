@@ -21,27 +21,12 @@ from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.keys import RetentionPolicy
 from convmem.store.memories import MemoryUpdate
 from convmem.store.postgres.rows import TxnBase, export_value
-
-MEMORY_COLUMNS = (
-    "id, tenant_id, user_id, scope, category, subject_key, text, source_kind, "
-    "source_message_id, status, supersedes_id, conflicts_with_id, sensitivity, purpose, "
-    "created_at, updated_at, expires_at"
-)
-PREFIXED = ", ".join(f"m.{c.strip()}" for c in MEMORY_COLUMNS.split(","))
+from convmem.store.rows import DECODED, MEMORY_COLUMNS, memory_from_row
 
 
 def memory_owner_lexeme(tenant: str, user: str) -> str:
     """The lexeme a user's memories carry in their tsvector (hex: no stemming, no stop word)."""
     return "m" + tenant.encode().hex() + "x" + user.encode().hex()
-
-
-def memory(row: Sequence[Any]) -> MemoryRecord:
-    return MemoryRecord(
-        id=row[0], tenant_id=row[1], user_id=row[2], scope=row[3], category=row[4],
-        subject_key=row[5], text=row[6], source_kind=row[7], source_message_id=row[8],
-        status=row[9], supersedes_id=row[10], conflicts_with_id=row[11], sensitivity=row[12],
-        purpose=row[13], created_at=row[14], updated_at=row[15], expires_at=row[16],
-    )  # fmt: skip
 
 
 # (table, which rows are the user's) for every table holding a user's data. Derived tables are
@@ -108,7 +93,7 @@ class MemoryTxnMixin(TxnBase):
         ).fetchone()
         if row is None:
             raise NotFound("memory", memory_id)
-        return memory(row)
+        return memory_from_row(row, DECODED)
 
     def list_memories(
         self,
@@ -149,7 +134,7 @@ class MemoryTxnMixin(TxnBase):
         if limit is not None:
             sql += " LIMIT %s"
             params.append(limit)
-        return [memory(row) for row in self._db.execute(sql, params).fetchall()]
+        return [memory_from_row(row, DECODED) for row in self._db.execute(sql, params).fetchall()]
 
     def set_memory_fields(self, tenant: str, memory_id: str, update: MemoryUpdate) -> None:
         fields = update.changes()  # column names fixed by MemoryUpdate, never caller text

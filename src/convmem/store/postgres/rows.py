@@ -9,15 +9,9 @@ from typing import Any
 import numpy as np
 from pgvector import HalfVector
 
-from convmem.model.conversation import ConversationRecord
-from convmem.model.messages import Message, ToolCall
 from convmem.store.postgres.connection import Connection
 from convmem.store.search_index import Vector
 
-MESSAGE_COLUMNS = (
-    "m.id, m.conversation_id, m.parent_id, m.depth, m.role, m.content, m.tool_calls, "
-    "m.tool_call_id, m.metadata, m.created_at"
-)
 # The path from a message towards the root, at most ``limit`` messages, as (id, n) with n = 0 at
 # the start. Parameters: start id, tenant, limit.
 CHAIN_CTE = """
@@ -29,39 +23,6 @@ CHAIN_CTE = """
         WHERE m.parent_id IS NOT NULL AND chain.n + 1 < %s
     )
 """
-
-CONVERSATION_COLUMNS = (
-    "id, tenant_id, user_id, title, temporary, active_leaf_id, metadata, created_at"
-)
-
-
-def message(row: Sequence[Any]) -> Message:
-    calls = tuple(ToolCall(**call) for call in row[6]) if row[6] else ()
-    return Message(
-        id=row[0],
-        conversation_id=row[1],
-        parent_id=row[2],
-        depth=row[3],
-        role=row[4],
-        content=row[5],
-        tool_calls=calls,
-        tool_call_id=row[7],
-        metadata=row[8],
-        created_at=row[9],
-    )
-
-
-def conversation(row: Sequence[Any]) -> ConversationRecord:
-    return ConversationRecord(
-        id=row[0],
-        tenant_id=row[1],
-        user_id=row[2],
-        title=row[3],
-        temporary=bool(row[4]),
-        active_leaf_id=row[5],
-        metadata=row[6],
-        created_at=row[7],
-    )
 
 
 def halfvec(vector: Vector) -> HalfVector:
@@ -84,7 +45,6 @@ class TxnBase:
         self._db = db
         self._writable = writable
         self._locked_owners: set[tuple[str, str]] = set()
-        self._locked_conversations: set[tuple[str, str]] = set()
 
     def _lock_owner(self, tenant: str, user: str) -> None:
         """In a write, serialise this user's read-modify-write of memories, pins and settings

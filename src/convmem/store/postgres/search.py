@@ -19,10 +19,11 @@ from datetime import datetime
 from typing import Any
 
 from convmem.errors import InvalidInput
-from convmem.store.postgres.memories import PREFIXED, memory, memory_owner_lexeme
+from convmem.store.postgres.memories import memory_owner_lexeme
 from convmem.store.postgres.migrations import TS_CONFIG
 from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
 from convmem.store.ranking import MemoryHitRow, MessageHitRow, Window
+from convmem.store.rows import DECODED, PREFIXED_MEMORY_COLUMNS, memory_from_row
 from convmem.store.search_index import (
     IndexedBody,
     IndexedRow,
@@ -487,7 +488,7 @@ class SearchTxnMixin(TxnBase):
         rows = self._db.execute(
             f"""
             WITH q AS (SELECT ({_TERMS_QUERY})::tsquery AS tq)
-            SELECT {PREFIXED}, ts_rank({_WEIGHTS}, m.tsv, q.tq, 1) AS rank
+            SELECT {PREFIXED_MEMORY_COLUMNS}, ts_rank({_WEIGHTS}, m.tsv, q.tq, 1) AS rank
             FROM memories m, q
             WHERE q.tq IS NOT NULL
             AND m.tsv @@ ((%s || ' & (' || q.tq::text || ')')::tsquery)
@@ -498,7 +499,7 @@ class SearchTxnMixin(TxnBase):
             """,
             (wanted, owner, tenant, user, now, list(scopes), limit),
         ).fetchall()
-        return [MemoryHitRow(memory(row), float(row[17])) for row in rows]
+        return [MemoryHitRow(memory_from_row(row, DECODED), float(row[17])) for row in rows]
 
     def nearest_memories(
         self,
@@ -515,7 +516,8 @@ class SearchTxnMixin(TxnBase):
             return []
         query = halfvec(vector)
         rows = self._db.execute(
-            f"SELECT {PREFIXED}, 1 - (v.vector <=> %s) FROM memory_vectors v JOIN memories m "
+            f"SELECT {PREFIXED_MEMORY_COLUMNS}, 1 - (v.vector <=> %s) "
+            "FROM memory_vectors v JOIN memories m "
             "ON m.tenant_id = v.tenant_id AND m.id = v.memory_id "
             "WHERE v.tenant_id = %s AND m.tenant_id = %s AND v.user_id = %s "
             "AND v.embedder = %s AND m.user_id = %s "
@@ -524,7 +526,7 @@ class SearchTxnMixin(TxnBase):
             "ORDER BY v.vector <=> %s, m.id LIMIT %s",
             (query, tenant, tenant, user, embedder, user, now, list(scopes), query, limit),
         ).fetchall()
-        return [MemoryHitRow(memory(row), float(row[17])) for row in rows]
+        return [MemoryHitRow(memory_from_row(row, DECODED), float(row[17])) for row in rows]
 
     def set_memory_vectors(
         self, tenant: str, user: str, embedder: str, vectors: Sequence[MemoryVector]

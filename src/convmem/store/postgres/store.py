@@ -33,14 +33,15 @@ from convmem.store.postgres.derived import DerivedRows
 from convmem.store.postgres.keys import KeyTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
 from convmem.store.postgres.migrations import apply_migrations, pending_migrations
-from convmem.store.postgres.rows import (
-    CHAIN_CTE,
-    CONVERSATION_COLUMNS,
-    MESSAGE_COLUMNS,
-    conversation,
-    message,
-)
+from convmem.store.postgres.rows import CHAIN_CTE
 from convmem.store.postgres.search import SearchTxnMixin
+from convmem.store.rows import (
+    CONVERSATION_COLUMNS,
+    DECODED,
+    MESSAGE_COLUMNS,
+    conversation_from_row,
+    message_from_row,
+)
 
 # Branch pages grow so a short window costs one query and a long one a handful.
 _FIRST_PAGE = 48
@@ -63,7 +64,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
         ).fetchone()
         if row is None:
             raise NotFound("conversation", conversation_id)
-        return conversation(row)
+        return conversation_from_row(row, DECODED)
 
     def list_conversations(
         self, tenant: str, user: str, *, limit: int, offset: int
@@ -73,7 +74,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
             "WHERE tenant_id = %s AND user_id = %s ORDER BY id DESC LIMIT %s OFFSET %s",
             (tenant, user, limit, offset),
         ).fetchall()
-        return [conversation(row) for row in rows]
+        return [conversation_from_row(row, DECODED) for row in rows]
 
     def get_message(self, tenant: str, user: str, message_id: str) -> Message:
         return self.get_branch_row(tenant, user, message_id).message
@@ -86,7 +87,8 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
             "AND m.user_id = %s AND m.id = ANY(%s)",
             (tenant, user, list(message_ids)),
         ).fetchall()
-        return {m.id: m for m in map(message, rows)}
+        messages = (message_from_row(row, DECODED) for row in rows)
+        return {message.id: message for message in messages}
 
     def conversations_written_before(
         self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
@@ -109,7 +111,6 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
             (tenant, [r[1] for r in rows]),
         )
         rows = self._db.execute(sql, params).fetchall()
-        self._locked_conversations.update((tenant, r[1]) for r in rows)
         return [ConversationRef(r[0], r[1]) for r in rows]
 
     def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
@@ -120,7 +121,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
         ).fetchone()
         if row is None:
             raise NotFound("message", message_id)
-        return BranchRow(message(row), None, row[10], row[11])
+        return BranchRow(message_from_row(row, DECODED), None, row[10], row[11])
 
     def children(self, tenant: str, conversation_id: str, parent_id: str | None) -> list[Message]:
         parent = "m.parent_id IS NULL" if parent_id is None else "m.parent_id = %s"
@@ -132,7 +133,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
             f"AND m.conversation_id = %s AND {parent} ORDER BY m.seq",
             params,
         ).fetchall()
-        return [message(row) for row in rows]
+        return [message_from_row(row, DECODED) for row in rows]
 
     def conversation_messages(self, tenant: str, conversation_id: str) -> list[Message]:
         rows = self._db.execute(
@@ -140,7 +141,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
             "AND m.conversation_id = %s ORDER BY m.depth, m.seq",
             (tenant, conversation_id),
         ).fetchall()
-        return [message(row) for row in rows]
+        return [message_from_row(row, DECODED) for row in rows]
 
     def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
         next_id: str | None = leaf_id
@@ -157,7 +158,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
                 (next_id, tenant, page, tokenizer, tenant),
             ).fetchall()
             for row in rows:
-                yield BranchRow(message(row), row[10], row[11], row[12])
+                yield BranchRow(message_from_row(row, DECODED), row[10], row[11], row[12])
             next_id = rows[-1][2] if rows else None
             page = min(page * 2, _MAX_PAGE)
 

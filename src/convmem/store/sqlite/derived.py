@@ -5,64 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from convmem.errors import NotFound
-from convmem.model.snapshot import Snapshot
-from convmem.model.summary import Job, SummaryCost, SummaryRecord
+from convmem.model.summary import Job, SummaryRecord
+from convmem.store.rows import JOB_COLUMNS, SUMMARY_COLUMNS, job_from_row, summary_from_row
 from convmem.store.sqlite.connection import Statements
-from convmem.store.sqlite.sql import CHAIN_CTE
-
-_SUMMARY_COLUMNS = (
-    "id, conversation_id, through_message_id, through_depth, covered_hash, base_hash, "
-    "segment_length, previous_id, summarizer, prompt_version, snapshot, rendered, tokens, cost, "
-    "fallback_reason, created_at"
-)
-_JOB_COLUMNS = (
-    "id, tenant_id, kind, key, conversation_id, payload, status, attempts, max_attempts, "
-    "lease_owner, lease_expires_at, run_after, last_error, created_at, updated_at"
-)
-
-
-def _summary(row: Sequence[Any]) -> SummaryRecord:
-    return SummaryRecord(
-        id=row[0],
-        conversation_id=row[1],
-        through_message_id=row[2],
-        through_depth=row[3],
-        covered_hash=row[4],
-        base_hash=row[5],
-        segment_length=row[6],
-        previous_id=row[7],
-        summarizer=row[8],
-        prompt_version=row[9],
-        snapshot=Snapshot.from_dict(json.loads(row[10])),
-        rendered=row[11],
-        tokens=row[12],
-        cost=SummaryCost.from_dict(json.loads(row[13])),
-        fallback_reason=row[14],
-        created_at=datetime.fromisoformat(row[15]),
-    )
-
-
-def _job(row: Sequence[Any]) -> Job:
-    return Job(
-        id=row[0],
-        tenant_id=row[1],
-        kind=row[2],
-        key=row[3],
-        conversation_id=row[4],
-        payload=json.loads(row[5]),
-        status=row[6],
-        attempts=row[7],
-        max_attempts=row[8],
-        lease_owner=row[9],
-        lease_expires_at=row[10],
-        run_after=row[11],
-        last_error=row[12],
-        created_at=datetime.fromisoformat(row[13]),
-        updated_at=datetime.fromisoformat(row[14]),
-    )
+from convmem.store.sqlite.sql import CHAIN_CTE, TEXT_CODEC
 
 
 def _now() -> str:
@@ -80,11 +28,11 @@ class DerivedRows:
         self, tenant: str, message_id: str, summarizer: str, prompt_version: str
     ) -> SummaryRecord | None:
         row = self._db.execute(
-            f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = ? "
+            f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = ? "
             "AND through_message_id = ? AND summarizer = ? AND prompt_version = ?",
             (tenant, message_id, summarizer, prompt_version),
         ).fetchone()
-        return _summary(row) if row else None
+        return summary_from_row(row, TEXT_CODEC) if row else None
 
     def summaries_above(
         self,
@@ -97,20 +45,20 @@ class DerivedRows:
         limit: int,
     ) -> list[SummaryRecord]:
         rows = self._db.execute(
-            f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = ? "
+            f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = ? "
             "AND conversation_id = ? AND summarizer = ? AND prompt_version = ? "
             "AND through_depth < ? ORDER BY through_depth DESC, id DESC LIMIT ?",
             (tenant, conversation_id, summarizer, prompt_version, below_depth, limit),
         ).fetchall()
-        return [_summary(row) for row in rows]
+        return [summary_from_row(row, TEXT_CODEC) for row in rows]
 
     def conversation_summaries(self, tenant: str, conversation_id: str) -> list[SummaryRecord]:
         rows = self._db.execute(
-            f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = ? "
+            f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = ? "
             "AND conversation_id = ? ORDER BY through_depth, id",
             (tenant, conversation_id),
         ).fetchall()
-        return [_summary(row) for row in rows]
+        return [summary_from_row(row, TEXT_CODEC) for row in rows]
 
     def path_ids(self, tenant: str, message_id: str, count: int) -> list[str]:
         rows = self._db.execute(
@@ -126,7 +74,7 @@ class DerivedRows:
 
     def insert_summary(self, tenant: str, user: str, record: SummaryRecord) -> bool:
         cursor = self._db.execute(
-            f"INSERT OR IGNORE INTO summaries (tenant_id, user_id, {_SUMMARY_COLUMNS}) "
+            f"INSERT OR IGNORE INTO summaries (tenant_id, user_id, {SUMMARY_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 tenant,
@@ -177,29 +125,27 @@ class DerivedRows:
 
     def find_job(self, tenant: str, key: str) -> Job | None:
         row = self._db.execute(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE tenant_id = ? AND key = ?", (tenant, key)
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE tenant_id = ? AND key = ?", (tenant, key)
         ).fetchone()
-        return _job(row) if row else None
+        return job_from_row(row, TEXT_CODEC) if row else None
 
     def get_job(self, job_id: str) -> Job:
-        row = self._db.execute(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)
-        ).fetchone()
+        row = self._db.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
         if row is None:
             raise NotFound("job", job_id)
-        return _job(row)
+        return job_from_row(row, TEXT_CODEC)
 
     def list_jobs(self, status: str | None, limit: int) -> list[Job]:
         rows = self._db.execute(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE ? IS NULL OR status = ? "
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE ? IS NULL OR status = ? "
             "ORDER BY created_at DESC, id DESC LIMIT ?",
             (status, status, limit),
         ).fetchall()
-        return [_job(row) for row in rows]
+        return [job_from_row(row, TEXT_CODEC) for row in rows]
 
     def enqueue_job(self, job: Job) -> bool:
         cursor = self._db.execute(
-            f"INSERT OR IGNORE INTO jobs ({_JOB_COLUMNS}) "
+            f"INSERT OR IGNORE INTO jobs ({JOB_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 job.id,
@@ -228,7 +174,7 @@ class DerivedRows:
         running one whose worker's lease ran out (it crashed or hung)."""
         marks = ", ".join("?" for _ in kinds)
         row = self._db.execute(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE kind IN ({marks}) AND ("
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE kind IN ({marks}) AND ("
             "(status = 'pending' AND run_after <= ?) OR "
             "(status = 'running' AND lease_expires_at <= ?)) "
             "ORDER BY run_after, created_at, id LIMIT 1",
@@ -236,7 +182,7 @@ class DerivedRows:
         ).fetchone()
         if row is None:
             return None
-        job = _job(row)
+        job = job_from_row(row, TEXT_CODEC)
         self._db.execute(
             "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, "
             "lease_expires_at = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",

@@ -3,30 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from convmem.errors import NotFound
 from convmem.model.keys import ApiKey, AssemblyRecord
 from convmem.store.keys import StoredKey
+from convmem.store.rows import KEY_COLUMNS, api_key_from_row
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.memories import utc_text
-
-_KEY_COLUMNS = "id, tenant_id, role, acts_for_user, name, created_by, created_at, revoked_at"
-
-
-def _key(row: Sequence[Any]) -> ApiKey:
-    return ApiKey(
-        id=row[0],
-        tenant_id=row[1],
-        role=row[2],
-        user_id=row[3],
-        name=row[4],
-        created_by=row[5],
-        created_at=datetime.fromisoformat(row[6]),
-        revoked_at=datetime.fromisoformat(row[7]) if row[7] else None,
-    )
+from convmem.store.sqlite.sql import TEXT_CODEC
 
 
 class KeyTxnMixin:
@@ -34,19 +19,19 @@ class KeyTxnMixin:
 
     def find_api_key(self, key_id: str) -> StoredKey | None:
         row = self._db.execute(
-            f"SELECT {_KEY_COLUMNS}, secret_sha256 FROM api_keys WHERE id = ?", (key_id,)
+            f"SELECT {KEY_COLUMNS}, secret_sha256 FROM api_keys WHERE id = ?", (key_id,)
         ).fetchone()
-        return None if row is None else StoredKey(_key(row), row[8])
+        return None if row is None else StoredKey(api_key_from_row(row, TEXT_CODEC), row[8])
 
     def list_api_keys(self, tenant: str) -> list[ApiKey]:
         rows = self._db.execute(
-            f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? ORDER BY id", (tenant,)
+            f"SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? ORDER BY id", (tenant,)
         ).fetchall()
-        return [_key(row) for row in rows]
+        return [api_key_from_row(row, TEXT_CODEC) for row in rows]
 
     def insert_api_key(self, tenant: str, key: ApiKey, secret_sha256: str) -> None:
         self._db.execute(
-            f"INSERT INTO api_keys ({_KEY_COLUMNS}, secret_sha256) "
+            f"INSERT INTO api_keys ({KEY_COLUMNS}, secret_sha256) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key.id,
@@ -68,12 +53,12 @@ class KeyTxnMixin:
             (utc_text(at), tenant, key_id),
         )
         row = self._db.execute(
-            f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? AND id = ?",
+            f"SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? AND id = ?",
             (tenant, key_id),
         ).fetchone()
         if row is None:
             raise NotFound("api key", key_id)
-        return _key(row)
+        return api_key_from_row(row, TEXT_CODEC)
 
     def last_assembly(self, tenant: str, user: str, conversation_id: str) -> AssemblyRecord | None:
         row = self._db.execute(

@@ -11,33 +11,14 @@ from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.keys import RetentionPolicy
 from convmem.store.memories import MemoryUpdate
+from convmem.store.rows import MEMORY_COLUMNS, memory_from_row
 from convmem.store.sqlite.connection import Statements
-
-_MEMORY_COLUMNS = (
-    "id, tenant_id, user_id, scope, category, subject_key, text, source_kind, "
-    "source_message_id, status, supersedes_id, conflicts_with_id, sensitivity, purpose, "
-    "created_at, updated_at, expires_at"
-)
-_PREFIXED = ", ".join(f"m.{c.strip()}" for c in _MEMORY_COLUMNS.split(","))
+from convmem.store.sqlite.sql import TEXT_CODEC
 
 
 def utc_text(value: datetime) -> str:
     """One text form for every stored time, so SQL compares them in order."""
     return value.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _time(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value is not None else None
-
-
-def _memory(row: Sequence[Any]) -> MemoryRecord:
-    created, updated = datetime.fromisoformat(row[14]), datetime.fromisoformat(row[15])
-    return MemoryRecord(
-        id=row[0], tenant_id=row[1], user_id=row[2], scope=row[3], category=row[4],
-        subject_key=row[5], text=row[6], source_kind=row[7], source_message_id=row[8],
-        status=row[9], supersedes_id=row[10], conflicts_with_id=row[11], sensitivity=row[12],
-        purpose=row[13], created_at=created, updated_at=updated, expires_at=_time(row[16]),
-    )  # fmt: skip
 
 
 # Tables derived from a user's data and rebuildable from it (search text, neighbour context,
@@ -54,7 +35,7 @@ class MemoryTxnMixin:
 
     def insert_memory(self, tenant: str, record: MemoryRecord) -> None:
         self._db.execute(
-            f"INSERT INTO memories ({_MEMORY_COLUMNS}) "
+            f"INSERT INTO memories ({MEMORY_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.id, tenant, record.user_id, record.scope, record.category,
@@ -68,13 +49,12 @@ class MemoryTxnMixin:
 
     def get_memory(self, tenant: str, user: str, memory_id: str) -> MemoryRecord:
         row = self._db.execute(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories "
-            "WHERE tenant_id = ? AND user_id = ? AND id = ?",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? AND user_id = ? AND id = ?",
             (tenant, user, memory_id),
         ).fetchone()
         if row is None:
             raise NotFound("memory", memory_id)
-        return _memory(row)
+        return memory_from_row(row, TEXT_CODEC)
 
     def list_memories(
         self,
@@ -91,7 +71,7 @@ class MemoryTxnMixin:
         limit: int | None = None,
     ) -> list[MemoryRecord]:
         """Oldest first, or most recently updated first."""
-        sql = f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? AND user_id = ?"
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? AND user_id = ?"
         params: list[Any] = [tenant, user]
         if statuses is not None:
             sql += f" AND status IN ({', '.join('?' * len(statuses))})"
@@ -114,7 +94,9 @@ class MemoryTxnMixin:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [_memory(row) for row in self._db.execute(sql, params).fetchall()]
+        return [
+            memory_from_row(row, TEXT_CODEC) for row in self._db.execute(sql, params).fetchall()
+        ]
 
     def set_memory_fields(self, tenant: str, memory_id: str, update: MemoryUpdate) -> None:
         fields = update.changes()  # column names fixed by MemoryUpdate, never caller text

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from convmem.store.ranking import MemoryHitRow, MessageHitRow, Window
+from convmem.store.rows import PREFIXED_MEMORY_COLUMNS, memory_from_row
 from convmem.store.search_index import TermVector, Vector
 from convmem.store.sqlite.accelerator import (
     ConversationVectors,
@@ -25,8 +26,9 @@ from convmem.store.sqlite.accelerator import (
 )
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.fts import MARK_CLOSE, MARK_OPEN, bm25_scores, or_query, quote
-from convmem.store.sqlite.memories import _PREFIXED, _memory, utc_text
+from convmem.store.sqlite.memories import utc_text
 from convmem.store.sqlite.search import _in, conversation_token, memory_owner_token
+from convmem.store.sqlite.sql import TEXT_CODEC
 from convmem.store.sqlite.vectors import from_blobs
 
 # Column weights for (body, ctx): a neighbour's words count half as much as the turn's own
@@ -222,14 +224,14 @@ class RankingTxnMixin:
             return []
         match = f"owner : {quote(memory_owner_token(tenant, user))} AND {words}"
         rows = self._db.execute(
-            f"SELECT {_PREFIXED}, {_MEMORY_BM25} AS rank FROM memories_fts "
+            f"SELECT {PREFIXED_MEMORY_COLUMNS}, {_MEMORY_BM25} AS rank FROM memories_fts "
             "JOIN memories m ON m.rowid = memories_fts.rowid "
             "WHERE memories_fts MATCH ? AND m.tenant_id = ? AND m.user_id = ? AND "
             + _CURRENT_MEMORY
             + f"AND m.scope IN ({_in(scopes)}) ORDER BY rank LIMIT ?",
             (match, tenant, user, utc_text(now), *scopes, limit),
         ).fetchall()
-        return [MemoryHitRow(_memory(row), -float(row[17])) for row in rows]
+        return [MemoryHitRow(memory_from_row(row, TEXT_CODEC), -float(row[17])) for row in rows]
 
     def nearest_memories(
         self,
@@ -246,7 +248,7 @@ class RankingTxnMixin:
         if not scopes or limit < 1:
             return []
         rows = self._db.execute(
-            f"SELECT {_PREFIXED}, v.vector FROM memory_vectors v JOIN memories m "
+            f"SELECT {PREFIXED_MEMORY_COLUMNS}, v.vector FROM memory_vectors v JOIN memories m "
             "ON m.tenant_id = v.tenant_id AND m.id = v.memory_id "
             "WHERE v.tenant_id = ? AND v.user_id = ? AND v.embedder = ? AND m.user_id = ? AND "
             + _CURRENT_MEMORY
@@ -256,7 +258,10 @@ class RankingTxnMixin:
         if not rows:
             return []
         order, sims = cosine_order(vector, from_blobs([r[17] for r in rows], len(vector)))
-        return [MemoryHitRow(_memory(rows[i]), float(sims[i])) for i in order[:limit]]
+        return [
+            MemoryHitRow(memory_from_row(rows[i], TEXT_CODEC), float(sims[i]))
+            for i in order[:limit]
+        ]
 
 
 def _in_window(sql: str, params: list[Any], window: Window) -> tuple[str, list[Any]]:

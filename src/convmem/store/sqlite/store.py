@@ -9,16 +9,21 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
 
 from convmem.errors import NotFound
 from convmem.model.conversation import ConversationRecord
-from convmem.model.messages import Message, ToolCall
+from convmem.model.messages import Message
 from convmem.store.conversations import (
     BranchRow,
     ConversationRef,
     MessageRow,
     PinnedInstruction,
+)
+from convmem.store.rows import (
+    CONVERSATION_COLUMNS,
+    MESSAGE_COLUMNS,
+    conversation_from_row,
+    message_from_row,
 )
 from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.connection import Statements, connect, transaction
@@ -29,49 +34,11 @@ from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
 from convmem.store.sqlite.ranking import RankingTxnMixin
 from convmem.store.sqlite.search import SearchTxnMixin
-from convmem.store.sqlite.sql import CHAIN_CTE
+from convmem.store.sqlite.sql import CHAIN_CTE, TEXT_CODEC
 
-_MESSAGE_COLUMNS = (
-    "m.id, m.conversation_id, m.parent_id, m.depth, m.role, m.content, m.tool_calls, "
-    "m.tool_call_id, m.metadata, m.created_at"
-)
 # Branch pages grow so a short window costs one query and a long one a handful.
 _FIRST_PAGE = 48
 _MAX_PAGE = 512
-
-
-def _message(row: Sequence[Any]) -> Message:
-    calls = tuple(ToolCall(**call) for call in json.loads(row[6])) if row[6] else ()
-    return Message(
-        id=row[0],
-        conversation_id=row[1],
-        parent_id=row[2],
-        depth=row[3],
-        role=row[4],
-        content=row[5],
-        tool_calls=calls,
-        tool_call_id=row[7],
-        metadata={} if row[8] == "{}" else json.loads(row[8]),
-        created_at=datetime.fromisoformat(row[9]),
-    )
-
-
-def _conversation(row: Sequence[Any]) -> ConversationRecord:
-    return ConversationRecord(
-        id=row[0],
-        tenant_id=row[1],
-        user_id=row[2],
-        title=row[3],
-        temporary=bool(row[4]),
-        active_leaf_id=row[5],
-        metadata=json.loads(row[6]),
-        created_at=datetime.fromisoformat(row[7]),
-    )
-
-
-_CONVERSATION_COLUMNS = (
-    "id, tenant_id, user_id, title, temporary, active_leaf_id, metadata, created_at"
-)
 
 
 class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, RankingTxnMixin):
@@ -88,23 +55,23 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Rankin
 
     def get_conversation(self, tenant: str, user: str, conversation_id: str) -> ConversationRecord:
         row = self._db.execute(
-            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations "
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations "
             "WHERE tenant_id = ? AND id = ? AND user_id = ?",
             (tenant, conversation_id, user),
         ).fetchone()
         if row is None:
             raise NotFound("conversation", conversation_id)
-        return _conversation(row)
+        return conversation_from_row(row, TEXT_CODEC)
 
     def list_conversations(
         self, tenant: str, user: str, *, limit: int, offset: int
     ) -> list[ConversationRecord]:
         rows = self._db.execute(
-            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations "
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations "
             "WHERE tenant_id = ? AND user_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
             (tenant, user, limit, offset),
         ).fetchall()
-        return [_conversation(row) for row in rows]
+        return [conversation_from_row(row, TEXT_CODEC) for row in rows]
 
     def get_message(self, tenant: str, user: str, message_id: str) -> Message:
         return self.get_branch_row(tenant, user, message_id).message
@@ -113,11 +80,12 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Rankin
         self, tenant: str, user: str, message_ids: Sequence[str]
     ) -> dict[str, Message]:
         rows = self._db.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? AND m.user_id = ? "
+            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? AND m.user_id = ? "
             "AND m.id IN (SELECT value FROM json_each(?))",
             (tenant, user, json.dumps(list(message_ids))),
         ).fetchall()
-        return {message.id: message for message in map(_message, rows)}
+        messages = (message_from_row(row, TEXT_CODEC) for row in rows)
+        return {message.id: message for message in messages}
 
     def conversations_written_before(
         self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
@@ -133,29 +101,29 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Rankin
 
     def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
         row = self._db.execute(
-            f"SELECT {_MESSAGE_COLUMNS}, m.estimate_tokens, m.estimate_before FROM messages m "
+            f"SELECT {MESSAGE_COLUMNS}, m.estimate_tokens, m.estimate_before FROM messages m "
             "WHERE m.tenant_id = ? AND m.id = ? AND m.user_id = ?",
             (tenant, message_id, user),
         ).fetchone()
         if row is None:
             raise NotFound("message", message_id)
-        return BranchRow(_message(row), None, row[10], row[11])
+        return BranchRow(message_from_row(row, TEXT_CODEC), None, row[10], row[11])
 
     def children(self, tenant: str, conversation_id: str, parent_id: str | None) -> list[Message]:
         rows = self._db.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? "
+            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? "
             "AND m.conversation_id = ? AND m.parent_id IS ? ORDER BY m.rowid",
             (tenant, conversation_id, parent_id),
         ).fetchall()
-        return [_message(row) for row in rows]
+        return [message_from_row(row, TEXT_CODEC) for row in rows]
 
     def conversation_messages(self, tenant: str, conversation_id: str) -> list[Message]:
         rows = self._db.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? "
+            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? "
             "AND m.conversation_id = ? ORDER BY m.depth, m.rowid",
             (tenant, conversation_id),
         ).fetchall()
-        return [_message(row) for row in rows]
+        return [message_from_row(row, TEXT_CODEC) for row in rows]
 
     def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
         next_id: str | None = leaf_id
@@ -164,7 +132,7 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Rankin
             rows = self._db.execute(
                 CHAIN_CTE
                 + f"""
-                SELECT {_MESSAGE_COLUMNS}, t.tokens, m.estimate_tokens, m.estimate_before
+                SELECT {MESSAGE_COLUMNS}, t.tokens, m.estimate_tokens, m.estimate_before
                 FROM chain
                 JOIN messages m ON m.tenant_id = ? AND m.id = chain.id
                 LEFT JOIN message_tokens t
@@ -174,7 +142,7 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Rankin
                 (next_id, tenant, page, tenant, tokenizer),
             ).fetchall()
             for row in rows:
-                yield BranchRow(_message(row), row[10], row[11], row[12])
+                yield BranchRow(message_from_row(row, TEXT_CODEC), row[10], row[11], row[12])
             next_id = rows[-1][2] if rows else None
             page = min(page * 2, _MAX_PAGE)
 
@@ -197,7 +165,7 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Rankin
 
     def insert_conversation(self, tenant: str, record: ConversationRecord) -> None:
         self._db.execute(
-            f"INSERT INTO conversations ({_CONVERSATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.id,
                 tenant,
