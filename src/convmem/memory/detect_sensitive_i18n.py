@@ -59,7 +59,7 @@ _DE_COND: Final = (
     r"|\w*sucht|tinnitus|endometriose|sklerose)"
 )
 _DE_ADJ: Final = (
-    r"(?:schwanger|diabetiker(?:in)?|depressiv|alkoholiker(?:in)?|drogenabh[äa]ngig|s[üu]chtig"
+    r"(?:allergisch|\w*intolerant|schwanger|diabetiker(?:in)?|depressiv|alkoholiker(?:in)?|drogenabh[äa]ngig|s[üu]chtig"
     r"|hiv-?positiv|epileptiker(?:in)?|autist(?:in)?|magers[üu]chtig|bipolar|schwerbehindert"
     r"|behindert|in\s+therapie|in\s+psychotherapie|in\s+behandlung|in\s+remission|in\s+chemo\w*"
     r"|krebskrank|unheilbar\s+krank|psychisch\s+krank|chronisch\s+krank)"
@@ -142,7 +142,7 @@ _FR_COND: Final = (
     r"|d[ée]pendance\s+\w+|insuffisance\s+\w+)"
 )
 _FR_ADJ: Final = (
-    r"(?:enceinte|diab[ée]tique|d[ée]pressi(?:f|ve)|alcoolique|s[ée]ropositi(?:f|ve)"
+    r"(?:allergique|intol[ée]rante?|enceinte|diab[ée]tique|d[ée]pressi(?:f|ve)|alcoolique|s[ée]ropositi(?:f|ve)"
     r"|[ée]pileptique|autiste|anorexique|boulimique|bipolaire|handicap[ée]e?|en\s+r[ée]mission"
     r"|sous\s+chimio\w*|sous\s+antid[ée]presseurs|en\s+th[ée]rapie|toxicomane|en\s+cure"
     r"|atteinte?\s+d(?:'|e\s+|u\s+)\w+|malade\s+du\s+\w+)"
@@ -227,7 +227,7 @@ _ES_COND: Final = (
     r"|enfermedad\s+de\s+\w+|artritis|endometriosis|adicci[óo]n|alcoholismo)"
 )
 _ES_ADJ: Final = (
-    r"(?:diab[ée]tic[oa]|alcoh[óo]lic[oa]|seropositiv[oa]|epil[ée]ptic[oa]|autista|anor[ée]xic[oa]"
+    r"(?:al[ée]rgic[oa]|intolerante|diab[ée]tic[oa]|alcoh[óo]lic[oa]|seropositiv[oa]|epil[ée]ptic[oa]|autista|anor[ée]xic[oa]"
     r"|bipolar|adict[oa]|drogadict[oa]|embarazada|deprimid[oa]|en\s+rehabilitaci[óo]n"
     r"|en\s+tratamiento|en\s+remisi[óo]n|en\s+quimio\w*|en\s+terapia|discapacitad[oa])"
 )
@@ -302,7 +302,7 @@ _IT_COND: Final = (
     r"|endometriosi|dipendenza|alcolismo|celiachia)"
 )
 _IT_ADJ: Final = (
-    r"(?:incinta|diabetic[oa]|depress[oa]|alcolista|sieropositiv[oa]|epilettic[oa]"
+    r"(?:allergic[oa]|intollerante|incinta|diabetic[oa]|depress[oa]|alcolista|sieropositiv[oa]|epilettic[oa]"
     r"|autistic[oa]|anoressic[oa]|bipolare|in\s+terapia|in\s+cura|in\s+remissione|disabile"
     r"|in\s+chemio\w*|tossicodipendente|celiac[oa])"
 )
@@ -365,7 +365,7 @@ _PT_COND: Final = (
     r"|depend[êe]ncia|alcoolismo)"
 )
 _PT_ADJ: Final = (
-    r"(?:diab[ée]tic[oa]|alco[óo]lic[oa]|seropositiv[oa]|soropositiv[oa]|epil[ée]ptic[oa]"
+    r"(?:al[ée]rgic[oa]|intolerante|diab[ée]tic[oa]|alco[óo]lic[oa]|seropositiv[oa]|soropositiv[oa]|epil[ée]ptic[oa]"
     r"|autista|bipolar|toxicodependente|gr[áa]vida|deprimid[oa]|em\s+remiss[ãa]o"
     r"|em\s+tratamento|em\s+reabilita[çc][ãa]o|em\s+quimio\w*|em\s+terapia)"
 )
@@ -432,7 +432,7 @@ _NL_COND: Final = (
     r"|endometriose|verslaving|alcoholisme|burn-?out)"
 )
 _NL_ADJ: Final = (
-    r"(?:zwanger|diabeet|depressief|alcoholist|verslaafd|hiv-?positief|seropositief"
+    r"(?:allergisch|\w*intolerant|zwanger|diabeet|depressief|alcoholist|verslaafd|hiv-?positief|seropositief"
     r"|epileptisch|autistisch|gehandicapt|in\s+therapie|in\s+behandeling|in\s+remissie"
     r"|aan\s+de\s+chemo)"
 )
