@@ -161,6 +161,8 @@ def _id_value_ok(value: str) -> bool:
 
 
 def detect_government_id(p: Prepared) -> Finding | None:
+    if p.digits < 4:
+        return None  # every id format and every labelled value has four digits or more
     text = p.text
     if _SSN.search(text) or _SSN_CONTEXT.search(text):
         return Finding("government_id", "a US social security number")
