@@ -29,14 +29,14 @@ Two parts:
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import labelled_corpus  # benchmarks/labelled_corpus.py (the script's directory is on the path)
 
 import convmem
 from convmem.eval.locomo import Sample, load
@@ -70,17 +70,6 @@ _DANGLING = re.compile(
 )
 _CAPTION = re.compile(r"\s*\[image: [^\]]*\]$")  # the loader's rendering of a shared photo
 _FIRST_PERSON_START = re.compile(r"^\s*(?:i|i'm|i've|my|call me)\b", re.IGNORECASE)
-
-
-def load_corpus(path: Path) -> list[dict[str, str]]:
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                row = json.loads(line)
-                row["line"] = str(n)
-                rows.append(row)
-    return rows
 
 
 def predicted_label(text: str) -> str:
@@ -234,25 +223,18 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path, help="write the figures as JSON to this path")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="labelled JSONL corpus")
+    parser = labelled_corpus.parser(__doc__.splitlines()[0], DEFAULT_CORPUS)
     parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="LoCoMo JSON file")
     parser.add_argument("--quick", action="store_true", help="corpus and two sessions only")
-    parser.add_argument("--show-errors", action="store_true", help="list what went wrong")
     args = parser.parse_args(argv)
-    corpus, errors = evaluate_corpus(load_corpus(args.corpus))
+    corpus, errors = evaluate_corpus(labelled_corpus.load(args.corpus))
     result: dict[str, Any] = {"corpus": corpus}
     if args.locomo.exists():
         result["locomo"], locomo_errors = evaluate_locomo(args.locomo, args.quick)
         errors += locomo_errors
     else:
         print(f"(no LoCoMo file at {args.locomo}: part (b) skipped)")
-    print(render(result))
-    if args.show_errors and errors:
-        print("\n" + "\n".join(errors))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    labelled_corpus.report(args, result, errors, render)
     return 0
 
 

@@ -15,12 +15,12 @@ strings).
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
 from typing import Any, get_args
+
+import labelled_corpus  # benchmarks/labelled_corpus.py (the script's directory is on the path)
 
 from convmem.memory.detect_common import Category
 from convmem.memory.policy import BlockReason, check_text
@@ -28,17 +28,6 @@ from convmem.memory.policy import BlockReason, check_text
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "never_store.jsonl"
 CONTENT_CATEGORIES: tuple[str, ...] = get_args(Category)
 TIMING_ROUNDS = 20
-
-
-def load(path: Path) -> list[dict[str, str]]:
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                row = json.loads(line)
-                row["line"] = str(n)
-                rows.append(row)
-    return rows
 
 
 def evaluate(rows: list[dict[str, str]]) -> tuple[dict[str, Any], list[str]]:
@@ -106,19 +95,9 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path, help="write the figures as JSON to this path")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="labelled JSONL corpus")
-    parser.add_argument(
-        "--show-errors", action="store_true", help="list misses and false positives"
-    )
-    args = parser.parse_args(argv)
-    result, errors = evaluate(load(args.corpus))
-    print(render(result))
-    if args.show_errors and errors:
-        print("\n" + "\n".join(errors))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    args = labelled_corpus.parser(__doc__.splitlines()[0], DEFAULT_CORPUS).parse_args(argv)
+    result, errors = evaluate(labelled_corpus.load(args.corpus))
+    labelled_corpus.report(args, result, errors, render)
     return 0
 
 

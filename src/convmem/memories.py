@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypedDict
 from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
 from convmem.ids import new_id
 from convmem.memory.intent import Intent, classify, matches_forget, subject_slot
-from convmem.memory.policy import check_fields, check_memory_write
+from convmem.memory.policy import PolicyDecision, check_fields, check_memory_write
 from convmem.model.memory import (
     CATEGORIES,
     STATUSES,
@@ -79,6 +79,21 @@ def check_scope_name(scope: str) -> str:
     raise InvalidInput("scope must be 'user' or 'project:<id>'")
 
 
+def _policy(
+    text: str, subject: str | None, scope: str, purpose: str, *, source_kind: str,
+    from_tool_output: bool = False, temporary_conversation: bool = False,
+) -> PolicyDecision:  # fmt: skip
+    """The never-store decision for a memory's text, then for its other caller-supplied values,
+    which are stored, returned and indexed as well."""
+    decision = check_memory_write(
+        text, source_kind=source_kind, from_tool_output=from_tool_output,
+        temporary_conversation=temporary_conversation,
+    )  # fmt: skip
+    if decision.allowed:
+        decision = check_fields({"subject": subject, "scope": scope, "purpose": purpose})
+    return decision
+
+
 def save_memory(
     tx: WriteTxn,
     who: Principal,
@@ -112,11 +127,10 @@ def save_memory(
         from_tool = message.role == "tool"
         conversation = tx.get_conversation(who.tenant, who.user, message.conversation_id)
         temporary = conversation.temporary
-    decision = check_memory_write(
-        text, source_kind=source_kind, from_tool_output=from_tool, temporary_conversation=temporary
-    )
-    if decision.allowed:  # the other values are stored, returned and indexed as well
-        decision = check_fields({"subject": subject, "scope": scope, "purpose": purpose})
+    decision = _policy(
+        text, subject, scope, purpose,
+        source_kind=source_kind, from_tool_output=from_tool, temporary_conversation=temporary,
+    )  # fmt: skip
     reason = None if decision.allowed else str(decision.reason)
     reason = memory_gate(tx, who) or reason
     if reason is not None:
@@ -351,6 +365,14 @@ class Memories:
             closed = memory_gate(tx, who)
             if closed is not None:
                 raise NeverStoreViolation(closed)
+            # Checked again: the proposal may predate a rule that now refuses it, and confirming
+            # is the moment it becomes a memory that is recalled.
+            decision = _policy(
+                proposal.text, proposal.subject_key, proposal.scope, proposal.purpose,
+                source_kind=proposal.source_kind,
+            )  # fmt: skip
+            if not decision.allowed:
+                raise NeverStoreViolation(str(decision.reason), decision.detail)
             record = replace(proposal, status="confirmed", source_kind="confirmed_inference")
             current = tx.list_memories(
                 who.tenant, who.user, statuses=("confirmed",), scopes=(proposal.scope,),

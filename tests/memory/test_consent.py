@@ -28,7 +28,8 @@ def memory_rows(scope: convmem.Scope) -> list[tuple[str, str]]:
         ("From now on, answer in German.", "answer in German."),
         ("Merk dir, dass ich in Hamburg wohne.", "ich in Hamburg wohne."),
         ("N'oubliez pas que mon fils s'appelle Hugo.", "mon fils s'appelle Hugo."),
-        ("Recuerda que soy alérgico al marisco.", "soy alérgico al marisco."),
+        # an allergy is health data, refused in every language; the request here is about work
+        ("Recuerda que soy profesor de música.", "soy profesor de música."),
         ("Ricordati che abito a Torino.", "abito a Torino."),
         ("Lembre-se de que sou vegetariano.", "sou vegetariano."),
         ("Onthoud dat ik in Utrecht woon.", "ik in Utrecht woon."),

@@ -27,6 +27,10 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from stdnum import luhn
+from stdnum.iso7064 import mod_97_10
+from stdnum.us import rtn
+
 from convmem.memory.normalize import normalize
 
 Category = Literal[
@@ -51,7 +55,9 @@ class Prepared:
     """The two views of one input that the detectors read."""
 
     text: str  # normalize(): NFKC, invisibles dropped, confusable skeleton, whitespace collapsed
-    sem: str  # ``text`` lower-cased with contractions expanded, for the language detectors
+    lower: str  # ``text`` lower-cased, for the rules of languages other than English
+    sem: str  # ``lower`` with English contractions expanded, for the English language rules
+    digits: int  # how many digits ``text`` holds: detectors of numbers skip text with too few
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,29 +85,25 @@ def _expand(m: re.Match[str]) -> str:
     return " not"
 
 
+_DIGIT: Final = re.compile(r"\d")
+
+
 def prepare(text: str) -> Prepared:
+    """Normalise once; every detector reads these views."""
     norm = normalize(text)
-    return Prepared(norm, _CONTRACTION.sub(_expand, norm.lower()))
+    lower = norm.lower()
+    return Prepared(norm, lower, _CONTRACTION.sub(_expand, lower), len(_DIGIT.findall(norm)))
 
 
 # ---------------------------------------------------------------------------------------------
-# Validators (public so they can be tested directly)
+# Validators (python-stdnum's checks behind convmem's input rules; public for direct tests)
 # ---------------------------------------------------------------------------------------------
 
 
 def luhn_valid(number: str) -> bool:
     """Luhn (mod 10) check over the ASCII digits of ``number``; separators are ignored."""
-    digits = [ord(c) - 48 for c in number if "0" <= c <= "9"]
-    if len(digits) < 2:
-        return False
-    total = 0
-    for i, d in enumerate(reversed(digits)):
-        if i % 2 == 1:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
+    digits = "".join(c for c in number if "0" <= c <= "9")
+    return len(digits) >= 2 and luhn.is_valid(digits)
 
 
 # Official lengths from the SWIFT IBAN registry; an IBAN of the wrong length is not an IBAN.
@@ -120,25 +122,21 @@ IBAN_LENGTHS: Final[dict[str, int]] = {
 
 
 def iban_valid(iban: str) -> bool:
-    """True if ``iban`` (spaces, any case) has a known country, its registry length, mod-97 = 1."""
+    """True if ``iban`` (spaces, any case) has a known country, its registry length, mod-97 = 1.
+
+    Not ``stdnum.iban``: it also checks each country's national check digits, and an IBAN
+    with a wrong national digit (a typo, a published example) is still an account disclosed."""
     compact = iban.replace(" ", "").upper()
     if not compact.isascii() or not compact.isalnum() or len(compact) < 15:
         return False
-    country, check = compact[:2], compact[2:4]
-    if IBAN_LENGTHS.get(country) != len(compact) or not check.isdigit():
+    if IBAN_LENGTHS.get(compact[:2]) != len(compact) or not compact[2:4].isdigit():
         return False
-    rearranged = compact[4:] + compact[:4]
-    # Letters become 10..35; int() of the resulting decimal string is exact at any length.
-    numeric = "".join(str(int(c, 36)) for c in rearranged)
-    return int(numeric) % 97 == 1
+    return mod_97_10.is_valid(compact[4:] + compact[:4])
 
 
 def aba_routing_valid(number: str) -> bool:
-    """ABA routing number checksum (3-7-1 weights) over exactly nine digits."""
-    if len(number) != 9 or not number.isascii() or not number.isdigit():
-        return False
-    weights = (3, 7, 1) * 3
-    return sum(int(c) * w for c, w in zip(number, weights, strict=True)) % 10 == 0
+    """ABA routing number checksum (3-7-1 weights) over exactly nine ASCII digits."""
+    return len(number) == 9 and number.isascii() and number.isdigit() and rtn.is_valid(number)
 
 
 def looks_random(token: str) -> bool:

@@ -141,6 +141,16 @@ _ID_ABBREV_ANY_CASE: Final = re.compile(
     r")" + _ID_LEAD + _ID_VALUE
 )
 
+# A label in a language whose verbs and number words the leads above do not know ("personnummer
+# är", "TC kimlik numaram", "numer PESEL to"): up to two words of any language may sit between
+# label and value, so the value must pass a national-id checksum.
+_ID_LABEL_ANY_LINK: Final = re.compile(
+    r"(?i)(?<![^\W\d_])(?:"
+    + _ID_LABELS
+    + r"|kimlik|henkil[öo]tunnus|f[øo]dselsnummer|cpr|dowodu|tckn)(?![^\W\d_])"
+    r"[\s:=#.-]{0,3}(?:[^\W\d_]{1,12}[\s:=#.]{1,3}){0,2}" + _ID_VALUE
+)
+
 
 def _id_value_ok(value: str) -> bool:
     compact = re.sub(r"[ ./-]", "", value)
@@ -151,6 +161,8 @@ def _id_value_ok(value: str) -> bool:
 
 
 def detect_government_id(p: Prepared) -> Finding | None:
+    if p.digits < 4:
+        return None  # every id format and every labelled value has four digits or more
     text = p.text
     if _SSN.search(text) or _SSN_CONTEXT.search(text):
         return Finding("government_id", "a US social security number")
@@ -164,7 +176,8 @@ def detect_government_id(p: Prepared) -> Finding | None:
         for m in pattern.finditer(text):
             if _id_value_ok(m.group("v")):
                 return Finding("government_id", "a government-issued id number")
-    for m in _ID_ABBREV_ANY_CASE.finditer(text):
-        if _national_id(m.group("v")):
-            return Finding("government_id", "a national id number (valid checksum)")
+    for pattern in (_ID_ABBREV_ANY_CASE, _ID_LABEL_ANY_LINK):
+        for m in pattern.finditer(text):
+            if _national_id(m.group("v")):
+                return Finding("government_id", "a national id number (valid checksum)")
     return None

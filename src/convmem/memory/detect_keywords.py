@@ -83,8 +83,9 @@ _VERB: Final = (
     r"is|was|are|will\s+be|should\s+be|ist|lautet|war|hei[ßs]t|est|c'est|était|sera|es|era|será"
     r"|sería|è|sarà|é|seria|wordt|blijft|equals"
 )
+# A quoted key ("password": "x", 'api_key' => 'x') closes its quote before the colon.
 _LINK: Final = (
-    r"(?:'s\s+|\s*(?:[:=]|->|=>)\s*|\s+(?:"
+    r"(?:'s\s+|[\"'`]?\s*(?:->|=>|[:=])\s*|\s+(?:"
     + _VERB
     + r")\s*:?\s+(?:still\s+|now\s+|jetzt\s+|noch\s+"
     r"|maintenant\s+|ahora\s+|ora\s+|agora\s+|nu\s+)?)"

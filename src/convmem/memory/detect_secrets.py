@@ -221,6 +221,8 @@ def _card_grouping_ok(candidate: str) -> bool:
 
 
 def detect_payment_card(p: Prepared) -> Finding | None:
+    if p.digits < 3:
+        return None  # a card number, a security code and an expiry date all have 3+ digits
     text = p.text
     context = _CARD_CONTEXT.search(text) is not None
     for m in _CARD_CANDIDATE.finditer(text):
@@ -266,6 +268,8 @@ _IFSC: Final = re.compile(r"(?i)\bifsc(?:\s+code)?\s*(?:is|:|=)?\s*[A-Z]{4}0[A-Z
 
 
 def detect_bank_account(p: Prepared) -> Finding | None:
+    if not p.digits:
+        return None  # every account, routing, sort and branch code format holds a digit
     text = p.text
     for m in _IBAN_CANDIDATE.finditer(text):
         compact = m.group(0).replace(" ", "").upper()

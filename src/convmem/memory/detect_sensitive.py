@@ -345,7 +345,7 @@ def detect_health(p: Prepared) -> Finding | None:
             return Finding("health", f"a personal statement about {what}")
     if _MS.search(p.text):
         return Finding("health", "a personal statement about a health condition")
-    if health_disclosure(p.text.lower()):
+    if health_disclosure(p.lower):
         return Finding("health", "a personal statement about health (German, French, ...)")
     return None
 
@@ -495,7 +495,7 @@ def detect_sensitive_category(p: Prepared) -> Finding | None:
     for pattern, what in _SENSITIVE_RULES:
         if pattern.search(p.sem):
             return Finding("sensitive_category", f"a personal statement about {what}")
-    if sensitive_disclosure(p.text.lower()):
+    if sensitive_disclosure(p.lower):
         return Finding(
             "sensitive_category",
             "a personal statement about orientation, belief or affiliation (German, French, ...)",
@@ -547,7 +547,7 @@ _FIRST_PERSON: Final = re.compile(r"\b(?:i|me|my|we|us|our)\b")
 
 
 def detect_inferred_trait(p: Prepared) -> Finding | None:
-    if inferred_trait(p.text.lower()):
+    if inferred_trait(p.lower):
         return Finding(
             "inferred_sensitive_trait",
             "an inference about a person's health or other sensitive trait",

@@ -39,6 +39,16 @@ class _Language:
     sensitive: re.Pattern[str]
 
 
+_GAP: Final = r"(?:" + _W + r"\s+){0,2}?"  # up to two words, as few as will do
+
+
+def _says(lead: str, terms: str, *, then: str = "", sep: str = r"\s+") -> str:
+    """The one shape every language's disclosure takes: a subject and its verb ("ich bin",
+    "mi madre tiene"), optionally an article or a "since ..." phrase, at most two more words,
+    then one of the sensitive terms."""
+    return r"\b" + lead + sep + then + _GAP + terms + r"\b"
+
+
 def _rx(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in parts))
 
@@ -59,7 +69,7 @@ _DE_COND: Final = (
     r"|\w*sucht|tinnitus|endometriose|sklerose)"
 )
 _DE_ADJ: Final = (
-    r"(?:schwanger|diabetiker(?:in)?|depressiv|alkoholiker(?:in)?|drogenabh[äa]ngig|s[üu]chtig"
+    r"(?:allergisch|\w*intolerant|schwanger|diabetiker(?:in)?|depressiv|alkoholiker(?:in)?|drogenabh[äa]ngig|s[üu]chtig"
     r"|hiv-?positiv|epileptiker(?:in)?|autist(?:in)?|magers[üu]chtig|bipolar|schwerbehindert"
     r"|behindert|in\s+therapie|in\s+psychotherapie|in\s+behandlung|in\s+remission|in\s+chemo\w*"
     r"|krebskrank|unheilbar\s+krank|psychisch\s+krank|chronisch\s+krank)"
@@ -90,16 +100,12 @@ _DE: Final = _Language(
         + r"\s+){0,2}?"
         + _DE_COND,
         r"\bbei\s+mir\s+(?:wurde|ist|hat\s+man)\s+(?:\w+\s+){0,4}?" + _DE_COND,
-        r"\bmeine?[mnrs]?\s+"
-        + _DE_PERSON
-        + r"\s+(?:hat|hatte|leidet\s+(?:an|unter))\s+"
-        + _SINCE
-        + r"(?:"
-        + _W
-        + r"\s+){0,2}?"
-        + _DE_COND
-        + r"\b",
-        r"\bich\s+bin\s+" + _SINCE + r"(?:" + _W + r"\s+){0,2}?" + _DE_ADJ + r"\b",
+        _says(
+            r"meine?[mnrs]?\s+" + _DE_PERSON + r"\s+(?:hat|hatte|leidet\s+(?:an|unter))",
+            _DE_COND,
+            then=_SINCE,
+        ),
+        _says(r"ich\s+bin", _DE_ADJ, then=_SINCE),
         r"\bich\s+bin\s+(?:seit\s+)?(?:"
         + _W
         + r"\s+)?"
@@ -111,11 +117,11 @@ _DE: Final = _Language(
         r"\s+psychotherapie|zu\s+den\s+anonymen\s+alkoholikern|in\s+der\s+entzugsklinik)",
     ),
     sensitive=_rx(
-        r"\bich\s+bin\s+(?:" + _W + r"\s+){0,2}?" + _DE_ORIENT + r"\b",
+        _says(r"ich\s+bin", _DE_ORIENT),
         r"\bmeine?[mnrs]?\s+" + _DE_PERSON + r"\s+ist\s+(?:" + _W + r"\s+)?" + _DE_ORIENT + r"\b",
         r"\bmein\s+(?:mann|freund)\s+und\s+ich\s+sind\s+(?:beide\s+)?(?:m[äa]nner|schwul)",
         r"\bmeine\s+(?:frau|freundin)\s+und\s+ich\s+sind\s+(?:beide\s+)?(?:frauen|lesbisch)",
-        r"\bich\s+bin\s+(?:" + _W + r"\s+){0,2}?" + _DE_RELIG + r"\b",
+        _says(r"ich\s+bin", _DE_RELIG),
         r"\bich\s+(?:gehe|bete)\s+(?:\w+\s+){0,3}?(?:in\s+die|zur|in\s+der)\s+(?:kirche|moschee"
         r"|synagoge|messe)",
         r"\bich\s+bete\s+(?:jeden|t[äa]glich|f[üu]nfmal)|\bich\s+faste\s+(?:im|w[äa]hrend)",
@@ -142,7 +148,7 @@ _FR_COND: Final = (
     r"|d[ée]pendance\s+\w+|insuffisance\s+\w+)"
 )
 _FR_ADJ: Final = (
-    r"(?:enceinte|diab[ée]tique|d[ée]pressi(?:f|ve)|alcoolique|s[ée]ropositi(?:f|ve)"
+    r"(?:allergique|intol[ée]rante?|enceinte|diab[ée]tique|d[ée]pressi(?:f|ve)|alcoolique|s[ée]ropositi(?:f|ve)"
     r"|[ée]pileptique|autiste|anorexique|boulimique|bipolaire|handicap[ée]e?|en\s+r[ée]mission"
     r"|sous\s+chimio\w*|sous\s+antid[ée]presseurs|en\s+th[ée]rapie|toxicomane|en\s+cure"
     r"|atteinte?\s+d(?:'|e\s+|u\s+)\w+|malade\s+du\s+\w+)"
@@ -178,16 +184,13 @@ _FR: Final = _Language(
         + r"\s+){0,2}?"
         + _FR_COND,
         r"\bj'ai\s+[ée]t[ée]\s+diagnostiqu[ée]e?",
-        r"\b(?:mon|ma)\s+"
-        + _FR_PERSON
-        + r"\s+(?:a|souffre\s+d(?:'|e|u))\s*"
-        + _ART
-        + r"(?:"
-        + _W
-        + r"\s+){0,2}?"
-        + _FR_COND
-        + r"\b",
-        r"\bje\s+suis\s+(?:" + _W + r"\s+){0,2}?" + _FR_ADJ + r"\b",
+        _says(
+            r"(?:mon|ma)\s+" + _FR_PERSON + r"\s+(?:a|souffre\s+d(?:'|e|u))",
+            _FR_COND,
+            then=_ART,
+            sep=r"\s*",
+        ),
+        _says(r"je\s+suis", _FR_ADJ),
         r"\bje\s+suis\s+(?:sobre|abstinente?|clean)\s+depuis",
         r"\bje\s+ne\s+bois\s+plus\s+depuis\s+" + _DURATION,
         r"\bje\s+prends\s+(?:\w+\s+){0,2}?(?:antid[ée]presseurs|insuline|anxiolytiques"
@@ -195,13 +198,13 @@ _FR: Final = _Language(
         r"\bje\s+(?:vois|consulte)\s+(?:un|une|mon|ma)\s+(?:psy|psychiatre|psychologue|oncologue)",
     ),
     sensitive=_rx(
-        r"\bje\s+suis\s+(?:" + _W + r"\s+){0,2}?" + _FR_ORIENT + r"\b",
+        _says(r"je\s+suis", _FR_ORIENT),
         r"\b(?:mon|ma)\s+" + _FR_PERSON + r"\s+est\s+(?:" + _W + r"\s+)?" + _FR_ORIENT + r"\b",
         r"\bmon\s+(?:mari|copain|compagnon)\s+et\s+moi\s+sommes\s+(?:deux\s+hommes|tous\s+les"
         r"\s+deux\s+des\s+hommes|gays?)",
         r"\bma\s+(?:femme|copine|compagne)\s+et\s+moi\s+sommes\s+(?:deux\s+femmes|toutes\s+les"
         r"\s+deux\s+des\s+femmes|lesbiennes)",
-        r"\bje\s+suis\s+(?:" + _W + r"\s+){0,2}?" + _FR_RELIG + r"\b",
+        _says(r"je\s+suis", _FR_RELIG),
         r"\bje\s+vais\s+(?:\w+\s+){0,3}?(?:[àa]\s+la|[àa]\s+l'|au|[àa])\s*(?:mosqu[ée]e|synagogue"
         r"|[ée]glise|messe|temple)",
         r"\bje\s+prie\s+(?:tous|chaque|cinq)|\bje\s+(?:fais|observe)\s+(?:le\s+)?(?:ramadan"
@@ -227,7 +230,7 @@ _ES_COND: Final = (
     r"|enfermedad\s+de\s+\w+|artritis|endometriosis|adicci[óo]n|alcoholismo)"
 )
 _ES_ADJ: Final = (
-    r"(?:diab[ée]tic[oa]|alcoh[óo]lic[oa]|seropositiv[oa]|epil[ée]ptic[oa]|autista|anor[ée]xic[oa]"
+    r"(?:al[ée]rgic[oa]|intolerante|diab[ée]tic[oa]|alcoh[óo]lic[oa]|seropositiv[oa]|epil[ée]ptic[oa]|autista|anor[ée]xic[oa]"
     r"|bipolar|adict[oa]|drogadict[oa]|embarazada|deprimid[oa]|en\s+rehabilitaci[óo]n"
     r"|en\s+tratamiento|en\s+remisi[óo]n|en\s+quimio\w*|en\s+terapia|discapacitad[oa])"
 )
@@ -258,16 +261,12 @@ _ES: Final = _Language(
         + _W
         + r"\s+){0,2}?"
         + _ES_COND,
-        r"\bmi\s+"
-        + _ES_PERSON
-        + r"\s+(?:tiene|padece|sufre\s+de)\s+"
-        + _ART
-        + r"(?:"
-        + _W
-        + r"\s+){0,2}?"
-        + _ES_COND
-        + r"\b",
-        r"\b(?:soy|estoy)\s+(?:" + _W + r"\s+){0,2}?" + _ES_ADJ + r"\b",
+        _says(
+            r"mi\s+" + _ES_PERSON + r"\s+(?:tiene|padece|sufre\s+de)",
+            _ES_COND,
+            then=_ART,
+        ),
+        _says(r"(?:soy|estoy)", _ES_ADJ),
         r"\bllevo\s+(?:\w+\s+){1,3}?(?:sin\s+beber|sin\s+consumir|sobri[oa]|limpi[oa])",
         r"\bestoy\s+sobri[oa]\s+desde",
         r"\btomo\s+(?:\w+\s+){0,2}?(?:antidepresivos|insulina|ansiol[íi]ticos|metadona|litio"
@@ -275,11 +274,11 @@ _ES: Final = _Language(
         r"\bvoy\s+(?:a|al)\s+(?:psiquiatra|psic[óo]logo|terapia|alcoh[óo]licos\s+an[óo]nimos)",
     ),
     sensitive=_rx(
-        r"\bsoy\s+(?:" + _W + r"\s+){0,2}?" + _ES_ORIENT + r"\b",
+        _says(r"soy", _ES_ORIENT),
         r"\bmi\s+" + _ES_PERSON + r"\s+es\s+(?:" + _W + r"\s+)?" + _ES_ORIENT + r"\b",
         r"\bmi\s+(?:marido|esposo|novio)\s+y\s+yo\s+somos\s+(?:dos\s+hombres|gays?)",
         r"\bmi\s+(?:mujer|esposa|novia)\s+y\s+yo\s+somos\s+(?:dos\s+mujeres|lesbianas)",
-        r"\bsoy\s+(?:" + _W + r"\s+){0,2}?" + _ES_RELIG + r"\b",
+        _says(r"soy", _ES_RELIG),
         r"\bvoy\s+(?:\w+\s+){0,2}?a\s+(?:la\s+|misa|el\s+)?(?:mezquita|sinagoga|iglesia|misa"
         r"|templo)",
         r"\brezo\s+(?:cada|todos|cinco)|\bayuno\s+(?:en|durante)\s+(?:el\s+)?ramad[áa]n",
@@ -302,7 +301,7 @@ _IT_COND: Final = (
     r"|endometriosi|dipendenza|alcolismo|celiachia)"
 )
 _IT_ADJ: Final = (
-    r"(?:incinta|diabetic[oa]|depress[oa]|alcolista|sieropositiv[oa]|epilettic[oa]"
+    r"(?:allergic[oa]|intollerante|incinta|diabetic[oa]|depress[oa]|alcolista|sieropositiv[oa]|epilettic[oa]"
     r"|autistic[oa]|anoressic[oa]|bipolare|in\s+terapia|in\s+cura|in\s+remissione|disabile"
     r"|in\s+chemio\w*|tossicodipendente|celiac[oa])"
 )
@@ -317,19 +316,15 @@ _IT_RELIG: Final = (
 _IT: Final = _Language(
     gate=re.compile(r"\b(?:io|mio|mia|miei|mie|mi|ho|sono|prendo|vado|soffro|prego|voto)\b"),
     health=_rx(
-        r"\b(?:io\s+)?ho\s+" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _IT_COND + r"\b",
+        _says(r"(?:io\s+)?ho", _IT_COND, then=_ART),
         r"\bsoffro\s+(?:di|d')\s*" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _IT_COND,
         r"\bmi\s+(?:hanno|ha|è\s+stat[oa]|e\s+stat[oa])\s+diagnosticat[oa]",
-        r"\bmi[oa]\s+"
-        + _IT_PERSON
-        + r"\s+(?:ha|soffre\s+di)\s+"
-        + _ART
-        + r"(?:"
-        + _W
-        + r"\s+){0,2}?"
-        + _IT_COND
-        + r"\b",
-        r"\bsono\s+(?:" + _W + r"\s+){0,2}?" + _IT_ADJ + r"\b",
+        _says(
+            r"mi[oa]\s+" + _IT_PERSON + r"\s+(?:ha|soffre\s+di)",
+            _IT_COND,
+            then=_ART,
+        ),
+        _says(r"sono", _IT_ADJ),
         r"\bsono\s+(?:sobri[oa]|pulit[oa])\s+da\s+" + _DURATION,
         r"\bnon\s+bevo\s+da\s+" + _DURATION,
         r"\bprendo\s+(?:\w+\s+){0,2}?(?:antidepressivi|insulina|ansiolitici|metadone|litio"
@@ -337,11 +332,11 @@ _IT: Final = _Language(
         r"\bvado\s+(?:da|dallo|dal)\s+(?:psichiatra|psicologo|psicoterapeuta)",
     ),
     sensitive=_rx(
-        r"\bsono\s+(?:" + _W + r"\s+){0,2}?" + _IT_ORIENT + r"\b",
+        _says(r"sono", _IT_ORIENT),
         r"\bmi[oa]\s+" + _IT_PERSON + r"\s+(?:è|e)\s+(?:" + _W + r"\s+)?" + _IT_ORIENT + r"\b",
         r"\bmio\s+(?:marito|compagno|ragazzo)\s+e\s+io\s+siamo\s+(?:due\s+uomini|gay)",
         r"\bmia\s+(?:moglie|compagna|ragazza)\s+e\s+io\s+siamo\s+(?:due\s+donne|lesbiche)",
-        r"\bsono\s+(?:" + _W + r"\s+){0,2}?" + _IT_RELIG + r"\b",
+        _says(r"sono", _IT_RELIG),
         r"\bvado\s+(?:\w+\s+){0,2}?(?:in|a|alla|al)\s+(?:moschea|sinagoga|chiesa|messa|tempio)",
         r"\bprego\s+(?:ogni|tutti|cinque)|\bfaccio\s+(?:il\s+)?ramadan",
         r"\bvoto\s+(?:per\s+)?(?:il\s+|la\s+|i\s+)?(?:pd|m5s|lega|fratelli\s+d'italia|forza"
@@ -365,7 +360,7 @@ _PT_COND: Final = (
     r"|depend[êe]ncia|alcoolismo)"
 )
 _PT_ADJ: Final = (
-    r"(?:diab[ée]tic[oa]|alco[óo]lic[oa]|seropositiv[oa]|soropositiv[oa]|epil[ée]ptic[oa]"
+    r"(?:al[ée]rgic[oa]|intolerante|diab[ée]tic[oa]|alco[óo]lic[oa]|seropositiv[oa]|soropositiv[oa]|epil[ée]ptic[oa]"
     r"|autista|bipolar|toxicodependente|gr[áa]vida|deprimid[oa]|em\s+remiss[ãa]o"
     r"|em\s+tratamento|em\s+reabilita[çc][ãa]o|em\s+quimio\w*|em\s+terapia)"
 )
@@ -380,25 +375,21 @@ _PT_RELIG: Final = (
 _PT: Final = _Language(
     gate=re.compile(r"\b(?:eu|meu|minha|tenho|sou|estou|tomo|vou|fui|sofro|rezo|voto|n[óo]s)\b"),
     health=_rx(
-        r"\b(?:eu\s+)?tenho\s+" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _PT_COND + r"\b",
+        _says(r"(?:eu\s+)?tenho", _PT_COND, then=_ART),
         r"\bsofro\s+de\s+" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _PT_COND,
         r"\bfui\s+diagnosticad[oa]\s+com",
-        r"\b(?:o\s+)?(?:meu|minha)\s+"
-        + _PT_PERSON
-        + r"\s+(?:tem|sofre\s+de)\s+"
-        + _ART
-        + r"(?:"
-        + _W
-        + r"\s+){0,2}?"
-        + _PT_COND
-        + r"\b",
-        r"\b(?:sou|estou)\s+(?:" + _W + r"\s+){0,2}?" + _PT_ADJ + r"\b",
+        _says(
+            r"(?:o\s+)?(?:meu|minha)\s+" + _PT_PERSON + r"\s+(?:tem|sofre\s+de)",
+            _PT_COND,
+            then=_ART,
+        ),
+        _says(r"(?:sou|estou)", _PT_ADJ),
         r"\bestou\s+s[óo]bri[oa]\s+h[áa]",
         r"\bn[ãa]o\s+bebo\s+h[áa]\s+" + _DURATION,
         r"\btomo\s+(?:\w+\s+){0,2}?(?:antidepressivos|insulina|ansiol[íi]ticos|metadona|l[íi]tio)",
     ),
     sensitive=_rx(
-        r"\bsou\s+(?:" + _W + r"\s+){0,2}?" + _PT_ORIENT + r"\b",
+        _says(r"sou", _PT_ORIENT),
         r"\b(?:o\s+|a\s+)?(?:meu|minha)\s+"
         + _PT_PERSON
         + r"\s+[ée]\s+(?:"
@@ -410,7 +401,7 @@ _PT: Final = _Language(
         r"|gays?)",
         r"\b(?:a\s+)?minha\s+(?:mulher|esposa|namorada|companheira)\s+e\s+eu\s+somos\s+(?:duas"
         r"\s+mulheres|l[ée]sbicas)",
-        r"\bsou\s+(?:" + _W + r"\s+){0,2}?" + _PT_RELIG + r"\b",
+        _says(r"sou", _PT_RELIG),
         r"\bvou\s+(?:\w+\s+){0,2}?(?:[àa]|ao|na|no)\s+(?:mesquita|sinagoga|igreja|missa|templo)",
         r"\brezo\s+(?:todos|cada|cinco)",
         r"\bvoto\s+(?:no\s+|na\s+|em\s+)?(?:ps|psd|chega|bloco|livre|pt|pl|lula|bolsonaro)\b",
@@ -432,7 +423,7 @@ _NL_COND: Final = (
     r"|endometriose|verslaving|alcoholisme|burn-?out)"
 )
 _NL_ADJ: Final = (
-    r"(?:zwanger|diabeet|depressief|alcoholist|verslaafd|hiv-?positief|seropositief"
+    r"(?:allergisch|\w*intolerant|zwanger|diabeet|depressief|alcoholist|verslaafd|hiv-?positief|seropositief"
     r"|epileptisch|autistisch|gehandicapt|in\s+therapie|in\s+behandeling|in\s+remissie"
     r"|aan\s+de\s+chemo)"
 )
@@ -447,20 +438,16 @@ _NL_RELIG: Final = (
 _NL: Final = _Language(
     gate=re.compile(r"\b(?:ik|mijn|mij|me|wij|we)\b"),
     health=_rx(
-        r"\bik\s+heb\s+" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _NL_COND + r"\b",
+        _says(r"ik\s+heb", _NL_COND, then=_ART),
         r"\bik\s+lijd\s+aan\s+" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _NL_COND,
         r"\bbij\s+mij\s+is\s+(?:\w+\s+){0,4}?" + _NL_COND,
         r"\bik\s+ben\s+gediagnosticeerd\s+met",
-        r"\bmijn\s+"
-        + _NL_PERSON
-        + r"\s+(?:heeft|lijdt\s+aan)\s+"
-        + _ART
-        + r"(?:"
-        + _W
-        + r"\s+){0,2}?"
-        + _NL_COND
-        + r"\b",
-        r"\bik\s+ben\s+(?:" + _W + r"\s+){0,2}?" + _NL_ADJ + r"\b",
+        _says(
+            r"mijn\s+" + _NL_PERSON + r"\s+(?:heeft|lijdt\s+aan)",
+            _NL_COND,
+            then=_ART,
+        ),
+        _says(r"ik\s+ben", _NL_ADJ),
         r"\bik\s+ben\s+(?:al\s+|sinds\s+)?" + _DURATION + r"\s+(?:nuchter|clean|droog)",
         r"\bik\s+(?:slik|neem|gebruik)\s+(?:\w+\s+){0,2}?(?:antidepressiva|insuline|methadon"
         r"|lithium|medicijnen\s+tegen)",
@@ -468,13 +455,13 @@ _NL: Final = _Language(
         r"|anonieme\s+alcoholisten)",
     ),
     sensitive=_rx(
-        r"\bik\s+ben\s+(?:" + _W + r"\s+){0,2}?" + _NL_ORIENT + r"\b",
+        _says(r"ik\s+ben", _NL_ORIENT),
         r"\bmijn\s+" + _NL_PERSON + r"\s+is\s+(?:" + _W + r"\s+)?" + _NL_ORIENT + r"\b",
         r"\bmijn\s+(?:man|vriend)\s+en\s+ik\s+zijn\s+(?:allebei\s+|beide\s+|twee\s+)?(?:mannen"
         r"|homo)",
         r"\bmijn\s+(?:vrouw|vriendin)\s+en\s+ik\s+zijn\s+(?:allebei\s+|beide\s+|twee\s+)?"
         r"(?:vrouwen|lesbisch)",
-        r"\bik\s+ben\s+(?:" + _W + r"\s+){0,2}?" + _NL_RELIG + r"\b",
+        _says(r"ik\s+ben", _NL_RELIG),
         r"\bik\s+ga\s+(?:\w+\s+){0,3}?naar\s+de\s+(?:moskee|synagoge|kerk|mis|tempel)",
         r"\bik\s+bid\s+(?:elke|iedere|vijf)|\bik\s+doe\s+(?:mee\s+aan\s+)?(?:de\s+)?ramadan",
         r"\bik\s+stem\s+(?:op\s+)?(?:de\s+)?(?:vvd|pvv|d66|cda|groenlinks|pvda|sp|bbb|nsc|fvd"

@@ -32,9 +32,11 @@ newer statement may supersede an older one.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from convmem.memory.normalize import INVISIBLE
 from convmem.memory.phrases import COMMON_FILLERS, ENGLISH, LANGUAGES, Language
 from convmem.model.memory import Category
 
@@ -498,7 +500,12 @@ def _intent(kind: IntentKind, text: str, refusal: str | None = None) -> Intent:
 def detect_intent(message: str) -> Intent | None:
     """The memory intent of a user message, if any: the first request among its sentences,
     else a proposal from its opening statement."""
-    sentences = _sentences(message[:4000])
+    # Full-width letters, ligatures and invisible characters read like plain words to the user,
+    # so the grammar sees them that way too (full-width "PLEASE REMEMBER", "remem\u200bber").
+    message = message[:4000]
+    if not message.isascii():
+        message = INVISIBLE.sub("", unicodedata.normalize("NFKC", message))
+    sentences = _sentences(message)
     for index, sentence in enumerate(sentences):
         if sentence[0] in _QUOTES:
             continue  # quoted words are someone else's

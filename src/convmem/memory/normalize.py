@@ -11,6 +11,8 @@ or hex. This module undoes each, so that rules written for plain text hold for t
   packaged by ``confusable_homoglyphs``) gives as a look-alike of an ASCII letter or digit is
   replaced by it. Accented Latin letters are not confusables, so German, French, Spanish ...
   text keeps its letters;
+* every Unicode decimal digit (Arabic-Indic, Persian, Devanagari ...) as its ASCII digit, and
+  pictographs wedged inside a word or number ("p🙂a🙂s🙂s") dropped;
 * runs of single letters joined by one separator each are closed up;
 * base64 and hex runs that decode to readable text are returned separately, to be checked too.
 """
@@ -21,6 +23,7 @@ import base64
 import binascii
 import json
 import re
+import sys
 import unicodedata
 from functools import lru_cache
 from importlib.resources import files
@@ -72,6 +75,25 @@ def _skeleton_table() -> dict[int, str]:
     return table
 
 
+@lru_cache(maxsize=1)
+def _digit_table() -> dict[int, str]:
+    """Every Unicode decimal digit (Arabic-Indic, Persian, Devanagari, Thai ...) to its ASCII
+    digit: NFKC folds full-width digits but leaves these, and a card or id number written in
+    them is the same number."""
+    return {
+        code: str(unicodedata.decimal(chr(code)))
+        for code in range(0x80, sys.maxunicode + 1)
+        if unicodedata.category(chr(code)) == "Nd"
+    }
+
+
+@lru_cache(maxsize=1)
+def _fold_table() -> dict[int, str]:
+    """One table, one pass: look-alike letters, quotes and dashes, then digits (a digit of
+    another script is that digit, never the Latin letter it resembles)."""
+    return {**_skeleton_table(), **_PUNCT, **_digit_table()}
+
+
 # Four or more single letters each followed by one separator: "p a s s w o r d", "p.a.s.s".
 _SPACED: Final = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ ._*·-]){3,}[^\W\d_](?![^\W\d_])")
 _SEPARATOR: Final = re.compile(r"[ ._*·-]")
@@ -81,12 +103,23 @@ def _close_up(m: re.Match[str]) -> str:
     return _SEPARATOR.sub("", m.group(0))
 
 
+# Pictographs (and their variation selectors and skin tones) wedged between two letters or digits
+# split a word for a pattern but not for a reader ("p🙂a🙂s🙂s", "4🙂1🙂1🙂1"): they are dropped
+# there. Elsewhere an emoji separates words and stays.
+_WEDGED_SYMBOL: Final = re.compile(
+    r"(?<=[^\W_])[\u2190-\u21ff\u2300-\u23ff\u2460-\u24ff\u25a0-\u27bf\u2900-\u297f"
+    r"\u2b00-\u2bff\u20dd-\u20e4\ufe0e\ufe0f\U0001f000-\U0001faff]+(?=[^\W_])"
+)
+
+
 def normalize(text: str) -> str:
-    """NFKC, invisibles dropped, confusable skeleton, spaced-out letters closed up, quotes and
-    dashes unified, whitespace collapsed."""
+    """NFKC, invisibles dropped, confusable skeleton, digits of every script as ASCII,
+    pictographs inside words dropped, spaced-out letters closed up, quotes and dashes unified,
+    whitespace collapsed."""
     norm = unicodedata.normalize("NFKC", text)
     if not norm.isascii():
-        norm = INVISIBLE.sub("", norm).translate(_skeleton_table()).translate(_PUNCT)
+        norm = INVISIBLE.sub("", norm).translate(_fold_table())
+        norm = _WEDGED_SYMBOL.sub("", norm)
     norm = _SPACED.sub(_close_up, norm)
     return _WS.sub(" ", norm).strip()
 

@@ -78,8 +78,9 @@ Decisions on borderline cases (each is pinned by lines of the labelled corpus in
 * A word that is also an ordinary adjective ("straight", "conservative", "liberal", "black",
   "white", "bi", "ace", "Roma") only counts at the end of a clause or before a person noun, so
   "straight out of college", "conservative with estimates" and "a white belt" pass.
-* The language rules are English only; other languages pass unless they contain a structured
-  secret (keys, cards, IBANs and ids are language-independent).
+* The language rules read English, German, French, Spanish, Italian, Portuguese and Dutch; other
+  languages pass unless they contain a structured secret (keys, cards, IBANs and checksummed
+  ids are language-independent, and digits of any script are read as digits).
 """
 
 from __future__ import annotations
