@@ -32,6 +32,7 @@ from convmem.model.principal import Principal as Principal  # re-exported: its h
 from convmem.retrieval.vector import Embedder
 from convmem.search import search_memories
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
+from convmem.tree import check_identifier, check_text
 
 MAX_MEMORY_CHARS = 1000
 # Sources that speak for the user: a newer one supersedes. Others (imports, admins) that disagree
@@ -74,9 +75,20 @@ def _normalise(text: str) -> str:
 
 
 def check_scope_name(scope: str) -> str:
-    if scope == "user" or (scope.startswith("project:") and len(scope) > len("project:")):
+    if scope == "user":
         return scope
+    if isinstance(scope, str) and scope.startswith("project:") and len(scope) > len("project:"):
+        return check_identifier(scope, "scope")
     raise InvalidInput("scope must be 'user' or 'project:<id>'")
+
+
+def _check_label(value: object, name: str) -> None:
+    """A subject or purpose: short storable text (it is indexed and compared on every save)."""
+    if value is None:
+        return
+    if not isinstance(value, str) or len(value) > MAX_MEMORY_CHARS:
+        raise InvalidInput(f"a memory's {name} is text of at most {MAX_MEMORY_CHARS} characters")
+    check_text(value, max_bytes=4 * MAX_MEMORY_CHARS, what=f"a memory's {name}")
 
 
 def save_memory(
@@ -97,12 +109,16 @@ def save_memory(
     """Gate, police, then write one memory with supersession or conflict flags and an audit."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a memory needs text")
-    text = " ".join(text.split())
+    text = " ".join(check_text(text, max_bytes=4 * MAX_MEMORY_CHARS, what="memory").split())
+    _check_label(subject, "subject")
+    _check_label(purpose, "purpose")
     if len(text) > MAX_MEMORY_CHARS:
         raise InvalidInput(f"a memory is a short statement: at most {MAX_MEMORY_CHARS} characters")
     if category is not None and category not in CATEGORIES:
         raise InvalidInput(f"category must be one of {', '.join(CATEGORIES)}")
     check_scope_name(scope)
+    if expires_at is not None and not isinstance(expires_at, datetime):
+        raise InvalidInput("expires_at must be a datetime")
     if expires_at is not None and expires_at.tzinfo is None:
         expires_at = expires_at.replace(tzinfo=UTC)
 
