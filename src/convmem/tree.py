@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -12,6 +13,9 @@ from convmem.model.messages import ROLES, Message, NewMessage, ToolCall
 
 DEFAULT_MAX_CONTENT_BYTES = 1_000_000
 MAX_METADATA_BYTES = 64 * 1024
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
 # Counts (k, limit, offset, days) fit a signed 32-bit integer: every backend binds them as an
 # integer column or parameter, and no real caller needs more.
 MAX_COUNT = 2**31 - 1
@@ -21,9 +25,21 @@ def normalise_created_at(value: datetime | None) -> datetime:
     """An aware timestamp; a naive one (typical of imports) is taken as UTC."""
     if value is None:
         return datetime.now(UTC)
+    return aware_utc(value, "created_at", error=InvalidMessage)
+
+
+def aware_utc(value: object, what: str, *, error: type[InvalidInput] = InvalidInput) -> datetime:
+    """A datetime (a naive one taken as UTC) that exists in UTC: year 1 at +14:00 or 9999-12-31
+    at -14:00 does not, and one backend would refuse it while another kept it."""
     if not isinstance(value, datetime):
-        raise InvalidMessage("created_at must be a datetime")
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        raise error(f"{what} must be a datetime")
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        value.astimezone(UTC)
+    except OverflowError as exc:
+        raise error(f"{what} is out of range (years 1 to 9999 in UTC)") from exc
+    return value
 
 
 def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -120,6 +136,7 @@ def check_new_message(message: NewMessage, *, max_bytes: int) -> None:
     if message.role == "tool":
         if not isinstance(message.tool_call_id, str) or not message.tool_call_id:
             raise InvalidMessage("a tool message needs the tool_call_id it answers")
+        check_text(message.tool_call_id, max_bytes=256, what="tool_call_id")
     elif message.tool_call_id is not None:
         raise InvalidMessage("only tool messages carry a tool_call_id")
     if message.role in ("user", "system") and not message.content.strip():
@@ -154,7 +171,8 @@ def check_tool_result(message: NewMessage, run: Sequence[Message]) -> None:
 def check_identifier(value: object, what: str) -> str:
     if not isinstance(value, str) or not value or len(value) > 256:
         raise InvalidInput(f"{what} must be a non-empty string of at most 256 characters")
-    if any(ch in value for ch in "\x00\r\n"):
+    # control characters and bidirectional overrides: an id is shown in logs, audits and pages
+    if any(unicodedata.category(ch) == "Cc" or ch in _BIDI_CONTROLS for ch in value):
         raise InvalidInput(f"{what} must not contain control characters")
     _utf8(value, what)
     return value

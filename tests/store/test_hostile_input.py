@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -104,3 +105,84 @@ def test_counts_out_of_range_or_of_the_wrong_type_are_refused(
         with pytest.raises(convmem.InvalidInput):
             call()
         assert backend.fingerprint() == before, name
+
+
+@pytest.mark.parametrize("bad", [NUL, SURROGATE], ids=["nul", "lone-surrogate"])
+def test_ids_that_cannot_exist_are_refused_alike(
+    memory: convmem.Memory, backend: Backend, bad: str
+) -> None:
+    alice = memory.scope("acme", "alice")
+    conv = alice.create_conversation(title="t")
+    conv.append("user", "I like tea.")
+    before = backend.fingerprint()
+    lookups: dict[str, Callable[[], Any]] = {
+        "conversation": lambda: alice.conversation(bad),
+        "message": lambda: alice.message(bad),
+        "branch": lambda: conv.branch(bad),
+        "switch branch": lambda: conv.switch_branch(bad),
+        "siblings": lambda: conv.siblings(bad),
+        "edit": lambda: conv.edit(bad, "x"),
+        "delete message": lambda: conv.delete_message(bad),
+        "parent": lambda: conv.append("user", "x", parent_id=bad),
+        "tool call id": lambda: conv.append("tool", "x", tool_call_id=bad),
+        "memory get": lambda: alice.memories.get(bad),
+        "memory delete": lambda: alice.memories.delete(bad),
+        "memory confirm": lambda: alice.memories.confirm(bad),
+        "memory reject": lambda: alice.memories.reject(bad),
+        "memory update": lambda: alice.memories.update(bad, "I like coffee."),
+        "memory restore": lambda: alice.memories.restore(bad),
+        "memory resolve": lambda: alice.memories.resolve(bad),
+        "unpin": lambda: alice.unpin(bad),
+        "source message": lambda: alice.remember("I like milk.", source_message_id=bad),
+        "key name": lambda: memory.keys.create("acme", "user", user="zed", name=bad),
+        "revoke key": lambda: memory.keys.revoke("acme", bad),
+    }
+    for name, call in lookups.items():
+        with pytest.raises(convmem.InvalidInput):
+            call()
+        assert backend.fingerprint() == before, name
+
+
+@pytest.mark.parametrize("bad", ["a\x01b", "a\tb", "\u202eecila", "a\x7fb"], ids=repr)
+def test_identifiers_refuse_control_and_bidi_characters(memory: convmem.Memory, bad: str) -> None:
+    with pytest.raises(convmem.InvalidInput):
+        memory.scope("acme", bad)
+    with pytest.raises(convmem.InvalidInput):
+        memory.scope(bad, "alice")
+
+
+EDGES = {
+    "year 1 at +14:00": datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))),
+    "9999-12-31 at -14:00": datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-14))),
+}
+
+
+@pytest.mark.parametrize("when", list(EDGES), ids=list(EDGES))
+def test_datetimes_that_do_not_exist_in_utc_are_refused_alike(
+    memory: convmem.Memory, backend: Backend, when: str
+) -> None:
+    alice = memory.scope("acme", "alice")
+    conv = alice.create_conversation(title="t")
+    conv.append("user", "I like tea.")
+    before = backend.fingerprint()
+    value = EDGES[when]
+    with pytest.raises(convmem.InvalidMessage):
+        conv.append("user", "hi", created_at=value)
+    with pytest.raises(convmem.InvalidInput):
+        alice.remember("I like coffee.", expires_at=value)
+    with pytest.raises(convmem.InvalidQuery):
+        conv.search("tea", since=value)
+    with pytest.raises(convmem.InvalidQuery):
+        conv.search("tea", until=value)
+    assert backend.fingerprint() == before
+
+
+def test_the_edges_of_the_calendar_are_kept_alike(memory: convmem.Memory) -> None:
+    alice = memory.scope("acme", "alice")
+    conv = alice.create_conversation(title="t")
+    first = datetime(1, 1, 1, tzinfo=UTC)
+    last = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+    assert conv.append("user", "The first day.", created_at=first).created_at == first
+    assert conv.append("user", "The last day.", created_at=last).created_at == last
+    assert [m.created_at for m in conv.messages()] == [first, last]
+    assert [h.message.content for h in conv.search("day", since=last)] == ["The last day."]

@@ -170,6 +170,7 @@ class Scope:
             return tx.pinned(self.tenant, self.user, None)
 
     def unpin(self, pin_id: str) -> None:
+        check_identifier(pin_id, "pin id")
         with self.memory.store.write() as tx:
             tx.delete_pinned(self.tenant, self.user, pin_id)
 
