@@ -20,7 +20,7 @@ from convmem.errors import InvalidInput
 from convmem.ids import new_id
 from convmem.model.keys import KEY_ROLES, ApiKey, KeyRole
 from convmem.store.base import Store
-from convmem.tree import check_identifier
+from convmem.tree import check_identifier, check_text
 
 TOKEN_PREFIX = "cmk_"
 USER_HEADER = "X-Convmem-User"  # where a request made with an app key names its user
@@ -119,6 +119,8 @@ class ApiKeys:
             raise InvalidInput(f"an {role} key is not bound to a user")
         if name is not None and (not isinstance(name, str) or len(name) > 200):
             raise InvalidInput("a key's name is a string of at most 200 characters")
+        if name is not None:
+            check_text(name, max_bytes=800, what="a key's name")
         key_id = new_id("key")
         secret = secrets.token_urlsafe(32)
         assert len(secret) == _SECRET_CHARS

@@ -32,6 +32,7 @@ from convmem.model.principal import Principal as Principal  # re-exported: its h
 from convmem.retrieval.vector import Embedder
 from convmem.search import search_memories
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
+from convmem.tree import aware_utc, check_identifier, check_text
 
 MAX_MEMORY_CHARS = 1000
 # Sources that speak for the user: a newer one supersedes. Others (imports, admins) that disagree
@@ -74,8 +75,10 @@ def _normalise(text: str) -> str:
 
 
 def check_scope_name(scope: str) -> str:
-    if scope == "user" or (scope.startswith("project:") and len(scope) > len("project:")):
+    if scope == "user":
         return scope
+    if isinstance(scope, str) and scope.startswith("project:") and len(scope) > len("project:"):
+        return check_identifier(scope, "scope")
     raise InvalidInput("scope must be 'user' or 'project:<id>'")
 
 
@@ -92,6 +95,15 @@ def _policy(
     if decision.allowed:
         decision = check_fields({"subject": subject, "scope": scope, "purpose": purpose})
     return decision
+
+
+def _check_label(value: object, name: str) -> None:
+    """A subject or purpose: short storable text (it is indexed and compared on every save)."""
+    if value is None:
+        return
+    if not isinstance(value, str) or len(value) > MAX_MEMORY_CHARS:
+        raise InvalidInput(f"a memory's {name} is text of at most {MAX_MEMORY_CHARS} characters")
+    check_text(value, max_bytes=4 * MAX_MEMORY_CHARS, what=f"a memory's {name}")
 
 
 def save_memory(
@@ -112,17 +124,20 @@ def save_memory(
     """Gate, police, then write one memory with supersession or conflict flags and an audit."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a memory needs text")
-    text = " ".join(text.split())
+    text = " ".join(check_text(text, max_bytes=4 * MAX_MEMORY_CHARS, what="memory").split())
+    _check_label(subject, "subject")
+    _check_label(purpose, "purpose")
     if len(text) > MAX_MEMORY_CHARS:
         raise InvalidInput(f"a memory is a short statement: at most {MAX_MEMORY_CHARS} characters")
     if category is not None and category not in CATEGORIES:
         raise InvalidInput(f"category must be one of {', '.join(CATEGORIES)}")
     check_scope_name(scope)
-    if expires_at is not None and expires_at.tzinfo is None:
-        expires_at = expires_at.replace(tzinfo=UTC)
+    if expires_at is not None:
+        expires_at = aware_utc(expires_at, "expires_at")
 
     from_tool = temporary = False
     if source_message_id is not None:
+        check_identifier(source_message_id, "source message id")
         message = tx.get_message(who.tenant, who.user, source_message_id)
         from_tool = message.role == "tool"
         conversation = tx.get_conversation(who.tenant, who.user, message.conversation_id)
@@ -351,6 +366,7 @@ class Memories:
             )  # fmt: skip
 
     def get(self, memory_id: str) -> MemoryRecord:
+        check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.read() as tx:
             return tx.get_memory(self._who.tenant, self._who.user, memory_id)
 
@@ -358,6 +374,7 @@ class Memories:
         """The user accepts a proposal: it becomes a confirmed inference and may be recalled;
         it supersedes older records on its subject, since the user has now said so."""
         who = self._who
+        check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.write() as tx:
             proposal = tx.get_memory(who.tenant, who.user, memory_id)
             if proposal.status != "proposed":
@@ -395,6 +412,7 @@ class Memories:
 
     def reject(self, memory_id: str) -> None:
         """The user declines a proposal: it is never recalled."""
+        check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.write() as tx:
             proposal = tx.get_memory(self._who.tenant, self._who.user, memory_id)
             if proposal.status != "proposed":
@@ -405,6 +423,7 @@ class Memories:
     def update(self, memory_id: str, text: str) -> MemoryNotice:
         """New text for a memory: a new record supersedes the old one, which stays in the
         history as superseded (the old text never enters the new record)."""
+        check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.write() as tx:
             old = tx.get_memory(self._who.tenant, self._who.user, memory_id)
             if old.status not in ("confirmed", "proposed"):
@@ -425,12 +444,14 @@ class Memories:
 
     def delete(self, memory_id: str) -> builtins.list[str]:
         """Hard-delete a memory and its superseded versions. Returns the deleted ids."""
+        check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.write() as tx:
             tx.get_memory(self._who.tenant, self._who.user, memory_id)
             return delete_with_history(tx, self._who, [memory_id])
 
     def resolve(self, keep_id: str) -> MemoryRecord:
         """Settle a flagged conflict: keep this record, supersede the one it conflicts with."""
+        check_identifier(keep_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.write() as tx:
             keep = tx.get_memory(self._who.tenant, self._who.user, keep_id)
             other_id = keep.conflicts_with_id
@@ -456,6 +477,7 @@ class Memories:
         replaced it is deleted (the state before the newer statement). Only a memory whose
         replacement is still current can be restored."""
         who = self._who
+        check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.write() as tx:
             old = tx.get_memory(who.tenant, who.user, memory_id)
             if old.status != "superseded":

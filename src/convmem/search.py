@@ -47,6 +47,7 @@ from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MessageHitRow, ReadTxn, TermVector
 from convmem.store.ranking import Window as Window  # re-exported: callers name windows here
+from convmem.tree import MAX_COUNT
 
 if TYPE_CHECKING:
     from convmem.model.principal import Principal
@@ -223,8 +224,8 @@ def search_conversation(
 def check_query(query: object, k: int) -> None:
     if not isinstance(query, str):
         raise InvalidQuery("query must be a string")
-    if not isinstance(k, int) or k < 1:
-        raise InvalidQuery("k must be a positive integer")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_COUNT:
+        raise InvalidQuery(f"k must be an integer from 1 to {MAX_COUNT}")
 
 
 # --- searching memories ---------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from convmem.engine.request import (
     render_request,
     retrieve_evicted,
 )
-from convmem.errors import InvalidInput, InvalidMessage, NotFound
+from convmem.errors import InvalidInput, InvalidMessage, InvalidQuery, NotFound
 from convmem.formats import Format
 from convmem.ids import new_id
 from convmem.indexing import after_delete, prepare_turn, write_turn
@@ -44,6 +44,7 @@ from convmem.search import SearchOptions, Window, search_conversation
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
 from convmem.tokens import ESTIMATE, get_counter
 from convmem.tree import (
+    aware_utc,
     check_identifier,
     check_metadata,
     check_new_message,
@@ -171,7 +172,7 @@ class Conversation:
             return search_conversation(
                 tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
                 cache=memory.vector_cache, options=options or memory.config.search,
-                window=Window(since=_aware(since), until=_aware(until)),
+                window=Window(since=_aware(since, "since"), until=_aware(until, "until")),
             )  # fmt: skip
 
     def delete(self) -> None:
@@ -251,12 +252,14 @@ class Conversation:
     def _parent_row(self, tx: ReadTxn, parent_id: str | None) -> BranchRow | None:
         if parent_id is None:
             return None
+        check_identifier(parent_id, "parent id")
         row = tx.get_branch_row(self._tenant, self.scope.user, parent_id)
         self._check_own(row.message)
         return row
 
     def _own_message(self, tx: ReadTxn, message_id: str) -> Message:
         """The principal's message in this conversation; NotFound for any other."""
+        check_identifier(message_id, "message id")  # NUL/surrogates: same error on every backend
         message = tx.get_message(self._tenant, self.scope.user, message_id)
         self._check_own(message)
         return message
@@ -432,7 +435,5 @@ def tool_run(parent: Message | None, lookup: Callable[[str], Message | None]) ->
     return run
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return normalise_created_at(value)
+def _aware(value: datetime | None, what: str) -> datetime | None:
+    return None if value is None else aware_utc(value, what, error=InvalidQuery)

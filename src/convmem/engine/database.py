@@ -29,7 +29,7 @@ from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.llm import LLMSummarizer
 from convmem.tokens import ESTIMATE, TokenCounter, get_counter, message_tokens
-from convmem.tree import check_identifier
+from convmem.tree import check_count, check_identifier
 
 
 class Memory:
@@ -127,8 +127,8 @@ class Memory:
         a retention period — conversations nothing was written to for ``retention_days`` are
         deleted by ``apply_retention`` (the worker runs it)."""
         check_identifier(tenant, "tenant")
-        if retention_days is not None and retention_days < 1:
-            raise InvalidInput("retention_days must be positive")
+        if retention_days is not None:
+            check_count(retention_days, "retention_days")
         with self.store.write() as tx:
             tx.set_tenant_policy(
                 tenant,

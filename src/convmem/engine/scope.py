@@ -13,7 +13,6 @@ from typing import Any, Unpack
 from convmem.engine.conversation import Conversation
 from convmem.engine.handles import Database
 from convmem.engine.pins import pin_instruction
-from convmem.errors import InvalidInput
 from convmem.ids import new_id
 from convmem.memories import Memories, MemoryFields, audit, memory_gate, save_memory
 from convmem.model.conversation import ConversationRecord
@@ -22,7 +21,7 @@ from convmem.model.messages import Message
 from convmem.model.principal import Principal
 from convmem.search import search_memories
 from convmem.store.base import PinnedInstruction, WriteTxn
-from convmem.tree import check_identifier, check_metadata, check_text
+from convmem.tree import check_count, check_identifier, check_metadata, check_text
 
 
 class Scope:
@@ -157,8 +156,8 @@ class Scope:
         return Conversation(self, conversation_id)
 
     def conversations(self, *, limit: int = 50, offset: int = 0) -> list[ConversationRecord]:
-        if limit < 1 or offset < 0:
-            raise InvalidInput("limit must be positive and offset not negative")
+        check_count(limit, "limit")
+        check_count(offset, "offset", minimum=0)
         with self.memory.store.read() as tx:
             return tx.list_conversations(self.tenant, self.user, limit=limit, offset=offset)
 
@@ -171,6 +170,7 @@ class Scope:
             return tx.pinned(self.tenant, self.user, None)
 
     def unpin(self, pin_id: str) -> None:
+        check_identifier(pin_id, "pin id")
         with self.memory.store.write() as tx:
             tx.delete_pinned(self.tenant, self.user, pin_id)
 
