@@ -194,16 +194,10 @@ class Conversation:
         metadata: Mapping[str, Any] | None,
         created_at: datetime | None,
     ) -> NewMessage:
-        new = NewMessage(
-            role=role,
-            content=content,
-            tool_calls=tuple(tool_calls or ()),
-            tool_call_id=tool_call_id,
-            metadata=check_metadata(metadata),
-            created_at=normalise_created_at(created_at),
-        )
-        check_new_message(new, max_bytes=self.scope.memory.config.max_content_bytes)
-        return new
+        given = NewMessage(role, content, tuple(tool_calls or ()), tool_call_id,
+                           {} if metadata is None else metadata,
+                           created_at)  # fmt: skip
+        return checked_message(given, self.scope.memory.config.max_content_bytes)
 
     def _write_message(
         self,
@@ -420,6 +414,21 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.last_assembly(self._tenant, self.scope.user, self.id)
+
+
+def checked_message(
+    given: NewMessage, max_bytes: int, *, added: Mapping[str, Any] | None = None
+) -> NewMessage:
+    """``given`` as the tree stores it: its metadata checked (``added``, convmem's own keys, goes
+    on after the check), its time normalised, the whole message checked against the tree's
+    rules. InvalidMessage (or InvalidInput) otherwise."""
+    new = replace(
+        given,
+        metadata={**check_metadata(given.metadata), **(added or {})},
+        created_at=normalise_created_at(given.created_at),
+    )
+    check_new_message(new, max_bytes=max_bytes)
+    return new
 
 
 def tool_run(parent: Message | None, lookup: Callable[[str], Message | None]) -> list[Message]:

@@ -17,10 +17,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from convmem.engine import Scope
-from convmem.engine.conversation import tool_run
+from convmem.engine.conversation import checked_message, tool_run
 from convmem.errors import ConvmemError
 from convmem.ids import new_id
 from convmem.indexing import PreparedTurn, index_entry, prepare_turn
@@ -29,8 +28,6 @@ from convmem.model.messages import Message, NewMessage
 from convmem.retrieval.index import context_text
 from convmem.store.base import IndexEntry, MessageRow, WriteTxn
 from convmem.tree import (
-    check_metadata,
-    check_new_message,
     check_text,
     check_tool_result,
     normalise_created_at,
@@ -195,7 +192,9 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
         parent_id = placed.get(node.parent_key) if node.parent_key is not None else None
         parent = stored.get(parent_id) if parent_id is not None else None
         try:
-            new = _checked(node, memory.config.max_content_bytes)
+            new = checked_message(
+                node.message, memory.config.max_content_bytes, added={"ext_id": node.key}
+            )
             if new.role == "tool":
                 check_tool_result(new, tool_run(parent, stored.get))
         except ConvmemError as exc:
@@ -239,16 +238,3 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
     if active is None:  # the newest leaf
         active = max(rows, key=lambda r: (r.message.created_at, r.message.depth)).message.id
     return _Planned(record, rows, index, words, speakers, active)
-
-
-def _checked(node: ImportNode, max_bytes: int) -> NewMessage:
-    given = node.message
-    # the source's own metadata is checked; the key added to it is a string
-    metadata: dict[str, Any] = {**check_metadata(given.metadata), "ext_id": node.key}
-    new = NewMessage(
-        role=given.role, content=given.content, tool_calls=given.tool_calls,
-        tool_call_id=given.tool_call_id, metadata=metadata,
-        created_at=normalise_created_at(given.created_at),
-    )  # fmt: skip
-    check_new_message(new, max_bytes=max_bytes)
-    return new
