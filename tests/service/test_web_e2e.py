@@ -32,7 +32,7 @@ if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         raise RuntimeError(f"Chromium is required for the browser test but {CHROMIUM} is missing")
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, Route, expect, sync_playwright  # noqa: E402
 
 
 @pytest.fixture
@@ -180,3 +180,177 @@ def test_sign_in_see_edit_delete_reload_and_turn_memory_off(
     assert alice.conversations() == []
     assert alice.memories.list(status=None) == []
     shot(page, "10-everything-deleted")
+
+
+# --- the conversation view at real lengths, and the memory page's edits -----------------------
+
+WIDTHS = (1280, 390)
+# 200 messages of a sentence or two each (long ones collapsed to an excerpt): measured about 65
+# px a message at 1280 px and 90 at 390; the nested tree this replaced drew the demo's 125
+# messages 68,000 px tall (544 px a message) and 3,100 px wide
+MAX_HEIGHT_200 = 200 * 110
+
+
+def long_conversation(memory: convmem.Memory) -> tuple[str, str, str]:
+    """200 messages on the active branch: an edited first question (two versions), a tool call
+    with an oversized result, and some long replies. Returns the conversation's id, the edited
+    message's id and the original's."""
+    alice = memory.scope("acme", "alice")
+    conv = alice.create_conversation(title="A long planning chat")
+    first = conv.append("user", "We need a plan for the Lisbon offsite in May, for 14 people.")
+    edited = conv.edit(first.id, "We need a plan for the Lisbon offsite in June, for 16 people.")
+    conv.append("assistant", "Decision: we'll hold the offsite at the LX Factory on 12 June.")
+    conv.append("user", "Constraint: the whole offsite must stay under 9,500 EUR.")
+    conv.append("assistant", "Noted: under 9,500 EUR. Where shall we start?")
+    for turn in range(2, 100):
+        if turn == 97:
+            conv.append("assistant", "", tool_calls=[convmem.ToolCall("c1", "fetch", '{"u":"x"}')])
+            conv.append("tool", "timetable row; " * 600, tool_call_id="c1")
+            continue
+        conv.append("user", f"Question {turn}: what about item {turn} of the offsite plan, "
+                    "the venues and the budget of 9,500 EUR?")  # fmt: skip
+        reply = f"For item {turn}: book early and keep the receipts. " + (
+            "Here is the longer version with every detail spelled out for the team. " * 8
+            if turn % 10 == 0 else ""
+        )  # fmt: skip
+        conv.append("assistant", reply)
+    assert len(conv.branch()) == 200
+    return conv.id, edited.id, first.id
+
+
+def test_a_200_message_conversation_fits_the_screen_at_1280_and_390(
+    page: Page, live_server: str, memory: convmem.Memory, client: TestClient
+) -> None:
+    token = memory.keys.create("acme", "user", user="alice").token
+    conv_id, edited_id, original_id = long_conversation(memory)
+    assembled = client.post(
+        f"/v1/conversations/{conv_id}/assemble",
+        json={"user_message": "What did we decide about item 3?",
+              "model": {"context_window": 3000, "max_output": 500}},
+        headers=auth(token),
+    )  # fmt: skip
+    assert assembled.status_code == 200
+    report = assembled.json()["report"]
+    assert report["evicted_count"] > 0 and report["stubbed_ids"] and report["retrieved_ids"]
+    assert report["summary_through_id"]
+
+    page.goto(live_server)
+    page.get_by_label("API key").fill(token)
+    page.get_by_label("API key").press("Enter")
+    expect(page.get_by_role("heading", name="What convmem remembers about you")).to_be_visible()
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{live_server}/#/conversations/{conv_id}")
+        page.reload()
+        expect(page.get_by_role("heading", name="A long planning chat")).to_be_visible()
+        items = page.locator("#tree .branch > li")
+        expect(items).to_have_count(200)
+        expect(page.locator("#tree")).to_contain_text("active branch")
+        size = page.evaluate(
+            "() => ({scroll: document.documentElement.scrollWidth, view: window.innerWidth,"
+            " height: document.documentElement.scrollHeight})"
+        )
+        print(f"conversation view at {width} px: {size}")  # the figures for the report
+        assert size["scroll"] == size["view"] == width, size
+        assert size["height"] < MAX_HEIGHT_200, size
+        shot(page, f"20-conversation-200-at-{width}")
+
+        # one indent only, at the fork; no nesting
+        assert page.locator("#tree ol ol").count() == 0
+        fork = items.filter(has=page.locator(".versions"))
+        expect(fork).to_have_count(1)
+        expect(fork).to_contain_text("version 2 of 2")
+        # what the last request did with each message
+        expect(page.locator(f"#node-{report['stubbed_ids'][0]} .mark-stubbed")).to_have_count(1)
+        expect(page.locator(f"#node-{report['retrieved_ids'][0]} .mark-retrieved")).to_have_count(1)
+        expect(page.locator(f"#node-{report['included_ids'][-1]} .mark-included")).to_have_count(1)
+        # the summary runs through the newest evicted message here, so nothing is merely evicted
+        for mark in ("summarised", "included", "retrieved", "stubbed"):
+            assert page.locator(f"#tree .mark-{mark}").count() > 0, mark
+        assert page.locator("#tree .mark-evicted").count() == 0
+        # every message the request was built from has a mark (the first version is elsewhere)
+        expect(page.locator("#tree .branch > li:has(.mark)")).to_have_count(200)
+        expect(
+            page.locator(f"#node-{report['summary_through_id']} .mark-summarised")
+        ).to_have_count(1)
+        # readable section names, the report's key beside them
+        table = page.get_by_role("table")
+        expect(table).to_contain_text("Recent messages, verbatim")
+        expect(table).to_contain_text("Older messages brought back")
+        assert "relevant_memories" not in page.locator("#last-assembly th").first.inner_text()
+
+    # switch versions at the fork: the original question, then back
+    page.get_by_role("button", name="Previous version").click()
+    expect(page.locator("#tree .versions").first).to_contain_text("version 1 of 2")
+    expect(page.locator(f"#node-{original_id}")).to_contain_text("in May, for 14 people")
+    expect(page.locator("#tree")).to_contain_text("not the active branch")
+    assert page.locator("#tree .branch > li").count() == 1  # the first version has no replies
+    shot(page, "21-conversation-other-version-at-390")
+    page.get_by_role("button", name="Back to the active branch").click()
+    expect(page.locator(f"#node-{edited_id}")).to_contain_text("in June, for 16 people")
+    expect(page.locator("#tree .branch > li")).to_have_count(200)
+    # nothing changed on the server: viewing is not switching
+    assert memory.scope("acme", "alice").conversation(conv_id).branch()[0].id == edited_id
+
+
+def test_memory_page_suggestions_first_enter_saves_and_drafts_survive(
+    page: Page, live_server: str, memory: convmem.Memory
+) -> None:
+    token = memory.keys.create("acme", "user", user="alice").token
+    alice = memory.scope("acme", "alice")
+    alice.remember("I prefer aisle seats.")
+    alice.remember("I live in Porto.")
+    alice.propose("Travels to Lisbon often", category="fact")
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.goto(live_server)
+    page.get_by_label("API key").fill(token)
+    page.get_by_label("API key").press("Enter")
+    items = page.locator("#memory-list > li")
+    expect(items).to_have_count(3)
+    expect(items.first).to_contain_text("Travels to Lisbon often")  # the suggestion leads
+    expect(items.first).to_contain_text("Suggested")
+    size = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert size == [390, 390]
+    shot(page, "22-memories-at-390")
+
+    # an unsaved edit survives a visit to another page
+    porto = items.filter(has_text="I live in Porto.")
+    porto.get_by_role("button", name="Edit").click()
+    page.get_by_label("Edit this memory").fill("I live in Braga.")
+    page.get_by_role("link", name="Conversations").click()
+    expect(page.get_by_role("heading", name="Your conversations")).to_be_visible()
+    page.get_by_role("link", name="Memories").click()
+    field = page.get_by_label("Edit this memory")
+    expect(field).to_have_value("I live in Braga.")
+    # Escape with changes asks first; declining keeps the text
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    field.press("Escape")
+    expect(field).to_have_value("I live in Braga.")
+    shot(page, "23-unsaved-edit-kept")
+
+    # Enter saves (Shift+Enter would add a line)
+    field.press("Enter")
+    expect(page.get_by_role("status")).to_have_text("Memory updated.")
+    expect(page.locator("#memory-list")).to_contain_text("I live in Braga.")
+    expect(page.get_by_label("Edit this memory")).to_have_count(0)
+    texts = [m.text for m in alice.memories.list(status="confirmed")]
+    assert "I live in Braga." in texts and "I live in Porto." not in texts
+
+
+def test_the_docs_page_renders_with_no_network(page: Page, live_server: str) -> None:
+    asked: list[str] = []
+
+    def only_loopback(route: Route) -> None:
+        asked.append(route.request.url)
+        if route.request.url.startswith(live_server):
+            route.continue_()
+        else:
+            route.abort()
+
+    page.route("**/*", only_loopback)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{live_server}/docs")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("convmem")
+    expect(page.locator(".opblock").first).to_be_visible()
+    assert all(url.startswith(live_server) for url in asked), asked
+    shot(page, "24-docs-offline")

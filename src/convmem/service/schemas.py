@@ -259,6 +259,11 @@ class ReportOut(_Response):
     evicted_count: int
     memory_ids: list[str]
     stable_prefix_hash: str
+    # the summary used, the message it runs through, and how it was had (stored, built, ancestor)
+    summary_id: str | None = None
+    summary_through_id: str | None = None
+    summary_source: str | None = None
+    retrieved_ids: list[str] = []
 
 
 class AssembledOut(_Response):

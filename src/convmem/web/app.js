@@ -1,12 +1,14 @@
 // The memory page: plain ES module, no build step. It calls the same /v1 API as any client,
 // with the key the user signs in with. Text from the server is only ever set as textContent.
 
+import { loadConversation, loadConversations, openMessage } from "./conversation.js";
+
 const SESSION = "convmem.session";
 const $ = (id) => document.getElementById(id);
 
 // --- small helpers ---------------------------------------------------------------------------
 
-function h(tag, attrs = {}, ...children) {
+export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === null || value === undefined || value === false) continue;
@@ -21,7 +23,7 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-function say(text) {
+export function say(text) {
   const status = $("status");
   status.textContent = "";
   // set after a tick so screen readers announce a repeated message too; cleared after a while
@@ -30,13 +32,13 @@ function say(text) {
   say.timer = window.setTimeout(() => { status.textContent = ""; }, 8000);
 }
 
-function formatDate(iso) {
+export function formatDate(iso) {
   if (!iso) return "";
   const date = new Date(iso);
   return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
-function excerpt(text, size = 160) {
+export function excerpt(text, size = 160) {
   const flat = (text || "").replace(/\s+/g, " ").trim();
   return flat.length > size ? flat.slice(0, size - 1) + "…" : flat;
 }
@@ -47,7 +49,7 @@ function session() {
   try { return JSON.parse(sessionStorage.getItem(SESSION) || "null"); } catch { return null; }
 }
 
-class ApiError extends Error {
+export class ApiError extends Error {
   constructor(status, problem) {
     super(problem.detail || `request failed (${status})`);
     this.status = status;
@@ -55,7 +57,7 @@ class ApiError extends Error {
   }
 }
 
-async function api(method, path, body) {
+export async function api(method, path, body) {
   const current = session();
   const headers = { Accept: "application/json" };
   if (current) {
@@ -75,7 +77,7 @@ async function api(method, path, body) {
   return data;
 }
 
-function fail(error) {
+export function fail(error) {
   say(error instanceof ApiError ? `Could not do that: ${error.message}` : "Something went wrong.");
 }
 
@@ -105,6 +107,7 @@ async function signIn(event) {
 
 function signOut(message) {
   sessionStorage.removeItem(SESSION);
+  drafts.clear();
   showChrome();
   showView("sign-in-view");
   if (message) $("sign-in-error").textContent = message;
@@ -118,7 +121,7 @@ function showChrome() {
   $("who-name").textContent = signedIn ? `${current.who} (${current.tenant})` : "";
 }
 
-function showView(id, focus = true) {
+export function showView(id, focus = true) {
   for (const view of document.querySelectorAll("main > section")) view.hidden = view.id !== id;
   for (const link of document.querySelectorAll("#nav a")) {
     const here = (link.getAttribute("href") === "#/" && id === "memories-view")
@@ -162,10 +165,22 @@ function renderSettings(enabled) {
     : "Off: nothing is saved or used until you turn it back on.";
 }
 
+// Edits not yet saved, by memory id: a re-render (a save elsewhere, a visit to another page)
+// reopens them instead of dropping what was typed.
+const drafts = new Map();
+
 function renderMemories(memories) {
   const list = $("memory-list");
-  list.replaceChildren(...memories.map(memoryItem));
+  // suggestions first: they wait for the user's decision
+  const ordered = [...memories].sort((a, b) => (b.status === "proposed") - (a.status === "proposed"));
+  list.replaceChildren(...ordered.map(memoryItem));
   $("memories-empty").hidden = memories.length > 0;
+  for (const memory of ordered) {
+    if (!drafts.has(memory.id)) continue;
+    const edit = list.querySelector(`li[data-id="${CSS.escape(memory.id)}"] .edit`);
+    if (edit) startEdit(memory, edit, drafts.get(memory.id), false);
+    else drafts.delete(memory.id);
+  }
 }
 
 function memoryItem(memory) {
@@ -212,19 +227,31 @@ function memoryItem(memory) {
   );
 }
 
-function startEdit(memory, button) {
+function startEdit(memory, button, draft = null, focus = true) {
   const item = button.closest("li");
   const fieldId = `edit-${memory.id}`;
-  const area = h("textarea", { id: fieldId, rows: 2, maxlength: 1000, required: true });
-  area.value = memory.text;
+  const hintId = `edit-hint-${memory.id}`;
+  const area = h("textarea", { id: fieldId, rows: 2, maxlength: 1000, required: true, "aria-describedby": hintId });
+  area.value = draft ?? memory.text;
+  const close = () => { drafts.delete(memory.id); form.remove(); restore(); };
   const form = h("form", { class: "edit-form" },
     h("label", { for: fieldId }, "Edit this memory"),
     area,
+    h("p", { id: hintId, class: "hint" }, "Enter saves; Shift+Enter starts a new line; Escape cancels."),
     h("div", { class: "actions" },
       h("button", { type: "submit" }, "Save"),
-      h("button", { type: "button", onclick: () => { form.replaceWith(item.querySelector(".actions")); restore(); } }, "Cancel"),
+      h("button", { type: "button", onclick: close }, "Cancel"),
     ),
   );
+  area.addEventListener("input", () => {
+    if (area.value !== memory.text) drafts.set(memory.id, area.value); else drafts.delete(memory.id);
+  });
+  area.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
   const text = item.querySelector(".memory-text");
   const actions = item.querySelector(".actions");
   function restore() {
@@ -233,7 +260,10 @@ function startEdit(memory, button) {
     actions.querySelector(".edit").focus();
   }
   form.addEventListener("keydown", (event) => {
-    if (event.key === "Escape") { event.preventDefault(); form.remove(); restore(); }
+    if (event.key !== "Escape") return;
+    event.preventDefault();
+    // Escape is easy to hit by accident: changed text goes only when the user says so
+    if (!drafts.has(memory.id) || window.confirm("Discard your changes to this memory?")) close();
   });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -241,6 +271,7 @@ function startEdit(memory, button) {
     if (!value) { say("A memory needs some text."); area.focus(); return; }
     try {
       await api("PATCH", `/v1/memories/${encodeURIComponent(memory.id)}`, { text: value });
+      drafts.delete(memory.id);
       say("Memory updated.");
       await loadMemories(false);
       const updated = [...document.querySelectorAll("#memory-list .memory-text")].find((p) => p.textContent === value);
@@ -250,7 +281,7 @@ function startEdit(memory, button) {
   text.hidden = true;
   actions.remove();
   item.append(form);
-  area.focus();
+  if (focus) area.focus();
 }
 
 async function removeMemory(memory) {
@@ -318,130 +349,6 @@ async function onDialogClose() {
   } catch (e) { fail(e); }
 }
 
-// --- conversations ---------------------------------------------------------------------------
-
-async function loadConversations() {
-  showView("conversations-view");
-  try {
-    const conversations = await api("GET", "/v1/conversations?limit=200");
-    $("conversation-list").replaceChildren(...conversations.map((c) => h("li", {},
-      h("a", { href: `#/conversations/${encodeURIComponent(c.id)}` }, c.title || "Untitled conversation"),
-      " ", h("span", { class: "hint" }, `started ${formatDate(c.created_at)}`, c.temporary ? " · temporary" : ""),
-    )));
-    $("conversations-empty").hidden = conversations.length > 0;
-  } catch (e) { fail(e); }
-}
-
-async function loadConversation(conversationId, highlight) {
-  showView("conversation-view", !highlight);
-  $("tree").replaceChildren();
-  $("last-assembly").replaceChildren();
-  try {
-    const [record, messages] = await Promise.all([
-      api("GET", `/v1/conversations/${encodeURIComponent(conversationId)}`),
-      api("GET", `/v1/conversations/${encodeURIComponent(conversationId)}/messages`),
-    ]);
-    $("conversation-title").textContent = record.title || "Untitled conversation";
-    renderTree(messages, record.active_leaf_id, highlight);
-    let assembly = null;
-    try {
-      assembly = await api("GET", `/v1/conversations/${encodeURIComponent(conversationId)}/last-assembly`);
-    } catch (e) { if (!(e instanceof ApiError && e.status === 404)) throw e; }
-    renderAssembly(assembly, new Set(messages.map((m) => m.id)));
-    if (highlight) {
-      const target = document.getElementById(`node-${highlight}`);
-      if (target) { target.scrollIntoView({ block: "center" }); target.focus(); }
-    }
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) {
-      $("conversation-title").textContent = "Conversation not found";
-      $("conversation-title").focus();
-    }
-    fail(e);
-  }
-}
-
-function renderTree(messages, leafId, highlight) {
-  const byId = new Map(messages.map((m) => [m.id, m]));
-  const children = new Map();
-  for (const m of messages) {
-    const key = m.parent_id || "";
-    if (!children.has(key)) children.set(key, []);
-    children.get(key).push(m);
-  }
-  const active = new Set();
-  for (let id = leafId; id; id = byId.get(id)?.parent_id) active.add(id);
-
-  function branch(parentKey) {
-    const kids = children.get(parentKey) || [];
-    if (!kids.length) return null;
-    return h("ol", { class: "tree" }, kids.map((m, index) => {
-      const labels = [];
-      if (kids.length > 1) labels.push(`version ${index + 1} of ${kids.length}`);
-      if (active.has(m.id)) labels.push("active branch");
-      if (m.id === leafId) labels.push("leaf");
-      const calls = m.tool_calls.length ? ` → calls ${m.tool_calls.map((c) => c.name).join(", ")}` : "";
-      return h("li", { class: active.has(m.id) ? "node active" : "node" },
-        h("div", {
-          id: `node-${m.id}`, class: m.id === highlight ? "message highlighted" : "message", tabindex: "-1",
-          "aria-current": m.id === highlight ? "true" : null,
-        },
-          h("span", { class: `role role-${m.role}` }, m.role),
-          labels.length ? h("span", { class: "labels" }, ` (${labels.join(", ")})`) : null,
-          h("span", { class: "content" }, " ", excerpt(m.content) + calls),
-          h("span", { class: "hint id" }, ` ${m.id} · ${formatDate(m.created_at)}`),
-        ),
-        branch(m.id),
-      );
-    }));
-  }
-  const tree = branch("");
-  $("tree").replaceChildren(tree || h("p", { class: "empty" }, "No messages yet."));
-}
-
-function renderAssembly(record, existing) {
-  const box = $("last-assembly");
-  if (!record) {
-    box.replaceChildren(h("p", { class: "empty" }, "No request has been assembled for this conversation yet."));
-    return;
-  }
-  const r = record.report;
-  const sections = Object.entries(r.sections);
-  const table = h("table", {},
-    h("caption", {}, `Tokens per section, ${r.format} format, ${r.tokenizer} tokenizer`),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Section"), h("th", { scope: "col", class: "num" }, "Tokens"))),
-    h("tbody", {}, sections.map(([name, tokens]) =>
-      h("tr", {}, h("th", { scope: "row" }, name), h("td", { class: "num" }, String(tokens))))),
-    h("tfoot", {}, h("tr", {}, h("th", { scope: "row" }, "Total"), h("td", { class: "num" }, String(r.total_tokens)))),
-  );
-  const gone = r.included_ids.filter((id) => !existing.has(id)).length;
-  const facts = h("dl", { class: "meta facts" },
-    h("div", {}, h("dt", {}, "Assembled"), h("dd", {}, h("time", { datetime: record.at }, formatDate(record.at)))),
-    h("div", {}, h("dt", {}, "Context window"), h("dd", {}, `${r.context_window} (output reserved: ${r.max_output})`)),
-    h("div", {}, h("dt", {}, "Input budget"), h("dd", {}, `${r.input_budget} (history: ${r.history_budget})`)),
-    h("div", {}, h("dt", {}, "Messages included"), h("dd", {}, `${r.included_ids.length}${gone ? ` (${gone} since deleted)` : ""}`)),
-    h("div", {}, h("dt", {}, "Evicted"), h("dd", {}, String(r.evicted_count))),
-    h("div", {}, h("dt", {}, "Tool results stubbed"), h("dd", {}, String(r.stubbed_ids.length))),
-    h("div", {}, h("dt", {}, "Memories used"), h("dd", {}, String(r.memory_ids.length))),
-    r.summary_id ? h("div", {}, h("dt", {}, "Summary"), h("dd", {}, r.summary_id)) : null,
-  );
-  box.replaceChildren(table, facts);
-}
-
-async function openMessage(messageId) {
-  try {
-    const message = await api("GET", `/v1/messages/${encodeURIComponent(messageId)}`);
-    location.replace(`#/conversations/${encodeURIComponent(message.conversation_id)}/m/${encodeURIComponent(message.id)}`);
-  } catch (e) {
-    showView("conversation-view");
-    $("tree").replaceChildren();
-    $("last-assembly").replaceChildren();
-    $("conversation-title").textContent = "That message no longer exists";
-    $("conversation-title").focus();
-    if (!(e instanceof ApiError && e.status === 404)) fail(e);
-  }
-}
-
 // --- routing ---------------------------------------------------------------------------------
 
 function route() {
@@ -463,6 +370,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("delete-everything").addEventListener("click", askDeleteEverything);
   $("confirm-delete-all").addEventListener("close", onDialogClose);
   window.addEventListener("hashchange", route);
+  // leaving or reloading the page would lose an edit not yet saved: the browser asks first
+  window.addEventListener("beforeunload", (event) => { if (drafts.size) event.preventDefault(); });
   showChrome();
   route();
 });
