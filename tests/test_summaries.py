@@ -4,7 +4,6 @@ deletion, validation at use, the threshold and the hot path's bounded walk."""
 from __future__ import annotations
 
 import itertools
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -277,36 +276,6 @@ def test_deleting_a_covered_message_removes_the_summaries_built_from_it(
     assert ctx_a.report.summary_id is not None
     assert "BLUEFIN-7" not in summary_message(ctx_a)
     assert DECISION in summary_message(ctx_a)
-
-
-def test_deleting_the_conversation_deletes_its_summaries(
-    alice: convmem.Scope, db_path: Path
-) -> None:
-    conv = alice.create_conversation()
-    chat(conv, 40, assemble=True)
-    assert conv.summaries()
-    conv.delete()
-    with sqlite3.connect(db_path) as db:
-        assert db.execute("SELECT count(*) FROM summaries").fetchone() == (0,)
-
-
-def test_a_summary_that_no_longer_matches_its_messages_is_not_used(
-    alice: convmem.Scope, db_path: Path
-) -> None:
-    conv = alice.create_conversation()
-    conv.append("user", DECISION)
-    chat(conv, 40, assemble=True)
-    ctx = conv.assemble("continue", model=SMALL)
-    used = ctx.report.summary_id
-    assert used is not None
-    with sqlite3.connect(db_path) as db:  # as if the covered path had changed under it
-        db.execute(
-            "UPDATE summaries SET covered_hash = 'x', id = 'sum_tampered' WHERE id = ?", (used,)
-        )
-    again = conv.assemble("continue", model=SMALL)
-    assert again.report.summary_id not in (None, used, "sum_tampered")
-    assert again.report.summary_source == "built"
-    assert "sum_tampered" not in {r.id for r in conv.summaries()}
 
 
 def test_a_long_run_is_queued_for_the_worker_instead_of_built_inline(db_path: Path) -> None:

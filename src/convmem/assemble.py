@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from convmem.budget import eviction_block, stub_threshold, summary_reserve
 from convmem.errors import BudgetExceeded, InvalidInput
 from convmem.formats import (
     FORMATS,
@@ -293,12 +294,12 @@ class HistoryPlan:
 def _summary_reserve(
     options: AssemblyOptions, fixed: FixedParts, available: int, stable: Sequence[Section]
 ) -> int:
-    if options.summary_threshold is None or fixed.summary is not None:
+    if fixed.summary is not None:
         return 0
     # from the stable parts only, so the reserve (and the window's start) does not move with the
     # size of each turn's user message
     left = available - sum(section.tokens for section in stable)
-    return max(0, left - int(left * options.summary_threshold))
+    return summary_reserve(left, options.summary_threshold)
 
 
 def plan_history(
@@ -349,7 +350,7 @@ def plan_history(
         raise BudgetExceeded(fixed_tokens, available)
     reserve = min(_summary_reserve(options, fixed, available, stable), available - fixed_tokens)
     history_budget = available - fixed_tokens - reserve
-    stub_above = max(1, int(history_budget * options.max_tool_result_share))
+    stub_above = stub_threshold(history_budget, options.max_tool_result_share)
 
     kept: list[list[HistoryItem]] = []  # units, newest first
     kept_positions: list[int] = []
@@ -385,7 +386,7 @@ def plan_history(
 
     # Move the start forward to a block boundary so it changes only once per block. When the
     # boundary would leave no history at all, the window stays as it is.
-    block = int(profile.input_budget * options.eviction_block)
+    block = eviction_block(profile.input_budget, options.eviction_block)
     if block > 0 and oldest_depth is not None and kept:
         boundary = math.ceil(kept_positions[-1] / block) * block
         keep = sum(1 for position in kept_positions if position >= boundary)

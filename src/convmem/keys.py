@@ -14,15 +14,13 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from convmem.errors import InvalidInput
 from convmem.ids import new_id
 from convmem.model.keys import KEY_ROLES, ApiKey, KeyRole
+from convmem.store.base import Store
 from convmem.tree import check_identifier
-
-if TYPE_CHECKING:
-    from convmem.engine import Memory
 
 TOKEN_PREFIX = "cmk_"
 _ID_PREFIX = "key_"
@@ -58,10 +56,17 @@ def parse_token(token: str) -> tuple[str, str] | None:
     return _ID_PREFIX + ulid, secret
 
 
+class _HasStore(Protocol):
+    """What the keys use of the database (``convmem.engine.Memory``): its store alone."""
+
+    @property
+    def store(self) -> Store: ...
+
+
 class ApiKeys:
     """The keys of a database: ``Memory.keys``."""
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: _HasStore) -> None:
         self._memory = memory
 
     def create(

@@ -9,14 +9,14 @@ nothing.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from convmem.errors import InvalidInput, NeverStoreViolation
 from convmem.ids import new_id
-from convmem.memory.intent import classify, matches_forget
+from convmem.memory.intent import Intent, classify, matches_forget
 from convmem.memory.policy import check_memory_write
 from convmem.model.memory import (
     CATEGORIES,
@@ -28,12 +28,10 @@ from convmem.model.memory import (
     MemoryRecord,
     SourceKind,
 )
+from convmem.model.principal import Principal as Principal  # re-exported: its home before model/
 from convmem.retrieval.vector import Embedder
 from convmem.search import search_memories
-from convmem.store.base import MemoryUpdate, ReadTxn, WriteTxn
-
-if TYPE_CHECKING:
-    from convmem.engine import Scope
+from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
 
 MAX_MEMORY_CHARS = 1000
 # Sources that speak for the user: a newer one supersedes. Others (imports, admins) that disagree
@@ -50,13 +48,6 @@ class MemoryFields(TypedDict, total=False):
     expires_at: datetime | None
     source_message_id: str | None
     strict: bool
-
-
-@dataclass(frozen=True)
-class Principal:
-    tenant: str
-    user: str
-    actor: str
 
 
 def _now() -> datetime:
@@ -201,6 +192,29 @@ def forget_matching(tx: WriteTxn, who: Principal, request: str) -> MemoryNotice 
     return MemoryNotice("forgotten", request, None, None, tuple(ids))
 
 
+def act_on_intent(
+    tx: WriteTxn, who: Principal, intent: Intent, message_id: str, *, temporary: bool
+) -> tuple[MemoryNotice, ...]:
+    """Carry out what a user message asks of memory, in the message's own transaction."""
+    closed = "temporary_conversation" if temporary else memory_gate(tx, who)
+    if closed is not None:
+        # only an explicit request deserves an answer; statements are silently not proposed
+        return (MemoryNotice("blocked", intent.text, closed),) if intent.kind == "remember" else ()
+    if intent.kind == "forget":
+        forgotten = forget_matching(tx, who, intent.text)
+        return (forgotten,) if forgotten else ()
+    explicit = intent.kind == "remember"
+    notice = save_memory(
+        tx, who, intent.text,
+        source_kind="user_explicit" if explicit else "inference",
+        status="confirmed" if explicit else "proposed",
+        category=intent.category, subject=intent.subject_key, source_message_id=message_id,
+    )  # fmt: skip
+    if notice.status == "blocked" and not explicit:
+        return ()
+    return (notice,)
+
+
 def delete_with_history(
     tx: WriteTxn, who: Principal, memory_ids: Sequence[str], *, action: str = "memory.deleted"
 ) -> list[str]:
@@ -227,10 +241,32 @@ def reject_proposal(tx: WriteTxn, tenant: str, memory_id: str) -> None:
     )
 
 
+class _HasStore(Protocol):
+    @property
+    def store(self) -> Store: ...
+
+
+class MemoryOwner(Protocol):
+    """What ``Memories`` uses of the scope it belongs to (``convmem.engine.Scope``), named here so
+    the memory code does not import the engine that calls it."""
+
+    @property
+    def memory(self) -> _HasStore: ...
+
+    @property
+    def principal(self) -> Principal: ...
+
+    def _embed_notices(self, notices: Iterable[MemoryNotice]) -> None: ...
+
+    def search_memories(
+        self, query: str, k: int = 5, *, scope: str | None = None
+    ) -> builtins.list[MemoryHit]: ...
+
+
 class Memories:
     """The principal's long-term memories: list, get, confirm, reject, update, delete."""
 
-    def __init__(self, scope: Scope) -> None:
+    def __init__(self, scope: MemoryOwner) -> None:
         self._scope = scope
 
     @property

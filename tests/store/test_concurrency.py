@@ -4,6 +4,7 @@ every acknowledged write is kept, and appends to different conversations all go 
 from __future__ import annotations
 
 import multiprocessing
+import threading
 from collections import Counter
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
@@ -98,3 +99,26 @@ def test_appends_to_different_conversations_all_go_through(backend: Backend) -> 
             )
             assert {m.conversation_id for m in branch} == {conv_id}
             assert Counter(m.metadata["w"] for m in branch) == dict.fromkeys(workers, APPENDS)
+
+
+def test_threads_sharing_one_memory_make_one_chain(memory: convmem.Memory) -> None:
+    conv = memory.scope("acme", "alice").create_conversation()
+    given: dict[int, list[str]] = {w: [] for w in range(4)}
+    errors: list[BaseException] = []
+
+    def run(worker: int) -> None:
+        try:
+            for i in range(25):
+                stored = conv.append("user", f"t{worker} {i}", metadata={"w": worker, "i": i})
+                given[worker].append(stored.id)
+                conv.assemble("next?")
+        except BaseException as exc:  # collected: a thread's exception would vanish
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in given]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert_one_chain(conv, [i for ids in given.values() for i in ids])

@@ -16,6 +16,7 @@ import pytest
 import convmem
 from tests.store.backends import Backend, RecordKind
 from tests.store.scenarios import SMALL, chat, open_full, populate
+from tests.test_retention import written_days_ago
 
 
 def assert_populated(backend: Backend, tenant: str, kind: RecordKind) -> dict[str, int]:
@@ -192,3 +193,26 @@ def test_delete_all_empties_every_derived_table_of_the_user(backend: Backend) ->
         assert "walrus" not in json.dumps(data, default=str)
         ctx = doomed.create_conversation().assemble("Which seat?", model=SMALL)
         assert ctx.report.memory_ids == []
+
+
+def test_retention_empties_every_table_derived_from_an_idle_conversation(
+    backend: Backend,
+) -> None:
+    with open_full(backend) as memory:
+        doomed = memory.scope("t-doomed", "alice")
+        control = memory.scope("t-control", "alice")  # no retention period
+        with written_days_ago(40):
+            conv, _ = populate(memory, doomed, control)
+        # set after the scenario: its worker would apply it as it ran
+        memory.set_tenant_policy("t-doomed", retention_days=30)
+        assert_populated(backend, doomed.tenant, "conversation")
+        kept = backend.derived_counts(control.tenant)
+
+        assert memory.apply_retention() == {"t-doomed": 1}
+        assert_emptied(backend, doomed.tenant, "conversation")
+        assert backend.derived_counts(control.tenant) == kept
+        with pytest.raises(convmem.NotFound):
+            doomed.conversation(conv.id)
+        assert [e.actor for e in doomed.audit() if e.action == "conversation.deleted"] == [
+            "retention"
+        ]

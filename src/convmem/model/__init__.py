@@ -16,6 +16,7 @@ from convmem.model.messages import (
     Role,
     ToolCall,
 )
+from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 
@@ -32,6 +33,7 @@ __all__ = [
     "MessageHit",
     "ModelProfile",
     "NewMessage",
+    "Principal",
     "Role",
     "ToolCall",
 ]

@@ -1,4 +1,6 @@
-"""Several processes and threads writing one database file: nothing surfaces, nothing is lost."""
+"""Several processes and threads writing one SQLite file: nothing surfaces, nothing is lost, and
+the message table holds one chain. (Moved from ``tests/test_concurrency.py``; every backend:
+``tests/store/test_concurrency.py``.)"""
 
 from __future__ import annotations
 

@@ -1,16 +1,16 @@
-"""The facade: ``Memory`` (a database), ``Scope`` (one tenant's user), ``Conversation`` (a handle).
+"""The conversation handle: one conversation of one principal.
 
-Interfaces call only this. It applies the tree's rules and token counting around the store's
-transactions; the algorithms it calls are pure.
+Writing (append, edit, regenerate, branch switches, deletes — each message passes the tree's
+rules, is counted and indexed, and carries out what it asks of memory), reading (branches,
+siblings, search, summaries, pins) and ``assemble``, the next model request from stored state.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Unpack
+from typing import Any
 
 from convmem.assemble import (
     AssembledContext,
@@ -22,56 +22,29 @@ from convmem.assemble import (
     finish_request,
     plan_history,
 )
-from convmem.config import Config
+from convmem.budget import memory_caps, retrieved_reserve
+from convmem.engine.handles import Owner
+from convmem.engine.pins import pin_instruction
 from convmem.errors import BudgetExceeded, InvalidInput, InvalidMessage, NotFound
 from convmem.formats import Format
 from convmem.ids import new_id
-from convmem.indexing import after_delete, backfill, prepare_turn, reindex, write_turn
-from convmem.keys import ApiKeys
-from convmem.memories import (
-    Memories,
-    MemoryFields,
-    Principal,
-    audit,
-    forget_matching,
-    memory_gate,
-    recall_candidates,
-    save_memory,
-)
-from convmem.memory.intent import Intent, detect_intent
+from convmem.indexing import after_delete, prepare_turn, write_turn
+from convmem.memories import act_on_intent, memory_gate, recall_candidates
+from convmem.memory.intent import detect_intent
 from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
 from convmem.model.conversation import ConversationRecord
 from convmem.model.keys import AssemblyRecord
-from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice, MemoryRecord
+from convmem.model.memory import MemoryNotice
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
-from convmem.model.summary import Job, SummaryRecord
-from convmem.retention import apply_retention, delete_conversation
-from convmem.retrieval.caches import VectorCache
+from convmem.model.summary import SummaryRecord
+from convmem.retention import delete_conversation
 from convmem.retrieval.recall import render_retrieved_block
-from convmem.retrieval.vector import Embedder, RequestEmbedder, normalise
-from convmem.search import (
-    SearchOptions,
-    Window,
-    rank_conversation,
-    search_conversation,
-    search_memories,
-)
-from convmem.store.base import (
-    BranchRow,
-    MemoryVector,
-    MessageRow,
-    PinnedInstruction,
-    ReadTxn,
-    Store,
-    WriteTxn,
-)
-from convmem.store.registry import open_store
-from convmem.summaries import Lookup, SummaryFlow
-from convmem.summarize.base import Summarizer
-from convmem.summarize.extractive import ExtractiveSummarizer
-from convmem.summarize.llm import LLMSummarizer
+from convmem.retrieval.vector import Embedder, RequestEmbedder
+from convmem.search import SearchOptions, Window, rank_conversation, search_conversation
+from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
+from convmem.summaries import Lookup
 from convmem.summarize.render import render_snapshot
 from convmem.tokens import ESTIMATE, TokenCounter, get_counter, message_tokens
 from convmem.tree import (
@@ -86,331 +59,10 @@ from convmem.tree import (
 _ACTIVE_LEAF = object()  # "append under the active leaf"
 
 
-class Memory:
-    """One convmem database. Open it with ``convmem.open``."""
-
-    def __init__(
-        self,
-        store: Store,
-        config: Config | None = None,
-        summarizer: Summarizer | None = None,
-        *,
-        embedder: Embedder | None = None,
-    ) -> None:
-        """``summarizer`` overrides the one ``config`` names (the extension point); ``embedder``
-        adds vectors to search (none: full text only)."""
-        self.store = store
-        self.config = config or Config()
-        if summarizer is None:
-            llm = self.config.summarizer
-            summarizer = ExtractiveSummarizer() if llm is None else LLMSummarizer(llm)
-        self.summaries = SummaryFlow(
-            summarizer,
-            max_inline=self.config.max_inline_summary_messages,
-            segment=self.config.summary_segment_messages,
-            job_attempts=self.config.summary_job_attempts,
-        )
-        self.embedder = embedder
-        self.vector_cache = VectorCache()
-        self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
-        for name in self.config.tokenizers:
-            counter = get_counter(name)
-            if counter.name != ESTIMATE:
-                self._write_counters.append(counter)
-        if store.reindex_needed:
-            self.reindex()
-
-    @property
-    def _write_embedder(self) -> Embedder | None:
-        return self.embedder if self.config.embed_on_write else None
-
-    def reindex(self, *, batch_size: int = 500) -> int:
-        """Index every message the search index lacks (a database from before the index, or one
-        whose index was dropped: it is derived and rebuildable). Returns how many."""
-        return reindex(
-            self.store, self._write_embedder, self.vector_cache, self.config.session_gap,
-            batch_size=batch_size,
-        )  # fmt: skip
-
-    def backfill_embeddings(
-        self, *, batch_size: int = 256, max_batches: int | None = None
-    ) -> dict[str, int]:
-        """Embed, in batches, every indexed turn, vocabulary word and memory that has no vector
-        from this database's embedder (rows written with ``embed_on_write`` off, or rows of an
-        older model); with ``max_batches``, at most that many batches of each. Returns how many
-        of each were embedded."""
-        if self.embedder is None:
-            return {"messages": 0, "terms": 0, "memories": 0}
-        return backfill(
-            self.store, self.embedder, self.vector_cache, batch_size=batch_size,
-            max_batches=max_batches,
-        )  # fmt: skip
-
-    def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None:
-        """Store vectors for new memory records (after their write: a model call never holds the
-        write lock). A record deleted meanwhile gets none."""
-        embedder = self._write_embedder
-        todo = [r for r in records if r.status in ("confirmed", "proposed")]
-        if embedder is None or not todo:
-            return
-        vectors = normalise(embedder.embed([r.text for r in todo]))
-        with self.store.write() as tx:
-            rows = [MemoryVector(r.id, v) for r, v in zip(todo, vectors, strict=True)]
-            tx.set_memory_vectors(tenant, user, embedder.name, rows)
-
-    def scope(self, tenant: str, user: str, *, actor: str | None = None) -> Scope:
-        """Act as one authenticated principal. Every call through the scope sees only its data.
-
-        ``actor`` names who acts, for the audit (default ``user:<user>``; a service passes its
-        key's identity)."""
-        tenant = check_identifier(tenant, "tenant")
-        user = check_identifier(user, "user")
-        return Scope(self, tenant, user, actor or f"user:{user}")
-
-    def set_tenant_policy(
-        self, tenant: str, *, memory_disabled: bool = False, retention_days: int | None = None
-    ) -> None:
-        """An administrator's switches: long-term memory off for every user of the tenant, and
-        a retention period — conversations nothing was written to for ``retention_days`` are
-        deleted by ``apply_retention`` (the worker runs it)."""
-        check_identifier(tenant, "tenant")
-        if retention_days is not None and retention_days < 1:
-            raise InvalidInput("retention_days must be positive")
-        with self.store.write() as tx:
-            tx.set_tenant_policy(
-                tenant,
-                memory_disabled=memory_disabled,
-                retention_days=retention_days,
-                at=datetime.now(UTC),
-            )
-
-    def apply_retention(self, now: datetime | None = None) -> dict[str, int]:
-        """Delete, for every tenant with a retention period, the conversations nothing was
-        written to for that long (see ``convmem.retention``). Returns the count per tenant;
-        ``convmem worker`` runs this hourly."""
-        return apply_retention(self.store, now)
-
-    @property
-    def keys(self) -> ApiKeys:
-        """The API keys of this database: create, authenticate, list, revoke."""
-        return ApiKeys(self)
-
-    def close(self) -> None:
-        self.store.close()
-
-    def __enter__(self) -> Memory:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def summarizer(self) -> Summarizer:
-        return self.summaries.summarizer
-
-    def jobs(self, status: str | None = None, *, limit: int = 100) -> list[Job]:
-        """Background jobs of every tenant, newest first (an operator's view: ids, no content)."""
-        with self.store.read() as tx:
-            return tx.list_jobs(status, limit)
-
-    def retry_job(self, job_id: str) -> None:
-        """Put a failed (or finished) job back in the queue with fresh attempts."""
-        import time
-
-        with self.store.write() as tx:
-            tx.retry_job(job_id, time.time())
-
-    def count_message(self, message: NewMessage) -> tuple[dict[str, int], int]:
-        """Per-tokenizer costs of a message and its estimate, computed once at write."""
-        counts = {
-            counter.name: message_tokens(
-                counter, message.role, message.content, message.tool_calls, message.tool_call_id
-            )
-            for counter in self._write_counters
-        }
-        return counts, counts[ESTIMATE]
-
-
-class Scope:
-    """A tenant's user: the principal every call acts for."""
-
-    def __init__(self, memory: Memory, tenant: str, user: str, actor: str | None = None) -> None:
-        self.memory = memory
-        self.tenant = tenant
-        self.user = user
-        self.actor = actor or f"user:{user}"
-
-    @property
-    def principal(self) -> Principal:
-        return Principal(self.tenant, self.user, self.actor)
-
-    # --- long-term memory -----------------------------------------------------------------------
-
-    @property
-    def memories(self) -> Memories:
-        """The principal's memories: list, get, confirm, reject, update, delete, resolve."""
-        return Memories(self)
-
-    def remember(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
-        """Save a statement the user asked to keep. Returns a notice: saved, or blocked with a
-        reason code (never-store policy, memory off); with ``strict=True`` a block raises
-        ``NeverStoreViolation``. A newer statement on the same subject supersedes the older.
-        Optional fields: category, subject, scope ("user" or "project:<id>"), expires_at,
-        source_message_id."""
-        with self.memory.store.write() as tx:
-            notice = save_memory(
-                tx, self.principal, text, source_kind="user_explicit", status="confirmed", **fields
-            )
-        self._embed_notices([notice])
-        return notice
-
-    def propose(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
-        """Record an inference as a proposal: never recalled until the user confirms it."""
-        with self.memory.store.write() as tx:
-            notice = save_memory(
-                tx, self.principal, text, source_kind="inference", status="proposed", **fields
-            )
-        self._embed_notices([notice])
-        return notice
-
-    def _embed_notices(self, notices: Iterable[MemoryNotice]) -> None:
-        records = [n.memory for n in notices if n.memory is not None]
-        self.memory.embed_memories(self.tenant, self.user, records)
-
-    def search_memories(
-        self, query: str, k: int = 5, *, scope: str | None = None
-    ) -> list[MemoryHit]:
-        """Current memories ranked for ``query`` (lexical and, with an embedder, vector rank
-        fused), each with its score and the retrievers that found it; none when memory is off."""
-        scopes = ("user",) if scope is None else ("user", scope)
-        with self.memory.store.read() as tx:
-            if memory_gate(tx, self.principal) is not None:
-                return []
-            return search_memories(
-                tx, self.principal, query, k, scopes=scopes, now=datetime.now(UTC),
-                embedder=self.memory.embedder,
-            )  # fmt: skip
-
-    def memory_enabled(self) -> bool:
-        with self.memory.store.read() as tx:
-            return memory_gate(tx, self.principal) is None
-
-    def set_memory_enabled(self, enabled: bool) -> None:
-        """The user's switch: off means nothing is read from or written to long-term memory."""
-        with self.memory.store.write() as tx:
-            tx.set_memory_enabled(self.tenant, self.user, bool(enabled), datetime.now(UTC))
-            audit_event(tx, self.principal, "settings.memory_enabled", enabled=bool(enabled))
-
-    def audit(self) -> list[AuditEvent]:
-        """What happened to this user's data, by whom, when. Never the content."""
-        with self.memory.store.read() as tx:
-            return tx.list_audit(self.tenant, self.user)
-
-    def export(self) -> dict[str, Any]:
-        """All of the user's data as JSON-ready values: conversations, messages, memories,
-        summaries, settings and the audit."""
-        with self.memory.store.read() as tx:
-            tables = tx.export_user(self.tenant, self.user)
-            enabled = memory_gate(tx, self.principal) is None
-        tables.setdefault("user_settings", [])
-        return {
-            "format": "convmem-export/1",
-            "tenant": self.tenant,
-            "user": self.user,
-            "exported_at": datetime.now(UTC).isoformat(),
-            "memory_enabled": enabled,
-            "data": tables,
-        }
-
-    def delete_all(self) -> dict[str, int]:
-        """Delete every conversation, message, memory, summary and setting of this user. The
-        audit keeps that it happened, by whom and when."""
-        with self.memory.store.write() as tx:
-            counts = tx.delete_user(self.tenant, self.user)
-            audit_event(tx, self.principal, "user.deleted_all", rows=sum(counts.values()))
-        return counts
-
-    # --- conversations --------------------------------------------------------------------------
-
-    def create_conversation(
-        self,
-        title: str | None = None,
-        *,
-        temporary: bool = False,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Conversation:
-        if title is not None:
-            check_text(title, max_bytes=1000, what="title")
-        record = ConversationRecord(
-            id=new_id("conv"),
-            tenant_id=self.tenant,
-            user_id=self.user,
-            title=title,
-            temporary=bool(temporary),
-            active_leaf_id=None,
-            metadata=check_metadata(metadata),
-            created_at=datetime.now(UTC),
-        )
-        with self.memory.store.write() as tx:
-            tx.insert_conversation(self.tenant, record)
-        return Conversation(self, record.id)
-
-    def conversation(self, conversation_id: str) -> Conversation:
-        """Reopen a conversation; ``NotFound`` unless it belongs to this principal."""
-        check_identifier(conversation_id, "conversation id")
-        with self.memory.store.read() as tx:
-            tx.get_conversation(self.tenant, self.user, conversation_id)
-        return Conversation(self, conversation_id)
-
-    def conversations(self, *, limit: int = 50, offset: int = 0) -> list[ConversationRecord]:
-        if limit < 1 or offset < 0:
-            raise InvalidInput("limit must be positive and offset not negative")
-        with self.memory.store.read() as tx:
-            return tx.list_conversations(self.tenant, self.user, limit=limit, offset=offset)
-
-    def pin(self, text: str) -> PinnedInstruction:
-        """Pin an instruction for every conversation of this user."""
-        return _pin(self, None, text)
-
-    def pinned(self) -> list[PinnedInstruction]:
-        with self.memory.store.read() as tx:
-            return tx.pinned(self.tenant, self.user, None)
-
-    def unpin(self, pin_id: str) -> None:
-        with self.memory.store.write() as tx:
-            tx.delete_pinned(self.tenant, self.user, pin_id)
-
-    def message(self, message_id: str) -> Message:
-        """Any message of this principal's conversations by id (e.g. a memory's source)."""
-        check_identifier(message_id, "message id")
-        with self.memory.store.read() as tx:
-            return tx.get_message(self.tenant, self.user, message_id)
-
-
-def audit_event(tx: WriteTxn, who: Principal, action: str, **details: Any) -> None:
-    audit(tx, who, action, "user", who.user, **details)
-
-
-def _pin(scope: Scope, conversation_id: str | None, text: str) -> PinnedInstruction:
-    check_text(text, max_bytes=scope.memory.config.max_content_bytes, what="instruction")
-    if not text.strip():
-        raise InvalidInput("a pinned instruction needs text")
-    with scope.memory.store.write() as tx:
-        if conversation_id is not None:
-            tx.get_conversation(scope.tenant, scope.user, conversation_id)
-        existing = tx.pinned(scope.tenant, scope.user, conversation_id)
-        position = 1 + max(
-            (p.position for p in existing if p.conversation_id == conversation_id), default=0
-        )
-        pin = PinnedInstruction(new_id("pin"), text, conversation_id, position, datetime.now(UTC))
-        tx.insert_pinned(scope.tenant, scope.user, pin)
-    return pin
-
-
 class Conversation:
     """A handle on one conversation of one principal. Cheap; holds only ids."""
 
-    def __init__(self, scope: Scope, conversation_id: str) -> None:
+    def __init__(self, scope: Owner, conversation_id: str) -> None:
         self.scope = scope
         self.id = conversation_id
 
@@ -534,7 +186,7 @@ class Conversation:
 
     def pin(self, text: str) -> PinnedInstruction:
         """Pin an instruction for this conversation."""
-        return _pin(self.scope, self.id, text)
+        return pin_instruction(self.scope.memory, self.scope.principal, self.id, text)
 
     def _new_message(
         self,
@@ -575,7 +227,7 @@ class Conversation:
             new.tool_call_id, new.metadata, new.created_at,
         )  # fmt: skip
         # the model runs outside the write lock too
-        prepared = prepare_turn(unplaced, memory._write_embedder, memory.vector_cache)
+        prepared = prepare_turn(unplaced, memory.write_embedder, memory.vector_cache)
         with self._store.write() as tx:
             record = tx.get_conversation(tenant, user, self.id)
             parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
@@ -594,34 +246,11 @@ class Conversation:
                 write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
             tx.set_active_leaf(tenant, self.id, stored.id)
             if intent is not None:
-                notices = self._act_on_intent(tx, intent, stored.id, record.temporary)
+                notices = act_on_intent(
+                    tx, self.scope.principal, intent, stored.id, temporary=record.temporary
+                )
         self.scope._embed_notices(notices)
         return replace(stored, notices=notices)
-
-    def _act_on_intent(
-        self, tx: WriteTxn, intent: Intent, message_id: str, temporary: bool
-    ) -> tuple[MemoryNotice, ...]:
-        """Carry out what a user message asks of memory, in the message's own transaction."""
-        who = self.scope.principal
-        closed = "temporary_conversation" if temporary else memory_gate(tx, who)
-        if closed is not None:
-            # only an explicit request deserves an answer; statements are silently not proposed
-            return (
-                (MemoryNotice("blocked", intent.text, closed),) if intent.kind == "remember" else ()
-            )
-        if intent.kind == "forget":
-            forgotten = forget_matching(tx, who, intent.text)
-            return (forgotten,) if forgotten else ()
-        explicit = intent.kind == "remember"
-        notice = save_memory(
-            tx, who, intent.text,
-            source_kind="user_explicit" if explicit else "inference",
-            status="confirmed" if explicit else "proposed",
-            category=intent.category, subject=intent.subject_key, source_message_id=message_id,
-        )  # fmt: skip
-        if notice.status == "blocked" and not explicit:
-            return ()
-        return (notice,)
 
     def _parent_row(self, tx: ReadTxn, parent_id: str | None) -> BranchRow | None:
         if parent_id is None:
@@ -751,8 +380,8 @@ class Conversation:
                 # the late memories are a bonus: without room for them the request goes without
                 fixed = replace(fixed, relevant_memories=None, relevant_memory_ids=())
                 chosen = plan(fixed)
-            reserve = min(
-                int(profile.input_budget * options.retrieved_share), options.retrieved_max_tokens
+            reserve = retrieved_reserve(
+                profile.input_budget, options.retrieved_share, options.retrieved_max_tokens
             )
             if chosen.evicted_count and reserve and options.retrieved_k:
                 # History was evicted: hold the retrieved section's room, see which turns that
@@ -866,11 +495,11 @@ class Conversation:
         block, ranked = recall_candidates(
             tx, who, query or "", k=options.memory_k, scopes=scopes, embedder=embedder
         )
-        cap = int(profile.input_budget * options.memory_share)
+        cap, late_cap = memory_caps(profile.input_budget, options.memory_share)
         text, ids = render_memory_block(block, counter, cap)
         shown = set(ids)
         extra = [m for m in ranked if m.id not in shown][: options.memory_relevant_k]
-        late, late_ids = render_memory_block(extra, counter, cap // 2, RELEVANT_MEMORY_HEADER)
+        late, late_ids = render_memory_block(extra, counter, late_cap, RELEVANT_MEMORY_HEADER)
         return FixedParts(
             memories=text, memory_ids=ids, relevant_memories=late, relevant_memory_ids=late_ids
         )
@@ -946,26 +575,3 @@ def _aware(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     return normalise_created_at(value)
-
-
-def default_path() -> str:
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "share"
-    )
-    return os.path.join(base, "convmem", "convmem.db")
-
-
-def open(
-    target: str | os.PathLike[str] | None = None,
-    *,
-    config: Config | None = None,
-    embedder: Embedder | None = None,
-) -> Memory:
-    """Open a convmem database: a file path, ``sqlite:///path``, a URL of another registered
-    backend (``convmem.store.register``), or nothing for the default file.
-
-    With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``), search and recall rank
-    by meaning as well as by words; without one they are lexical."""
-    if target is None:
-        target = os.environ.get("CONVMEM_DB") or default_path()
-    return Memory(open_store(os.fspath(target)), config, embedder=embedder)

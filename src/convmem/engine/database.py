@@ -1,0 +1,201 @@
+"""The database handle: ``Memory``, and ``open`` that makes one.
+
+A ``Memory`` holds what every request shares — the store, the configuration, the summary flow,
+the embedder and its caches — and the operator's calls that act on the whole database (reindex,
+backfill, retention, tenant policy, keys, jobs). A principal's calls go through ``scope()``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from convmem.config import Config
+from convmem.engine.scope import Scope
+from convmem.errors import InvalidInput
+from convmem.indexing import backfill, reindex
+from convmem.keys import ApiKeys
+from convmem.model.memory import MemoryRecord
+from convmem.model.messages import NewMessage
+from convmem.model.summary import Job
+from convmem.retention import apply_retention
+from convmem.retrieval.caches import VectorCache
+from convmem.retrieval.vector import Embedder, normalise
+from convmem.store.base import MemoryVector, Store
+from convmem.store.registry import open_store
+from convmem.summaries import SummaryFlow
+from convmem.summarize.base import Summarizer
+from convmem.summarize.extractive import ExtractiveSummarizer
+from convmem.summarize.llm import LLMSummarizer
+from convmem.tokens import ESTIMATE, TokenCounter, get_counter, message_tokens
+from convmem.tree import check_identifier
+
+
+class Memory:
+    """One convmem database. Open it with ``convmem.open``."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: Config | None = None,
+        summarizer: Summarizer | None = None,
+        *,
+        embedder: Embedder | None = None,
+    ) -> None:
+        """``summarizer`` overrides the one ``config`` names (the extension point); ``embedder``
+        adds vectors to search (none: full text only)."""
+        self.store = store
+        self.config = config or Config()
+        if summarizer is None:
+            llm = self.config.summarizer
+            summarizer = ExtractiveSummarizer() if llm is None else LLMSummarizer(llm)
+        self.summaries = SummaryFlow(
+            summarizer,
+            max_inline=self.config.max_inline_summary_messages,
+            segment=self.config.summary_segment_messages,
+            job_attempts=self.config.summary_job_attempts,
+        )
+        self.embedder = embedder
+        self.vector_cache = VectorCache()
+        self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
+        for name in self.config.tokenizers:
+            counter = get_counter(name)
+            if counter.name != ESTIMATE:
+                self._write_counters.append(counter)
+        if store.reindex_needed:
+            self.reindex()
+
+    @property
+    def write_embedder(self) -> Embedder | None:
+        """The embedder for rows as they are written (none when ``embed_on_write`` is off)."""
+        return self.embedder if self.config.embed_on_write else None
+
+    def reindex(self, *, batch_size: int = 500) -> int:
+        """Index every message the search index lacks (a database from before the index, or one
+        whose index was dropped: it is derived and rebuildable). Returns how many."""
+        return reindex(
+            self.store, self.write_embedder, self.vector_cache, self.config.session_gap,
+            batch_size=batch_size,
+        )  # fmt: skip
+
+    def backfill_embeddings(
+        self, *, batch_size: int = 256, max_batches: int | None = None
+    ) -> dict[str, int]:
+        """Embed, in batches, every indexed turn, vocabulary word and memory that has no vector
+        from this database's embedder (rows written with ``embed_on_write`` off, or rows of an
+        older model); with ``max_batches``, at most that many batches of each. Returns how many
+        of each were embedded."""
+        if self.embedder is None:
+            return {"messages": 0, "terms": 0, "memories": 0}
+        return backfill(
+            self.store, self.embedder, self.vector_cache, batch_size=batch_size,
+            max_batches=max_batches,
+        )  # fmt: skip
+
+    def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None:
+        """Store vectors for new memory records (after their write: a model call never holds the
+        write lock). A record deleted meanwhile gets none."""
+        embedder = self.write_embedder
+        todo = [r for r in records if r.status in ("confirmed", "proposed")]
+        if embedder is None or not todo:
+            return
+        vectors = normalise(embedder.embed([r.text for r in todo]))
+        with self.store.write() as tx:
+            rows = [MemoryVector(r.id, v) for r, v in zip(todo, vectors, strict=True)]
+            tx.set_memory_vectors(tenant, user, embedder.name, rows)
+
+    def scope(self, tenant: str, user: str, *, actor: str | None = None) -> Scope:
+        """Act as one authenticated principal. Every call through the scope sees only its data.
+
+        ``actor`` names who acts, for the audit (default ``user:<user>``; a service passes its
+        key's identity)."""
+        tenant = check_identifier(tenant, "tenant")
+        user = check_identifier(user, "user")
+        return Scope(self, tenant, user, actor or f"user:{user}")
+
+    def set_tenant_policy(
+        self, tenant: str, *, memory_disabled: bool = False, retention_days: int | None = None
+    ) -> None:
+        """An administrator's switches: long-term memory off for every user of the tenant, and
+        a retention period — conversations nothing was written to for ``retention_days`` are
+        deleted by ``apply_retention`` (the worker runs it)."""
+        check_identifier(tenant, "tenant")
+        if retention_days is not None and retention_days < 1:
+            raise InvalidInput("retention_days must be positive")
+        with self.store.write() as tx:
+            tx.set_tenant_policy(
+                tenant,
+                memory_disabled=memory_disabled,
+                retention_days=retention_days,
+                at=datetime.now(UTC),
+            )
+
+    def apply_retention(self, now: datetime | None = None) -> dict[str, int]:
+        """Delete, for every tenant with a retention period, the conversations nothing was
+        written to for that long (see ``convmem.retention``). Returns the count per tenant;
+        ``convmem worker`` runs this hourly."""
+        return apply_retention(self.store, now)
+
+    @property
+    def keys(self) -> ApiKeys:
+        """The API keys of this database: create, authenticate, list, revoke."""
+        return ApiKeys(self)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def summarizer(self) -> Summarizer:
+        return self.summaries.summarizer
+
+    def jobs(self, status: str | None = None, *, limit: int = 100) -> list[Job]:
+        """Background jobs of every tenant, newest first (an operator's view: ids, no content)."""
+        with self.store.read() as tx:
+            return tx.list_jobs(status, limit)
+
+    def retry_job(self, job_id: str) -> None:
+        """Put a failed (or finished) job back in the queue with fresh attempts."""
+        import time
+
+        with self.store.write() as tx:
+            tx.retry_job(job_id, time.time())
+
+    def count_message(self, message: NewMessage) -> tuple[dict[str, int], int]:
+        """Per-tokenizer costs of a message and its estimate, computed once at write."""
+        counts = {
+            counter.name: message_tokens(
+                counter, message.role, message.content, message.tool_calls, message.tool_call_id
+            )
+            for counter in self._write_counters
+        }
+        return counts, counts[ESTIMATE]
+
+
+def default_path() -> str:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
+    return os.path.join(base, "convmem", "convmem.db")
+
+
+def open(
+    target: str | os.PathLike[str] | None = None,
+    *,
+    config: Config | None = None,
+    embedder: Embedder | None = None,
+) -> Memory:
+    """Open a convmem database: a file path, ``sqlite:///path``, a URL of another registered
+    backend (``convmem.store.register``), or nothing for the default file.
+
+    With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``), search and recall rank
+    by meaning as well as by words; without one they are lexical."""
+    if target is None:
+        target = os.environ.get("CONVMEM_DB") or default_path()
+    return Memory(open_store(os.fspath(target)), config, embedder=embedder)

@@ -1,0 +1,66 @@
+"""What a scope or conversation handle uses of the handle that opened it.
+
+The handles form a tree: a ``Memory`` (a database) opens ``Scope``s, a scope opens
+``Conversation``s. A parent constructs its children, so a child cannot import its parent's class
+without a cycle; instead each child names here, as a Protocol, the little it uses of its parent,
+and the modules import one way only (database → scope → conversation → handles).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from convmem.config import Config
+from convmem.model.memory import MemoryNotice, MemoryRecord
+from convmem.model.messages import NewMessage
+from convmem.model.principal import Principal
+from convmem.retrieval.caches import VectorCache
+from convmem.retrieval.vector import Embedder
+from convmem.store.base import Store
+from convmem.summaries import SummaryFlow
+
+
+class Database(Protocol):
+    """What scopes and conversations use of their ``Memory``: the store, the configuration and
+    the shared machinery built once per open database."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def summaries(self) -> SummaryFlow: ...
+
+    @property
+    def embedder(self) -> Embedder | None: ...
+
+    @property
+    def write_embedder(self) -> Embedder | None: ...
+
+    @property
+    def vector_cache(self) -> VectorCache: ...
+
+    def count_message(self, message: NewMessage) -> tuple[dict[str, int], int]: ...
+
+    def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None: ...
+
+
+class Owner(Protocol):
+    """What a conversation uses of its ``Scope``: the database and the principal it acts for."""
+
+    @property
+    def memory(self) -> Database: ...
+
+    @property
+    def tenant(self) -> str: ...
+
+    @property
+    def user(self) -> str: ...
+
+    @property
+    def principal(self) -> Principal: ...
+
+    def _embed_notices(self, notices: Iterable[MemoryNotice]) -> None: ...

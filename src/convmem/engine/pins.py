@@ -1,0 +1,31 @@
+"""Pinned instructions: text every request of a user (or of one conversation) carries."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from convmem.engine.handles import Database
+from convmem.errors import InvalidInput
+from convmem.ids import new_id
+from convmem.model.principal import Principal
+from convmem.store.base import PinnedInstruction
+from convmem.tree import check_text
+
+
+def pin_instruction(
+    memory: Database, who: Principal, conversation_id: str | None, text: str
+) -> PinnedInstruction:
+    """Pin ``text`` after the pins already there: user-wide when ``conversation_id`` is None."""
+    check_text(text, max_bytes=memory.config.max_content_bytes, what="instruction")
+    if not text.strip():
+        raise InvalidInput("a pinned instruction needs text")
+    with memory.store.write() as tx:
+        if conversation_id is not None:
+            tx.get_conversation(who.tenant, who.user, conversation_id)
+        existing = tx.pinned(who.tenant, who.user, conversation_id)
+        position = 1 + max(
+            (p.position for p in existing if p.conversation_id == conversation_id), default=0
+        )
+        pin = PinnedInstruction(new_id("pin"), text, conversation_id, position, datetime.now(UTC))
+        tx.insert_pinned(who.tenant, who.user, pin)
+    return pin

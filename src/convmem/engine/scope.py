@@ -1,0 +1,185 @@
+"""The scope handle: one tenant's user, the principal every call through it acts for.
+
+Long-term memory (remember, propose, search, the on/off switch), the user's data rights (audit,
+export, delete all), user-wide pins, and the conversations it opens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Unpack
+
+from convmem.engine.conversation import Conversation
+from convmem.engine.handles import Database
+from convmem.engine.pins import pin_instruction
+from convmem.errors import InvalidInput
+from convmem.ids import new_id
+from convmem.memories import Memories, MemoryFields, audit, memory_gate, save_memory
+from convmem.model.conversation import ConversationRecord
+from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice
+from convmem.model.messages import Message
+from convmem.model.principal import Principal
+from convmem.search import search_memories
+from convmem.store.base import PinnedInstruction, WriteTxn
+from convmem.tree import check_identifier, check_metadata, check_text
+
+
+class Scope:
+    """A tenant's user: the principal every call acts for."""
+
+    def __init__(self, memory: Database, tenant: str, user: str, actor: str | None = None) -> None:
+        self.memory = memory
+        self.tenant = tenant
+        self.user = user
+        self.actor = actor or f"user:{user}"
+
+    @property
+    def principal(self) -> Principal:
+        return Principal(self.tenant, self.user, self.actor)
+
+    # --- long-term memory -----------------------------------------------------------------------
+
+    @property
+    def memories(self) -> Memories:
+        """The principal's memories: list, get, confirm, reject, update, delete, resolve."""
+        return Memories(self)
+
+    def remember(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
+        """Save a statement the user asked to keep. Returns a notice: saved, or blocked with a
+        reason code (never-store policy, memory off); with ``strict=True`` a block raises
+        ``NeverStoreViolation``. A newer statement on the same subject supersedes the older.
+        Optional fields: category, subject, scope ("user" or "project:<id>"), expires_at,
+        source_message_id."""
+        with self.memory.store.write() as tx:
+            notice = save_memory(
+                tx, self.principal, text, source_kind="user_explicit", status="confirmed", **fields
+            )
+        self._embed_notices([notice])
+        return notice
+
+    def propose(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
+        """Record an inference as a proposal: never recalled until the user confirms it."""
+        with self.memory.store.write() as tx:
+            notice = save_memory(
+                tx, self.principal, text, source_kind="inference", status="proposed", **fields
+            )
+        self._embed_notices([notice])
+        return notice
+
+    def _embed_notices(self, notices: Iterable[MemoryNotice]) -> None:
+        records = [n.memory for n in notices if n.memory is not None]
+        self.memory.embed_memories(self.tenant, self.user, records)
+
+    def search_memories(
+        self, query: str, k: int = 5, *, scope: str | None = None
+    ) -> list[MemoryHit]:
+        """Current memories ranked for ``query`` (lexical and, with an embedder, vector rank
+        fused), each with its score and the retrievers that found it; none when memory is off."""
+        scopes = ("user",) if scope is None else ("user", scope)
+        with self.memory.store.read() as tx:
+            if memory_gate(tx, self.principal) is not None:
+                return []
+            return search_memories(
+                tx, self.principal, query, k, scopes=scopes, now=datetime.now(UTC),
+                embedder=self.memory.embedder,
+            )  # fmt: skip
+
+    def memory_enabled(self) -> bool:
+        with self.memory.store.read() as tx:
+            return memory_gate(tx, self.principal) is None
+
+    def set_memory_enabled(self, enabled: bool) -> None:
+        """The user's switch: off means nothing is read from or written to long-term memory."""
+        with self.memory.store.write() as tx:
+            tx.set_memory_enabled(self.tenant, self.user, bool(enabled), datetime.now(UTC))
+            audit_event(tx, self.principal, "settings.memory_enabled", enabled=bool(enabled))
+
+    def audit(self) -> list[AuditEvent]:
+        """What happened to this user's data, by whom, when. Never the content."""
+        with self.memory.store.read() as tx:
+            return tx.list_audit(self.tenant, self.user)
+
+    def export(self) -> dict[str, Any]:
+        """All of the user's data as JSON-ready values: conversations, messages, memories,
+        summaries, settings and the audit."""
+        with self.memory.store.read() as tx:
+            tables = tx.export_user(self.tenant, self.user)
+            enabled = memory_gate(tx, self.principal) is None
+        tables.setdefault("user_settings", [])
+        return {
+            "format": "convmem-export/1",
+            "tenant": self.tenant,
+            "user": self.user,
+            "exported_at": datetime.now(UTC).isoformat(),
+            "memory_enabled": enabled,
+            "data": tables,
+        }
+
+    def delete_all(self) -> dict[str, int]:
+        """Delete every conversation, message, memory, summary and setting of this user. The
+        audit keeps that it happened, by whom and when."""
+        with self.memory.store.write() as tx:
+            counts = tx.delete_user(self.tenant, self.user)
+            audit_event(tx, self.principal, "user.deleted_all", rows=sum(counts.values()))
+        return counts
+
+    # --- conversations --------------------------------------------------------------------------
+
+    def create_conversation(
+        self,
+        title: str | None = None,
+        *,
+        temporary: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Conversation:
+        if title is not None:
+            check_text(title, max_bytes=1000, what="title")
+        record = ConversationRecord(
+            id=new_id("conv"),
+            tenant_id=self.tenant,
+            user_id=self.user,
+            title=title,
+            temporary=bool(temporary),
+            active_leaf_id=None,
+            metadata=check_metadata(metadata),
+            created_at=datetime.now(UTC),
+        )
+        with self.memory.store.write() as tx:
+            tx.insert_conversation(self.tenant, record)
+        return Conversation(self, record.id)
+
+    def conversation(self, conversation_id: str) -> Conversation:
+        """Reopen a conversation; ``NotFound`` unless it belongs to this principal."""
+        check_identifier(conversation_id, "conversation id")
+        with self.memory.store.read() as tx:
+            tx.get_conversation(self.tenant, self.user, conversation_id)
+        return Conversation(self, conversation_id)
+
+    def conversations(self, *, limit: int = 50, offset: int = 0) -> list[ConversationRecord]:
+        if limit < 1 or offset < 0:
+            raise InvalidInput("limit must be positive and offset not negative")
+        with self.memory.store.read() as tx:
+            return tx.list_conversations(self.tenant, self.user, limit=limit, offset=offset)
+
+    def pin(self, text: str) -> PinnedInstruction:
+        """Pin an instruction for every conversation of this user."""
+        return pin_instruction(self.memory, self.principal, None, text)
+
+    def pinned(self) -> list[PinnedInstruction]:
+        with self.memory.store.read() as tx:
+            return tx.pinned(self.tenant, self.user, None)
+
+    def unpin(self, pin_id: str) -> None:
+        with self.memory.store.write() as tx:
+            tx.delete_pinned(self.tenant, self.user, pin_id)
+
+    def message(self, message_id: str) -> Message:
+        """Any message of this principal's conversations by id (e.g. a memory's source)."""
+        check_identifier(message_id, "message id")
+        with self.memory.store.read() as tx:
+            return tx.get_message(self.tenant, self.user, message_id)
+
+
+def audit_event(tx: WriteTxn, who: Principal, action: str, **details: Any) -> None:
+    audit(tx, who, action, "user", who.user, **details)
