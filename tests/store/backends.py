@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+import pytest
+
 import convmem
 
 RecordKind = Literal["message", "conversation", "memory"]
@@ -191,6 +193,16 @@ class SQLiteHarness(Harness):
                 parts.append(f"{table}: {len(rows)}")
                 parts.extend(rows)
         return "\n".join(parts)
+
+
+def start_or_skip(harness: Harness, workdir: Path) -> None:
+    """Start the backend; if it is unavailable, skip its tests — or fail them when required."""
+    try:
+        harness.start(workdir)
+    except Unavailable as exc:
+        if harness.required():
+            pytest.fail(f"the {harness.name} backend is required ({harness.require_env}=1): {exc}")
+        pytest.skip(f"the {harness.name} backend is unavailable: {exc}")
 
 
 HARNESSES: list[type[Harness]] = [SQLiteHarness]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import convmem
-from tests.store.backends import HARNESSES, Backend, Harness, Unavailable
+from tests.store.backends import HARNESSES, Backend, Harness, start_or_skip
 
 
 @pytest.fixture(scope="session", params=[h.name for h in HARNESSES])
@@ -21,12 +21,7 @@ def harness(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Harness]:
     chosen = next(h for h in HARNESSES if h.name == request.param)()
-    try:
-        chosen.start(tmp_path_factory.mktemp(chosen.name))
-    except Unavailable as exc:
-        if chosen.required():
-            pytest.fail(f"the {chosen.name} backend is required ({chosen.require_env}=1): {exc}")
-        pytest.skip(f"the {chosen.name} backend is unavailable: {exc}")
+    start_or_skip(chosen, tmp_path_factory.mktemp(chosen.name))
     try:
         yield chosen
     finally:

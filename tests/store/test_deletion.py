@@ -216,3 +216,35 @@ def test_retention_empties_every_table_derived_from_an_idle_conversation(
         assert [e.actor for e in doomed.audit() if e.action == "conversation.deleted"] == [
             "retention"
         ]
+
+
+def _delete_message(scope: convmem.Scope, conv: convmem.Conversation, turn: str) -> None:
+    conv.delete_message(turn)
+
+
+def _delete_conversation(scope: convmem.Scope, conv: convmem.Conversation, turn: str) -> None:
+    conv.delete()
+
+
+def _delete_everything(scope: convmem.Scope, conv: convmem.Conversation, turn: str) -> None:
+    scope.delete_all()
+
+
+@pytest.mark.parametrize(
+    "delete",
+    [_delete_message, _delete_conversation, _delete_everything],
+    ids=["message", "conversation", "delete_all"],
+)
+def test_deleted_words_are_nowhere_in_the_database(backend: Backend, delete: object) -> None:
+    """Not in any row of any table — index and full-text internals included (DESIGN 12)."""
+    assert callable(delete)
+    with backend.open(embedder=convmem.HashingEmbedder()) as memory:
+        alice = memory.scope("acme", "alice")
+        conv = alice.create_conversation()
+        chat(conv, 0, 20)
+        turn = conv.append("user", "The xylokrator panel was repainted yesterday.").id
+        conv.append("assistant", "The xylokrator panel, noted.")
+        chat(conv, 22, 30)
+        assert "xylokrator" in backend.dump().lower()  # the probe sees it before
+        delete(alice, conv, turn)
+        assert "xylokrator" not in backend.dump().lower()

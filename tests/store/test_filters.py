@@ -32,7 +32,8 @@ def test_memories_not_current_or_not_the_principals_are_never_ranked(
     past = datetime.now(UTC) - timedelta(days=1)
     assert alice.remember(STRONG, subject="expired", expires_at=past).status == "saved"
     superseded = alice.remember(STRONG, subject="home").memory
-    alice.remember("I moved to the city.", subject="home")
+    city = alice.remember("I moved to the city.", subject="home").memory
+    assert city is not None
     rejected = alice.propose(STRONG + " Rejected.", subject="rejected").memory
     assert rejected is not None
     alice.memories.reject(rejected.id)
@@ -45,6 +46,9 @@ def test_memories_not_current_or_not_the_principals_are_never_ranked(
     assert alice.memories.get(superseded.id).status == "superseded"
 
     assert [h.memory.id for h in alice.search_memories("lantern", k=1)] == [weak.id]
+    # recall into a request applies the same filters: the user's current memories, only them
+    ctx = alice.create_conversation().assemble("Where is the lantern lamp?")
+    assert sorted(ctx.report.memory_ids) == sorted([weak.id, city.id])
     assert [h.memory.id for h in alice.search_memories("lantern lamp", k=50)] == [weak.id]
     # the project's memory is a candidate only when its scope is asked for
     in_project = alice.search_memories("lantern lamp", k=50, scope="project:apollo")

@@ -132,6 +132,9 @@ def assert_cannot_reach(scope: convmem.Scope, other: Owned) -> None:
             scope.memories.delete(memory_id)
         with pytest.raises(convmem.NotFound):
             scope.memories.update(memory_id, "I like the zebra a lot.")
+        for act in (scope.memories.confirm, scope.memories.reject, scope.memories.resolve):
+            with pytest.raises(convmem.NotFound):
+                act(memory_id)
 
 
 @settings(

@@ -1,8 +1,9 @@
 """The facade: ``Memory`` (a database), ``Scope`` (one tenant's user), ``Conversation`` (a handle).
 
 Interfaces call only this. It applies the tree's rules and token counting around the store's
-transactions; the algorithms it calls are pure. One module per handle: ``database``, ``scope``,
-``conversation``.
+transactions; the algorithms it calls are pure. One module per handle — ``database``, ``scope``,
+``conversation`` — with ``handles`` naming what each uses of its parent, ``request`` the steps of
+``Conversation.assemble``, and ``pins`` the pinned instructions.
 """
 
 from convmem.engine.conversation import Conversation

@@ -7,31 +7,29 @@ siblings, search, summaries, pins) and ``assemble``, the next model request from
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from convmem.assemble import (
-    AssembledContext,
-    AssemblyOptions,
-    ChainEntry,
-    FixedParts,
-    HistoryPlan,
-    SummaryUse,
-    finish_request,
-    plan_history,
-)
-from convmem.budget import memory_caps, retrieved_reserve
+from convmem.assemble import AssembledContext, AssemblyOptions
 from convmem.engine.handles import Owner
 from convmem.engine.pins import pin_instruction
-from convmem.errors import BudgetExceeded, InvalidInput, InvalidMessage, NotFound
+from convmem.engine.request import (
+    Planner,
+    Request,
+    branch_entries,
+    find_summary,
+    recall_memories,
+    render_request,
+    retrieve_evicted,
+)
+from convmem.errors import InvalidInput, InvalidMessage, NotFound
 from convmem.formats import Format
 from convmem.ids import new_id
 from convmem.indexing import after_delete, prepare_turn, write_turn
-from convmem.memories import act_on_intent, memory_gate, recall_candidates
+from convmem.memories import act_on_intent
 from convmem.memory.intent import detect_intent
-from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
 from convmem.model.conversation import ConversationRecord
 from convmem.model.keys import AssemblyRecord
 from convmem.model.memory import MemoryNotice
@@ -40,13 +38,10 @@ from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import SummaryRecord
 from convmem.retention import delete_conversation
-from convmem.retrieval.recall import render_retrieved_block
-from convmem.retrieval.vector import Embedder, RequestEmbedder
-from convmem.search import SearchOptions, Window, rank_conversation, search_conversation
+from convmem.retrieval.vector import RequestEmbedder
+from convmem.search import SearchOptions, Window, search_conversation
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
-from convmem.summaries import Lookup
-from convmem.summarize.render import render_snapshot
-from convmem.tokens import ESTIMATE, TokenCounter, get_counter, message_tokens
+from convmem.tokens import ESTIMATE, get_counter
 from convmem.tree import (
     check_identifier,
     check_metadata,
@@ -340,18 +335,18 @@ class Conversation:
         summarizer and stored, or — for a model summarizer — queued for the worker while the
         newest ready ancestor summary stands in.
         """
-        profile = model or self.scope.memory.config.default_model
+        memory = self.scope.memory
+        profile = model or memory.config.default_model
         counter = get_counter(profile.tokenizer)
         if user_message is not None:
-            check_text(user_message, max_bytes=self.scope.memory.config.max_content_bytes)
+            check_text(user_message, max_bytes=memory.config.max_content_bytes)
             if not user_message.strip():
                 raise InvalidMessage("the user message needs content")
         options = options or AssemblyOptions()
         if system is None:  # the argument wins; the options' prompt is the default
             system = options.system_prompt
         if system is not None:
-            check_text(system, max_bytes=self.scope.memory.config.max_content_bytes, what="system")
-        lookup: Lookup | None = None
+            check_text(system, max_bytes=memory.config.max_content_bytes, what="system")
         with self._store.read() as tx:
             record, leaf = self._record_and_leaf(tx, leaf_id)
             if leaf is None and user_message is None:
@@ -360,91 +355,21 @@ class Conversation:
             query = user_message
             if query is None and leaf is not None:
                 query = tx.get_message(self._tenant, self.scope.user, leaf).content
-            memory = self.scope.memory
-            embedder = RequestEmbedder(memory.embedder) if memory.embedder else None
-            recalled = self._recall(tx, record, query, profile, counter, options, embedder)
-            fixed = replace(recalled, system_prompt=system, pinned=pins)
-            branch = _Replay(self._chain(tx, leaf, counter) if leaf is not None else iter(()))
-
-            def plan(parts: FixedParts) -> HistoryPlan:
-                return plan_history(
-                    branch.replay(), current=user_message, fixed=parts, profile=profile,
-                    counter=counter, format=format, options=options,
-                )  # fmt: skip
-
-            try:
-                chosen = plan(fixed)
-            except BudgetExceeded:
-                if not fixed.relevant_memories:
-                    raise
-                # the late memories are a bonus: without room for them the request goes without
-                fixed = replace(fixed, relevant_memories=None, relevant_memory_ids=())
-                chosen = plan(fixed)
-            reserve = retrieved_reserve(
-                profile.input_budget, options.retrieved_share, options.retrieved_max_tokens
-            )
-            if chosen.evicted_count and reserve and options.retrieved_k:
-                # History was evicted: hold the retrieved section's room, see which turns that
-                # leaves out of the window, and bring back the ones that matter to this message.
-                held = replace(fixed, retrieved_reserve=reserve)
-                try:
-                    probe: HistoryPlan | None = plan(held)
-                except BudgetExceeded:  # no room to hold: the request stays as it was
-                    probe = None
-                if probe is not None:
-                    chosen = probe
-                    included = [item.message.id for item in probe.history]
-                    text, ids = self._retrieve(
-                        tx, query or "", leaf, included, branch, counter, reserve,
-                        options.retrieved_k, embedder,
-                    )  # fmt: skip
-                    if text is not None:
-                        chosen = plan(replace(held, retrieved=text, retrieved_ids=ids))
-            if chosen.summary_through_id is not None and options.summary_threshold is not None:
-                flow = self.scope.memory.summaries
-                lookup = flow.find(
-                    tx, self._tenant, self.scope.user, self.id, chosen.summary_through_id
-                )
-        if lookup is not None:
-            lookup = self.scope.memory.summaries.commit(
-                self._store, self._tenant, self.scope.user, lookup
-            )
-        return finish_request(chosen, _summary_use(chosen, lookup))
-
-    def _retrieve(
-        self,
-        tx: ReadTxn,
-        query: str,
-        leaf: str | None,
-        included_ids: list[str],
-        branch: _Replay,
-        counter: TokenCounter,
-        cap: int,
-        k: int,
-        embedder: Embedder | None,
-    ) -> tuple[str | None, list[str]]:
-        """The retrieved section: the best-ranked turns of this branch older than the window."""
-        if leaf is None or not query.strip():
-            return None, []
-        depths = {entry.message.id: entry.message.depth for entry in branch.seen}
-        if included_ids:
-            start, window_depth = included_ids[0], depths[included_ids[0]]
-        else:
-            start, window_depth = leaf, depths.get(leaf, 0) + 1
-        memory = self.scope.memory
-        fused = rank_conversation(
-            tx, self.scope.principal, self.id, query, embedder=embedder,
-            cache=memory.vector_cache, options=memory.config.search,
-            window=Window(max_depth=window_depth),
-        )[: 4 * k]  # fmt: skip
-        found = tx.get_messages(self._tenant, self.scope.user, [f.key for f in fused])
-        candidates = [found[f.key] for f in fused]
-        if not candidates:
-            return None, []
-        lowest = min(m.depth for m in candidates)
-        on_branch = tx.on_branch(self._tenant, start, [m.id for m in candidates], lowest)
-        ranked = [m for m in candidates if m.id in on_branch]
-        return render_retrieved_block(ranked, counter, cap, k)
+            request = Request(
+                who=self.scope.principal, conversation=record, leaf=leaf,
+                user_message=user_message, query=query or "", system=system, pinned=pins,
+                profile=profile, counter=counter, format=format, options=options,
+                embedder=RequestEmbedder(memory.embedder) if memory.embedder else None,
+            )  # fmt: skip
+            # the steps: memories → plan → retrieve → summary (→ render, after the read)
+            fixed = recall_memories(tx, request)
+            planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
+            chosen, fixed = planner.first(fixed)
+            chosen = retrieve_evicted(tx, request, memory, planner, chosen, fixed)
+            lookup = find_summary(tx, memory.summaries, request, chosen)
+        if lookup is not None:  # what the summary step built or queued is written after the read
+            lookup = memory.summaries.commit(self._store, self._tenant, self.scope.user, lookup)
+        return render_request(chosen, lookup)
 
     # --- summaries ------------------------------------------------------------------------------
 
@@ -472,38 +397,6 @@ class Conversation:
                     return record
         return None
 
-    def _recall(
-        self,
-        tx: ReadTxn,
-        record: ConversationRecord,
-        query: str | None,
-        profile: ModelProfile,
-        counter: TokenCounter,
-        options: AssemblyOptions,
-        embedder: Embedder | None,
-    ) -> FixedParts:
-        """The long-term memory of this request (the block, and the late memories for a large
-        set), or nothing: a temporary conversation, a user or tenant with memory off, or recall
-        switched off read no memory at all."""
-        who = self.scope.principal
-        if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
-            return FixedParts()
-        scopes = ["user"]
-        project = record.metadata.get("project")
-        if isinstance(project, str) and project:
-            scopes.append(f"project:{project}")
-        block, ranked = recall_candidates(
-            tx, who, query or "", k=options.memory_k, scopes=scopes, embedder=embedder
-        )
-        cap, late_cap = memory_caps(profile.input_budget, options.memory_share)
-        text, ids = render_memory_block(block, counter, cap)
-        shown = set(ids)
-        extra = [m for m in ranked if m.id not in shown][: options.memory_relevant_k]
-        late, late_ids = render_memory_block(extra, counter, late_cap, RELEVANT_MEMORY_HEADER)
-        return FixedParts(
-            memories=text, memory_ids=ids, relevant_memories=late, relevant_memory_ids=late_ids
-        )
-
     def pinned(self) -> list[PinnedInstruction]:
         """The instructions every request of this conversation carries: user-wide, then its own."""
         with self._store.read() as tx:
@@ -528,47 +421,6 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.last_assembly(self._tenant, self.scope.user, self.id)
-
-    def _chain(self, tx: ReadTxn, leaf: str, counter: TokenCounter) -> Iterator[ChainEntry]:
-        for row in tx.branch(self._tenant, leaf, counter.name):
-            tokens = row.tokens
-            if tokens is None:  # a tokenizer not counted at write: count now
-                m = row.message
-                tokens = message_tokens(counter, m.role, m.content, m.tool_calls, m.tool_call_id)
-            yield ChainEntry(row.message, tokens, row.estimate_before)
-
-
-def _summary_use(plan: HistoryPlan, lookup: Lookup | None) -> SummaryUse | None:
-    if lookup is None or lookup.use is None or lookup.source is None:
-        return None
-    record = lookup.use
-    text = render_snapshot(record.snapshot, plan.counter, plan.summary_room)
-    if not text:
-        return None
-    return SummaryUse(text, record.id, record.through_message_id, lookup.source)
-
-
-class _Replay:
-    """A branch iterator that can be walked again: each page is read from the store once, however
-    many times assembly passes over the branch."""
-
-    def __init__(self, source: Iterator[ChainEntry]) -> None:
-        self._source = source
-        self.seen: list[ChainEntry] = []
-
-    def replay(self) -> Iterator[ChainEntry]:
-        yield from list(self.seen)
-        index = len(self.seen)
-        while True:
-            if index < len(self.seen):
-                yield self.seen[index]
-            else:
-                entry = next(self._source, None)
-                if entry is None:
-                    return
-                self.seen.append(entry)
-                yield entry
-            index += 1
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from convmem.errors import BackendUnavailable
-from convmem.retrieval.vector import Matrix, normalise
+from convmem.retrieval.matrix import Matrix, normalise
 
 log = logging.getLogger(__name__)
 

@@ -23,16 +23,15 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
 
 from convmem.errors import BackendUnavailable, InvalidInput
+from convmem.retrieval.matrix import Matrix as Matrix  # re-exported: vectors' type
+from convmem.retrieval.matrix import normalise as normalise  # re-exported
 
 if TYPE_CHECKING:
     from convmem.retrieval.onnx_runtime import OnnxSentenceEncoder
 
 log = logging.getLogger(__name__)
-
-Matrix = npt.NDArray[np.float32]
 
 
 @runtime_checkable
@@ -50,15 +49,6 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Matrix:
         """A ``(len(texts), dimensions)`` float32 array of unit rows."""
         ...
-
-
-def normalise(matrix: npt.NDArray[Any]) -> Matrix:
-    rows = np.asarray(matrix, dtype=np.float32)
-    if rows.ndim == 1:
-        rows = rows[None, :]
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return np.asarray(rows / norms, dtype=np.float32)
 
 
 class RequestEmbedder:

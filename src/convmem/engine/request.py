@@ -1,0 +1,243 @@
+"""The request pipeline of ``Conversation.assemble``: memories → plan → retrieve → summary → render.
+
+Each step is a plain function (planning is a small object, since every later step plans again)
+over a ``Request`` — the checked inputs of one assembly and what was read to start it — and the
+read transaction the request runs in. ``Conversation.assemble`` composes them; the window itself
+is chosen by the pure functions of ``convmem.assemble``, and the sections' rooms come from
+``convmem.budget``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from convmem.assemble import (
+    AssembledContext,
+    AssemblyOptions,
+    ChainEntry,
+    FixedParts,
+    HistoryPlan,
+    SummaryUse,
+    finish_request,
+    plan_history,
+)
+from convmem.budget import memory_caps, retrieved_reserve
+from convmem.engine.handles import Database
+from convmem.errors import BudgetExceeded
+from convmem.formats import Format
+from convmem.memories import memory_gate, recall_candidates
+from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
+from convmem.model.conversation import ConversationRecord
+from convmem.model.principal import Principal
+from convmem.model.profile import ModelProfile
+from convmem.retrieval.recall import render_retrieved_block
+from convmem.retrieval.vector import Embedder
+from convmem.search import Window, rank_conversation
+from convmem.store.base import ReadTxn
+from convmem.summaries import Lookup, SummaryFlow
+from convmem.summarize.render import render_snapshot
+from convmem.tokens import TokenCounter, message_tokens
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request being assembled: its checked inputs and what was read to start it."""
+
+    who: Principal
+    conversation: ConversationRecord
+    leaf: str | None  # the branch's newest stored message; None for an empty conversation
+    user_message: str | None  # the new turn, not stored
+    query: str  # what recall and retrieval rank for: the new turn, else the leaf's text
+    system: str | None
+    pinned: list[str]
+    profile: ModelProfile
+    counter: TokenCounter
+    format: Format
+    options: AssemblyOptions
+    embedder: Embedder | None  # the request's own (it embeds the query once)
+
+
+def branch_entries(
+    tx: ReadTxn, tenant: str, leaf: str | None, counter: TokenCounter
+) -> Iterator[ChainEntry]:
+    """The branch ending at ``leaf``, newest first, with each message's cost in ``counter``."""
+    if leaf is None:
+        return
+    for row in tx.branch(tenant, leaf, counter.name):
+        tokens = row.tokens
+        if tokens is None:  # a tokenizer not counted at write: count now
+            m = row.message
+            tokens = message_tokens(counter, m.role, m.content, m.tool_calls, m.tool_call_id)
+        yield ChainEntry(row.message, tokens, row.estimate_before)
+
+
+# --- 1. memories --------------------------------------------------------------------------------
+
+
+def recall_memories(tx: ReadTxn, request: Request) -> FixedParts:
+    """The fixed parts: system prompt, pins and the long-term memory of this request (the block,
+    and the late memories for a large set). A temporary conversation, a user or tenant with
+    memory off, or recall switched off read no memory at all."""
+    fixed = FixedParts(system_prompt=request.system, pinned=request.pinned)
+    who, options, record = request.who, request.options, request.conversation
+    if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
+        return fixed
+    scopes = ["user"]
+    project = record.metadata.get("project")
+    if isinstance(project, str) and project:
+        scopes.append(f"project:{project}")
+    block, ranked = recall_candidates(
+        tx, who, request.query, k=options.memory_k, scopes=scopes, embedder=request.embedder
+    )
+    cap, late_cap = memory_caps(request.profile.input_budget, options.memory_share)
+    text, ids = render_memory_block(block, request.counter, cap)
+    shown = set(ids)
+    extra = [m for m in ranked if m.id not in shown][: options.memory_relevant_k]
+    late, late_ids = render_memory_block(extra, request.counter, late_cap, RELEVANT_MEMORY_HEADER)
+    return replace(
+        fixed, memories=text, memory_ids=ids, relevant_memories=late, relevant_memory_ids=late_ids
+    )
+
+
+# --- 2. plan ------------------------------------------------------------------------------------
+
+
+class Planner:
+    """Chooses the window for given fixed parts. The branch is read from the store once, page by
+    page as far as a plan needs it, however many times the request is planned."""
+
+    def __init__(self, request: Request, branch: Iterator[ChainEntry]) -> None:
+        self._request = request
+        self._source = branch
+        self.seen: list[ChainEntry] = []  # the part of the branch read so far, newest first
+
+    def plan(self, fixed: FixedParts) -> HistoryPlan:
+        r = self._request
+        return plan_history(
+            self._replay(), current=r.user_message, fixed=fixed, profile=r.profile,
+            counter=r.counter, format=r.format, options=r.options,
+        )  # fmt: skip
+
+    def first(self, fixed: FixedParts) -> tuple[HistoryPlan, FixedParts]:
+        """The first plan, and the fixed parts it was made with: the late memories are a bonus,
+        so without room for them the request goes without."""
+        try:
+            return self.plan(fixed), fixed
+        except BudgetExceeded:
+            if not fixed.relevant_memories:
+                raise
+            fixed = replace(fixed, relevant_memories=None, relevant_memory_ids=())
+            return self.plan(fixed), fixed
+
+    def _replay(self) -> Iterator[ChainEntry]:
+        yield from list(self.seen)
+        index = len(self.seen)
+        while True:
+            if index < len(self.seen):
+                yield self.seen[index]
+            else:
+                entry = next(self._source, None)
+                if entry is None:
+                    return
+                self.seen.append(entry)
+                yield entry
+            index += 1
+
+
+# --- 3. retrieve --------------------------------------------------------------------------------
+
+
+def retrieve_evicted(
+    tx: ReadTxn,
+    request: Request,
+    memory: Database,
+    planner: Planner,
+    chosen: HistoryPlan,
+    fixed: FixedParts,
+) -> HistoryPlan:
+    """When history was evicted: hold the retrieved section's room, see which turns that leaves
+    out of the window, and bring back the ones that matter to this message. Returns the plan
+    (``chosen`` as it was when there is nothing to hold or no room to hold it)."""
+    options = request.options
+    reserve = retrieved_reserve(
+        request.profile.input_budget, options.retrieved_share, options.retrieved_max_tokens
+    )
+    if not (chosen.evicted_count and reserve and options.retrieved_k):
+        return chosen
+    held = replace(fixed, retrieved_reserve=reserve)
+    try:
+        probe = planner.plan(held)
+    except BudgetExceeded:  # no room to hold: the request stays as it was
+        return chosen
+    included = [item.message.id for item in probe.history]
+    text, ids = _older_turns(tx, request, memory, planner.seen, included, reserve)
+    if text is None:
+        return probe
+    return planner.plan(replace(held, retrieved=text, retrieved_ids=ids))
+
+
+def _older_turns(
+    tx: ReadTxn,
+    request: Request,
+    memory: Database,
+    seen: list[ChainEntry],
+    included_ids: list[str],
+    cap: int,
+) -> tuple[str | None, list[str]]:
+    """The retrieved section: the best-ranked turns of this branch older than the window."""
+    leaf, query, k = request.leaf, request.query, request.options.retrieved_k
+    if leaf is None or not query.strip():
+        return None, []
+    depths = {entry.message.id: entry.message.depth for entry in seen}
+    if included_ids:
+        start, window_depth = included_ids[0], depths[included_ids[0]]
+    else:
+        start, window_depth = leaf, depths.get(leaf, 0) + 1
+    who, conversation_id = request.who, request.conversation.id
+    fused = rank_conversation(
+        tx, who, conversation_id, query, embedder=request.embedder,
+        cache=memory.vector_cache, options=memory.config.search,
+        window=Window(max_depth=window_depth),
+    )[: 4 * k]  # fmt: skip
+    found = tx.get_messages(who.tenant, who.user, [f.key for f in fused])
+    candidates = [found[f.key] for f in fused]
+    if not candidates:
+        return None, []
+    lowest = min(m.depth for m in candidates)
+    on_branch = tx.on_branch(who.tenant, start, [m.id for m in candidates], lowest)
+    ranked = [m for m in candidates if m.id in on_branch]
+    return render_retrieved_block(ranked, request.counter, cap, k)
+
+
+# --- 4. summary ---------------------------------------------------------------------------------
+
+
+def find_summary(
+    tx: ReadTxn, flow: SummaryFlow, request: Request, chosen: HistoryPlan
+) -> Lookup | None:
+    """The summary through the newest evicted message: found by key, built (inline), or queued
+    while the newest ready ancestor stands in. What it builds or queues is written after the read
+    by ``SummaryFlow.commit``."""
+    if chosen.summary_through_id is None or request.options.summary_threshold is None:
+        return None
+    who = request.who
+    return flow.find(tx, who.tenant, who.user, request.conversation.id, chosen.summary_through_id)
+
+
+# --- 5. render ----------------------------------------------------------------------------------
+
+
+def render_request(chosen: HistoryPlan, lookup: Lookup | None) -> AssembledContext:
+    """The request in the plan's format, with the summary section when there is one to use."""
+    return finish_request(chosen, _summary_use(chosen, lookup))
+
+
+def _summary_use(plan: HistoryPlan, lookup: Lookup | None) -> SummaryUse | None:
+    if lookup is None or lookup.use is None or lookup.source is None:
+        return None
+    record = lookup.use
+    text = render_snapshot(record.snapshot, plan.counter, plan.summary_room)
+    if not text:
+        return None
+    return SummaryUse(text, record.id, record.through_message_id, lookup.source)
