@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
+from convmem.cli_index import backfill, reindex
 from convmem.cli_service import keys, serve
 from convmem.config import Config
 from convmem.errors import ConvmemError
@@ -26,6 +27,8 @@ def main() -> None:
 
 main.add_command(serve)
 main.add_command(keys)
+main.add_command(reindex)
+main.add_command(backfill)
 
 
 @main.command()

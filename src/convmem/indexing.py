@@ -8,6 +8,7 @@ The model runs before a write transaction opens (``prepare_turn``) or between tr
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -30,6 +31,14 @@ from convmem.store.base import (
     TermVector,
     WriteTxn,
 )
+
+# Called after each batch with what the batch was ("messages", "terms", "memories") and how many
+# of that kind are done so far in this call; for a progress display (the CLI draws it).
+Progress = Callable[[str, int], None]
+
+
+def _no_progress(kind: str, done: int) -> None:
+    pass
 
 
 @dataclass(frozen=True)
@@ -146,8 +155,10 @@ def reindex(
     session_gap: timedelta,
     *,
     batch_size: int = 500,
+    progress: Progress | None = None,
 ) -> int:
     """Index every message that has no index row, oldest first (so each finds its parent)."""
+    progress = progress or _no_progress
     done = 0
     after: str | None = None
     while True:
@@ -167,6 +178,7 @@ def reindex(
             with store.write() as wtx:
                 write_turn(wtx, tenant, user, message, prepared, session_gap)
             done += 1
+        progress("messages", done)
 
 
 def backfill(
@@ -176,11 +188,13 @@ def backfill(
     *,
     batch_size: int = 256,
     max_batches: int | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, int]:
     """Vectors for every indexed turn, word in use and memory lacking one from ``embedder``; the
     model runs between transactions, never inside one. ``max_batches`` bounds the batches of
     each kind per call (a worker interleaving jobs takes one at a time)."""
     counts = {"messages": 0, "terms": 0, "memories": 0}
+    progress = progress or _no_progress
 
     def more(kind: str, size: int) -> bool:
         return max_batches is None or counts[kind] < max_batches * size
@@ -198,6 +212,7 @@ def backfill(
             for tenant, rows in sorted(by_tenant.items()):
                 wtx.set_message_vectors(tenant, embedder.name, rows)
         counts["messages"] += len(turns)
+        progress("messages", counts["messages"])
     while more("terms", batch_size * 8):
         with store.read() as tx:
             terms = tx.missing_term_vectors(embedder.name, batch_size * 8)
@@ -214,6 +229,7 @@ def backfill(
                     tenant, embedder.name, [TermVector(w, word_vectors[w]) for w in mine]
                 )
         counts["terms"] += len(terms)
+        progress("terms", counts["terms"])
     while more("memories", batch_size):
         with store.read() as tx:
             memories = tx.missing_memory_vectors(embedder.name, batch_size)
@@ -227,4 +243,5 @@ def backfill(
             for (tenant, user), owned in sorted(by_owner.items()):
                 wtx.set_memory_vectors(tenant, user, embedder.name, owned)
         counts["memories"] += len(memories)
+        progress("memories", counts["memories"])
     return counts

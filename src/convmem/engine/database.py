@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from convmem.config import Config
 from convmem.engine.scope import Scope
 from convmem.errors import InvalidInput
-from convmem.indexing import backfill, reindex
+from convmem.indexing import Progress, backfill, reindex
 from convmem.keys import ApiKeys
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import NewMessage
@@ -71,26 +71,32 @@ class Memory:
         """The embedder for rows as they are written (none when ``embed_on_write`` is off)."""
         return self.embedder if self.config.embed_on_write else None
 
-    def reindex(self, *, batch_size: int = 500) -> int:
+    def reindex(self, *, batch_size: int = 500, progress: Progress | None = None) -> int:
         """Index every message the search index lacks (a database from before the index, or one
-        whose index was dropped: it is derived and rebuildable). Returns how many."""
+        whose index was dropped: it is derived and rebuildable). Returns how many. ``progress``
+        is called after each batch with ``("messages", done so far)``."""
         return reindex(
             self.store, self.write_embedder, self.vector_cache, self.config.session_gap,
-            batch_size=batch_size,
+            batch_size=batch_size, progress=progress,
         )  # fmt: skip
 
     def backfill_embeddings(
-        self, *, batch_size: int = 256, max_batches: int | None = None
+        self,
+        *,
+        batch_size: int = 256,
+        max_batches: int | None = None,
+        progress: Progress | None = None,
     ) -> dict[str, int]:
         """Embed, in batches, every indexed turn, vocabulary word and memory that has no vector
         from this database's embedder (rows written with ``embed_on_write`` off, or rows of an
         older model); with ``max_batches``, at most that many batches of each. Returns how many
-        of each were embedded."""
+        of each were embedded. ``progress`` is called after each batch with the kind
+        (``"messages"``, ``"terms"``, ``"memories"``) and how many of it are done so far."""
         if self.embedder is None:
             return {"messages": 0, "terms": 0, "memories": 0}
         return backfill(
             self.store, self.embedder, self.vector_cache, batch_size=batch_size,
-            max_batches=max_batches,
+            max_batches=max_batches, progress=progress,
         )  # fmt: skip
 
     def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None:

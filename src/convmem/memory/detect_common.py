@@ -24,9 +24,10 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Final, Literal
+
+from convmem.memory.normalize import normalize
 
 Category = Literal[
     "credential",
@@ -49,7 +50,7 @@ class Finding:
 class Prepared:
     """The two views of one input that the detectors read."""
 
-    text: str  # NFKC, invisible characters dropped, quotes/dashes unified, whitespace collapsed
+    text: str  # normalize(): NFKC, invisibles dropped, confusable skeleton, whitespace collapsed
     sem: str  # ``text`` lower-cased with contractions expanded, for the language detectors
 
 
@@ -57,25 +58,6 @@ class Prepared:
 # Normalisation
 # ---------------------------------------------------------------------------------------------
 
-# Zero-width and soft-hyphen characters can be slipped into a key to dodge a regex; drop them.
-_INVISIBLE: Final = dict.fromkeys(map(ord, "\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff"))
-_PUNCT: Final = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u02bc": "'",
-        "\u2032": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u2010": "-",
-        "\u2011": "-",
-        "\u2012": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2212": "-",
-    }
-)
-_WS: Final = re.compile(r"\s+")
 # Expanded in one pass so the language patterns only need to know "i am", "i have", ...
 _CONTRACTION: Final = re.compile(
     r"\b(?:(i)'?m|(i)'?ve|(you|we|they)'(ve|re)|(he|she|it)'s|(i|you|we|they|he|she)'d)\b|n't\b"
@@ -98,8 +80,7 @@ def _expand(m: re.Match[str]) -> str:
 
 
 def prepare(text: str) -> Prepared:
-    norm = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_PUNCT)
-    norm = _WS.sub(" ", norm).strip()
+    norm = normalize(text)
     return Prepared(norm, _CONTRACTION.sub(_expand, norm.lower()))
 
 

@@ -11,6 +11,11 @@ import re
 from typing import Final
 
 from convmem.memory.detect_common import Finding, Prepared
+from convmem.memory.detect_sensitive_i18n import (
+    health_disclosure,
+    inferred_trait,
+    sensitive_disclosure,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Vocabulary for the language detectors (lower case)
@@ -108,7 +113,7 @@ _HEALTH_ADJ: Final = (
     r"|partially\s+sighted|visually\s+impaired|hearing\s+impaired|colou?r[\s-]?blind"
     r"|in\s+a\s+wheelchair|wheelchair[\s-]bound|a\s+wheelchair\s+user|paraly[sz]ed|an\s+amputee"
     r"|(?:a\s+)?cancer\s+survivor|in\s+remission|(?:in|on|undergoing)\s+chemo(?:therapy)?"
-    r"|on\s+dialysis|in\s+rehab|in\s+recovery(?!\s+mode)|sober|(?:an?\s+)?(?:recovering\s+)?"
+    r"|on\s+dialysis|in\s+rehab|in\s+recovery(?!\s+mode)|sober(?!-|\s+curious)|(?:an?\s+)?(?:recovering\s+)?"
     r"(?:alcoholic|(?:drug\s+)?addict)|lactose[\s-]intolerant|gluten[\s-]intolerant"
     r"|allergic\s+to(?!\s+(?:nothing|anything))|c[eo]?eliac|ana?emic|hypertensive|terminally\s+ill|chronically\s+ill"
     r"|mentally\s+ill|in\s+therapy|obese|postpartum|breastfeeding|menopausal|perimenopausal"
@@ -293,6 +298,30 @@ _HEALTH_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
         ),
         "a disability",
     ),
+    # Indirect statements of addiction and recovery: "eight months sober", "clean for two years"
+    (
+        re.compile(
+            r"\b(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen"
+            r"|twenty|thirty|forty|fifty|several|few|many)\s+(?:days?|weeks?|months?|years?)"
+            r"\s+(?:sober|clean|dry|alcohol-free|drug-free|in\s+recovery)\b(?!-)"
+            r"|\b(?:i|we|my\s+" + _PERSON + r")\s+(?:(?:am|is|are|have|has|been|was|stayed|stay"
+            r"|staying)\s+){1,2}(?:sober|clean)\s+(?:for|since)\b"
+            r"|\bsince\s+i\s+(?:stopped|quit|gave\s+up)\s+(?:drinking|using|drugs|alcohol|the"
+            r"\s+bottle|pills)\b|\bi\s+(?:have|had)\s+not\s+had\s+a\s+drink\s+(?:in|for|since)\b"
+            r"|\bmy\s+(?:sobriety|relapse|sober\s+date|clean\s+date|(?:aa|na)\s+(?:chip|sponsor"
+            r"|meetings?)|recovery\s+from\s+(?:alcohol|drugs|addiction|drinking))\b"
+        ),
+        "a health condition",
+    ),
+    (
+        re.compile(
+            r"\b(?:i|my\s+" + _PERSON + r")\s+(?:was|were|got|have\s+been|has\s+been|am|is)"
+            r"\s+(?:\w+\s+)?(?:hospitali[sz]ed|admitted|treated|sectioned|committed)\s+(?:for"
+            r"|with|because\s+of)\s+" + _DET + _CONDITION + r"(?!\w)"
+            r"|\bmy\s+type\s*(?:1|2|one|two|i|ii)\b(?!\s+(?:error|fun|font|personality|class))"
+        ),
+        "a health condition",
+    ),
     (
         re.compile(
             r"\bwe\s+are\s+(?:\w+\s+)?(?:pregnant|expecting(?=\s*(?:$|[.,;!?]|a\s+baby|twins"
@@ -316,6 +345,8 @@ def detect_health(p: Prepared) -> Finding | None:
             return Finding("health", f"a personal statement about {what}")
     if _MS.search(p.text):
         return Finding("health", "a personal statement about a health condition")
+    if health_disclosure(p.text.lower()):
+        return Finding("health", "a personal statement about health (German, French, ...)")
     return None
 
 
@@ -338,6 +369,16 @@ _SENSITIVE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
         ),
         "sexual orientation or sex life",
     ),
+    # Indirect: a same-sex couple described without the word ("my husband and I are both men")
+    (
+        re.compile(
+            r"\bmy\s+(?:husband|boyfriend|wife|girlfriend|partner|fianc[eé]e?)\s+and\s+i\s+are"
+            r"\s+(?:both\s+)?(?:men|guys|women|girls|gay|lesbians|two\s+(?:men|women))\b"
+            r"|\bi\s+am\s+a\s+(?:man|guy|boy|dude)\b[^.;!?]{0,40}\bmy\s+(?:husband|boyfriend)\b"
+            r"|\bi\s+am\s+a\s+(?:woman|girl|lady)\b[^.;!?]{0,40}\bmy\s+(?:wife|girlfriend)\b"
+        ),
+        "sexual orientation or sex life",
+    ),
     (re.compile(_BE + _RELIGION), "religious belief"),
     (
         re.compile(
@@ -353,6 +394,9 @@ _SENSITIVE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
             r"|jesus))"
             r"|\bi\s+(?:\w+\s+)?(?:observe|fast\s+(?:during|for|on)|keep|eat(?:\s+only)?)\s+(?:the\s+)?"
             r"(?:ramadan|shabbat|sabbath|lent|yom\s+kippur|passover|eid|kosher|halal)\b"
+            r"|\bi\s+(?:\w+\s+)?(?:read|recite|study)\s+(?:the\s+|my\s+)?(?:quran|koran|bible|torah"
+            r"|talmud|bhagavad\s+gita|gita|guru\s+granth\s+sahib)\s+(?:every|each|daily|before"
+            r"|after|at)\b"
             r"|\bi\s+(?:\w+\s+)?wear\s+(?:a\s+)?(?:hijab|headscarf|niqab|burqa|kippah|yarmulke"
             r"|turban)\b"
             r"|\bmy\s+(?:religion|religious\s+(?:beliefs|views|practice)|faith(?!\s+in\b)|church"
@@ -451,6 +495,11 @@ def detect_sensitive_category(p: Prepared) -> Finding | None:
     for pattern, what in _SENSITIVE_RULES:
         if pattern.search(p.sem):
             return Finding("sensitive_category", f"a personal statement about {what}")
+    if sensitive_disclosure(p.text.lower()):
+        return Finding(
+            "sensitive_category",
+            "a personal statement about orientation, belief or affiliation (German, French, ...)",
+        )
     return None
 
 
@@ -498,6 +547,11 @@ _FIRST_PERSON: Final = re.compile(r"\b(?:i|me|my|we|us|our)\b")
 
 
 def detect_inferred_trait(p: Prepared) -> Finding | None:
+    if inferred_trait(p.text.lower()):
+        return Finding(
+            "inferred_sensitive_trait",
+            "an inference about a person's health or other sensitive trait",
+        )
     for sentence in _SENTENCES.split(p.sem):
         if not _HEDGE.search(sentence):
             continue  # cheap pre-check: most sentences hedge nothing, and _TRAIT is large

@@ -10,10 +10,10 @@ from convmem.memory.detect_common import (
     luhn_valid,
     prepare,
 )
+from convmem.memory.detect_ids import detect_government_id
 from convmem.memory.detect_secrets import (
     detect_bank_account,
     detect_credential,
-    detect_government_id,
     detect_payment_card,
 )
 from convmem.memory.detect_sensitive import (

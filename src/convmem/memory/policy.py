@@ -101,6 +101,7 @@ from convmem.memory.detectors import (
     detect_sensitive_category,
     prepare,
 )
+from convmem.memory.normalize import decoded_runs
 
 __all__ = [
     "BlockReason",
@@ -158,20 +159,36 @@ _RETRIEVED_KINDS: Final = frozenset(
 )
 
 
-def check_text(text: str) -> PolicyDecision:
-    """Content checks only: may ``text`` be stored as a durable memory?"""
+def _first_finding(text: str) -> Finding | None:
     prepared = prepare(text)
     if not prepared.text:
-        return _ALLOWED
+        return None
     for detect in _DETECTORS:
         finding = detect(prepared)
         if finding is not None:
-            return PolicyDecision(
-                allowed=False,
-                reason=BlockReason(finding.category),
-                detail=f"never-store ({finding.category}): {finding.detail}",
-            )
-    return _ALLOWED
+            return finding
+    return None
+
+
+def check_text(text: str) -> PolicyDecision:
+    """Content checks only: may ``text`` be stored as a durable memory?
+
+    The text is normalised first (``normalize.py``); readable text hidden in base64 or hex runs
+    is checked as well, one level deep.
+    """
+    finding = _first_finding(text)
+    if finding is None:
+        for hidden in decoded_runs(text):
+            finding = _first_finding(hidden)
+            if finding is not None:
+                break
+    if finding is None:
+        return _ALLOWED
+    return PolicyDecision(
+        allowed=False,
+        reason=BlockReason(finding.category),
+        detail=f"never-store ({finding.category}): {finding.detail}",
+    )
 
 
 def check_memory_write(

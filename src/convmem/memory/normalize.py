@@ -1,0 +1,135 @@
+"""Normalisation before the never-store detectors: the text a rule sees is the text a reader sees.
+
+An adversarial writer hides a disclosure from pattern rules in ways a human reader does not
+notice: compatibility forms (full-width letters, ligatures), letters from another script that
+look like Latin ones (Cyrillic "er" and "a" inside "password"), invisible characters inside a
+word, letters spaced or dotted apart ("p a s s w o r d"), or the whole statement encoded as base64
+or hex. This module undoes each, so that rules written for plain text hold for the whole class:
+
+* NFKC, then invisible (format) characters dropped;
+* a confusable *skeleton*: every non-ASCII character that Unicode's confusables list (UTS #39, as
+  packaged by ``confusable_homoglyphs``) gives as a look-alike of an ASCII letter or digit is
+  replaced by it. Accented Latin letters are not confusables, so German, French, Spanish ...
+  text keeps its letters;
+* runs of single letters joined by one separator each are closed up;
+* base64 and hex runs that decode to readable text are returned separately, to be checked too.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import unicodedata
+from functools import lru_cache
+from importlib.resources import files
+from typing import Final
+
+# Dropped outright: every format character (Unicode category Cf: zero-width spaces and joiners,
+# bidi controls, the BOM, soft hyphen, tag characters ...). The ranges are Unicode 15's Cf set; a
+# test compares them with ``unicodedata`` so a new Python's Unicode data cannot drift past them.
+INVISIBLE: Final = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f]"
+)
+_PUNCT: Final = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u02bc": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+    }
+)
+_WS: Final = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=1)
+def _skeleton_table() -> dict[int, str]:
+    """Non-ASCII look-alikes of ASCII letters and digits (UTS #39 confusables), as a table."""
+    data = json.loads(
+        files("confusable_homoglyphs").joinpath("confusables.json").read_text(encoding="utf-8")
+    )
+    table: dict[int, str] = {}
+    for char, entries in data.items():
+        if len(char) != 1 or char.isascii():
+            continue
+        for entry in entries:
+            glyph = entry["c"]
+            if len(glyph) == 1 and glyph.isascii() and glyph.isalnum():
+                table[ord(char)] = glyph
+                break
+    return table
+
+
+# Four or more single letters each followed by one separator: "p a s s w o r d", "p.a.s.s".
+_SPACED: Final = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ ._*·-]){3,}[^\W\d_](?![^\W\d_])")
+_SEPARATOR: Final = re.compile(r"[ ._*·-]")
+
+
+def _close_up(m: re.Match[str]) -> str:
+    return _SEPARATOR.sub("", m.group(0))
+
+
+def normalize(text: str) -> str:
+    """NFKC, invisibles dropped, confusable skeleton, spaced-out letters closed up, quotes and
+    dashes unified, whitespace collapsed."""
+    norm = unicodedata.normalize("NFKC", text)
+    if not norm.isascii():
+        norm = INVISIBLE.sub("", norm).translate(_skeleton_table()).translate(_PUNCT)
+    norm = _SPACED.sub(_close_up, norm)
+    return _WS.sub(" ", norm).strip()
+
+
+# Long enough that ordinary words and numbers are not decoded: 16+ base64 characters (12 bytes)
+# with at least one digit or "+/=", or 16+ hex digits (8 bytes).
+_BASE64_RUN: Final = re.compile(
+    r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]*[0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])"
+)
+_HEX_RUN: Final = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
+_MAX_DECODED: Final = 4
+
+
+def _readable(raw: bytes) -> str | None:
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    letters = sum(c.isalpha() for c in decoded)
+    printable = sum(c.isprintable() for c in decoded)
+    # text, not binary: all printable, mostly letters, and more than one word
+    if printable != len(decoded) or letters * 2 < len(decoded) or " " not in decoded.strip():
+        return None
+    return decoded
+
+
+def decoded_runs(text: str) -> list[str]:
+    """Readable text hidden in base64 or hex runs of ``text`` (at most a few)."""
+    found: list[str] = []
+    for m in _HEX_RUN.finditer(text):
+        decoded = _readable(bytes.fromhex(m.group(0)))
+        if decoded is not None:
+            found.append(decoded)
+    for m in _BASE64_RUN.finditer(text):
+        run = m.group(0)
+        padded = run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 4)
+        try:
+            raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        decoded = _readable(raw)
+        if decoded is not None:
+            found.append(decoded)
+        if len(found) >= _MAX_DECODED:
+            break
+    return found[:_MAX_DECODED]
