@@ -283,6 +283,22 @@ def retention_apply(db: str) -> None:
         click.echo("no tenant has a retention period")
 
 
+@main.command()
+@_db
+def migrate(db: str) -> None:
+    """Bring a database's schema up to date (run it once before starting processes on a
+    PostgreSQL database; a SQLite file is migrated whenever it is opened)."""
+    from convmem.engine import migrate_database
+
+    try:
+        applied = migrate_database(db)
+    except ConvmemError as exc:
+        fail(exc)
+    for name in applied:
+        click.echo(f"applied {name}")
+    click.echo(f"{len(applied)} migration(s) applied; the schema is up to date")
+
+
 @main.group()
 def jobs() -> None:
     """Inspect and retry background jobs."""

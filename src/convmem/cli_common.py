@@ -53,8 +53,10 @@ def db_option(*, creates: bool = False) -> Callable[[Command], Command]:
             fail(f"no such database: {value}")
         return value
 
-    return click.option("--db", envvar="CONVMEM_DB", required=True, callback=exists,
-                        help="Database path or sqlite:///path [CONVMEM_DB].")  # fmt: skip
+    return click.option(
+        "--db", envvar="CONVMEM_DB", required=True, callback=exists,
+        help="Database path, sqlite:///path or postgresql://… [CONVMEM_DB].",
+    )  # fmt: skip
 
 
 @contextmanager

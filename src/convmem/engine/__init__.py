@@ -7,7 +7,7 @@ transactions; the algorithms it calls are pure. One module per handle — ``data
 """
 
 from convmem.engine.conversation import Conversation
-from convmem.engine.database import Memory, default_path, open
+from convmem.engine.database import Memory, default_path, migrate_database, open
 from convmem.engine.scope import Scope
 
-__all__ = ["Conversation", "Memory", "Scope", "default_path", "open"]
+__all__ = ["Conversation", "Memory", "Scope", "default_path", "migrate_database", "open"]

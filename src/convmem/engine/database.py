@@ -23,7 +23,7 @@ from convmem.retention import apply_retention
 from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MemoryVector, Store
-from convmem.store.registry import open_store
+from convmem.store.registry import open_store, scheme_of
 from convmem.summaries import SummaryFlow
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
@@ -205,3 +205,24 @@ def open(
     if target is None:
         target = os.environ.get("CONVMEM_DB") or default_path()
     return Memory(open_store(os.fspath(target)), config, embedder=embedder)
+
+
+def migrate_database(target: str) -> list[str]:
+    """Apply the schema migrations a database lacks; returns their names (``convmem migrate``).
+    PostgreSQL is migrated through its own list; an SQLite file through SQLite's (which every
+    open applies anyway)."""
+    scheme = scheme_of(target)
+    if scheme in ("postgresql", "postgres"):
+        from convmem.store.postgres import migrate
+
+        return migrate(target)
+    if scheme not in ("", "sqlite"):
+        raise InvalidInput(f"no migrations for database URL scheme {scheme!r}")
+    from convmem.store.sqlite.connection import connect
+    from convmem.store.sqlite.migrations import apply_migrations
+
+    db = connect(target.removeprefix("sqlite:///"))
+    try:
+        return apply_migrations(db)
+    finally:
+        db.close()

@@ -1,0 +1,158 @@
+"""A pool of connections, transactions on them, and psycopg's errors mapped onto convmem's tree.
+
+Connections run in autocommit mode and every transaction is an explicit ``BEGIN`` … ``COMMIT``:
+reads are ``REPEATABLE READ, READ ONLY`` (one snapshot for a whole assembly, and they can never
+fail to serialise), writes are ``READ COMMITTED`` with explicit row locks (the store takes them:
+the conversation row for its messages, an owner row for a user's memories and pins), so a write
+waits for the one it conflicts with instead of failing at commit.
+
+The ``BEGIN`` is also the connection's health check: a connection the server dropped (it
+restarted, an idle timeout) fails there, is discarded, and the transaction starts again on a
+fresh one — before anything of the caller's ran, so nothing is repeated. Errors inside a
+transaction roll it back and reach the caller as ``StoreBusy`` (a lock or serialisation conflict
+that outlived every wait), ``InvalidInput`` (text PostgreSQL cannot hold) or ``StoreError``
+(anything else: the server went away, a constraint). Never a psycopg exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from convmem.errors import ConvmemError, InvalidInput, StoreBusy, StoreError
+
+log = logging.getLogger(__name__)
+
+Connection = psycopg.Connection[Any]
+T = TypeVar("T")
+
+# How long a statement may wait for a row lock before the caller gets StoreBusy (SQLite's busy
+# wait is of the same order).
+LOCK_TIMEOUT = "30s"
+# How long a caller waits for a free pooled connection (or for the server to accept one).
+POOL_TIMEOUT_SECONDS = 10.0
+# Retries of a self-contained operation (one the store runs whole: a claim, a migration step)
+# after a serialisation failure or deadlock.
+MAX_ATTEMPTS = 5
+
+_BUSY = (
+    pg_errors.SerializationFailure,
+    pg_errors.DeadlockDetected,
+    pg_errors.LockNotAvailable,
+)
+
+
+def map_error(exc: psycopg.Error) -> ConvmemError:
+    """The error a caller sees for a driver error (messages name the failure, never content)."""
+    if isinstance(exc, _BUSY):
+        return StoreBusy(f"the database reported a conflict: {type(exc).__name__}")
+    if isinstance(exc, pg_errors.CharacterNotInRepertoire | pg_errors.UntranslatableCharacter):
+        return InvalidInput("text holds a character PostgreSQL cannot store")
+    if isinstance(exc, psycopg.DataError) and "NUL" in str(exc):
+        return InvalidInput("text holds a NUL character, which PostgreSQL cannot store")
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError("the database is unavailable")
+    sqlstate = getattr(exc, "sqlstate", None) or "unknown"
+    return StoreError(f"database error {type(exc).__name__} (SQLSTATE {sqlstate})")
+
+
+def _configure(conn: Connection) -> None:
+    from pgvector.psycopg import register_vector
+
+    conn.execute(f"SET TimeZone = 'UTC'; SET lock_timeout = '{LOCK_TIMEOUT}'")
+    register_vector(conn)
+
+
+def make_pool(
+    url: str,
+    *,
+    min_size: int,
+    max_size: int,
+    connection_class: type[Connection] = psycopg.Connection,
+) -> ConnectionPool[Connection]:
+    return ConnectionPool(
+        url,
+        connection_class=connection_class,
+        kwargs={"autocommit": True},
+        min_size=min_size,
+        max_size=max_size,
+        configure=_configure,
+        timeout=POOL_TIMEOUT_SECONDS,
+        # a server that went away is retried in the background; callers get StoreError meanwhile
+        reconnect_timeout=3600.0,
+        open=True,
+        name="convmem",
+    )
+
+
+@contextmanager
+def _connection(pool: ConnectionPool[Connection]) -> Iterator[Connection]:
+    try:
+        with pool.connection() as conn:
+            yield conn
+    except PoolTimeout as exc:
+        raise StoreBusy("no database connection became free in time") from exc
+
+
+@contextmanager
+def transaction(pool: ConnectionPool[Connection], begin: str) -> Iterator[Connection]:
+    """``begin`` … ``COMMIT`` on a pooled connection; rolled back on any exception."""
+    # one attempt per pooled connection that may be stale, and one on a new connection
+    for attempt in range(pool.max_size + 1):
+        with _connection(pool) as conn:
+            try:
+                conn.execute(begin)
+            except psycopg.OperationalError as exc:
+                if conn.closed or conn.broken:
+                    log.info("dropped a stale database connection (attempt %d)", attempt + 1)
+                    continue
+                raise map_error(exc) from exc
+            except psycopg.Error as exc:
+                raise map_error(exc) from exc
+            try:
+                yield conn
+            except psycopg.Error as exc:
+                _rollback(conn)
+                raise map_error(exc) from exc
+            except BaseException:
+                _rollback(conn)
+                raise
+            try:
+                conn.execute("COMMIT")
+            except psycopg.Error as exc:
+                _rollback(conn)
+                raise map_error(exc) from exc
+            return
+    raise StoreError("the database is unavailable")
+
+
+def _rollback(conn: Connection) -> None:
+    if conn.closed or conn.broken:
+        return  # the pool discards it
+    try:
+        conn.execute("ROLLBACK")
+    except psycopg.Error:
+        log.warning("rollback failed; the connection is discarded", exc_info=True)
+        conn.close()
+
+
+def retrying(action: Callable[[], T]) -> T:
+    """Run a self-contained transaction again after a serialisation failure or deadlock."""
+    delay = 0.01
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        try:
+            return action()
+        except StoreBusy:
+            if attempt == MAX_ATTEMPTS:
+                raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay *= 2
+    raise AssertionError("unreachable")

@@ -1,0 +1,299 @@
+"""PostgreSQL primitives for long-term memory, audit events, settings and a user's whole data.
+
+Every read of a user's memories, pins or settings inside a write transaction first takes the
+user's advisory lock (``TxnBase._lock_owner``): supersession (read the current record on a
+subject, mark it superseded, insert the new one) and pin positions are read-modify-writes that
+two processes must not interleave, and the lock makes the second wait for the first instead of
+both winning.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from convmem.errors import NotFound
+from convmem.model.memory import AuditEvent, MemoryRecord
+from convmem.store.keys import RetentionPolicy
+from convmem.store.memories import MemoryUpdate
+from convmem.store.postgres.rows import TxnBase, export_value
+
+MEMORY_COLUMNS = (
+    "id, tenant_id, user_id, scope, category, subject_key, text, source_kind, "
+    "source_message_id, status, supersedes_id, conflicts_with_id, sensitivity, purpose, "
+    "created_at, updated_at, expires_at"
+)
+PREFIXED = ", ".join(f"m.{c.strip()}" for c in MEMORY_COLUMNS.split(","))
+
+
+def memory_owner_lexeme(tenant: str, user: str) -> str:
+    """The lexeme a user's memories carry in their tsvector (hex: no stemming, no stop word)."""
+    return "m" + tenant.encode().hex() + "x" + user.encode().hex()
+
+
+def memory(row: Sequence[Any]) -> MemoryRecord:
+    return MemoryRecord(
+        id=row[0], tenant_id=row[1], user_id=row[2], scope=row[3], category=row[4],
+        subject_key=row[5], text=row[6], source_kind=row[7], source_message_id=row[8],
+        status=row[9], supersedes_id=row[10], conflicts_with_id=row[11], sensitivity=row[12],
+        purpose=row[13], created_at=row[14], updated_at=row[15], expires_at=row[16],
+    )  # fmt: skip
+
+
+# (table, which rows are the user's) for every table holding a user's data. Derived tables are
+# deleted with the user and left out of exports; the audit is exported and kept.
+_BY_USER = "tenant_id = %s AND user_id = %s"
+_BY_CONVERSATION = (
+    "tenant_id = %s AND conversation_id IN "
+    "(SELECT id FROM conversations WHERE tenant_id = %s AND user_id = %s)"
+)
+USER_TABLES: tuple[tuple[str, str], ...] = (
+    ("audit_events", _BY_USER),
+    ("conversations", _BY_USER),
+    ("jobs", _BY_CONVERSATION),
+    ("last_assemblies", _BY_USER),
+    ("memories", _BY_USER),
+    ("messages", _BY_USER),
+    ("pinned_instructions", _BY_USER),
+    ("summaries", _BY_USER),
+    ("user_settings", _BY_USER),
+)
+DERIVED_TABLES: tuple[tuple[str, str], ...] = (
+    ("message_index", _BY_USER),
+    ("conversation_terms", _BY_CONVERSATION),
+    ("search_generations", _BY_CONVERSATION),
+    ("memory_vectors", _BY_USER),
+)
+# dependants before the rows they reference
+_DELETE_ORDER = (
+    "jobs", "summaries", "last_assemblies", "pinned_instructions", "message_index",
+    "conversation_terms", "search_generations", "messages", "conversations", "memory_vectors",
+    "memories", "user_settings",
+)  # fmt: skip
+# columns that are internal machinery, not the user's data
+_NOT_EXPORTED = {"seq", "tsv", "owner_lexeme"}
+
+
+def _params(where: str, tenant: str, user: str) -> tuple[str, ...]:
+    return (tenant, user) if where.count("%s") == 2 else (tenant, tenant, user)
+
+
+class MemoryTxnMixin(TxnBase):
+    # --- memories -------------------------------------------------------------------------------
+
+    def insert_memory(self, tenant: str, record: MemoryRecord) -> None:
+        self._lock_owner(tenant, record.user_id)
+        self._db.execute(
+            f"INSERT INTO memories ({MEMORY_COLUMNS}, owner_lexeme) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                record.id, tenant, record.user_id, record.scope, record.category,
+                record.subject_key, record.text, record.source_kind, record.source_message_id,
+                record.status, record.supersedes_id, record.conflicts_with_id,
+                record.sensitivity, record.purpose, record.created_at, record.updated_at,
+                record.expires_at, memory_owner_lexeme(tenant, record.user_id),
+            ),
+        )  # fmt: skip
+
+    def get_memory(self, tenant: str, user: str, memory_id: str) -> MemoryRecord:
+        self._lock_owner(tenant, user)
+        row = self._db.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories "
+            "WHERE tenant_id = %s AND user_id = %s AND id = %s",
+            (tenant, user, memory_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound("memory", memory_id)
+        return memory(row)
+
+    def list_memories(
+        self,
+        tenant: str,
+        user: str,
+        *,
+        statuses: Sequence[str] | None = None,
+        category: str | None = None,
+        scopes: Sequence[str] | None = None,
+        subject_key: str | None = None,
+        unexpired_at: datetime | None = None,
+        unconflicted: bool = False,
+        newest_first: bool = False,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Oldest first, or most recently updated first."""
+        self._lock_owner(tenant, user)
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant_id = %s AND user_id = %s"
+        params: list[Any] = [tenant, user]
+        if statuses is not None:
+            sql += " AND status = ANY(%s)"
+            params.append(list(statuses))
+        if category is not None:
+            sql += " AND category = %s"
+            params.append(category)
+        if scopes is not None:
+            sql += " AND scope = ANY(%s)"
+            params.append(list(scopes))
+        if subject_key is not None:
+            sql += " AND subject_key = %s"
+            params.append(subject_key)
+        if unexpired_at is not None:
+            sql += " AND (expires_at IS NULL OR expires_at > %s)"
+            params.append(unexpired_at)
+        if unconflicted:
+            sql += " AND conflicts_with_id IS NULL"
+        sql += " ORDER BY updated_at DESC, id DESC" if newest_first else " ORDER BY created_at, id"
+        if limit is not None:
+            sql += " LIMIT %s"
+            params.append(limit)
+        return [memory(row) for row in self._db.execute(sql, params).fetchall()]
+
+    def set_memory_fields(self, tenant: str, memory_id: str, update: MemoryUpdate) -> None:
+        fields = update.changes()  # column names fixed by MemoryUpdate, never caller text
+        assignments = ", ".join(f"{name} = %s" for name in fields)
+        self._db.execute(
+            f"UPDATE memories SET {assignments} WHERE tenant_id = %s AND id = %s",
+            (*fields.values(), tenant, memory_id),
+        )
+        if update.erase_content:
+            # the vector is derived from the old text and goes with it (the tsvector, a generated
+            # column, already followed the blanked text)
+            self._db.execute(
+                "DELETE FROM memory_vectors WHERE tenant_id = %s AND memory_id = %s",
+                (tenant, memory_id),
+            )
+
+    def delete_memories(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
+        self._lock_owner(tenant, user)
+        ids = list(memory_ids)
+        self._db.execute(
+            "DELETE FROM memory_vectors WHERE tenant_id = %s AND user_id = %s "
+            "AND memory_id = ANY(%s)",
+            (tenant, user, ids),
+        )
+        self._db.execute(
+            "DELETE FROM memories WHERE tenant_id = %s AND user_id = %s AND id = ANY(%s)",
+            (tenant, user, ids),
+        )
+        # a record flagged against a deleted one has nothing left to conflict with
+        self._db.execute(
+            "UPDATE memories SET conflicts_with_id = NULL "
+            "WHERE tenant_id = %s AND user_id = %s AND conflicts_with_id = ANY(%s)",
+            (tenant, user, ids),
+        )
+
+    # --- audit ----------------------------------------------------------------------------------
+
+    def insert_audit(self, tenant: str, event: AuditEvent) -> None:
+        self._db.execute(
+            "INSERT INTO audit_events (tenant_id, id, user_id, actor, action, object_kind, "
+            "object_id, at, details) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (tenant, event.id, event.user_id, event.actor, event.action, event.object_kind,
+             event.object_id, event.at, Jsonb(event.details)),
+        )  # fmt: skip
+
+    def list_audit(self, tenant: str, user: str) -> list[AuditEvent]:
+        rows = self._db.execute(
+            "SELECT id, user_id, actor, action, object_kind, object_id, at, details "
+            "FROM audit_events WHERE tenant_id = %s AND user_id = %s ORDER BY at, id",
+            (tenant, user),
+        ).fetchall()
+        return [AuditEvent(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]) for r in rows]
+
+    # --- settings -------------------------------------------------------------------------------
+
+    def memory_enabled(self, tenant: str, user: str) -> bool:
+        self._lock_owner(tenant, user)
+        row = self._db.execute(
+            "SELECT memory_enabled FROM user_settings WHERE tenant_id = %s AND user_id = %s",
+            (tenant, user),
+        ).fetchone()
+        return True if row is None else bool(row[0])
+
+    def set_memory_enabled(self, tenant: str, user: str, enabled: bool, at: datetime) -> None:
+        self._lock_owner(tenant, user)
+        self._db.execute(
+            "INSERT INTO user_settings (tenant_id, user_id, memory_enabled, updated_at) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT (tenant_id, user_id) DO UPDATE SET "
+            "memory_enabled = EXCLUDED.memory_enabled, updated_at = EXCLUDED.updated_at",
+            (tenant, user, enabled, at),
+        )
+
+    def tenant_memory_disabled(self, tenant: str) -> bool:
+        row = self._db.execute(
+            "SELECT memory_disabled FROM tenant_policies WHERE tenant_id = %s", (tenant,)
+        ).fetchone()
+        return bool(row[0]) if row else False
+
+    def retention_policies(self) -> list[RetentionPolicy]:
+        rows = self._db.execute(
+            "SELECT tenant_id, retention_days FROM tenant_policies "
+            "WHERE retention_days IS NOT NULL ORDER BY tenant_id"
+        ).fetchall()
+        return [RetentionPolicy(r[0], int(r[1])) for r in rows]
+
+    def set_tenant_policy(
+        self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime
+    ) -> None:
+        self._db.execute(
+            "INSERT INTO tenant_policies (tenant_id, memory_disabled, retention_days, updated_at) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT (tenant_id) DO UPDATE SET "
+            "memory_disabled = EXCLUDED.memory_disabled, "
+            "retention_days = EXCLUDED.retention_days, updated_at = EXCLUDED.updated_at",
+            (tenant, memory_disabled, retention_days, at),
+        )
+
+    # --- a user's whole data --------------------------------------------------------------------
+
+    def export_user(self, tenant: str, user: str) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for table, where in USER_TABLES:
+            cursor = self._db.execute(
+                f"SELECT * FROM {table} WHERE {where}", _params(where, tenant, user)
+            )
+            names = [d.name for d in cursor.description or ()]
+            out[table] = [
+                {
+                    name: _exported(value)
+                    for name, value in zip(names, row, strict=True)
+                    if name not in _NOT_EXPORTED
+                }
+                for row in cursor.fetchall()
+            ]
+        return out
+
+    def delete_user(self, tenant: str, user: str) -> dict[str, int]:
+        """Delete every row of the user's data except the audit (which holds no content)."""
+        self._lock_owner(tenant, user)
+        # the user's conversations are locked first, in id order, as every writer locks them
+        self._db.execute(
+            "SELECT 1 FROM conversations WHERE tenant_id = %s AND user_id = %s "
+            "ORDER BY id FOR UPDATE",
+            (tenant, user),
+        )
+        wheres = dict(USER_TABLES) | dict(DERIVED_TABLES)
+        terms = self._db.execute(
+            f"SELECT DISTINCT term FROM conversation_terms WHERE {_BY_CONVERSATION}",
+            (tenant, tenant, user),
+        ).fetchall()
+        counts: dict[str, int] = {}
+        for table in _DELETE_ORDER:
+            where = wheres[table]
+            cursor = self._db.execute(
+                f"DELETE FROM {table} WHERE {where}", _params(where, tenant, user)
+            )
+            counts[table] = cursor.rowcount
+        self._forget_unused_term_vectors(tenant, [r[0] for r in terms])
+        return counts
+
+
+def _exported(value: Any) -> Any:
+    """JSON documents as the JSON text SQLite exports hold, the rest JSON-ready."""
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return int(value)
+    return export_value(value)

@@ -1,0 +1,467 @@
+"""PostgreSQL schema migrations, applied in order and recorded by name in ``_migrations``.
+
+The same discipline as SQLite's list: small named functions, new ones appended, an applied one
+never edited. Differences from the SQLite schema, each for a reason:
+
+- every per-tenant table is keyed ``(tenant_id, …)`` and its foreign keys carry ``tenant_id``, so
+  Citus can distribute it by ``tenant_id`` with its neighbours co-located (README, "Scaling out");
+- foreign keys never cascade and no trigger maintains anything: the store deletes every derived
+  row itself, and a forgotten one fails the foreign key instead of lingering;
+- full text is a stored generated ``tsvector`` (English stemming) under a GIN index. A GIN index
+  cannot start with ``tenant_id`` without ``btree_gin``, which a stock build lacks, so, as on
+  SQLite, each document carries a lexeme naming its owner (the conversation, or the memory's
+  user) that every query intersects with: a search reads one owner's postings;
+- vectors are ``halfvec`` (the float16 the engine stores anyway: lossless round trips);
+- a message's token counts are a ``jsonb`` column of the message (one row per append, not one
+  per tokenizer);
+
+Tables that are not per tenant: ``_migrations``, ``api_keys`` (a presented key names no tenant),
+``tenant_policies`` (read across tenants by retention) and ``jobs`` (one queue across tenants).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+
+from convmem.store.postgres.connection import Connection
+
+# the text search configuration of every tsvector and tsquery
+TS_CONFIG = "english"
+
+
+def m001_extensions(db: Connection) -> None:
+    db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+
+def m002_conversations(db: Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE conversations (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            title TEXT,
+            -- temporary conversations are never read into or written to long-term memory
+            temporary BOOLEAN NOT NULL DEFAULT FALSE,
+            -- tip of the branch the user sees; appends lock this row, then move it
+            active_leaf_id TEXT,
+            metadata JSONB NOT NULL DEFAULT '{}',
+            created_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (tenant_id, id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX conversations_by_user ON conversations (tenant_id, user_id, id)")
+
+
+def m003_messages(db: Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE messages (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            -- write order: siblings are listed in it, and re-indexing walks it
+            seq BIGINT GENERATED ALWAYS AS IDENTITY,
+            -- denormalised from the conversation so scoped queries need no join
+            user_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            parent_id TEXT,
+            depth INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+            content TEXT NOT NULL,
+            tool_calls JSONB,
+            tool_call_id TEXT,
+            metadata JSONB NOT NULL DEFAULT '{}',
+            created_at TIMESTAMPTZ NOT NULL,
+            revision_of TEXT,
+            revision_kind TEXT CHECK (revision_kind IN ('edit', 'regenerate')),
+            -- {tokenizer: the message's cost in a chat request, framing included}, counted once
+            tokens JSONB NOT NULL DEFAULT '{}',
+            -- the conservative estimate and its running sum along the branch (block eviction)
+            estimate_tokens INTEGER NOT NULL,
+            estimate_before INTEGER NOT NULL,
+            PRIMARY KEY (tenant_id, id),
+            FOREIGN KEY (tenant_id, conversation_id) REFERENCES conversations (tenant_id, id),
+            -- checked at commit: a subtree is deleted in one statement, in any order
+            FOREIGN KEY (tenant_id, parent_id) REFERENCES messages (tenant_id, id)
+                DEFERRABLE INITIALLY DEFERRED
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX messages_children ON messages (tenant_id, conversation_id, parent_id, seq)"
+    )
+    db.execute("CREATE INDEX messages_by_parent ON messages (tenant_id, parent_id)")
+    db.execute("CREATE INDEX messages_by_depth ON messages (tenant_id, conversation_id, depth)")
+
+
+def m004_pinned_instructions(db: Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE pinned_instructions (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            -- NULL: pinned for every conversation of the user
+            conversation_id TEXT,
+            position INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (tenant_id, id),
+            FOREIGN KEY (tenant_id, conversation_id) REFERENCES conversations (tenant_id, id)
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX pinned_by_owner ON pinned_instructions "
+        "(tenant_id, user_id, conversation_id, position)"
+    )
+
+
+def m005_memories(db: Connection) -> None:
+    db.execute(
+        f"""
+        CREATE TABLE memories (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            -- 'user' or 'project:<id>'
+            scope TEXT NOT NULL,
+            category TEXT NOT NULL
+                CHECK (category IN ('preference', 'profile', 'constraint', 'decision', 'fact')),
+            -- what the statement is about: a newer one on the same subject supersedes
+            subject_key TEXT NOT NULL,
+            text TEXT NOT NULL,
+            source_kind TEXT NOT NULL CHECK (source_kind IN
+                ('user_explicit', 'inference', 'confirmed_inference', 'admin', 'import')),
+            source_message_id TEXT,
+            status TEXT NOT NULL
+                CHECK (status IN ('proposed', 'confirmed', 'superseded', 'rejected')),
+            supersedes_id TEXT,
+            -- two confirmed records that disagree are flagged for the user, never merged
+            conflicts_with_id TEXT,
+            sensitivity TEXT NOT NULL DEFAULT 'none',
+            purpose TEXT NOT NULL DEFAULT 'personalization',
+            created_at TIMESTAMPTZ NOT NULL,
+            updated_at TIMESTAMPTZ NOT NULL,
+            expires_at TIMESTAMPTZ,
+            -- the owner's lexeme (see the module docstring), then the text (weight A) and the
+            -- subject (weight B)
+            owner_lexeme TEXT NOT NULL,
+            tsv TSVECTOR GENERATED ALWAYS AS (
+                array_to_tsvector(ARRAY[owner_lexeme])
+                || setweight(to_tsvector('{TS_CONFIG}', text), 'A')
+                || setweight(to_tsvector('{TS_CONFIG}', replace(subject_key, '_', ' ')), 'B')
+            ) STORED,
+            PRIMARY KEY (tenant_id, id)
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX memories_current ON memories (tenant_id, user_id, status, scope, subject_key)"
+    )
+    db.execute("CREATE INDEX memories_fts ON memories USING gin (tsv)")
+    db.execute(
+        """
+        CREATE TABLE memory_vectors (
+            tenant_id TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            vector HALFVEC NOT NULL,
+            PRIMARY KEY (tenant_id, memory_id),
+            FOREIGN KEY (tenant_id, memory_id) REFERENCES memories (tenant_id, id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX memory_vectors_by_user ON memory_vectors (tenant_id, user_id)")
+
+
+def m006_audit_and_settings(db: Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE audit_events (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            -- whose data the event is about
+            user_id TEXT NOT NULL,
+            -- who did it: 'user:<id>', 'app', 'admin', 'system'
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            object_kind TEXT NOT NULL,
+            object_id TEXT NOT NULL,
+            at TIMESTAMPTZ NOT NULL,
+            -- reason codes, statuses, ids: never content
+            details JSONB NOT NULL DEFAULT '{}',
+            PRIMARY KEY (tenant_id, id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX audit_by_user ON audit_events (tenant_id, user_id, at)")
+    db.execute("CREATE INDEX audit_by_object ON audit_events (tenant_id, object_id)")
+    db.execute(
+        """
+        CREATE TABLE user_settings (
+            tenant_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            -- off: nothing is read from or written to long-term memory for this user
+            memory_enabled BOOLEAN NOT NULL DEFAULT TRUE,
+            updated_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (tenant_id, user_id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE tenant_policies (
+            tenant_id TEXT NOT NULL PRIMARY KEY,
+            -- a tenant may switch long-term memory off for all its users
+            memory_disabled BOOLEAN NOT NULL DEFAULT FALSE,
+            retention_days INTEGER,
+            updated_at TIMESTAMPTZ NOT NULL
+        )
+        """
+    )
+
+
+def m007_summaries_and_jobs(db: Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE summaries (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            -- the key: the summary covers the path from the root through this message, which is
+            -- unique in a tree, so it is valid on every branch holding the message and no other
+            through_message_id TEXT NOT NULL,
+            through_depth INTEGER NOT NULL,
+            covered_hash TEXT NOT NULL,
+            base_hash TEXT NOT NULL,
+            segment_length INTEGER NOT NULL,
+            previous_id TEXT,
+            summarizer TEXT NOT NULL,
+            prompt_version TEXT NOT NULL,
+            snapshot JSONB NOT NULL,
+            rendered TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            cost JSONB NOT NULL DEFAULT '{}',
+            fallback_reason TEXT,
+            created_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (tenant_id, id),
+            UNIQUE (tenant_id, through_message_id, summarizer, prompt_version),
+            FOREIGN KEY (tenant_id, through_message_id) REFERENCES messages (tenant_id, id)
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX summaries_by_depth ON summaries "
+        "(tenant_id, conversation_id, summarizer, prompt_version, through_depth)"
+    )
+    db.execute(
+        """
+        CREATE TABLE jobs (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            -- enqueueing the same key again is a no-op: jobs are idempotent
+            key TEXT NOT NULL,
+            conversation_id TEXT,
+            -- ids only, never content
+            payload JSONB NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            max_attempts INTEGER NOT NULL,
+            -- a running job belongs to its worker until the lease expires (unix seconds)
+            lease_owner TEXT,
+            lease_expires_at DOUBLE PRECISION,
+            run_after DOUBLE PRECISION NOT NULL,
+            last_error TEXT,
+            created_at TIMESTAMPTZ NOT NULL,
+            updated_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (tenant_id, id),
+            UNIQUE (tenant_id, key)
+        )
+        """
+    )
+    # one queue across tenants: workers claim by readiness and address jobs by id
+    db.execute("CREATE INDEX jobs_ready ON jobs (status, run_after)")
+    db.execute("CREATE UNIQUE INDEX jobs_by_id ON jobs (id)")
+    db.execute("CREATE INDEX jobs_by_conversation ON jobs (tenant_id, conversation_id)")
+
+
+def m008_message_index(db: Connection) -> None:
+    # Derived from messages: dropped and rebuilt from them at will. One row per indexed message.
+    db.execute(
+        f"""
+        CREATE TABLE message_index (
+            tenant_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            -- never reused: write order, and a cursor for caches of rows seen
+            seq BIGINT GENERATED ALWAYS AS IDENTITY,
+            user_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            depth INTEGER NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL,
+            speaker TEXT NOT NULL,
+            session TEXT,
+            -- the conversation's lexeme (see the module docstring)
+            scope_lexeme TEXT NOT NULL,
+            body TEXT NOT NULL,
+            ctx TEXT NOT NULL DEFAULT '',
+            -- the turn's own words weigh A, its neighbours' B (ranked 1 and 0.5)
+            tsv TSVECTOR GENERATED ALWAYS AS (
+                array_to_tsvector(ARRAY[scope_lexeme])
+                || setweight(to_tsvector('{TS_CONFIG}', body), 'A')
+                || setweight(to_tsvector('{TS_CONFIG}', ctx), 'B')
+            ) STORED,
+            embedder TEXT,
+            vector HALFVEC,
+            PRIMARY KEY (tenant_id, message_id),
+            FOREIGN KEY (tenant_id, message_id) REFERENCES messages (tenant_id, id)
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX message_index_by_conversation "
+        "ON message_index (tenant_id, conversation_id, depth)"
+    )
+    db.execute("CREATE INDEX message_index_fts ON message_index USING gin (tsv)")
+    db.execute(
+        """
+        CREATE TABLE search_generations (
+            tenant_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            -- bumped whenever the conversation's vectors or vocabulary change: an in-process cache
+            -- of them is valid while the number it was built at is current
+            generation BIGINT NOT NULL,
+            PRIMARY KEY (tenant_id, conversation_id),
+            FOREIGN KEY (tenant_id, conversation_id) REFERENCES conversations (tenant_id, id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE conversation_terms (
+            tenant_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            -- a word of the conversation, or (speaker) the name of one of its speakers
+            term TEXT NOT NULL,
+            speaker BOOLEAN NOT NULL DEFAULT FALSE,
+            PRIMARY KEY (tenant_id, conversation_id, term),
+            FOREIGN KEY (tenant_id, conversation_id) REFERENCES conversations (tenant_id, id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX conversation_terms_by_term ON conversation_terms (tenant_id, term)")
+    db.execute(
+        """
+        CREATE TABLE term_vectors (
+            tenant_id TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            -- one vector per word per tenant: a query's terms are widened to their nearest words
+            term TEXT NOT NULL,
+            vector HALFVEC NOT NULL,
+            PRIMARY KEY (tenant_id, embedder, term)
+        )
+        """
+    )
+    db.execute("CREATE INDEX term_vectors_by_term ON term_vectors (tenant_id, term)")
+
+
+def m009_keys_and_assemblies(db: Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE api_keys (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('app', 'user', 'admin')),
+            -- the one user a 'user' key acts for (not user_id: a key is a credential, not data)
+            acts_for_user TEXT,
+            name TEXT,
+            secret_sha256 TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL,
+            revoked_at TIMESTAMPTZ,
+            PRIMARY KEY (tenant_id, id),
+            CHECK ((role = 'user') = (acts_for_user IS NOT NULL))
+        )
+        """
+    )
+    # a presented key names its id but not its tenant: one lookup across tenants
+    db.execute("CREATE UNIQUE INDEX api_keys_by_id ON api_keys (id)")
+    db.execute(
+        """
+        CREATE TABLE last_assemblies (
+            tenant_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            leaf_id TEXT,
+            at TIMESTAMPTZ NOT NULL,
+            -- token counts per section and ids, never content
+            report JSONB NOT NULL,
+            PRIMARY KEY (tenant_id, conversation_id),
+            FOREIGN KEY (tenant_id, conversation_id) REFERENCES conversations (tenant_id, id)
+        )
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [
+    m001_extensions,
+    m002_conversations,
+    m003_messages,
+    m004_pinned_instructions,
+    m005_memories,
+    m006_audit_and_settings,
+    m007_summaries_and_jobs,
+    m008_message_index,
+    m009_keys_and_assemblies,
+]
+
+# Held while migrating, so processes opening one database at once apply each step once.
+_MIGRATION_LOCK = 7_211_432_001
+
+
+def pending_migrations(db: Connection) -> list[str]:
+    """Names of the migrations this database lacks (every one, for an empty database)."""
+    exists = db.execute("SELECT to_regclass('_migrations') IS NOT NULL").fetchone()
+    if exists is None or not exists[0]:
+        return [m.__name__ for m in MIGRATIONS]
+    done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    return [m.__name__ for m in MIGRATIONS if m.__name__ not in done]
+
+
+def apply_migrations(db: Connection) -> list[str]:
+    """Apply what is missing, each in its own transaction (``db`` is in autocommit mode).
+    Returns the names applied now."""
+    applied: list[str] = []
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations "
+            "(name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+    for migration in MIGRATIONS:
+        name = migration.__name__
+        with db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            done = db.execute("SELECT 1 FROM _migrations WHERE name = %s", (name,)).fetchone()
+            if done is None:
+                migration(db)
+                db.execute("INSERT INTO _migrations (name) VALUES (%s)", (name,))
+                applied.append(name)
+    return applied
+
+
+def migrate(url: str) -> list[str]:
+    """Bring the database at ``url`` up to date (``convmem migrate``)."""
+    from convmem.store.postgres.connection import map_error
+
+    try:
+        with psycopg.connect(url, autocommit=True) as db:
+            return apply_migrations(db)
+    except psycopg.Error as exc:
+        raise map_error(exc) from exc

@@ -1,0 +1,120 @@
+"""Conversions between PostgreSQL rows and convmem's values (shared by the PostgreSQL mixins)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from pgvector import HalfVector
+
+from convmem.model.conversation import ConversationRecord
+from convmem.model.messages import Message, ToolCall
+from convmem.store.postgres.connection import Connection
+from convmem.store.search_index import Vector
+
+MESSAGE_COLUMNS = (
+    "m.id, m.conversation_id, m.parent_id, m.depth, m.role, m.content, m.tool_calls, "
+    "m.tool_call_id, m.metadata, m.created_at"
+)
+# The path from a message towards the root, at most ``limit`` messages, as (id, n) with n = 0 at
+# the start. Parameters: start id, tenant, limit.
+CHAIN_CTE = """
+    WITH RECURSIVE chain(id, n) AS (
+        SELECT %s::text, 0
+        UNION ALL
+        SELECT m.parent_id, chain.n + 1 FROM chain
+        JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
+        WHERE m.parent_id IS NOT NULL AND chain.n + 1 < %s
+    )
+"""
+
+CONVERSATION_COLUMNS = (
+    "id, tenant_id, user_id, title, temporary, active_leaf_id, metadata, created_at"
+)
+
+
+def message(row: Sequence[Any]) -> Message:
+    calls = tuple(ToolCall(**call) for call in row[6]) if row[6] else ()
+    return Message(
+        id=row[0],
+        conversation_id=row[1],
+        parent_id=row[2],
+        depth=row[3],
+        role=row[4],
+        content=row[5],
+        tool_calls=calls,
+        tool_call_id=row[7],
+        metadata=row[8],
+        created_at=row[9],
+    )
+
+
+def conversation(row: Sequence[Any]) -> ConversationRecord:
+    return ConversationRecord(
+        id=row[0],
+        tenant_id=row[1],
+        user_id=row[2],
+        title=row[3],
+        temporary=bool(row[4]),
+        active_leaf_id=row[5],
+        metadata=row[6],
+        created_at=row[7],
+    )
+
+
+def halfvec(vector: Vector) -> HalfVector:
+    """A float32 row as pgvector's ``halfvec`` (float16: half the disk, the same ranks)."""
+    return HalfVector(np.asarray(vector, dtype=np.float16))
+
+
+def float32_row(value: HalfVector) -> Vector:
+    return np.asarray(value.to_numpy(), dtype=np.float32)
+
+
+# The first key of every owner lock: a class of its own among advisory locks.
+OWNER_LOCK_CLASS = 7_211_432
+
+
+class TxnBase:
+    """State every mixin shares: the transaction's connection, and the locks it holds."""
+
+    def __init__(self, db: Connection, *, writable: bool) -> None:
+        self._db = db
+        self._writable = writable
+        self._locked_owners: set[tuple[str, str]] = set()
+        self._locked_conversations: set[tuple[str, str]] = set()
+
+    def _lock_owner(self, tenant: str, user: str) -> None:
+        """In a write, serialise this user's read-modify-write of memories, pins and settings
+        with every other writer of them (other users are not held up). A transaction-scoped
+        advisory lock: nothing is written, and it goes with the transaction. Two users whose
+        keys collide (32 bits) merely wait for each other."""
+        if not self._writable or (tenant, user) in self._locked_owners:
+            return
+        self._db.execute(
+            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+            (OWNER_LOCK_CLASS, f"{len(tenant)}:{tenant}/{user}"),
+        )
+        self._locked_owners.add((tenant, user))
+
+    def _forget_unused_term_vectors(self, tenant: str, terms: Sequence[str]) -> None:
+        """A word's vector leaves with the tenant's last conversation that uses it."""
+        if not terms:
+            return
+        self._db.execute(
+            "DELETE FROM term_vectors v WHERE v.tenant_id = %s AND v.term = ANY(%s) "
+            "AND NOT EXISTS (SELECT 1 FROM conversation_terms t "
+            "WHERE t.tenant_id = %s AND t.term = v.term)",
+            (tenant, list(terms), tenant),
+        )
+
+
+def export_value(value: Any) -> Any:
+    """A column value as the JSON-ready form exports carry (times as ISO text)."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, HalfVector):
+        return None
+    return value

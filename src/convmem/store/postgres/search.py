@@ -1,0 +1,571 @@
+"""PostgreSQL primitives for search: the message index (tsvector + halfvec), vocabularies, memory
+vectors.
+
+Full-text queries arrive as terms and each term goes through ``plainto_tsquery``, which reads its
+argument as plain text: operators, quotes and parentheses in user text are never query syntax.
+The terms' queries are OR-ed and intersected with the owner's lexeme (one conversation, or one
+user's memories), so the GIN index reads one owner's postings; tenant, user and conversation are
+also ordinary SQL conditions, so nothing else can ever be returned, whatever the lexemes do.
+
+Ranking is BM25-shaped and computed in the query, over the owner's matching rows only: each
+term's ``ts_rank`` (the turn's own words weigh 1, its neighbours' 0.5; length-normalised) times
+the term's IDF among the conversation's turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from convmem.errors import InvalidInput
+from convmem.store.postgres.memories import PREFIXED, memory, memory_owner_lexeme
+from convmem.store.postgres.migrations import TS_CONFIG
+from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
+from convmem.store.ranking import MemoryHitRow, MessageHitRow, Window
+from convmem.store.search_index import (
+    IndexedBody,
+    IndexedRow,
+    IndexEntry,
+    MemoryVector,
+    MessageVector,
+    MissingMemoryVector,
+    MissingMessageVector,
+    MissingTermVector,
+    TermVector,
+    UnindexedMessage,
+    Vector,
+)
+
+# ts_rank's weights for {D, C, B, A}: the owner lexeme (D) counts nothing, a neighbour's words
+# (B) half of the turn's own (A); the same ratio as the SQLite backend's bm25 column weights.
+_WEIGHTS = "'{0, 0, 0.5, 1}'::real[]"
+# Most matching turns scored per query: every one for a conversation of a few thousand turns.
+_MAX_CANDIDATES = 5000
+
+
+def conversation_lexeme(tenant: str, conversation_id: str) -> str:
+    """The lexeme a conversation's index rows carry (hex: no stemming, no stop word)."""
+    return "c" + tenant.encode().hex() + "x" + conversation_id.encode().hex()
+
+
+def _owner_query(lexeme: str) -> str:
+    # hex digits and two letters: safe inside a tsquery literal
+    return f"'{lexeme}'"
+
+
+# The terms' OR-ed query as text tsquery can parse back: plainto_tsquery's output is quoted
+# lexemes joined by operators, and terms that are only stop words (empty queries) are left out.
+_TERMS_QUERY = (
+    "(SELECT string_agg('(' || q::text || ')', ' | ') FROM "
+    f"(SELECT plainto_tsquery('{TS_CONFIG}', term) AS q FROM unnest(%s::text[]) AS term) s "
+    "WHERE numnode(q) > 0)"
+)
+
+
+# FROM … WHERE of a conversation's vocabulary words with their vectors, for its owner only and
+# without its speakers' names (a name's vector would widen a query towards whoever spoke).
+# Parameters: embedder, tenant (twice), conversation, tenant (twice), conversation, user.
+_VOCABULARY = (
+    "FROM conversation_terms t JOIN term_vectors v ON v.tenant_id = t.tenant_id "
+    "AND v.embedder = %s AND v.term = t.term WHERE t.tenant_id = %s AND v.tenant_id = %s "
+    "AND t.conversation_id = %s AND NOT t.speaker AND NOT EXISTS (SELECT 1 FROM "
+    "conversation_terms s WHERE s.tenant_id = %s AND s.speaker AND s.conversation_id = "
+    "t.conversation_id AND lower(s.term) = t.term) AND EXISTS (SELECT 1 FROM conversations c "
+    "WHERE c.tenant_id = %s AND c.id = %s AND c.user_id = %s)"
+)
+
+
+class SearchTxnMixin(TxnBase):
+    # --- the message index ----------------------------------------------------------------------
+
+    def index_message(self, tenant: str, user: str, entry: IndexEntry) -> None:
+        self._db.execute(
+            "INSERT INTO message_index (tenant_id, message_id, user_id, conversation_id, depth, "
+            "created_at, speaker, session, scope_lexeme, body, ctx, embedder, vector) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (tenant_id, message_id) DO UPDATE SET depth = EXCLUDED.depth, "
+            "created_at = EXCLUDED.created_at, speaker = EXCLUDED.speaker, "
+            "session = EXCLUDED.session, body = EXCLUDED.body, ctx = EXCLUDED.ctx, "
+            "embedder = EXCLUDED.embedder, vector = EXCLUDED.vector",
+            (
+                tenant, entry.message_id, user, entry.conversation_id, entry.depth,
+                entry.created_at, entry.speaker, entry.session,
+                conversation_lexeme(tenant, entry.conversation_id), entry.body, entry.ctx,
+                entry.embedder, None if entry.vector is None else halfvec(entry.vector),
+            ),
+        )  # fmt: skip
+        self._db.execute(
+            "INSERT INTO search_generations (tenant_id, conversation_id, generation) "
+            "VALUES (%s, %s, 1) ON CONFLICT (tenant_id, conversation_id) "
+            "DO UPDATE SET generation = search_generations.generation + 1",
+            (tenant, entry.conversation_id),
+        )
+
+    def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None:
+        self._db.execute(
+            "UPDATE message_index SET ctx = %s WHERE tenant_id = %s AND message_id = %s "
+            "AND ctx IS DISTINCT FROM %s",
+            (ctx, tenant, message_id, ctx),
+        )
+
+    def forget_indexed(self, tenant: str, message_ids: Sequence[str]) -> None:
+        """Remove deleted messages' index rows (their vectors with them)."""
+        rows = self._db.execute(
+            "DELETE FROM message_index WHERE tenant_id = %s AND message_id = ANY(%s) "
+            "RETURNING conversation_id",
+            (tenant, list(message_ids)),
+        ).fetchall()
+        self._bump(tenant, [r[0] for r in rows])
+
+    def forget_conversation_index(self, tenant: str, conversation_id: str) -> None:
+        """Every search row derived from a conversation, and the word vectors only it used."""
+        key = (tenant, conversation_id)
+        self._db.execute(
+            "DELETE FROM message_index WHERE tenant_id = %s AND conversation_id = %s", key
+        )
+        terms = self._db.execute(
+            "DELETE FROM conversation_terms WHERE tenant_id = %s AND conversation_id = %s "
+            "RETURNING term",
+            key,
+        ).fetchall()
+        self._forget_unused_term_vectors(tenant, [r[0] for r in terms])
+        self._db.execute(
+            "DELETE FROM search_generations WHERE tenant_id = %s AND conversation_id = %s", key
+        )
+
+    def indexed_rows(self, tenant: str, message_ids: Sequence[str]) -> dict[str, IndexedRow]:
+        if not message_ids:
+            return {}
+        rows = self._db.execute(
+            "SELECT i.message_id, i.speaker, i.session, i.created_at, i.body, i.depth, "
+            "m.parent_id FROM message_index i JOIN messages m "
+            "ON m.tenant_id = i.tenant_id AND m.id = i.message_id "
+            "WHERE i.tenant_id = %s AND m.tenant_id = %s AND i.message_id = ANY(%s)",
+            (tenant, tenant, list(message_ids)),
+        ).fetchall()
+        return {r[0]: IndexedRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows}
+
+    def latest_indexed_child(self, tenant: str, conversation_id: str, parent_id: str) -> str | None:
+        row = self._db.execute(
+            "SELECT i.message_id FROM messages m JOIN message_index i "
+            "ON i.tenant_id = m.tenant_id AND i.message_id = m.id "
+            "WHERE m.tenant_id = %s AND i.tenant_id = %s AND m.conversation_id = %s "
+            "AND m.parent_id = %s ORDER BY m.seq DESC LIMIT 1",
+            (tenant, tenant, conversation_id, parent_id),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def unindexed_messages(self, after: str | None, limit: int) -> list[UnindexedMessage]:
+        # a cheap pre-filter (btrim strips spaces only): the caller still skips what
+        # ``indexable`` refuses, and the seq cursor makes sure it is not seen twice
+        try:
+            position = 0 if after is None else int(after)
+        except ValueError:
+            raise InvalidInput("not a cursor unindexed_messages returned") from None
+        rows = self._db.execute(
+            "SELECT m.seq, m.tenant_id, m.user_id, m.id FROM messages m WHERE m.seq > %s "
+            "AND NOT EXISTS (SELECT 1 FROM message_index i WHERE i.tenant_id = m.tenant_id "
+            "AND i.message_id = m.id) AND m.role <> 'tool' AND btrim(m.content) <> '' "
+            "ORDER BY m.seq LIMIT %s",
+            (position, limit),
+        ).fetchall()
+        return [UnindexedMessage(str(r[0]), r[1], r[2], r[3]) for r in rows]
+
+    def search_messages(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        terms: Sequence[str],
+        *,
+        window: Window,
+        limit: int,
+    ) -> list[MessageHitRow]:
+        """Messages of one conversation matching any of ``terms``, best first."""
+        wanted = [t for t in terms if t]
+        if not wanted or limit < 1:
+            return []
+        filters, params = _window(window)
+        owner = _owner_query(conversation_lexeme(tenant, conversation_id))
+        rows = self._db.execute(
+            f"""
+            WITH q AS (
+                SELECT term, plainto_tsquery('{TS_CONFIG}', term) AS tq
+                FROM unnest(%s::text[]) AS term
+            ),
+            c AS (
+                SELECT i.message_id, i.speaker, i.depth, i.tsv FROM message_index i
+                WHERE i.tenant_id = %s AND i.user_id = %s AND i.conversation_id = %s
+                AND i.tsv @@ ((%s || ' & (' || {_TERMS_QUERY} || ')')::tsquery){filters}
+                -- newest first, so a very long conversation is scored over its recent matches
+                ORDER BY i.seq DESC LIMIT {_MAX_CANDIDATES}
+            ),
+            hits AS (
+                SELECT c.message_id, c.speaker, c.depth, q.term,
+                    ts_rank({_WEIGHTS}, c.tsv, q.tq, 1) AS tf
+                FROM c JOIN q ON numnode(q.tq) > 0 AND c.tsv @@ q.tq
+            ),
+            df AS (SELECT term, count(*) AS n FROM hits GROUP BY term),
+            total AS (
+                -- the deepest turn's depth counts the turns of the longest branch: one index
+                -- seek where count(*) would read the whole conversation's rows
+                SELECT coalesce(max(depth) + 1, 1) AS n FROM message_index
+                WHERE tenant_id = %s AND conversation_id = %s
+            )
+            SELECT h.message_id, min(h.speaker), min(h.depth),
+                sum(greatest(1e-6, ln((greatest(t.n, d.n) - d.n + 0.5) / (d.n + 0.5))) * h.tf)
+                    AS score
+            FROM hits h JOIN df d USING (term) CROSS JOIN total t
+            GROUP BY h.message_id ORDER BY score DESC, h.message_id LIMIT %s
+            """,
+            (
+                wanted, tenant, user, conversation_id, owner, wanted, *params, tenant,
+                conversation_id, limit,
+            ),
+        ).fetchall()  # fmt: skip
+        return [MessageHitRow(r[0], r[1], r[2], float(r[3])) for r in rows]
+
+    def _bump(self, tenant: str, conversation_ids: Sequence[str]) -> None:
+        if conversation_ids:
+            self._db.execute(
+                "UPDATE search_generations SET generation = generation + 1 "
+                "WHERE tenant_id = %s AND conversation_id = ANY(%s)",
+                (tenant, sorted(set(conversation_ids))),
+            )
+
+    def missing_message_vectors(self, embedder: str, limit: int) -> list[MissingMessageVector]:
+        rows = self._db.execute(
+            "SELECT tenant_id, message_id, body FROM message_index "
+            "WHERE embedder IS DISTINCT FROM %s OR vector IS NULL ORDER BY seq LIMIT %s",
+            (embedder, limit),
+        ).fetchall()
+        return [MissingMessageVector(r[0], r[1], r[2]) for r in rows]
+
+    def set_message_vectors(
+        self, tenant: str, embedder: str, vectors: Sequence[MessageVector]
+    ) -> None:
+        if not vectors:
+            return
+        rows = self._db.execute(
+            "UPDATE message_index i SET embedder = %s, vector = v.vector FROM "
+            "(SELECT unnest(%s::text[]) AS message_id, unnest(%s::halfvec[]) AS vector) v "
+            "WHERE i.tenant_id = %s AND i.message_id = v.message_id RETURNING i.conversation_id",
+            (
+                embedder,
+                [v.message_id for v in vectors],
+                [halfvec(v.vector) for v in vectors],
+                tenant,
+            ),
+        ).fetchall()
+        self._bump(tenant, [r[0] for r in rows])
+
+    def indexed_bodies(self, tenant: str, conversation_id: str) -> list[IndexedBody]:
+        rows = self._db.execute(
+            "SELECT speaker, body FROM message_index WHERE tenant_id = %s AND conversation_id = %s",
+            (tenant, conversation_id),
+        ).fetchall()
+        return [IndexedBody(r[0], r[1]) for r in rows]
+
+    def on_branch(
+        self, tenant: str, start_id: str, candidate_ids: Sequence[str], min_depth: int
+    ) -> set[str]:
+        """The candidates that are ``start_id`` or its ancestors (walks up to ``min_depth``)."""
+        if not candidate_ids:
+            return set()
+        rows = self._db.execute(
+            """
+            WITH RECURSIVE up(id, parent_id, depth) AS (
+                SELECT id, parent_id, depth FROM messages WHERE tenant_id = %s AND id = %s
+                UNION ALL
+                SELECT m.id, m.parent_id, m.depth FROM up
+                JOIN messages m ON m.tenant_id = %s AND m.id = up.parent_id
+                WHERE up.depth > %s
+            )
+            SELECT id FROM up
+            """,
+            (tenant, start_id, tenant, min_depth),
+        ).fetchall()
+        wanted = set(candidate_ids)
+        return {r[0] for r in rows if r[0] in wanted}
+
+    def nearest_messages(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        embedder: str,
+        vector: Vector,
+        *,
+        window: Window,
+        limit: int,
+    ) -> list[MessageHitRow]:
+        """Exact cosine over the conversation's rows, in the database: the scope (one
+        conversation) is a B-tree range, a few thousand rows at most, where an approximate index
+        over every tenant's vectors would have to filter afterwards."""
+        if limit < 1:
+            return []
+        filters, params = _window(window)
+        query = halfvec(vector)
+        rows = self._db.execute(
+            "SELECT i.message_id, i.speaker, i.depth, 1 - (i.vector <=> %s) AS similarity "
+            "FROM message_index i WHERE i.tenant_id = %s AND i.conversation_id = %s "
+            f"AND i.user_id = %s AND i.embedder = %s AND i.vector IS NOT NULL{filters} "
+            "ORDER BY i.vector <=> %s, i.seq LIMIT %s",
+            (query, tenant, conversation_id, user, embedder, *params, query, limit),
+        ).fetchall()
+        return [MessageHitRow(r[0], r[1], r[2], float(r[3])) for r in rows]
+
+    # --- a conversation's vocabulary ------------------------------------------------------------
+
+    def add_terms(
+        self, tenant: str, conversation_id: str, words: Sequence[str], speakers: Sequence[str]
+    ) -> None:
+        flags = dict.fromkeys(words, False) | dict.fromkeys(speakers, True)
+        if not flags:
+            return
+        ordered = sorted(flags)  # one order for every writer: concurrent upserts cannot deadlock
+        self._db.execute(
+            "INSERT INTO conversation_terms (tenant_id, conversation_id, term, speaker) "
+            "SELECT %s, %s, t.term, t.speaker FROM unnest(%s::text[], %s::boolean[]) "
+            "AS t(term, speaker) ON CONFLICT (tenant_id, conversation_id, term) DO UPDATE "
+            "SET speaker = conversation_terms.speaker OR EXCLUDED.speaker",
+            (tenant, conversation_id, ordered, [flags[t] for t in ordered]),
+        )
+        # no generation bump: terms arrive with a new index row, whose insert bumped it
+
+    def retain_terms(
+        self, tenant: str, conversation_id: str, words: set[str], speakers: set[str]
+    ) -> None:
+        """Forget the words and speakers no remaining message of the conversation has."""
+        rows = self._db.execute(
+            "SELECT term, speaker FROM conversation_terms "
+            "WHERE tenant_id = %s AND conversation_id = %s",
+            (tenant, conversation_id),
+        ).fetchall()
+        doomed = sorted(r[0] for r in rows if r[0] not in (speakers if r[1] else words))
+        if not doomed:
+            return
+        self._db.execute(
+            "DELETE FROM conversation_terms WHERE tenant_id = %s AND conversation_id = %s "
+            "AND term = ANY(%s)",
+            (tenant, conversation_id, doomed),
+        )
+        self._forget_unused_term_vectors(tenant, doomed)
+        self._bump(tenant, [conversation_id])
+
+    def conversation_speakers(self, tenant: str, conversation_id: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT term FROM conversation_terms WHERE tenant_id = %s AND conversation_id = %s "
+            "AND speaker ORDER BY term",
+            (tenant, conversation_id),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def stored_term_vectors(
+        self, tenant: str, embedder: str, words: Sequence[str]
+    ) -> dict[str, Vector]:
+        if not words:
+            return {}
+        rows = self._db.execute(
+            "SELECT term, vector FROM term_vectors WHERE tenant_id = %s AND embedder = %s "
+            "AND term = ANY(%s)",
+            (tenant, embedder, list(words)),
+        ).fetchall()
+        return {r[0]: float32_row(r[1]) for r in rows}
+
+    def missing_term_vectors(self, embedder: str, limit: int) -> list[MissingTermVector]:
+        rows = self._db.execute(
+            "SELECT DISTINCT t.tenant_id, t.term FROM conversation_terms t "
+            "WHERE NOT t.speaker AND NOT EXISTS (SELECT 1 FROM term_vectors v "
+            "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term) LIMIT %s",
+            (embedder, limit),
+        ).fetchall()
+        return [MissingTermVector(r[0], r[1]) for r in rows]
+
+    def set_term_vectors(self, tenant: str, embedder: str, vectors: Sequence[TermVector]) -> None:
+        """Store word vectors (first one wins: a word's vector never changes for one embedder),
+        for words some conversation of the tenant still uses; the conversations using the new
+        ones see them at their next search (their generation moves)."""
+        if not vectors:
+            return
+        # one order for every writer, so concurrent inserts of the same words cannot deadlock
+        ordered = sorted({v.term: v.vector for v in vectors}.items())
+        added = self._db.execute(
+            "INSERT INTO term_vectors (tenant_id, embedder, term, vector) "
+            "SELECT %s, %s, v.term, v.vector FROM unnest(%s::text[], %s::halfvec[]) "
+            "AS v(term, vector) WHERE EXISTS (SELECT 1 FROM conversation_terms t "
+            "WHERE t.tenant_id = %s AND t.term = v.term) ON CONFLICT DO NOTHING RETURNING term",
+            (tenant, embedder, [t for t, _ in ordered], [halfvec(v) for _, v in ordered],
+             tenant),
+        ).fetchall()  # fmt: skip
+        if added:
+            self._db.execute(
+                "UPDATE search_generations g SET generation = g.generation + 1 "
+                "FROM (SELECT DISTINCT conversation_id FROM conversation_terms "
+                "WHERE tenant_id = %s AND term = ANY(%s)) t "
+                "WHERE g.tenant_id = %s AND g.conversation_id = t.conversation_id",
+                (tenant, [r[0] for r in added], tenant),
+            )
+
+    def vocabulary_vectors(
+        self, tenant: str, user: str, conversation_id: str, embedder: str, words: Sequence[str]
+    ) -> dict[str, Vector]:
+        if not words:
+            return {}
+        rows = self._db.execute(
+            f"SELECT t.term, v.vector {_VOCABULARY} AND t.term = ANY(%s)",
+            (embedder, tenant, tenant, conversation_id, tenant, tenant, conversation_id, user,
+             list(words)),
+        ).fetchall()  # fmt: skip
+        return {r[0]: float32_row(r[1]) for r in rows}
+
+    def nearest_words(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        embedder: str,
+        terms: Sequence[TermVector],
+        *,
+        per_term: int,
+        min_similarity: float,
+    ) -> list[str]:
+        if not terms or per_term < 1:
+            return []
+        # per term, its nearest vocabulary words (one more: the term itself may be among them)
+        rows = self._db.execute(
+            f"""
+            SELECT q.i, w.term FROM unnest(%s::text[], %s::halfvec[]) WITH ORDINALITY
+                AS q(term, vector, i)
+            CROSS JOIN LATERAL (
+                SELECT t.term, v.vector <=> q.vector AS distance {_VOCABULARY}
+                AND v.vector <=> q.vector <= %s
+                ORDER BY distance, t.term LIMIT %s
+            ) w
+            ORDER BY q.i, w.distance, w.term
+            """,
+            (
+                [t.term for t in terms], [halfvec(t.vector) for t in terms], embedder, tenant,
+                tenant, conversation_id, tenant, tenant, conversation_id, user,
+                1.0 - min_similarity, per_term + 1,
+            ),
+        ).fetchall()  # fmt: skip
+        asked = [t.term for t in terms]
+        found: dict[int, list[str]] = {}
+        for i, word in rows:
+            found.setdefault(int(i) - 1, []).append(word)
+        out: list[str] = []
+        seen = set(asked)
+        for i, term in enumerate(asked):
+            near = [w for w in found.get(i, []) if w != term][:per_term]
+            for word in near:
+                if word not in seen:
+                    seen.add(word)
+                    out.append(word)
+        return out
+
+    # --- memories -------------------------------------------------------------------------------
+
+    def search_memory_terms(
+        self,
+        tenant: str,
+        user: str,
+        terms: Sequence[str],
+        *,
+        scopes: Sequence[str],
+        now: datetime,
+        limit: int,
+    ) -> list[MemoryHitRow]:
+        """Current, confirmed, unexpired, unconflicted memories of the principal matching any of
+        ``terms``, best first. The principal's filters are in the same query as the ranking."""
+        wanted = [t for t in terms if t]
+        if not wanted or not scopes or limit < 1:
+            return []
+        self._lock_owner(tenant, user)
+        owner = _owner_query(memory_owner_lexeme(tenant, user))
+        rows = self._db.execute(
+            f"""
+            WITH q AS (SELECT ({_TERMS_QUERY})::tsquery AS tq)
+            SELECT {PREFIXED}, ts_rank({_WEIGHTS}, m.tsv, q.tq, 1) AS rank
+            FROM memories m, q
+            WHERE q.tq IS NOT NULL
+            AND m.tsv @@ ((%s || ' & (' || q.tq::text || ')')::tsquery)
+            AND m.tenant_id = %s AND m.user_id = %s
+            AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL
+            AND (m.expires_at IS NULL OR m.expires_at > %s) AND m.scope = ANY(%s)
+            ORDER BY rank DESC, m.id LIMIT %s
+            """,
+            (wanted, owner, tenant, user, now, list(scopes), limit),
+        ).fetchall()
+        return [MemoryHitRow(memory(row), float(row[17])) for row in rows]
+
+    def nearest_memories(
+        self,
+        tenant: str,
+        user: str,
+        embedder: str,
+        vector: Vector,
+        *,
+        scopes: Sequence[str],
+        now: datetime,
+        limit: int,
+    ) -> list[MemoryHitRow]:
+        if not scopes or limit < 1:
+            return []
+        query = halfvec(vector)
+        rows = self._db.execute(
+            f"SELECT {PREFIXED}, 1 - (v.vector <=> %s) FROM memory_vectors v JOIN memories m "
+            "ON m.tenant_id = v.tenant_id AND m.id = v.memory_id "
+            "WHERE v.tenant_id = %s AND m.tenant_id = %s AND v.user_id = %s "
+            "AND v.embedder = %s AND m.user_id = %s "
+            "AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL "
+            "AND (m.expires_at IS NULL OR m.expires_at > %s) AND m.scope = ANY(%s) "
+            "ORDER BY v.vector <=> %s, m.id LIMIT %s",
+            (query, tenant, tenant, user, embedder, user, now, list(scopes), query, limit),
+        ).fetchall()
+        return [MemoryHitRow(memory(row), float(row[17])) for row in rows]
+
+    def set_memory_vectors(
+        self, tenant: str, user: str, embedder: str, vectors: Sequence[MemoryVector]
+    ) -> None:
+        if not vectors:
+            return
+        # under the owner lock: a memory deleted meanwhile must not come back as a vector
+        self._lock_owner(tenant, user)
+        ordered = sorted({v.memory_id: v.vector for v in vectors}.items())
+        self._db.execute(
+            "INSERT INTO memory_vectors (tenant_id, memory_id, user_id, embedder, vector) "
+            "SELECT %s, v.memory_id, %s, %s, v.vector "
+            "FROM unnest(%s::text[], %s::halfvec[]) AS v(memory_id, vector) "
+            "WHERE EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = %s "
+            "AND m.id = v.memory_id AND m.user_id = %s) "
+            "ON CONFLICT (tenant_id, memory_id) DO UPDATE "
+            "SET embedder = EXCLUDED.embedder, vector = EXCLUDED.vector",
+            (tenant, user, embedder, [m for m, _ in ordered], [halfvec(b) for _, b in ordered],
+             tenant, user),
+        )  # fmt: skip
+
+    def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
+        rows = self._db.execute(
+            "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "
+            "LEFT JOIN memory_vectors v ON v.tenant_id = m.tenant_id AND v.memory_id = m.id "
+            "WHERE (v.vector IS NULL OR v.embedder IS DISTINCT FROM %s) "
+            "AND m.status <> 'rejected' LIMIT %s",
+            (embedder, limit),
+        ).fetchall()
+        return [MissingMemoryVector(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def _window(window: Window) -> tuple[str, list[Any]]:
+    sql, params = "", list[Any]()
+    if window.max_depth is not None:
+        sql += " AND i.depth < %s"
+        params.append(window.max_depth)
+    if window.since is not None:
+        sql += " AND i.created_at >= %s"
+        params.append(window.since)
+    if window.until is not None:
+        sql += " AND i.created_at < %s"
+        params.append(window.until)
+    return sql, params

@@ -1,0 +1,328 @@
+"""PostgreSQL implementation of the ``Store`` Protocol: conversations and messages, and the store.
+
+Appends to one conversation are serialised by a row lock on the conversation (``FOR UPDATE`` when
+a write transaction reads it), not a table lock: writers of different conversations never wait
+for each other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from convmem.errors import NotFound, StoreError
+from convmem.model.conversation import ConversationRecord
+from convmem.model.messages import Message
+from convmem.store.conversations import (
+    BranchRow,
+    ConversationRef,
+    MessageRow,
+    PinnedInstruction,
+)
+from convmem.store.postgres.connection import (
+    Connection,
+    make_pool,
+    map_error,
+    transaction,
+)
+from convmem.store.postgres.derived import DerivedRows
+from convmem.store.postgres.keys import KeyTxnMixin
+from convmem.store.postgres.memories import MemoryTxnMixin
+from convmem.store.postgres.migrations import apply_migrations, pending_migrations
+from convmem.store.postgres.rows import (
+    CHAIN_CTE,
+    CONVERSATION_COLUMNS,
+    MESSAGE_COLUMNS,
+    conversation,
+    message,
+)
+from convmem.store.postgres.search import SearchTxnMixin
+
+# Branch pages grow so a short window costs one query and a long one a handful.
+_FIRST_PAGE = 48
+_MAX_PAGE = 512
+
+
+class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
+    """Read and write primitives over one connection inside one transaction."""
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    def get_conversation(self, tenant: str, user: str, conversation_id: str) -> ConversationRecord:
+        # in a write, reading the conversation locks it: its active leaf is read, a message
+        # placed under it and the leaf moved without another writer in between
+        lock = " FOR UPDATE" if self._writable else ""
+        row = self._db.execute(
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations "
+            f"WHERE tenant_id = %s AND id = %s AND user_id = %s{lock}",
+            (tenant, conversation_id, user),
+        ).fetchone()
+        if row is None:
+            raise NotFound("conversation", conversation_id)
+        return conversation(row)
+
+    def list_conversations(
+        self, tenant: str, user: str, *, limit: int, offset: int
+    ) -> list[ConversationRecord]:
+        rows = self._db.execute(
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations "
+            "WHERE tenant_id = %s AND user_id = %s ORDER BY id DESC LIMIT %s OFFSET %s",
+            (tenant, user, limit, offset),
+        ).fetchall()
+        return [conversation(row) for row in rows]
+
+    def get_message(self, tenant: str, user: str, message_id: str) -> Message:
+        return self.get_branch_row(tenant, user, message_id).message
+
+    def get_messages(
+        self, tenant: str, user: str, message_ids: Sequence[str]
+    ) -> dict[str, Message]:
+        rows = self._db.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = %s "
+            "AND m.user_id = %s AND m.id = ANY(%s)",
+            (tenant, user, list(message_ids)),
+        ).fetchall()
+        return {m.id: m for m in map(message, rows)}
+
+    def conversations_written_before(
+        self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
+    ) -> list[ConversationRef]:
+        sql = (
+            "SELECT c.user_id, c.id FROM conversations c WHERE c.tenant_id = %s AND c.id < %s "
+            "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.tenant_id = %s "
+            "AND m.conversation_id = c.id AND m.id >= %s) ORDER BY c.id LIMIT %s"
+        )
+        params = (tenant, conversation_cutoff, tenant, message_cutoff, limit)
+        rows = self._db.execute(sql, params).fetchall()
+        if not self._writable or not rows:
+            return [ConversationRef(r[0], r[1]) for r in rows]
+        # The caller deletes what this returns in the same transaction: lock the candidates
+        # (in id order, as every multi-conversation lock is taken), then check again with a new
+        # snapshot, so a conversation that received a message meanwhile is left alone.
+        self._db.execute(
+            "SELECT 1 FROM conversations WHERE tenant_id = %s AND id = ANY(%s) "
+            "ORDER BY id FOR UPDATE",
+            (tenant, [r[1] for r in rows]),
+        )
+        rows = self._db.execute(sql, params).fetchall()
+        self._locked_conversations.update((tenant, r[1]) for r in rows)
+        return [ConversationRef(r[0], r[1]) for r in rows]
+
+    def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
+        row = self._db.execute(
+            f"SELECT {MESSAGE_COLUMNS}, m.estimate_tokens, m.estimate_before FROM messages m "
+            "WHERE m.tenant_id = %s AND m.id = %s AND m.user_id = %s",
+            (tenant, message_id, user),
+        ).fetchone()
+        if row is None:
+            raise NotFound("message", message_id)
+        return BranchRow(message(row), None, row[10], row[11])
+
+    def children(self, tenant: str, conversation_id: str, parent_id: str | None) -> list[Message]:
+        parent = "m.parent_id IS NULL" if parent_id is None else "m.parent_id = %s"
+        params: tuple[str, ...] = (tenant, conversation_id)
+        if parent_id is not None:
+            params += (parent_id,)
+        rows = self._db.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = %s "
+            f"AND m.conversation_id = %s AND {parent} ORDER BY m.seq",
+            params,
+        ).fetchall()
+        return [message(row) for row in rows]
+
+    def conversation_messages(self, tenant: str, conversation_id: str) -> list[Message]:
+        rows = self._db.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = %s "
+            "AND m.conversation_id = %s ORDER BY m.depth, m.seq",
+            (tenant, conversation_id),
+        ).fetchall()
+        return [message(row) for row in rows]
+
+    def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
+        next_id: str | None = leaf_id
+        page = _FIRST_PAGE
+        while next_id is not None:
+            rows = self._db.execute(
+                CHAIN_CTE
+                + f"""
+                SELECT {MESSAGE_COLUMNS}, (m.tokens ->> %s)::int, m.estimate_tokens,
+                    m.estimate_before
+                FROM chain JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
+                ORDER BY chain.n
+                """,
+                (next_id, tenant, page, tokenizer, tenant),
+            ).fetchall()
+            for row in rows:
+                yield BranchRow(message(row), row[10], row[11], row[12])
+            next_id = rows[-1][2] if rows else None
+            page = min(page * 2, _MAX_PAGE)
+
+    def pinned(
+        self, tenant: str, user: str, conversation_id: str | None
+    ) -> list[PinnedInstruction]:
+        self._lock_owner(tenant, user)  # a new pin's position is read from these
+        rows = self._db.execute(
+            "SELECT id, text, conversation_id, position, created_at FROM pinned_instructions "
+            "WHERE tenant_id = %s AND user_id = %s "
+            "AND (conversation_id IS NULL OR conversation_id = %s) "
+            "ORDER BY conversation_id IS NOT NULL, position, id",
+            (tenant, user, conversation_id),
+        ).fetchall()
+        return [PinnedInstruction(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+    # --- writes ---------------------------------------------------------------------------------
+
+    def insert_conversation(self, tenant: str, record: ConversationRecord) -> None:
+        self._db.execute(
+            f"INSERT INTO conversations ({CONVERSATION_COLUMNS}) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                record.id,
+                tenant,
+                record.user_id,
+                record.title,
+                record.temporary,
+                record.active_leaf_id,
+                Jsonb(dict(record.metadata)),
+                record.created_at,
+            ),
+        )
+
+    def insert_message(self, tenant: str, user: str, row: MessageRow) -> None:
+        m = row.message
+        calls = Jsonb([call.to_dict() for call in m.tool_calls]) if m.tool_calls else None
+        self._db.execute(
+            "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, depth, "
+            "role, content, tool_calls, tool_call_id, metadata, created_at, revision_of, "
+            "revision_kind, tokens, estimate_tokens, estimate_before) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                tenant, m.id, user, m.conversation_id, m.parent_id, m.depth, m.role, m.content,
+                calls, m.tool_call_id, Jsonb(dict(m.metadata)), m.created_at, row.revision_of,
+                row.revision_kind, Jsonb(dict(row.tokens)), row.estimate_tokens,
+                row.estimate_before,
+            ),
+        )  # fmt: skip
+
+    def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None:
+        self._db.execute(
+            "UPDATE conversations SET active_leaf_id = %s WHERE tenant_id = %s AND id = %s",
+            (leaf_id, tenant, conversation_id),
+        )
+
+    def subtree_ids(self, tenant: str, message_id: str) -> list[str]:
+        rows = self._db.execute(
+            """
+            WITH RECURSIVE sub(id) AS (
+                SELECT %s::text
+                UNION ALL
+                SELECT m.id FROM messages m JOIN sub ON m.tenant_id = %s AND m.parent_id = sub.id
+            )
+            SELECT id FROM sub
+            """,
+            (message_id, tenant),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
+        ids = list(message_ids)
+        self.delete_derived(tenant, ids)
+        self.forget_indexed(tenant, ids)
+        self._db.execute(
+            "DELETE FROM messages WHERE tenant_id = %s AND id = ANY(%s)", (tenant, ids)
+        )
+
+    def delete_conversation(self, tenant: str, conversation_id: str) -> None:
+        key = (tenant, conversation_id)
+        for table in ("summaries", "jobs", "pinned_instructions", "last_assemblies"):
+            self._db.execute(
+                f"DELETE FROM {table} WHERE tenant_id = %s AND conversation_id = %s", key
+            )
+        self.forget_conversation_index(tenant, conversation_id)
+        self._db.execute("DELETE FROM messages WHERE tenant_id = %s AND conversation_id = %s", key)
+        self._db.execute("DELETE FROM conversations WHERE tenant_id = %s AND id = %s", key)
+
+    def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None:
+        self._lock_owner(tenant, user)
+        self._db.execute(
+            "INSERT INTO pinned_instructions (tenant_id, id, user_id, conversation_id, position, "
+            "text, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            (tenant, pin.id, user, pin.conversation_id, pin.position, pin.text, pin.created_at),
+        )
+
+    def delete_pinned(self, tenant: str, user: str, pin_id: str) -> None:
+        self._lock_owner(tenant, user)
+        cursor = self._db.execute(
+            "DELETE FROM pinned_instructions WHERE tenant_id = %s AND user_id = %s AND id = %s",
+            (tenant, user, pin_id),
+        )
+        if cursor.rowcount == 0:
+            raise NotFound("pinned instruction", pin_id)
+
+
+class PostgresStore:
+    """A PostgreSQL database shared by threads (a pooled connection per transaction) and by
+    processes (row locks). ``migrate``: apply pending migrations first (else a database that
+    lacks some is refused with the command that brings it up to date)."""
+
+    @property
+    def reindex_needed(self) -> bool:
+        return False  # the index exists from the first migration on
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate: bool = True,
+        min_size: int = 1,
+        max_size: int | None = None,
+        connection_class: type[Connection] = psycopg.Connection,
+    ) -> None:
+        self.url = url
+        try:
+            with connection_class.connect(url, autocommit=True) as db:
+                if migrate:
+                    apply_migrations(db)
+                missing = pending_migrations(db)
+        except psycopg.Error as exc:
+            raise map_error(exc) from exc
+        if missing:
+            raise StoreError(
+                f"the database lacks {len(missing)} migration(s); run `convmem migrate --db URL` "
+                "or open it with migrate=True"
+            )
+        size = max_size or int(os.environ.get("CONVMEM_PG_POOL_SIZE", "10"))
+        self._pool = make_pool(
+            url, min_size=min(min_size, size), max_size=size, connection_class=connection_class
+        )
+
+    @contextmanager
+    def read(self) -> Iterator[PostgresTxn]:
+        with transaction(self._pool, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY") as db:
+            yield PostgresTxn(db, writable=False)
+
+    @contextmanager
+    def write(self) -> Iterator[PostgresTxn]:
+        with transaction(self._pool, "BEGIN ISOLATION LEVEL READ COMMITTED") as db:
+            yield PostgresTxn(db, writable=True)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({_redacted(self.url)!r})"
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for logs and reprs."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
