@@ -60,13 +60,13 @@ def test_search_messages_returns_depth_and_speaker_under_the_window(backend: Bac
                 "acme", "alice", conv, ["pottery"], window=Window(max_depth=3), limit=10
             )
             syntax = tx.search_messages(
-                "acme", "alice", conv, ['pottery" OR "lake', "NEAR("], window=Window(), limit=10
+                "acme", "alice", conv, ['"', "NEAR(", "*) OR (", "body:"], window=Window(), limit=10
             )
     # the turns that say it first; their neighbours match through the context column
     assert {h.message_id for h in hits[:2]} == {ids[1], ids[3]}
     assert {h.message_id: h.depth for h in hits} == {m: i for i, m in enumerate(ids)}
     assert older[0].message_id == ids[1] and {h.message_id for h in older} == set(ids[:3])
-    assert syntax == []  # terms are words, never query syntax: nothing matches them
+    assert syntax == []  # terms are text, never query syntax: no error, and no match
 
 
 def test_nearest_memories_are_the_principals_current_ones(backend: Backend) -> None:
