@@ -69,6 +69,7 @@ from typing import Any
 
 import langchain_core
 import tiktoken
+from benchmark_databases import BACKENDS, database
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -416,48 +417,50 @@ def machine() -> dict[str, Any]:
     }
 
 
-def run(quick: bool) -> dict[str, Any]:
+def run(quick: bool, backend: str = "sqlite") -> dict[str, Any]:
     sizes = QUICK_SIZES if quick else FULL_SIZES
     counter = openai_framing_counter(TOKENIZER)
     script = Script(SEED)
     results: list[Result] = []
     segments: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="convmem-bench-") as folder:
-        path = Path(folder) / "bench.db"
-        with convmem.open(path) as mem:
-            conv = mem.scope("bench", "user").create_conversation(title="benchmark")
-            have = 0
-            for size in sizes:
-                start = time.perf_counter()
-                grow(conv, script, have, size)
-                elapsed = time.perf_counter() - start
-                rate = (size - have) / elapsed
-                segments.append(
-                    {
-                        "from": have,
-                        "to": size,
-                        "seconds": round(elapsed, 3),
-                        "messages_per_s": round(rate, 1),
-                    }
-                )
+    with (
+        tempfile.TemporaryDirectory(prefix="convmem-bench-") as folder,
+        database(backend, Path(folder)) as url,
+        convmem.open(url) as mem,
+    ):
+        conv = mem.scope("bench", "user").create_conversation(title="benchmark")
+        have = 0
+        for size in sizes:
+            start = time.perf_counter()
+            grow(conv, script, have, size)
+            elapsed = time.perf_counter() - start
+            rate = (size - have) / elapsed
+            segments.append(
+                {
+                    "from": have,
+                    "to": size,
+                    "seconds": round(elapsed, 3),
+                    "messages_per_s": round(rate, 1),
+                }
+            )
+            print(
+                f"appended {have:>7,} -> {size:>7,} messages in {elapsed:7.2f} s "
+                f"({rate:,.0f} msg/s) on {backend}",
+                flush=True,
+            )
+            have = size
+            lc_messages = to_langchain(conv.branch())
+            assert len(lc_messages) == size + 2
+            for budget in BUDGETS:
+                result = measure(conv, size, budget, quick, counter, lc_messages)
+                results.append(result)
                 print(
-                    f"appended {have:>7,} -> {size:>7,} messages in {elapsed:7.2f} s "
-                    f"({rate:,.0f} msg/s); db {path.stat().st_size / 1e6:,.1f} MB",
+                    f"  measured {size:>7,} messages, budget {budget:>6,}: convmem "
+                    f"{result.convmem_median:.2f} ms, baseline "
+                    f"{result.baseline_median:.1f} ms",
                     flush=True,
                 )
-                have = size
-                lc_messages = to_langchain(conv.branch())
-                assert len(lc_messages) == size + 2
-                for budget in BUDGETS:
-                    result = measure(conv, size, budget, quick, counter, lc_messages)
-                    results.append(result)
-                    print(
-                        f"  measured {size:>7,} messages, budget {budget:>6,}: convmem "
-                        f"{result.convmem_median:.2f} ms, baseline "
-                        f"{result.baseline_median:.1f} ms",
-                        flush=True,
-                    )
-                del lc_messages
+            del lc_messages
     written = sum(s["to"] - s["from"] for s in segments)
     write_seconds = sum(s["seconds"] for s in segments)
     return report(results, segments, written / write_seconds, quick)
@@ -564,8 +567,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"sizes {', '.join(map(str, QUICK_SIZES))} and fewer runs (smoke test)",
     )
     parser.add_argument("--json", type=Path, metavar="OUT.json", help="also write results as JSON")
+    parser.add_argument("--backend", choices=BACKENDS, default="sqlite",
+                        help="the database (postgresql: a pgserver of the run's own)")  # fmt: skip
     args = parser.parse_args(argv)
-    out = run(args.quick)
+    out = run(args.quick, args.backend)
+    out["backend"] = args.backend
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
         print(f"\nwrote {args.json}")

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from benchmark_databases import BACKENDS, database
 
 ROOT = Path(__file__).resolve().parents[1]
 _VOCABULARY = (
@@ -198,6 +199,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int)
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--conversations", type=int)
+    parser.add_argument("--backend", choices=BACKENDS, default="sqlite",
+                        help="the database (postgresql: a pgserver of the run's own)")  # fmt: skip
+    parser.add_argument("--workers", type=int, default=1, help="service processes")
     args = parser.parse_args()
     clients = args.clients or (10 if args.quick else 50)
     seconds = args.seconds or (5.0 if args.quick else 60.0)
@@ -206,8 +210,10 @@ def main() -> None:
     env = dict(os.environ)
     load_before = os.getloadavg()
 
-    with tempfile.TemporaryDirectory(prefix="convmem-load-") as folder:
-        db = str(Path(folder) / "load.db")
+    with (
+        tempfile.TemporaryDirectory(prefix="convmem-load-") as folder,
+        database(args.backend, Path(folder), "load") as db,
+    ):
         key = cli("keys", "create", "--db", db, "--tenant", "bench", "--role", "app",
                   env=env).strip().splitlines()[-1]  # fmt: skip
         port = free_port()
@@ -215,7 +221,18 @@ def main() -> None:
         log_path = Path(folder) / "server.log"
         with log_path.open("wb") as log:
             server = subprocess.Popen(
-                [sys.executable, "-m", "convmem.cli", "serve", "--db", db, "--port", str(port)],
+                [
+                    sys.executable,
+                    "-m",
+                    "convmem.cli",
+                    "serve",
+                    "--db",
+                    db,
+                    "--port",
+                    str(port),
+                    "--workers",
+                    str(args.workers),
+                ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
@@ -242,7 +259,8 @@ def main() -> None:
             "seconds": seconds,
             "conversations": conversations,
             "users": users,
-            "server": "convmem serve: one uvicorn process, SQLite (WAL), info-level JSON logs",
+            "server": f"convmem serve --workers {args.workers}: uvicorn, info-level JSON logs",
+            "backend": args.backend,
             "turn": "append user message, assemble (8k window, o200k_base), append reply",
         },
         "machine": {

@@ -26,6 +26,10 @@ _tenant = click.option("--tenant", required=True, help="Tenant id.")
               help="Seconds in-flight requests get to finish on shutdown.")  # fmt: skip
 @click.option("--keep-alive-timeout", default=75, show_default=True, type=click.IntRange(1, 3600),
               help="Seconds an idle connection is kept open (above your proxy's).")  # fmt: skip
+@click.option("--workers", envvar="CONVMEM_WORKERS", default=1, show_default=True,
+              type=click.IntRange(1, 64),
+              help="Service processes sharing the port, each with its own database connections "
+                   "(for PostgreSQL) [CONVMEM_WORKERS].")  # fmt: skip
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))  # fmt: skip
 @embedder_option("none", "Vectors for search and recall: minilm (the embeddings extra) or auto "
@@ -38,6 +42,7 @@ def serve(
     max_body_bytes: int | None,
     graceful_timeout: int,
     keep_alive_timeout: int,
+    workers: int,
     log_level: str,
     embedder: Embedder | None,
 ) -> None:
@@ -49,7 +54,7 @@ def serve(
     try:
         run(db, host=host, port=port, settings=settings, log_level=log_level,
             graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout,
-            embedder=embedder)  # fmt: skip
+            embedder=embedder, workers=workers)  # fmt: skip
     except ConvmemError as exc:
         fail(exc)
 

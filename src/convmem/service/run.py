@@ -1,8 +1,15 @@
-"""Run the service on uvicorn, with JSON logs and a graceful shutdown."""
+"""Run the service on uvicorn, with JSON logs and a graceful shutdown; with ``workers`` > 1,
+several processes share the listening socket (each opens the database itself: meant for
+PostgreSQL, where they serialise through row locks; SQLite works too, one writer at a time)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import socket
 from dataclasses import replace
+from types import FrameType
 
 import uvicorn
 
@@ -22,6 +29,7 @@ def serve(
     graceful_timeout: int = 30,
     keep_alive_timeout: int = 75,
     embedder: Embedder | None = None,
+    workers: int = 1,
 ) -> None:
     """Serve until SIGINT or SIGTERM. On a signal uvicorn stops accepting connections, lets the
     requests in flight (writes included) finish for up to ``graceful_timeout`` seconds, then the
@@ -30,11 +38,8 @@ def serve(
     configure_logging(log_level)
     if embedder is not None:
         embedder.embed(["warm up"])
-    memory = open_memory(db, embedder=embedder)
-    base = settings or ServiceSettings()
-    app = create_app(memory, replace(base, close_memory_on_shutdown=True))
     config = uvicorn.Config(
-        app,
+        "convmem",  # replaced by the app each process builds
         host=host,
         port=port,
         log_config=None,  # configure_logging already routes uvicorn's own log as JSON
@@ -45,4 +50,48 @@ def serve(
         # connection just as a client sends on it
         timeout_keep_alive=keep_alive_timeout,
     )
-    uvicorn.Server(config).run()
+    base = replace(settings or ServiceSettings(), close_memory_on_shutdown=True)
+    if workers <= 1:
+        _run(db, config, base, embedder, None)
+        return
+    # opened once here first: migrations run once, and a bad URL fails before any fork
+    open_memory(db).close()
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(2048)
+    children: list[int] = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # a worker: its own database connections, the shared socket
+            code = 0
+            try:
+                _run(db, config, base, embedder, listener)
+            except BaseException:
+                code = 1
+            os._exit(code)
+        children.append(pid)
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for child in children:
+        os.waitpid(child, 0)
+    listener.close()
+
+
+def _run(
+    db: str | None,
+    config: uvicorn.Config,
+    settings: ServiceSettings,
+    embedder: Embedder | None,
+    listener: socket.socket | None,
+) -> None:
+    config.app = create_app(open_memory(db, embedder=embedder), settings)
+    server = uvicorn.Server(config)
+    server.run(sockets=None if listener is None else [listener])

@@ -104,6 +104,8 @@ def connect(path: str) -> sqlite3.Connection:
     statements.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     statements.execute("PRAGMA foreign_keys = ON")
     statements.execute("PRAGMA synchronous = NORMAL")  # durable across process crashes in WAL
+    # deleted content is overwritten with zeros, not left in free space (see erase.py)
+    statements.execute("PRAGMA secure_delete = ON")
     statements.execute("PRAGMA journal_mode = WAL")
     return db
 

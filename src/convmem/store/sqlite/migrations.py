@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Callable
 
 from convmem.store.sqlite.connection import transaction
+from convmem.store.sqlite.erase import install_fts_erasure
 
 
 def m001_conversations(db: sqlite3.Connection) -> None:
@@ -524,6 +525,11 @@ def m031_last_assemblies(db: sqlite3.Connection) -> None:
     )
 
 
+def m032_fts_erasure(db: sqlite3.Connection) -> None:
+    # deleted text leaves the FTS5 segments too (see erase.py): triggers note which index to purge
+    install_fts_erasure(db)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -539,6 +545,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m021_memory_search,
     m030_api_keys,
     m031_last_assemblies,
+    m032_fts_erasure,
 ]
 
 

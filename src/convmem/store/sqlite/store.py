@@ -23,6 +23,7 @@ from convmem.store.conversations import (
 from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.connection import Statements, connect, transaction
 from convmem.store.sqlite.derived import DerivedRows
+from convmem.store.sqlite.erase import erase_deleted_fts
 from convmem.store.sqlite.keys import KeyTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
@@ -356,6 +357,7 @@ class SQLiteStore:
         db = self._connection()
         with transaction(db, "IMMEDIATE") as statements:
             yield SQLiteTxn(statements, self._vectors)
+            erase_deleted_fts(statements)
 
     def close(self) -> None:
         with self._lock:
