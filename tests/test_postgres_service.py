@@ -1,10 +1,12 @@
 """The service on PostgreSQL: the database going away gives 503 problem+json and the service
 recovers when it returns; several service processes (``convmem serve --workers``) appending to
-one conversation keep one chain and every acknowledged write."""
+one conversation keep one chain and every acknowledged write; two ``convmem worker`` processes
+share the job queue."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -33,6 +35,7 @@ def own_server() -> Iterator[object]:
         yield server
     finally:
         server.cleanup()
+        shutil.rmtree(server.pgdata.parent, ignore_errors=True)
 
 
 def test_the_database_going_away_is_a_503_and_the_service_recovers(own_server: object) -> None:
@@ -130,3 +133,36 @@ def test_two_service_processes_append_to_one_conversation(postgres_url: str) -> 
         branch = memory.scope("acme", "alice").conversation(conv.id).branch()
     assert [m.depth for m in branch] == list(range(150))
     assert {m.id for m in branch} == set(acknowledged)
+
+
+def test_two_worker_processes_share_the_queue(postgres_url: str) -> None:
+    config = convmem.Config(max_inline_summary_messages=20, summary_segment_messages=20)
+    small = convmem.ModelProfile(context_window=600, max_output=100, tokenizer="o200k_base")
+    with convmem.open(postgres_url) as memory:
+        alice = memory.scope("acme", "alice")
+        memory_with_queue = convmem.Memory(memory.store, config)
+        conversations = []
+        for c in range(4):
+            conv = memory_with_queue.scope("acme", "alice").conversation(
+                alice.create_conversation().id
+            )
+            for i in range(40):
+                conv.append("user", f"Turn {i} of chat {c}: the walrus number {i} likes kelp.")
+            conv.assemble("continue", model=small)  # a run too long to summarise inline: queued
+            conversations.append(conv)
+        assert [j.status for j in memory.jobs()] == ["pending"] * 4
+    command = [sys.executable, "-m", "convmem.cli", "worker", "--db", postgres_url, "--once",
+               "--poll-seconds", "0.1"]  # fmt: skip
+    workers = [
+        subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    outputs = [w.communicate(timeout=180)[1].decode() for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], outputs
+    ran = sum(int(line.split()[1]) for out in outputs for line in out.splitlines()
+              if line.startswith("ran "))  # fmt: skip
+    assert ran == 4  # each job once, whichever worker took it
+    with convmem.open(postgres_url) as memory:
+        assert [j.status for j in memory.jobs()] == ["done"] * 4
+        for conv in conversations:
+            assert memory.scope("acme", "alice").conversation(conv.id).summaries()

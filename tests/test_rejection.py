@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 import convmem
 
 
@@ -47,3 +49,27 @@ def test_a_proposal_replaced_by_an_edit_keeps_no_text(alice: convmem.Scope) -> N
     assert notice.memory is not None and notice.memory.text == "I enjoy modern jazz."
     left = [m for m in alice.memories.list(status=None) if m.id == proposal.id]
     assert all(m.status == "rejected" and m.text == "" for m in left)
+
+
+CARD = "4111 1111 1111 1111"
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"subject": CARD},
+        {"scope": f"project:{CARD.replace(' ', '')}"},
+        {"subject": "my password is Qv7!marmot"},
+    ],
+)
+def test_every_stored_field_passes_the_policy(
+    alice: convmem.Scope, db_path: Path, field: dict[str, str]
+) -> None:
+    notice = alice.remember("I like tea", **field)  # type: ignore[arg-type]
+    assert notice.status == "blocked" and notice.reason in ("payment_card", "credential")
+    with pytest.raises(convmem.NeverStoreViolation):
+        alice.remember("I like tea", strict=True, **field)  # type: ignore[arg-type]
+    assert alice.memories.list(status=None) == []
+    assert "1111" not in repr(alice.export()["data"]["memories"])
+    assert alice.search_memories("tea") == []
+    assert _rows_mentioning(db_path, "tea") == []

@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypedDict
 from convmem.errors import InvalidInput, NeverStoreViolation
 from convmem.ids import new_id
 from convmem.memory.intent import Intent, classify, matches_forget
-from convmem.memory.policy import check_memory_write
+from convmem.memory.policy import check_fields, check_memory_write
 from convmem.model.memory import (
     CATEGORIES,
     STATUSES,
@@ -115,6 +115,8 @@ def save_memory(
     decision = check_memory_write(
         text, source_kind=source_kind, from_tool_output=from_tool, temporary_conversation=temporary
     )
+    if decision.allowed:  # the other values are stored, returned and indexed as well
+        decision = check_fields({"subject": subject, "scope": scope, "purpose": purpose})
     reason = None if decision.allowed else str(decision.reason)
     reason = memory_gate(tx, who) or reason
     if reason is not None:

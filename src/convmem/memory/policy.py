@@ -84,7 +84,7 @@ Decisions on borderline cases (each is pinned by lines of the labelled corpus in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -106,6 +106,7 @@ from convmem.memory.normalize import decoded_runs
 __all__ = [
     "BlockReason",
     "PolicyDecision",
+    "check_fields",
     "check_memory_write",
     "check_text",
 ]
@@ -189,6 +190,18 @@ def check_text(text: str) -> PolicyDecision:
         reason=BlockReason(finding.category),
         detail=f"never-store ({finding.category}): {finding.detail}",
     )
+
+
+def check_fields(fields: Mapping[str, str | None]) -> PolicyDecision:
+    """Content checks over a memory's other caller-supplied values (subject, scope, purpose ...):
+    each is stored, returned, exported and indexed like the text, so each passes the same rules.
+    The detail names the field, never its value."""
+    for name, value in fields.items():
+        if value:
+            decision = check_text(value)
+            if not decision.allowed:
+                return PolicyDecision(False, decision.reason, f"{decision.detail} (in the {name})")
+    return _ALLOWED
 
 
 def check_memory_write(

@@ -2,9 +2,9 @@
 
 Connections run in autocommit mode and every transaction is an explicit ``BEGIN`` … ``COMMIT``:
 reads are ``REPEATABLE READ, READ ONLY`` (one snapshot for a whole assembly, and they can never
-fail to serialise), writes are ``READ COMMITTED`` with explicit row locks (the store takes them:
-the conversation row for its messages, an owner row for a user's memories and pins), so a write
-waits for the one it conflicts with instead of failing at commit.
+fail to serialise), writes are ``READ COMMITTED`` with explicit locks (the store takes them: the
+conversation's row for its messages, a transaction-scoped advisory lock per user for memories
+and pins), so a write waits for the one it conflicts with instead of failing at commit.
 
 The ``BEGIN`` is also the connection's health check: a connection the server dropped (it
 restarted, an idle timeout) fails there, is discarded, and the transaction starts again on a
@@ -17,11 +17,9 @@ that outlived every wait), ``InvalidInput`` (text PostgreSQL cannot hold) or ``S
 from __future__ import annotations
 
 import logging
-import random
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -32,16 +30,12 @@ from convmem.errors import ConvmemError, InvalidInput, StoreBusy, StoreError
 log = logging.getLogger(__name__)
 
 Connection = psycopg.Connection[Any]
-T = TypeVar("T")
 
 # How long a statement may wait for a row lock before the caller gets StoreBusy (SQLite's busy
 # wait is of the same order).
 LOCK_TIMEOUT = "30s"
 # How long a caller waits for a free pooled connection (or for the server to accept one).
 POOL_TIMEOUT_SECONDS = 10.0
-# Retries of a self-contained operation (one the store runs whole: a claim, a migration step)
-# after a serialisation failure or deadlock.
-MAX_ATTEMPTS = 5
 
 _BUSY = (
     pg_errors.SerializationFailure,
@@ -142,17 +136,3 @@ def _rollback(conn: Connection) -> None:
     except psycopg.Error:
         log.warning("rollback failed; the connection is discarded", exc_info=True)
         conn.close()
-
-
-def retrying(action: Callable[[], T]) -> T:
-    """Run a self-contained transaction again after a serialisation failure or deadlock."""
-    delay = 0.01
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        try:
-            return action()
-        except StoreBusy:
-            if attempt == MAX_ATTEMPTS:
-                raise
-            time.sleep(delay * (0.5 + random.random()))
-            delay *= 2
-    raise AssertionError("unreachable")
