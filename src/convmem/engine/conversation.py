@@ -144,7 +144,7 @@ class Conversation:
             record = tx.get_conversation(self._tenant, self.scope.user, self.id)
             message = self._own_message(tx, message_id)
             doomed = tx.subtree_ids(self._tenant, message_id)
-            tx.delete_messages(self._tenant, doomed)  # the index rows go with them (trigger)
+            tx.delete_messages(self._tenant, doomed)  # and what was derived (the Protocol says)
             after_delete(tx, self._tenant, self.id, message.parent_id, self._session_gap)
             if record.active_leaf_id in set(doomed):
                 tx.set_active_leaf(self._tenant, self.id, message.parent_id)

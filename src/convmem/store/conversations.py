@@ -147,8 +147,8 @@ class ConversationWrites(Protocol):
     def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
         """Delete the messages with their token counts, search-index rows (full text and
         vectors), summaries through any of them and every job about them (finished ones too: a
-        job names its message and user). Vocabulary words
-        only these messages used are the caller's to retire (``retain_terms``)."""
+        job names its message and user). Vocabulary words only these messages used are the
+        caller's to retire (``retain_terms``)."""
         ...
 
     def delete_conversation(self, tenant: str, conversation_id: str) -> None:

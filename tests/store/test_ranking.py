@@ -1,0 +1,109 @@
+"""Ranked search at the store boundary (``RankedSearch``), through the Protocols alone: each
+backend ranks in its own engine, under the principal's filters, and returns named rows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+import convmem
+from convmem.store import TermVector, Window
+from tests.store.backends import Backend
+
+EMBEDDER = convmem.HashingEmbedder()
+TURNS = [
+    "We drove up to the lake on Saturday.",
+    "I took up pottery last month, a class on Tuesdays.",
+    "The weather was grey all week.",
+    "My pottery teacher says my bowls are getting better.",
+]
+
+
+def _conversation(memory: convmem.Memory, user: str = "alice") -> tuple[str, list[str]]:
+    conv = memory.scope("acme", user).create_conversation()
+    return conv.id, [conv.append("user", text).id for text in TURNS]
+
+
+def test_nearest_messages_ranks_the_principals_turns_in_the_window(backend: Backend) -> None:
+    with backend.open(embedder=EMBEDDER) as memory:
+        conv, ids = _conversation(memory)
+        query = EMBEDDER.embed(["pottery bowls teacher"])[0]
+        with memory.store.read() as tx:
+            hits = tx.nearest_messages(
+                "acme", "alice", conv, EMBEDDER.name, query, window=Window(), limit=10
+            )
+            shallow = tx.nearest_messages(
+                "acme", "alice", conv, EMBEDDER.name, query, window=Window(max_depth=2), limit=10
+            )
+            others = tx.nearest_messages(
+                "acme", "bob", conv, EMBEDDER.name, query, window=Window(), limit=10
+            )
+            two = tx.nearest_messages(
+                "acme", "alice", conv, EMBEDDER.name, query, window=Window(), limit=2
+            )
+    assert hits[0].message_id == ids[3] and {h.message_id for h in hits} == set(ids)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert all(h.speaker == "user" for h in hits)
+    assert {h.message_id: h.depth for h in hits} == {m: i for i, m in enumerate(ids)}
+    assert {h.message_id for h in shallow} == set(ids[:2])
+    assert others == []  # another user's conversation has no candidates for bob
+    assert [h.message_id for h in two] == [h.message_id for h in hits[:2]]
+
+
+def test_search_messages_returns_depth_and_speaker_under_the_window(backend: Backend) -> None:
+    with backend.open() as memory:
+        conv, ids = _conversation(memory)
+        with memory.store.read() as tx:
+            hits = tx.search_messages("acme", "alice", conv, ["pottery"], window=Window(), limit=10)
+            older = tx.search_messages(
+                "acme", "alice", conv, ["pottery"], window=Window(max_depth=3), limit=10
+            )
+            syntax = tx.search_messages(
+                "acme", "alice", conv, ['"', "NEAR(", "*) OR (", "body:"], window=Window(), limit=10
+            )
+    # the turns that say it first; their neighbours match through the context column
+    assert {h.message_id for h in hits[:2]} == {ids[1], ids[3]}
+    assert {h.message_id: h.depth for h in hits} == {m: i for i, m in enumerate(ids)}
+    assert older[0].message_id == ids[1] and {h.message_id for h in older} == set(ids[:3])
+    assert syntax == []  # terms are text, never query syntax: no error, and no match
+
+
+def test_nearest_memories_are_the_principals_current_ones(backend: Backend) -> None:
+    with backend.open(embedder=EMBEDDER) as memory:
+        alice = memory.scope("acme", "alice")
+        kept = alice.remember("I prefer aisle seats on long flights.").memory
+        other = alice.remember("I prefer aisle seats.", scope="project:apollo").memory
+        memory.scope("acme", "bob").remember("I prefer aisle seats too.")
+        assert kept is not None and other is not None
+        query = EMBEDDER.embed(["aisle seats"])[0]
+        with memory.store.read() as tx:
+            hits = tx.nearest_memories(
+                "acme", "alice", EMBEDDER.name, query, scopes=["user"],
+                now=datetime.now(UTC), limit=5,
+            )  # fmt: skip
+    assert [h.record.id for h in hits] == [kept.id]
+    assert 0.0 < hits[0].score <= 1.0 + 1e-6
+
+
+def test_new_word_vectors_reach_the_next_widening(backend: Backend) -> None:
+    with backend.open() as memory:  # written without an embedder: no word has a vector
+        conv, _ = _conversation(memory)
+        vector = EMBEDDER.embed(["pottery"])[0]
+        with memory.store.read() as tx:
+            assert tx.vocabulary_vectors("acme", "alice", conv, EMBEDDER.name, ["pottery"]) == {}
+        with memory.store.write() as wtx:
+            wtx.set_term_vectors("acme", EMBEDDER.name, [TermVector("pottery", vector)])
+        with memory.store.read() as tx:
+            found = tx.vocabulary_vectors(
+                "acme", "alice", conv, EMBEDDER.name, ["pottery", "unheard"]
+            )
+            bobs = tx.vocabulary_vectors("acme", "bob", conv, EMBEDDER.name, ["pottery"])
+            near = tx.nearest_words(
+                "acme", "alice", conv, EMBEDDER.name,
+                [TermVector("potteries", EMBEDDER.embed(["potteries"])[0])],
+                per_term=5, min_similarity=0.3,
+            )  # fmt: skip
+    assert list(found) == ["pottery"] and np.allclose(found["pottery"], vector, atol=1e-2)
+    assert bobs == {}  # another user's conversation lends bob no words
+    assert near == ["pottery"]  # the only word with a vector; the term itself never returns
