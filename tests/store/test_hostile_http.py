@@ -79,7 +79,10 @@ def test_an_acting_user_with_control_characters_is_refused(
     app_key = memory.keys.create("acme", "app").token
     response = client.get(
         "/v1/conversations",
-        headers={"Authorization": f"Bearer {app_key}", "X-Convmem-User": named.encode()},
+        headers=[
+            (b"Authorization", f"Bearer {app_key}".encode()),
+            (b"X-Convmem-User", named.encode()),
+        ],
     )
     assert 400 <= response.status_code < 500
     assert response.headers["content-type"] == "application/problem+json"
