@@ -25,6 +25,7 @@ from convmem.errors import (
     NotFound,
     StoreBusy,
     StoreError,
+    TimeLimitExceeded,
     UserError,
 )
 from convmem.memories import Memories
@@ -39,6 +40,7 @@ from convmem.model import (
     ModelProfile,
     ToolCall,
 )
+from convmem.model.deadline import TimeLimits
 from convmem.model.snapshot import Snapshot, SnapshotItem
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
@@ -89,6 +91,8 @@ __all__ = [
     "StoreError",
     "Summarizer",
     "SummaryRecord",
+    "TimeLimitExceeded",
+    "TimeLimits",
     "TokenCounter",
     "ToolCall",
     "UserError",

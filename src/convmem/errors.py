@@ -12,7 +12,8 @@
     │   ├── BudgetExceeded         the fixed parts and the user message do not fit the window
     │   └── NeverStoreViolation    the text may not be stored (secrets, sensitive data …)
     ├── StoreError                 the database failed in a way the caller cannot fix
-    │   └── StoreBusy              the database stayed locked past every retry
+    │   ├── StoreBusy              the database stayed locked past every retry
+    │   └── TimeLimitExceeded      a part of a request ran past its time limit and was stopped
     └── BackendUnavailable         an optional backend (ONNX Runtime …) cannot run here
 
 Messages never quote message or memory content: they name ids, roles, sizes and reasons.
@@ -87,6 +88,15 @@ class StoreError(ConvmemError):
 
 class StoreBusy(StoreError):
     """The database stayed locked past every retry."""
+
+
+class TimeLimitExceeded(StoreError):
+    """A part of a request (a recall, a search, a summary lookup, an embedding) ran past its
+    time limit and was stopped; what it had read is dropped and it wrote nothing."""
+
+    def __init__(self, limit: float) -> None:
+        super().__init__(f"stopped after its time limit of {round(limit * 1000)} ms")
+        self.limit = limit
 
 
 class BackendUnavailable(ConvmemError, RuntimeError):

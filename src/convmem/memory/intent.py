@@ -470,12 +470,23 @@ def subject_slot(statement: str) -> tuple[Category, str] | None:
     """The slot a statement gives a value for, if it names one."""
     if statement.rstrip().endswith("?"):
         return None
+    found = _slot_match(statement)
+    if found is None:
+        return None
+    category, subject, _ = found
+    return category, subject
+
+
+def _slot_match(statement: str) -> tuple[Category, str, re.Match[str]] | None:
+    """The slot a statement names: (category, subject key, where it was named)."""
     for pattern, category, subject in _SUBJECTS:
-        if pattern.search(statement):
-            return category, subject
+        match = pattern.search(statement)
+        if match:
+            return category, subject, match
     match = _MY_X_IS.search(statement)
     if match:
-        return "profile", " ".join(content_words(match.group("x"))) or match.group("x").lower()
+        x = match.group("x")
+        return "profile", " ".join(content_words(x)) or x.lower(), match
     return None
 
 
@@ -546,3 +557,68 @@ def matches_forget(request: str, subject_key: str, memory_text: str) -> bool:
         return False
     have = {_stem(w) for w in content_words(memory_text + " " + subject_key)}
     return len(wanted & have) / len(wanted) >= 0.6
+
+
+# --- a slot's value -----------------------------------------------------------------------------
+
+# Slots whose pattern holds the value itself ("aisle seats", "vegan"); the others name the slot
+# and the value follows ("my name is" Ana).
+_VALUE_IN_MATCH = frozenset({"seat", "language", "code examples", "diet", "units", "answer length"})
+# Where a value ends: a clause break, or "and"/"but" in one of the grammar's languages.
+_VALUE_END = re.compile(
+    r"[,;:.!?()]|\s(?:and|but|und|aber|et|mais|y|pero|e|ma|mas|en|maar)\s", re.IGNORECASE
+)
+# Words around a value that are not part of it: copulas and possessives of the languages.
+_FRAME = _word_set("ist sind est sont es son è sono é são is zijn mein meine mon ma mes mi mis")
+
+
+@dataclass(frozen=True)
+class SlotValue:
+    """What a statement says a slot holds: the slot, the value's words and every word said
+    (words compared by their first five letters, the stem ``matches_forget`` uses)."""
+
+    subject: str
+    value: frozenset[str]
+    said: frozenset[str]
+
+    def agrees_with(self, other: SlotValue) -> bool:
+        """Whether two statements about one slot give the same value: either's value is among
+        the other's words ("my home is Porto" and "I live in Porto now" agree; "my home is
+        Lisbon" does not)."""
+        return self.value <= other.said or other.value <= self.said
+
+
+def _stems(text: str) -> frozenset[str]:
+    """Content words by their stems, accents dropped ("végétarien" and "vegetarian" agree)."""
+    bare = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return frozenset(_stem(w) for w in content_words(bare) if w not in _FRAME)
+
+
+def slot_value(statement: str) -> SlotValue | None:
+    """The slot a statement gives a value for, with the value; None for a question, a
+    statement that names no slot, or one without a value."""
+    if statement.rstrip().endswith("?"):
+        return None
+    found = _slot_match(statement)
+    if found is None:
+        return None
+    _, subject, match = found
+    if subject in _VALUE_IN_MATCH:
+        start, after = match.start(), match.end()
+    elif "x" in match.re.groupindex:  # "my X is V…": the match ends one letter into V
+        start = after = match.end() - 1
+    else:
+        start = after = match.end()
+    end = _VALUE_END.search(statement, after)
+    words = _stems(statement[start : end.start() if end else len(statement)])
+    if "x" in match.re.groupindex:
+        words -= _stems(match.group("x"))
+    if not words:
+        return None
+    return SlotValue(subject, words, _stems(statement))
+
+
+def statements(message: str) -> list[str]:
+    """The sentences of a message that are the speaker's own (quoted ones are someone else's),
+    read as the intent grammar reads them."""
+    return [s for s in _sentences(as_read(message[:4000])) if s[0] not in _QUOTES]

@@ -13,6 +13,8 @@ capability Protocols of this package. Everything that touches a database goes th
 ``convmem.store.ranking``              ``RankedSearch``: ranked candidates under scope filters
 ``convmem.store.keys``                 ``KeyReads``/``Writes``, ``TenantPolicyReads``/``Writes``
 ``convmem.store.users``                ``UserDataReads`` / ``UserDataWrites``: export, delete-all
+``convmem.store.limits``               ``TimeLimitedReads``: a stretch of reads that stops at a
+                                       deadline and leaves the transaction usable
 =====================================  ==========================================================
 
 ``read()`` gives a consistent snapshot; ``write()`` an atomic transaction in which what the
@@ -52,6 +54,7 @@ from convmem.store.keys import (
     TenantPolicyReads,
     TenantPolicyWrites,
 )
+from convmem.store.limits import TimeLimitedReads
 from convmem.store.memories import UNCHANGED, MemoryReads, MemoryUpdate, MemoryWrites
 from convmem.store.ranking import MemoryHitRow, MessageHitRow, RankedSearch, Window
 from convmem.store.search_index import (
@@ -110,6 +113,7 @@ __all__ = [
     "TenantPolicyReads",
     "TenantPolicyWrites",
     "TermVector",
+    "TimeLimitedReads",
     "UnindexedMessage",
     "UserDataReads",
     "UserDataWrites",
@@ -130,6 +134,7 @@ class ReadTxn(
     KeyReads,
     TenantPolicyReads,
     UserDataReads,
+    TimeLimitedReads,
     Protocol,
 ):
     """Every read capability, over one consistent snapshot."""

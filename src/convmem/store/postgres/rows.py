@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+import psycopg
 from pgvector import HalfVector
+from psycopg import errors as pg_errors
 
-from convmem.store.postgres.connection import Connection
+from convmem.errors import TimeLimitExceeded
+from convmem.model.deadline import Deadline
+from convmem.store.postgres.connection import Connection, map_error
 from convmem.store.search_index import Vector
 
 # The path from a message towards the root, at most ``limit`` messages, as (id, n) with n = 0 at
@@ -45,6 +50,42 @@ class TxnBase:
         self._db = db
         self._writable = writable
         self._locked_owners: set[tuple[str, str]] = set()
+
+    @contextmanager
+    def time_limited(self, deadline: Deadline) -> Iterator[None]:
+        """Statements inside stop at ``deadline`` (``convmem.store.limits``): a savepoint, so a
+        statement that fails or is cancelled there does not abort the whole transaction, and
+        ``statement_timeout`` for the time left, so the server cancels the one still running
+        when it passes. The savepoint also scopes the ``SET LOCAL``: rolling back to it (a
+        read keeps nothing of the stretch but what it fetched) restores the timeout; a write
+        releases it and sets the timeout back."""
+        ms = max(1, int(deadline.remaining() * 1000))
+        self._db.execute(f"SAVEPOINT time_limited; SET LOCAL statement_timeout = {ms}")
+        try:
+            yield
+        except pg_errors.QueryCanceled:
+            self._undo_stretch()
+            raise TimeLimitExceeded(deadline.limit) from None
+        except psycopg.Error as exc:
+            self._undo_stretch()
+            raise map_error(exc) from exc
+        except BaseException:
+            self._undo_stretch()
+            raise
+        if self._writable:
+            self._db.execute(
+                "RELEASE SAVEPOINT time_limited; SET LOCAL statement_timeout TO DEFAULT"
+            )
+        else:
+            self._undo_stretch()
+        if deadline.passed():  # finished, but late: what it found comes too late to use
+            raise TimeLimitExceeded(deadline.limit)
+
+    def _undo_stretch(self) -> None:
+        try:
+            self._db.execute("ROLLBACK TO SAVEPOINT time_limited; RELEASE SAVEPOINT time_limited")
+        except psycopg.Error as exc:  # the connection itself failed: the transaction is lost
+            raise map_error(exc) from exc
 
     def _lock_owner(self, tenant: str, user: str) -> None:
         """In a write, serialise this user's read-modify-write of memories, pins and settings

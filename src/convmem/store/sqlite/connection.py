@@ -6,6 +6,11 @@ transaction never fails half-way on a lock upgrade; ``busy_timeout`` makes SQLit
 lock, and a bounded retry with jittered backoff covers the cases where it returns SQLITE_BUSY
 anyway. Only after every retry does a caller see ``StoreBusy``.
 
+A stretch of reads may carry a deadline (``Statements.time_limited``, for the parts of an
+assembly): a progress handler interrupts the statement running when it passes, no statement
+starts after it, and either comes out as ``TimeLimitExceeded``. A read that fails in SQLite leaves
+its transaction usable, so the stretch needs no savepoint.
+
 Every statement goes through ``Statements``: an error SQLite says a statement may be retried after
 (``SQLITE_BUSY``, ``SQLITE_BUSY_RECOVERY``, ``SQLITE_LOCKED``) is retried like BEGIN; a snapshot
 that went stale under a reader (``SQLITE_BUSY_SNAPSHOT``) cannot be retried inside the transaction
@@ -24,7 +29,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from convmem.errors import StoreBusy, StoreError
+from convmem.errors import StoreBusy, StoreError, TimeLimitExceeded
+from convmem.model.deadline import Deadline
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +46,9 @@ _RETRYABLE = frozenset(
     }
 )
 _BUSY_SNAPSHOT = 517
+# How many virtual-machine steps SQLite runs between two looks at a deadline: a look is a
+# Python call, so not every step, and a few thousand steps take well under a millisecond.
+PROGRESS_STEPS = 2000
 
 T = TypeVar("T")
 
@@ -83,9 +92,35 @@ class Statements:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
+        self._deadline: Deadline | None = None
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        if self._deadline is not None and self._deadline.passed():
+            raise TimeLimitExceeded(self._deadline.limit)
         return with_retry(lambda: self._db.execute(sql, params))
+
+    @contextmanager
+    def time_limited(self, deadline: Deadline) -> Iterator[None]:
+        """Statements inside stop at ``deadline`` (see the module's docstring)."""
+        self._deadline = deadline
+        self._db.set_progress_handler(deadline.passed, PROGRESS_STEPS)
+        try:
+            yield
+        except sqlite3.Error as exc:  # one that escaped a statement (a row fetched later)
+            if _interrupted(exc):
+                raise TimeLimitExceeded(deadline.limit) from None
+            raise mapped(exc) from exc
+        except TimeLimitExceeded:
+            raise
+        except StoreError as exc:
+            if isinstance(exc.__cause__, sqlite3.Error) and _interrupted(exc.__cause__):
+                raise TimeLimitExceeded(deadline.limit) from None
+            raise
+        finally:
+            self._db.set_progress_handler(None, 0)
+            self._deadline = None
+        if deadline.passed():  # finished, but late: what it found comes too late to use
+            raise TimeLimitExceeded(deadline.limit)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         # not retried: the rows before the one that failed took effect already
@@ -93,6 +128,10 @@ class Statements:
             return self._db.executemany(sql, rows)
         except sqlite3.Error as exc:
             raise mapped(exc) from exc
+
+
+def _interrupted(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_INTERRUPT
 
 
 def connect(path: str) -> sqlite3.Connection:

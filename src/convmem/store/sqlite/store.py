@@ -7,11 +7,12 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 
 from convmem.errors import NotFound
 from convmem.model.conversation import ConversationRecord
+from convmem.model.deadline import Deadline
 from convmem.model.messages import Message
 from convmem.store.conversations import (
     BranchRow,
@@ -47,6 +48,9 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Rankin
     def __init__(self, db: Statements, vectors: VectorsCache) -> None:
         self._db = db
         self._vectors = vectors
+
+    def time_limited(self, deadline: Deadline) -> AbstractContextManager[None]:
+        return self._db.time_limited(deadline)
 
     # --- reads ----------------------------------------------------------------------------------
 

@@ -1,0 +1,72 @@
+"""A time limit on one part of a request, as a value the engine and the store share.
+
+The engine starts a part with a ``Deadline``; the store checks it where it can stop (inside a
+running statement, between statements) and the engine where it waits (the embedder's worker
+thread). ``pause`` moves the deadline by the time a part spent waiting on another part with a
+limit of its own, so each part is charged for its own work only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from convmem.errors import InvalidInput
+
+
+class Deadline:
+    """``limit`` seconds from its start (``time.monotonic``)."""
+
+    __slots__ = ("at", "limit")
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.at = time.monotonic() + limit
+
+    def passed(self) -> bool:
+        return time.monotonic() > self.at
+
+    def remaining(self) -> float:
+        return max(0.0, self.at - time.monotonic())
+
+    @property
+    def milliseconds(self) -> int:
+        """The limit in whole milliseconds, as reports name it."""
+        return round(self.limit * 1000)
+
+    @contextmanager
+    def pause(self) -> Iterator[None]:
+        """The time spent inside is not charged to this deadline."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.at += time.monotonic() - started
+
+
+@dataclass(frozen=True)
+class TimeLimits:
+    """How long each optional part of an assembly may take, in seconds (None: no limit).
+
+    A part past its limit is stopped and the request goes on without it (the report says
+    ``"retrieval: timeout 100 ms"``). The limits bound each part's own work: the time a part
+    spends waiting on the embedder is the embedder's, not the part's. The summary's limit is the
+    largest because a first summary of a long conversation is built inline, once.
+    """
+
+    memories: float | None = 0.1
+    retrieval: float | None = 0.1
+    summary: float | None = 0.5
+    embedder: float | None = 0.25
+
+    def __post_init__(self) -> None:
+        for name in ("memories", "retrieval", "summary", "embedder"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, int | float) and value > 0):
+                raise InvalidInput(f"the time limit for {name} must be a positive number of seconds")
+
+    def of(self, part: str) -> float | None:
+        limit: float | None = getattr(self, part)
+        return limit
