@@ -46,6 +46,7 @@ from convmem.formats import (
     render_openai,
     render_responses,
 )
+from convmem.model.deadline import TimeLimits
 from convmem.model.messages import Message
 from convmem.model.profile import ModelProfile
 from convmem.tokens import REPLY_PRIMING, TokenCounter, message_tokens
@@ -92,6 +93,9 @@ class AssemblyOptions:
     retrieved_k: int = 20
     retrieved_share: float = 0.2
     retrieved_max_tokens: int = 4096
+    # How long memory recall, retrieval, the summary lookup and the embedder may each take
+    # before the request goes on without them (None: the Memory's ``Config.time_limits``).
+    time_limits: TimeLimits | None = None
 
     def __post_init__(self) -> None:
         if self.summary_threshold is not None and not 0 < self.summary_threshold <= 1:

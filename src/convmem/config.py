@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from convmem.model.deadline import TimeLimits
 from convmem.model.profile import ModelProfile
 from convmem.retrieval.index import DEFAULT_SESSION_GAP
 from convmem.search import SearchOptions
@@ -29,6 +30,9 @@ class Config:
     write lock); off, ``Memory.backfill_embeddings`` does it in batches later, which suits imports.
     ``session_gap``: a pause longer than this separates two turns' sessions; neighbours in
     different sessions are not indexed as context of each other.
+    ``time_limits``: how long each optional part of an assembly (memory recall, retrieval, the
+    summary lookup, the embedder) may take before the request goes on without it; a request's
+    ``AssemblyOptions.time_limits`` overrides them.
     """
 
     max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES
@@ -41,3 +45,4 @@ class Config:
     search: SearchOptions = field(default_factory=SearchOptions)
     embed_on_write: bool = True
     session_gap: timedelta = DEFAULT_SESSION_GAP
+    time_limits: TimeLimits = field(default_factory=TimeLimits)

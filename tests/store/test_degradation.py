@@ -29,7 +29,7 @@ from convmem.retrieval.vector import Matrix
 from convmem.service import create_app
 from tests.store.backends import Backend
 
-SMALL = convmem.ModelProfile(context_window=700, max_output=100, tokenizer="o200k_base")
+MODEL = convmem.ModelProfile(context_window=1000, max_output=100, tokenizer="o200k_base")
 QUESTION = "What was my gym locker code again?"
 SYSTEM = "You are helpful."
 FILLER = [
@@ -140,7 +140,7 @@ def assemble(
     conv: convmem.Conversation, limits: convmem.TimeLimits = EASY, **options: Any
 ) -> convmem.AssembledContext:
     return conv.assemble(
-        QUESTION, model=SMALL, system=SYSTEM,
+        QUESTION, model=MODEL, system=SYSTEM,
         options=convmem.AssemblyOptions(time_limits=limits, **options),
     )  # fmt: skip
 
@@ -154,7 +154,7 @@ def assert_window_intact(ctx: convmem.AssembledContext, conv: convmem.Conversati
     branch = [m.id for m in conv.branch()]
     kept = ctx.report.included_ids
     assert kept and kept == branch[-len(kept) :]
-    assert ctx.report.total_tokens <= SMALL.input_budget
+    assert ctx.report.total_tokens <= MODEL.input_budget
     reasons = " ".join(ctx.report.degraded)
     assert not any(word in reasons for word in ("4471", "locker", "Elm", "gym"))
 
@@ -219,7 +219,7 @@ def test_a_lost_memory_table_skips_recall(mem: convmem.Memory, backend: Backend)
 def test_a_slow_part_is_stopped_at_its_time_limit_and_writes_nothing(
     mem: convmem.Memory, backend: Backend, part: str, table: str
 ) -> None:
-    conv, ids, memory_id = setting(mem)
+    conv, _, memory_id = setting(mem)
     healthy = assemble(conv)  # builds and stores the summary: the next requests only read
     assert healthy.report.degraded == []
     before = backend.fingerprint()
@@ -273,7 +273,7 @@ def test_limits_come_from_the_memory_config(backend: Backend, embedder: Breakabl
     with backend.open(embedder=embedder, config=config) as mem:
         conv, _, _ = setting(mem)
         embedder.delay = 1.0
-        ctx = conv.assemble(QUESTION, model=SMALL, system=SYSTEM)
+        ctx = conv.assemble(QUESTION, model=MODEL, system=SYSTEM)
         assert ctx.report.degraded == ["embedder: timeout 50 ms"]
     with pytest.raises(convmem.InvalidInput):
         convmem.TimeLimits(retrieval=0)
@@ -300,7 +300,7 @@ def test_the_service_answers_200_with_the_skipped_parts_and_503_without_messages
     h = {"Authorization": f"Bearer {token}"}
     body = {
         "user_message": QUESTION,
-        "model": {"context_window": 700, "max_output": 100, "tokenizer": "o200k_base"},
+        "model": {"context_window": 1000, "max_output": 100, "tokenizer": "o200k_base"},
     }
     url = f"/v1/conversations/{conv.id}/assemble"
     with TestClient(create_app(mem), raise_server_exceptions=False) as client:
@@ -327,17 +327,15 @@ def test_a_time_limited_stretch_stops_a_slow_read_and_leaves_the_transaction_usa
 ) -> None:
     from convmem.model.deadline import Deadline
 
-    conv, ids, _ = setting(mem)
+    _, ids, _ = setting(mem)
     slow_table(backend, "summaries")
     break_table(backend, "memories")
     with mem.store.read() as tx:
-        with pytest.raises(convmem.TimeLimitExceeded):
-            with tx.time_limited(Deadline(TIGHT)):
-                tx.summary_through("acme", ids[10], "extractive", "v1")
+        with pytest.raises(convmem.TimeLimitExceeded), tx.time_limited(Deadline(TIGHT)):
+            tx.summary_through("acme", ids[10], "extractive", "v1")
         # a failed statement in a stretch does not poison the transaction either
-        with pytest.raises(convmem.StoreError) as failed:
-            with tx.time_limited(Deadline(10.0)):
-                tx.list_memories("acme", "alice", statuses=("confirmed",))
+        with pytest.raises(convmem.StoreError) as failed, tx.time_limited(Deadline(10.0)):
+            tx.list_memories("acme", "alice", statuses=("confirmed",))
         assert not isinstance(failed.value, convmem.TimeLimitExceeded)
         with tx.time_limited(Deadline(10.0)):
             assert tx.get_message("acme", "alice", ids[4]).id == ids[4]

@@ -14,15 +14,16 @@ from typing import Any
 
 from convmem.assemble import AssembledContext, AssemblyOptions, FixedParts
 from convmem.engine.handles import Owner
+from convmem.engine.parts import GuardedEmbedder, Parts
 from convmem.engine.pins import pin_instruction
 from convmem.engine.request import (
+    CURRENT_TURNS,
     CountOnce,
-    Degradation,
-    GuardedEmbedder,
     Planner,
     Request,
     branch_entries,
     find_summary,
+    hold_retrieved_room,
     recall_memories,
     render_request,
     retrieve_evicted,
@@ -342,6 +343,7 @@ class Conversation:
             system = options.system_prompt
         if system is not None:
             check_text(system, max_bytes=memory.config.max_content_bytes, what="system")
+        parts = Parts(options.time_limits or memory.config.time_limits)
         with self._store.read() as tx:
             record, leaf = self._record_and_leaf(tx, leaf_id)
             if leaf is None and user_message is None:
@@ -354,22 +356,29 @@ class Conversation:
                 who=self.scope.principal, conversation=record, leaf=leaf,
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 profile=profile, counter=counter, format=format, options=options,
-                embedder=guarded(memory.embedder),
+                embedder=guarded(memory.embedder, parts),
             )  # fmt: skip
-            # the steps: memories → plan → retrieve → summary (→ render, after the read); the
-            # memories, retrieval and the summary are parts the request goes without on failure
-            parts = Degradation()
-            bare = FixedParts(system_prompt=system, pinned=pins)
-            fixed = parts.attempt("memories", request, lambda r: recall_memories(tx, r), bare)
             planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
-            chosen, fixed = planner.first(fixed)
-            chosen = parts.attempt(
-                "retrieval", request,
-                lambda r: retrieve_evicted(tx, r, memory, planner, chosen, fixed), chosen,
-            )  # fmt: skip
-            lookup = parts.attempt(
-                "summary", request, lambda r: find_summary(tx, memory.summaries, r, chosen), None
+            recent = planner.newest_user_turns(CURRENT_TURNS)
+            # the steps: memories → plan → retrieve → summary (→ render, after the read); the
+            # memories, retrieval and the summary are parts the request goes without when they
+            # fail or run past their time limits (``engine.parts``)
+            bare = FixedParts(system_prompt=system, pinned=pins)
+            fixed = parts.attempt(
+                "memories", request, lambda r: recall_memories(tx, r, recent), bare, tx
             )
+            chosen, fixed = planner.first(fixed)
+            held = hold_retrieved_room(request, planner, chosen, fixed)
+            if held is not None:
+                probe, room = held
+                chosen = parts.attempt(
+                    "retrieval", request,
+                    lambda r: retrieve_evicted(tx, r, memory, planner, probe, room), probe, tx,
+                )  # fmt: skip
+            lookup = parts.attempt(
+                "summary", request,
+                lambda r: find_summary(tx, memory.summaries, r, chosen), None, tx,
+            )  # fmt: skip
         if lookup is not None:  # what the summary step built or queued is written after the read
             found, flow, store, user = lookup, memory.summaries, self._store, self.scope.user
             lookup = parts.attempt(
@@ -429,9 +438,12 @@ class Conversation:
             return tx.last_assembly(self._tenant, self.scope.user, self.id)
 
 
-def guarded(embedder: Embedder | None) -> GuardedEmbedder | None:
-    """The request's view of the store's embedder: each text embedded once, failure a part's."""
-    return GuardedEmbedder(RequestEmbedder(embedder)) if embedder is not None else None
+def guarded(embedder: Embedder | None, parts: Parts) -> GuardedEmbedder | None:
+    """The request's view of the store's embedder: each text embedded once, within the
+    embedder's time limit; its failure is a part's."""
+    if embedder is None:
+        return None
+    return GuardedEmbedder(RequestEmbedder(embedder), parts.limits.embedder, parts)
 
 
 def checked_message(

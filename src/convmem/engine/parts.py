@@ -102,7 +102,8 @@ class Parts:
         except _EmbedderFailed as failed:
             self._note("embedder", failed.__cause__)
             # again without vectors, in what is left of the part's time
-            return self._attempt(part, replace(request, embedder=None), step, fallback, tx, deadline)
+            without = replace(request, embedder=None)
+            return self._attempt(part, without, step, fallback, tx, deadline)
         except Exception as exc:
             self._note(part, exc)
             return fallback

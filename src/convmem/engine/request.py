@@ -9,10 +9,9 @@ is chosen by the pure functions of ``convmem.assemble``, and the sections' rooms
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Iterator, Sequence
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TypeVar
 
 from convmem.assemble import (
     AssembledContext,
@@ -26,14 +25,14 @@ from convmem.assemble import (
 )
 from convmem.budget import memory_caps, retrieved_reserve
 from convmem.engine.handles import Database
-from convmem.errors import BudgetExceeded, StoreBusy
+from convmem.errors import BudgetExceeded, StoreError
 from convmem.formats import Format
 from convmem.memories import memory_gate, recall_candidates
+from convmem.memory.current_turn import outdated_memories
 from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
 from convmem.model.conversation import ConversationRecord
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
-from convmem.retrieval.matrix import Matrix
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
 from convmem.search import Window, rank_conversation
@@ -84,83 +83,6 @@ class CountOnce:
         return found
 
 
-# --- degradation --------------------------------------------------------------------------------
-
-T = TypeVar("T")
-_log = logging.getLogger(__name__)
-
-
-class _EmbedderFailed(Exception):
-    """Raised through a step when the request's embedder failed, so the step can run again
-    without vectors (the embedder is one part; the step's lexical half still works)."""
-
-
-class GuardedEmbedder:
-    """The request's embedder, as a part that may fail: the first failure is kept and every
-    later call fails at once, so one broken model costs the request one attempt, not one per
-    step."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self.failure: BaseException | None = None
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def dimensions(self) -> int:
-        return self._inner.dimensions
-
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        if self.failure is None:
-            try:
-                return self._inner.embed(texts)
-            except Exception as exc:
-                self.failure = exc
-        raise _EmbedderFailed from self.failure
-
-
-class Degradation:
-    """The parts of one request skipped because they failed, each as "part: reason".
-
-    Memories, retrieval and the summary are extras around the window: when one raises, the
-    request goes on without it and the report says so. The reason names the error's class only
-    (an error's message may quote content). The message store itself failing is not a part:
-    the window's own reads are not attempted here, so their StoreError still fails the request;
-    StoreBusy is let through too, since the caller's retry is the answer to it.
-    """
-
-    def __init__(self) -> None:
-        self.reasons: list[str] = []
-
-    def attempt(self, part: str, request: Request, step: Callable[[Request], T], fallback: T) -> T:
-        try:
-            return step(request)
-        except StoreBusy:
-            raise
-        except _EmbedderFailed as failed:
-            self._note("embedder", failed.__cause__)
-            if request.embedder is None:  # cannot happen: only a guarded embedder raises it
-                return fallback
-            return self.attempt(part, replace(request, embedder=None), step, fallback)
-        except Exception as exc:
-            self._note(part, exc)
-            return fallback
-
-    def _note(self, part: str, exc: BaseException | None) -> None:
-        reason = f"{part}: error {type(exc).__name__}"
-        if reason not in self.reasons:
-            _log.warning("assembly went without a part: %s", reason)
-            self.reasons.append(reason)
-
-    def report(self, context: AssembledContext) -> AssembledContext:
-        """``context`` with the skipped parts in its report."""
-        if not self.reasons:
-            return context
-        return replace(context, report=replace(context.report, degraded=list(self.reasons)))
-
-
 def branch_entries(
     tx: ReadTxn, tenant: str, leaf: str | None, counter: TokenCounter
 ) -> Iterator[ChainEntry]:
@@ -178,10 +100,17 @@ def branch_entries(
 # --- 1. memories --------------------------------------------------------------------------------
 
 
-def recall_memories(tx: ReadTxn, request: Request) -> FixedParts:
+# The branch's newest messages whose user turns may overtake a recalled memory: about the window
+# of a chat-sized budget, read before recall (the plans replay them, so they cost no extra read).
+CURRENT_TURNS = 24
+
+
+def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str]) -> FixedParts:
     """The fixed parts: system prompt, pins and the long-term memory of this request (the block,
     and the late memories for a large set). A temporary conversation, a user or tenant with
-    memory off, or recall switched off read no memory at all."""
+    memory off, or recall switched off read no memory at all. A memory that the new message or
+    ``recent_user_turns`` (newest first) contradict is shown as older background: the current
+    turn wins (``convmem.memory.current_turn``)."""
     fixed = FixedParts(system_prompt=request.system, pinned=request.pinned)
     who, options, record = request.who, request.options, request.conversation
     if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
@@ -193,11 +122,15 @@ def recall_memories(tx: ReadTxn, request: Request) -> FixedParts:
     block, ranked = recall_candidates(
         tx, who, request.query, k=options.memory_k, scopes=scopes, embedder=request.embedder
     )
+    said = [request.user_message, *recent_user_turns] if request.user_message else recent_user_turns
+    background = outdated_memories([*block, *ranked], said) if block or ranked else set()
     cap, late_cap = memory_caps(request.profile.input_budget, options.memory_share)
-    text, ids = render_memory_block(block, request.counter, cap)
+    text, ids = render_memory_block(block, request.counter, cap, background=background)
     shown = set(ids)
     extra = [m for m in ranked if m.id not in shown][: options.memory_relevant_k]
-    late, late_ids = render_memory_block(extra, request.counter, late_cap, RELEVANT_MEMORY_HEADER)
+    late, late_ids = render_memory_block(
+        extra, request.counter, late_cap, RELEVANT_MEMORY_HEADER, background=background
+    )
     return replace(
         fixed, memories=text, memory_ids=ids, relevant_memories=late, relevant_memory_ids=late_ids
     )
@@ -213,7 +146,14 @@ class Planner:
     def __init__(self, request: Request, branch: Iterator[ChainEntry]) -> None:
         self._request = request
         self._source = branch
+        self._broken = False  # a read of the branch failed: no later plan may see it cut short
         self.seen: list[ChainEntry] = []  # the part of the branch read so far, newest first
+
+    def newest_user_turns(self, count: int) -> list[str]:
+        """The texts of the user's turns among the branch's ``count`` newest messages, newest
+        first (read once: the plans replay them)."""
+        newest = itertools.islice(self._replay(), count)
+        return [entry.message.content for entry in newest if entry.message.role == "user"]
 
     def plan(self, fixed: FixedParts) -> HistoryPlan:
         r = self._request
@@ -240,7 +180,13 @@ class Planner:
             if index < len(self.seen):
                 yield self.seen[index]
             else:
-                entry = next(self._source, None)
+                if self._broken:
+                    raise StoreError("the branch could not be read")
+                try:
+                    entry = next(self._source, None)
+                except BaseException:
+                    self._broken = True  # a generator that raised is spent: it would end early
+                    raise
                 if entry is None:
                     return
                 self.seen.append(entry)
@@ -251,29 +197,39 @@ class Planner:
 # --- 3. retrieve --------------------------------------------------------------------------------
 
 
-def retrieve_evicted(
-    tx: ReadTxn,
-    request: Request,
-    memory: Database,
-    planner: Planner,
-    chosen: HistoryPlan,
-    fixed: FixedParts,
-) -> HistoryPlan:
-    """When history was evicted: hold the retrieved section's room, see which turns that leaves
-    out of the window, and bring back the ones that matter to this message. Returns the plan
-    (``chosen`` as it was when there is nothing to hold or no room to hold it)."""
+def hold_retrieved_room(
+    request: Request, planner: Planner, chosen: HistoryPlan, fixed: FixedParts
+) -> tuple[HistoryPlan, FixedParts] | None:
+    """When history was evicted: the plan with the retrieved section's room held, and the fixed
+    parts it was made with (None when there is nothing to hold or no room to hold it). The
+    room is held whatever retrieval then finds, or when it fails: the window does not depend
+    on it."""
     options = request.options
     reserve = retrieved_reserve(
         request.profile.input_budget, options.retrieved_share, options.retrieved_max_tokens
     )
     if not (chosen.evicted_count and reserve and options.retrieved_k):
-        return chosen
+        return None
     held = replace(fixed, retrieved_reserve=reserve)
     try:
-        probe = planner.plan(held)
+        return planner.plan(held), held
     except BudgetExceeded:  # no room to hold: the request stays as it was
-        return chosen
+        return None
+
+
+def retrieve_evicted(
+    tx: ReadTxn,
+    request: Request,
+    memory: Database,
+    planner: Planner,
+    probe: HistoryPlan,
+    held: FixedParts,
+) -> HistoryPlan:
+    """Bring back, into the held room, the evicted turns that matter to this message (the ones
+    ``probe``, the plan holding the room, leaves out). Returns the plan (``probe`` when nothing
+    is found)."""
     included = [item.message.id for item in probe.history]
+    reserve = held.retrieved_reserve
     text, ids = _older_turns(tx, request, memory, planner.seen, included, reserve)
     if text is None:
         return probe

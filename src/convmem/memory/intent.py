@@ -621,4 +621,7 @@ def slot_value(statement: str) -> SlotValue | None:
 def statements(message: str) -> list[str]:
     """The sentences of a message that are the speaker's own (quoted ones are someone else's),
     read as the intent grammar reads them."""
-    return [s for s in _sentences(as_read(message[:4000])) if s[0] not in _QUOTES]
+    message = message[:4000]
+    if not message.isascii():
+        message = INVISIBLE.sub("", unicodedata.normalize("NFKC", message))
+    return [s for s in _sentences(message) if s[0] not in _QUOTES]

@@ -65,7 +65,7 @@ class TimeLimits:
         for name in ("memories", "retrieval", "summary", "embedder"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, int | float) and value > 0):
-                raise InvalidInput(f"the time limit for {name} must be a positive number of seconds")
+                raise InvalidInput(f"the time limit for {name} must be positive seconds or None")
 
     def of(self, part: str) -> float | None:
         limit: float | None = getattr(self, part)

@@ -167,5 +167,5 @@ _DESCRIPTIONS = {
     404: "No such object for this principal (another tenant's or user's ids too).",
     413: "The body or the content is above the limit.",
     422: "The request is well-formed but refused (schema, tree rules, policy, budget).",
-    503: "The database is busy; retry.",
+    503: "The database is busy or failed; retry.",
 }

@@ -115,8 +115,8 @@ def classify(exc: ConvmemError) -> tuple[int, str, dict[str, Any]]:
         return 422, "invalid_query", {}
     if isinstance(exc, StoreBusy):
         return 503, "store_busy", {}
-    if isinstance(exc, StoreError):
-        return 500, "store_error", {}
+    if isinstance(exc, StoreError):  # the message store failed (a part of memory degrades)
+        return 503, "store_error", {}
     return 422, "invalid_input", {}
 
 
