@@ -157,6 +157,9 @@ class AssemblyReport:
     summary_source: str | None = None
     memory_ids: list[str] = field(default_factory=list)
     retrieved_ids: list[str] = field(default_factory=list)
+    # the parts skipped because they failed, each "part: reason" (part one of memories,
+    # retrieval, summary, embedder; the reason names the error's class, never content)
+    degraded: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
