@@ -40,11 +40,13 @@ from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import SummaryRecord
+from convmem.model.tools import ToolSpec
 from convmem.retention import delete_conversation
 from convmem.retrieval.vector import Embedder, RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
 from convmem.tokens import ESTIMATE, get_counter
+from convmem.tools.schema import parse_tools
 from convmem.tree import (
     aware_utc,
     check_identifier,
@@ -319,11 +321,16 @@ class Conversation:
         system: str | None = None,
         leaf_id: str | None = None,
         options: AssemblyOptions | None = None,
+        tools: Sequence[Mapping[str, Any] | ToolSpec] | None = None,
     ) -> AssembledContext:
         """Build the next request from stored state.
 
         ``user_message`` is the new turn, not yet stored; leave it out when the turn being answered
         is already the branch's leaf (a stored user message, or tool results to continue from).
+
+        ``tools`` are the application's tool definitions (OpenAI function schemas or Anthropic
+        tool schemas): counted the way the provider charges them, taken off the budget before
+        history, and returned in ``format``'s shape as ``AssembledContext.tools``.
 
         No message is written. When turns were evicted, the summary through the newest evicted
         message fills the summary slot: found by key, or built inline by the extractive
@@ -338,6 +345,7 @@ class Conversation:
             if not user_message.strip():
                 raise InvalidMessage("the user message needs content")
         options = options or AssemblyOptions()
+        tool_specs = tuple(parse_tools(tools))
         if system is None:  # the argument wins; the options' prompt is the default
             system = options.system_prompt
         if system is not None:
@@ -355,6 +363,7 @@ class Conversation:
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 profile=profile, counter=counter, format=format, options=options,
                 embedder=guarded(memory.embedder),
+                tools=tool_specs,
             )  # fmt: skip
             # the steps: memories → plan → retrieve → summary (→ render, after the read); the
             # memories, retrieval and the summary are parts the request goes without on failure

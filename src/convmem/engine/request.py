@@ -34,6 +34,7 @@ from convmem.model.conversation import ConversationRecord
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
 from convmem.retrieval.matrix import Matrix
+from convmem.model.tools import ToolSpec
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
 from convmem.search import Window, rank_conversation
@@ -59,6 +60,7 @@ class Request:
     format: Format
     options: AssemblyOptions
     embedder: Embedder | None  # the request's own (it embeds the query once)
+    tools: tuple[ToolSpec, ...] = ()  # the tool definitions the caller sends with the request
 
 
 class CountOnce:
@@ -182,7 +184,7 @@ def recall_memories(tx: ReadTxn, request: Request) -> FixedParts:
     """The fixed parts: system prompt, pins and the long-term memory of this request (the block,
     and the late memories for a large set). A temporary conversation, a user or tenant with
     memory off, or recall switched off read no memory at all."""
-    fixed = FixedParts(system_prompt=request.system, pinned=request.pinned)
+    fixed = FixedParts(system_prompt=request.system, pinned=request.pinned, tools=request.tools)
     who, options, record = request.who, request.options, request.conversation
     if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
         return fixed
