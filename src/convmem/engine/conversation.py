@@ -362,7 +362,9 @@ class Conversation:
             lookup = find_summary(tx, memory.summaries, request, chosen)
         if lookup is not None:  # what the summary step built or queued is written after the read
             lookup = memory.summaries.commit(self._store, self._tenant, self.scope.user, lookup)
-        return render_request(chosen, lookup)
+        context = render_request(chosen, lookup)
+        memory.observer.assembled(context.report)
+        return context
 
     # --- summaries ------------------------------------------------------------------------------
 

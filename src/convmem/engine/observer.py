@@ -1,0 +1,26 @@
+"""The engine's observer hook: what happened, in counts and ids' absence, for whoever watches.
+
+The engine never imports the service or a metrics library; it calls an ``Observer`` that the
+program driving it installs (the service and the worker install a Prometheus-backed one). The
+default observes nothing. An observer sees reports, never message or memory content.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from convmem.assemble import AssemblyReport
+
+
+class Observer(Protocol):
+    """Called by the engine after each step an operator may want to count."""
+
+    def assembled(self, report: AssemblyReport) -> None:
+        """A request was assembled; ``report`` holds its token counts and ids."""
+
+
+class NoObserver:
+    """The default: nothing is observed."""
+
+    def assembled(self, report: AssemblyReport) -> None:
+        return None
