@@ -10,13 +10,16 @@ user, tenant, id or any message or memory content. ``ProcessMetrics`` is also th
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from convmem.assemble import SECTION_ORDER, AssemblyReport
+from convmem.memories import MEMORY_ACTIONS
+from convmem.memory.policy import BlockReason
+from convmem.model.memory import MemoryNotice
 from convmem.store.base import Store
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -26,6 +29,9 @@ COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 SUMMARY_SOURCES = ("none", "stored", "built", "ancestor")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 JOB_STATUSES = ("pending", "running", "done", "failed")
+NOTICE_STATUSES = ("saved", "proposed", "blocked", "forgotten", "ambiguous")
+# why a save was refused: the never-store policy's codes and the memory switches
+BLOCK_REASONS = (*(r.value for r in BlockReason), "memory_off", "memory_disabled_for_tenant")
 # how many jobs a scrape reads per status; a queue deeper than this reads as this deep
 QUEUE_SCAN_LIMIT = 10_000
 
@@ -95,6 +101,37 @@ class ProcessMetrics:
             "convmem_retention_last_sweep_timestamp_seconds",
             "When the last retention pass finished (Unix time; 0: none yet).", registry=r,
         )  # fmt: skip
+        self.notices = Counter(
+            "convmem_memory_notices",
+            "What memory writes came to: saved, proposed, blocked, forgotten, ambiguous.",
+            ["status"], registry=r,
+        )  # fmt: skip
+        self.memory_blocks = Counter(
+            "convmem_memory_blocks", "Memory writes refused, by reason code.", ["reason"],
+            registry=r,
+        )  # fmt: skip
+        self.memory_supersessions = Counter(
+            "convmem_memory_supersessions", "Memories superseded by a newer statement.",
+            registry=r,
+        )  # fmt: skip
+        self.memory_changes = Counter(
+            "convmem_memory_changes",
+            "Users' changes to existing memories: confirmed, rejected, corrected, deleted "
+            "(memories removed, with their history), restored, resolved.",
+            ["action"], registry=r,
+        )  # fmt: skip
+        self.not_found = Counter(
+            "convmem_not_found",
+            "404s for ids the principal does not own (missing, or another principal's: the "
+            "two are one answer by design), by kind of object.",
+            ["kind"], registry=r,
+        )  # fmt: skip
+        for status in NOTICE_STATUSES:
+            self.notices.labels(status)
+        for reason in BLOCK_REASONS:
+            self.memory_blocks.labels(reason)
+        for action in MEMORY_ACTIONS:
+            self.memory_changes.labels(action)
         for source in SUMMARY_SOURCES:  # every series exists from the start, at zero
             self.assemblies.labels(source)
         for section in SECTION_ORDER:
@@ -113,6 +150,17 @@ class ProcessMetrics:
         self.evicted_messages.observe(report.evicted_count)
         self.retrieved_messages.observe(len(report.retrieved_ids))
         self.stubbed_messages.inc(len(report.stubbed_ids))
+
+    def memory_notices(self, notices: Sequence[MemoryNotice]) -> None:
+        for notice in notices:
+            self.notices.labels(_bounded(notice.status, NOTICE_STATUSES)).inc()
+            if notice.status == "blocked" and notice.reason is not None:
+                self.memory_blocks.labels(_bounded(notice.reason, BLOCK_REASONS)).inc()
+            if notice.superseded:
+                self.memory_supersessions.inc(len(notice.superseded))
+
+    def memory_changed(self, action: str, count: int) -> None:
+        self.memory_changes.labels(_bounded(action, MEMORY_ACTIONS)).inc(count)
 
     # --- HTTP -----------------------------------------------------------------------------------
 
@@ -138,9 +186,17 @@ class ProcessMetrics:
         scrape (every tenant's jobs: an operator's view, no tenant label)."""
         self.registry.register(QueueCollector(store))
 
+    def not_found_for(self, kind: str) -> None:
+        self.not_found.labels(kind).inc()
+
     def render(self) -> bytes:
         """The registry in Prometheus' text format."""
         return generate_latest(self.registry)
+
+
+def _bounded(value: str, known: Sequence[str]) -> str:
+    """A label value from a known set, "other" otherwise: a label set never grows with input."""
+    return value if value in known else "other"
 
 
 class QueueCollector(Collector):

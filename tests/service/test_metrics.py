@@ -3,6 +3,8 @@ right amounts, each app has its own registry, and no content or id reaches a lab
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -90,7 +92,9 @@ def test_assemblies_are_counted_with_tokens_per_section_and_no_content(
     for secret in (MARKER, "aisle", cid, "alice", "acme", *reports[0]["evicted_ids"]):
         assert secret not in text, secret
     labels = {key for (_, pairs) in after for key, _ in pairs}
-    assert labels <= {"method", "route", "status", "le", "section", "summary_source"}
+    # every label is an enumerated code; none names a principal, a conversation or a message
+    assert labels <= {"method", "route", "status", "le", "section", "summary_source", "action",
+                      "reason", "kind"}  # fmt: skip
 
 
 def test_each_app_has_its_own_registry(memory: convmem.Memory, keys: Keys) -> None:
@@ -104,3 +108,58 @@ def test_each_app_has_its_own_registry(memory: convmem.Memory, keys: Keys) -> No
         b = value(scrape(two), "convmem_http_requests_total", method="GET", route="/healthz",
                   status="200")  # fmt: skip
     assert (a, b) == (2, 1)
+
+
+def test_memory_operations_and_denials_are_counted_by_code_never_by_content(
+    client: TestClient, keys: Keys
+) -> None:
+    alice, bob = auth(keys.alice), auth(keys.bob)
+    before = scrape(client)
+
+    def remember(text: str, **fields: str) -> Any:
+        return client.post("/v1/memories", json={"text": text, **fields}, headers=alice).json()
+
+    aisle = remember(f"I prefer aisle seats, {MARKER}.", subject="seat")
+    window = remember("I prefer window seats.", subject="seat")
+    assert [s["id"] for s in window["superseded"]] == [aisle["memory"]["id"]]
+    blocked = remember("My API key is sk-proj-4f9Qz7LmB2xR8tYp1VwK3nJ6hD0sGcE5aUoI")
+    assert blocked["code"] == "never_store" and blocked["reason"] == "credential"
+    proposals = [
+        client.post("/v1/memories/proposals", json={"text": text}, headers=alice).json()
+        for text in ("I drink green tea.", "I collect stamps.")
+    ]
+    first, second = (p["memory"]["id"] for p in proposals)
+    assert client.post(f"/v1/memories/{first}/confirm", headers=alice).status_code == 200
+    assert client.post(f"/v1/memories/{second}/reject", headers=alice).status_code == 200
+    corrected = client.patch(
+        f"/v1/memories/{first}", json={"text": "I drink black tea."}, headers=alice
+    ).json()
+    assert corrected["status"] == "saved"
+    restored = client.post(f"/v1/memories/{aisle['memory']['id']}/restore", headers=alice)
+    assert restored.status_code == 200
+    deleted = client.delete(f"/v1/memories/{corrected['memory']['id']}", headers=alice).json()
+    # bob asks for alice's memory: the same 404 as for a missing one
+    assert client.get(f"/v1/memories/{aisle['memory']['id']}", headers=bob).status_code == 404
+    assert client.get("/v1/memories/mem_missing", headers=bob).status_code == 404
+    after = scrape(client)
+
+    def moved(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    # saves: aisle, window, and the correction's new record
+    assert moved("convmem_memory_notices_total", status="saved") == 3
+    assert moved("convmem_memory_notices_total", status="proposed") == 2
+    assert moved("convmem_memory_notices_total", status="blocked") == 1
+    assert moved("convmem_memory_blocks_total", reason="credential") == 1
+    # window over aisle, and the correction over the confirmed proposal
+    assert moved("convmem_memory_supersessions_total") == 2
+    assert moved("convmem_memory_changes_total", action="confirmed") == 1
+    assert moved("convmem_memory_changes_total", action="rejected") == 1
+    assert moved("convmem_memory_changes_total", action="corrected") == 1
+    assert moved("convmem_memory_changes_total", action="restored") == 1
+    assert moved("convmem_memory_changes_total", action="deleted") == len(deleted["deleted_ids"])
+    assert moved("convmem_not_found_total", kind="memory") == 2
+
+    text = client.get("/metrics").text
+    for secret in (MARKER, "aisle", "stamps", "sk-proj", "alice", "bob", "acme", first, second):
+        assert secret not in text, secret

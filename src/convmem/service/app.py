@@ -79,7 +79,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
     )
     app.state.memory = memory
     app.state.metrics = metrics
-    install_handlers(app)
+    install_handlers(app, metrics)
     for module in (conversations, memories, account, admin):
         app.include_router(module.router)
     _ops_routes(app, metrics)
