@@ -384,7 +384,9 @@ class Conversation:
             lookup = parts.attempt(
                 "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
             )
-        return parts.report(render_request(chosen, lookup))
+        context = parts.report(render_request(chosen, lookup))
+        memory.observer.assembled(context.report)
+        return context
 
     # --- summaries ------------------------------------------------------------------------------
 
