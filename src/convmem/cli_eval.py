@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import ExitStack
 
 import click
 
@@ -13,12 +14,16 @@ from convmem.retrieval.vector import Embedder
 
 
 @click.command("behaviour")
-@db_option(creates=True)
+@db_option()
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result here.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="Write a PNG plot here.")
 @click.option(
     "--cases", "case_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
     help="A case file of your own, played after the shipped ones (repeatable).",
+)  # fmt: skip
+@click.option(
+    "--url", help="Play the cases over the HTTP API of the service at this URL, which must serve "
+    "--db (the suite issues its keys there).",
 )  # fmt: skip
 @click.option("--kind", "kinds", multiple=True, help="Play only cases of this kind (repeatable).")
 @click.option("--case", "case_ids", multiple=True, help="Play only the case with this id.")
@@ -31,6 +36,7 @@ def behaviour_command(
     json_out: str | None,
     plot_out: str | None,
     case_files: tuple[str, ...],
+    url: str | None,
     kinds: tuple[str, ...],
     case_ids: tuple[str, ...],
     embedder: Embedder | None,
@@ -57,10 +63,20 @@ def behaviour_command(
         cases = [c for c in cases if c.id in case_ids]
     if not cases:
         fail("no case matches --kind / --case")
-    with opened(db, embedder=embedder) as memory:
-        driver = behaviour.EngineDriver(memory)
+    with opened(db, embedder=embedder) as memory, ExitStack() as stack:
+        driver: behaviour.Driver = behaviour.EngineDriver(memory)
+        if url is not None:
+            import httpx
+
+            from convmem.eval.behaviour.http import HttpDriver
+
+            client = stack.enter_context(httpx.Client(base_url=url.rstrip("/"), timeout=120))
+            driver = HttpDriver(client, memory)
         with click.progressbar(length=len(cases), label="behaviour", file=sys.stderr) as bar:
-            result = behaviour.run_suite(driver, cases, progress=lambda _: bar.update(1))
+            try:
+                result = behaviour.run_suite(driver, cases, progress=lambda _: bar.update(1))
+            except httpx_errors() as exc:
+                fail(f"the service at {url} cannot be reached ({type(exc).__name__})")
     for line in behaviour.table(result):
         click.echo(line)
     if json_out is not None:
@@ -70,3 +86,12 @@ def behaviour_command(
         behaviour.plot(result, plot_out)
     if result["failed"]:
         sys.exit(1)
+
+
+def httpx_errors() -> tuple[type[Exception], ...]:
+    """The transport errors of a service run (none without httpx: the engine raises none)."""
+    try:
+        import httpx
+    except ImportError:
+        return ()
+    return (httpx.TransportError,)

@@ -109,6 +109,7 @@ def test_the_command_reports_writes_json_and_a_plot_and_fails_on_a_leak(
 ) -> None:
     if backend.name != "sqlite":
         pytest.skip("the command's options are the same on every backend")
+    backend.open().close()  # the command runs on a database that exists
     out, png = tmp_path / "out.json", tmp_path / "out.png"
     args = ["eval", "behaviour", "--db", backend.url, "--json", str(out), "--plot", str(png),
             "--embedder", "hashing", "--case", "recall-aisle", "--kind", "non_recall",
@@ -125,3 +126,33 @@ def test_the_command_reports_writes_json_and_a_plot_and_fails_on_a_leak(
     assert ran.exit_code == 1
     assert "FAILED non_recall non_recall-other-project" in ran.output
     assert "leaked m (mem_" in ran.output
+
+
+def test_a_sample_of_every_kind_passes_over_the_http_api(hashed: convmem.Memory) -> None:
+    from fastapi.testclient import TestClient
+
+    from convmem.eval.behaviour.http import HttpDriver
+    from convmem.service import create_app
+
+    with TestClient(create_app(hashed), raise_server_exceptions=False) as client:
+        driver = HttpDriver(client, hashed)
+        result = behaviour.run_suite(driver, sample(SAMPLE))
+    failures = [f for row in result["kinds"].values() for f in row["failures"]]
+    assert failures == []
+    assert result["surface"] == "http"
+    assert result["faithfulness"]["literals_verbatim_share"] == 1.0
+
+
+def test_over_http_a_store_without_its_scope_filter_is_caught(
+    hashed: convmem.Memory, backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from convmem.eval.behaviour.http import HttpDriver
+    from convmem.service import create_app
+
+    _drop_scope_filter(monkeypatch, backend)
+    with TestClient(create_app(hashed), raise_server_exceptions=False) as client:
+        result = behaviour.run_suite(HttpDriver(client, hashed), sample(LEAKS_WITHOUT_SCOPE_FILTER))
+    failed = {f["case"] for row in result["kinds"].values() for f in row["failures"]}
+    assert failed == set(LEAKS_WITHOUT_SCOPE_FILTER)

@@ -6,7 +6,7 @@ played through, ``runner`` plays one case, ``suite`` runs them all and reports.
 """
 
 from convmem.eval.behaviour.cases import KINDS, Case, load
-from convmem.eval.behaviour.drivers import EngineDriver
+from convmem.eval.behaviour.drivers import Driver, EngineDriver
 from convmem.eval.behaviour.suite import plot, run_suite, table
 
-__all__ = ["KINDS", "Case", "EngineDriver", "load", "plot", "run_suite", "table"]
+__all__ = ["KINDS", "Case", "Driver", "EngineDriver", "load", "plot", "run_suite", "table"]
