@@ -153,6 +153,7 @@ def test_over_http_a_store_without_its_scope_filter_is_caught(
 
     _drop_scope_filter(monkeypatch, backend)
     with TestClient(create_app(hashed), raise_server_exceptions=False) as client:
-        result = behaviour.run_suite(HttpDriver(client, hashed), sample(LEAKS_WITHOUT_SCOPE_FILTER))
+        driver = HttpDriver(client, hashed)
+        result = behaviour.run_suite(driver, sample(LEAKS_WITHOUT_SCOPE_FILTER))
     failed = {f["case"] for row in result["kinds"].values() for f in row["failures"]}
     assert failed == set(LEAKS_WITHOUT_SCOPE_FILTER)

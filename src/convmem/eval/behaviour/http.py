@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
-
-import httpx
+from typing import Any, Protocol
 
 from convmem.engine import Memory
 from convmem.errors import ConvmemError, InvalidInput, NotFound
@@ -32,6 +30,26 @@ from convmem.model.messages import ToolCall
 from convmem.model.snapshot import CATEGORIES
 
 
+class Response(Protocol):
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def text(self) -> str: ...
+    def json(self) -> Any: ...
+
+
+class Client(Protocol):
+    """What the driver uses of an HTTP client with its ``base_url`` set: ``httpx.Client``, or
+    the test client of the app."""
+
+    def request(
+        self, method: str, url: str, *, params: Any = None, json: Any = None,
+        headers: Any = None,
+    ) -> Response: ...  # fmt: skip
+
+
 class ServiceRefused(ConvmemError):
     """The service answered a 4xx other than 404 (the problem's code, never content)."""
 
@@ -39,7 +57,7 @@ class ServiceRefused(ConvmemError):
 class HttpDriver:
     name = "http"
 
-    def __init__(self, client: httpx.Client, memory: Memory) -> None:
+    def __init__(self, client: Client, memory: Memory) -> None:
         """``client`` reaches the service (its ``base_url`` set); ``memory`` is the database
         the service serves."""
         self._client = client
@@ -54,8 +72,11 @@ class HttpDriver:
             self._keys[tenant] = issued.token
         return {"Authorization": f"Bearer {self._keys[tenant]}", USER_HEADER: user}
 
+    def _send(self, who: Who, method: str, path: str, **kwargs: Any) -> Response:
+        return self._client.request(method, path, headers=self._headers(who), **kwargs)
+
     def _call(self, who: Who, method: str, path: str, **kwargs: Any) -> Any:
-        response = self._client.request(method, path, headers=self._headers(who), **kwargs)
+        response = self._send(who, method, path, **kwargs)
         if response.status_code == 401:
             raise InvalidInput("the service refused the suite's key: does it serve --db?")
         if response.status_code == 404:
@@ -194,8 +215,9 @@ class HttpDriver:
         return [(c["id"], c.get("title") or "") for c in found]
 
     def export(self, who: Who) -> str:
-        response = self._client.get("/v1/export", headers=self._headers(who))
-        response.raise_for_status()
+        response = self._send(who, "GET", "/v1/export")
+        if response.status_code != 200:
+            raise ServiceRefused(f"{response.status_code}")
         return response.text
 
     def summaries(self, who: Who, conv: str) -> list[SummaryView] | None:
