@@ -236,7 +236,7 @@ class Conversation:
             )
             stored = replace(unplaced, parent_id=parent_id, depth=depth)
             row = MessageRow(stored, revision_of, revision_kind, tokens, estimate, before)
-            tx.insert_message(tenant, user, row)
+            tx.insert_messages(tenant, user, [row])
             if prepared is not None:
                 write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
             tx.set_active_leaf(tenant, self.id, stored.id)
