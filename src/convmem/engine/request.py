@@ -33,8 +33,8 @@ from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
 from convmem.model.conversation import ConversationRecord
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
-from convmem.retrieval.matrix import Matrix
 from convmem.model.tools import ToolSpec
+from convmem.retrieval.matrix import Matrix
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
 from convmem.search import Window, rank_conversation
