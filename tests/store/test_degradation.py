@@ -27,6 +27,7 @@ from convmem import HashingEmbedder
 from convmem.model.messages import Role
 from convmem.retrieval.vector import Matrix
 from convmem.service import create_app
+from tests.service.test_metrics import scrape, value
 from tests.store.backends import Backend
 
 MODEL = convmem.ModelProfile(context_window=1000, max_output=100, tokenizer="o200k_base")
@@ -293,30 +294,46 @@ def test_the_message_store_failing_is_still_an_error(mem: convmem.Memory, backen
 
 
 def test_the_service_answers_200_with_the_skipped_parts_and_503_without_messages(
-    mem: convmem.Memory, backend: Backend
+    backend: Backend, embedder: BreakableEmbedder
 ) -> None:
-    token = mem.keys.create("acme", "user", user="alice").token
-    conv, _, _ = setting(mem)
-    h = {"Authorization": f"Bearer {token}"}
-    body = {
-        "user_message": QUESTION,
-        "model": {"context_window": 1000, "max_output": 100, "tokenizer": "o200k_base"},
-    }
-    url = f"/v1/conversations/{conv.id}/assemble"
-    with TestClient(create_app(mem), raise_server_exceptions=False) as client:
-        break_table(backend, "message_index")
-        response = client.post(url, json=body, headers=h)
-        assert response.status_code == 200, response.text
-        report = response.json()["report"]
-        assert report["degraded"] == ["retrieval: error StoreError"]
-        assert response.json()["messages"][-1] == {"role": "user", "content": QUESTION}
-        kept = client.get(f"/v1/conversations/{conv.id}/last-assembly", headers=h).json()
-        assert kept["report"]["degraded"] == report["degraded"]
-        break_table(backend, "messages")
-        down = client.post(url, json=body, headers=h)
-        assert down.status_code == 503
-        assert down.headers["content-type"].startswith("application/problem+json")
-        assert "4471" not in down.text and "locker" not in down.text
+    config = convmem.Config(time_limits=replace(EASY, summary=TIGHT, embedder=TIGHT))
+    with backend.open(embedder=embedder, config=config) as mem:
+        token = mem.keys.create("acme", "user", user="alice").token
+        conv, _, _ = setting(mem)
+        h = {"Authorization": f"Bearer {token}"}
+        body = {
+            "user_message": QUESTION,
+            "system": SYSTEM,
+            "model": {"context_window": 1000, "max_output": 100, "tokenizer": "o200k_base"},
+        }
+        url = f"/v1/conversations/{conv.id}/assemble"
+        with TestClient(create_app(mem), raise_server_exceptions=False) as client:
+            before = scrape(client)
+            embedder.delay = 1.0
+            slow_table(backend, "summaries")
+            response = client.post(url, json=body, headers=h)
+            assert response.status_code == 200, response.text
+            report = response.json()["report"]
+            assert report["degraded"] == ["embedder: timeout 50 ms", "summary: timeout 50 ms"]
+            assert response.json()["messages"][-1] == {"role": "user", "content": QUESTION}
+            assert report["retrieved_ids"]  # retrieval went on by its words
+            kept = client.get(f"/v1/conversations/{conv.id}/last-assembly", headers=h).json()
+            assert kept["report"]["degraded"] == report["degraded"]
+            after = scrape(client)
+            for part, cause, count in [("embedder", "timeout", 1), ("summary", "timeout", 1),
+                                       ("retrieval", "timeout", 0)]:  # fmt: skip
+                labels = {"part": part, "cause": cause}
+                moved = value(after, "convmem_degraded_parts_total", **labels) - value(
+                    before, "convmem_degraded_parts_total", **labels
+                )
+                assert moved == count, (part, cause)
+            embedder.delay = 0.0
+            heal_table(backend, "summaries")
+            break_table(backend, "messages")
+            down = client.post(url, json=body, headers=h)
+            assert down.status_code == 503
+            assert down.headers["content-type"].startswith("application/problem+json")
+            assert "4471" not in down.text and "locker" not in down.text
 
 
 # --- the store's time-limited stretch -----------------------------------------------------------

@@ -41,11 +41,13 @@ from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import SummaryRecord
+from convmem.model.tools import ToolSpec
 from convmem.retention import delete_conversation
 from convmem.retrieval.vector import Embedder, RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
 from convmem.tokens import ESTIMATE, get_counter
+from convmem.tools.schema import parse_tools
 from convmem.tree import (
     aware_utc,
     check_identifier,
@@ -235,7 +237,7 @@ class Conversation:
             )
             stored = replace(unplaced, parent_id=parent_id, depth=depth)
             row = MessageRow(stored, revision_of, revision_kind, tokens, estimate, before)
-            tx.insert_message(tenant, user, row)
+            tx.insert_messages(tenant, user, [row])
             if prepared is not None:
                 write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
             tx.set_active_leaf(tenant, self.id, stored.id)
@@ -320,11 +322,16 @@ class Conversation:
         system: str | None = None,
         leaf_id: str | None = None,
         options: AssemblyOptions | None = None,
+        tools: Sequence[Mapping[str, Any] | ToolSpec] | None = None,
     ) -> AssembledContext:
         """Build the next request from stored state.
 
         ``user_message`` is the new turn, not yet stored; leave it out when the turn being answered
         is already the branch's leaf (a stored user message, or tool results to continue from).
+
+        ``tools`` are the application's tool definitions (OpenAI function schemas or Anthropic
+        tool schemas): counted the way the provider charges them, taken off the budget before
+        history, and returned in ``format``'s shape as ``AssembledContext.tools``.
 
         No message is written. When turns were evicted, the summary through the newest evicted
         message fills the summary slot: found by key, or built inline by the extractive
@@ -339,6 +346,7 @@ class Conversation:
             if not user_message.strip():
                 raise InvalidMessage("the user message needs content")
         options = options or AssemblyOptions()
+        tool_specs = tuple(parse_tools(tools))
         if system is None:  # the argument wins; the options' prompt is the default
             system = options.system_prompt
         if system is not None:
@@ -357,13 +365,14 @@ class Conversation:
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 profile=profile, counter=counter, format=format, options=options,
                 embedder=guarded(memory.embedder, parts),
+                tools=tool_specs,
             )  # fmt: skip
             planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
             recent = planner.newest_user_turns(CURRENT_TURNS)
             # the steps: memories → plan → retrieve → summary (→ render, after the read); the
             # memories, retrieval and the summary are parts the request goes without when they
             # fail or run past their time limits (``engine.parts``)
-            bare = FixedParts(system_prompt=system, pinned=pins)
+            bare = FixedParts(system_prompt=system, pinned=pins, tools=request.tools)
             fixed = parts.attempt(
                 "memories", request, lambda r: recall_memories(tx, r, recent), bare, tx
             )
@@ -384,7 +393,9 @@ class Conversation:
             lookup = parts.attempt(
                 "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
             )
-        return parts.report(render_request(chosen, lookup))
+        context = parts.report(render_request(chosen, lookup))
+        memory.observer.assembled(context.report)
+        return context
 
     # --- summaries ------------------------------------------------------------------------------
 

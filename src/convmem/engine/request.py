@@ -33,6 +33,7 @@ from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
 from convmem.model.conversation import ConversationRecord
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
+from convmem.model.tools import ToolSpec
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
 from convmem.search import Window, rank_conversation
@@ -58,6 +59,7 @@ class Request:
     format: Format
     options: AssemblyOptions
     embedder: Embedder | None  # the request's own (it embeds the query once)
+    tools: tuple[ToolSpec, ...] = ()  # the tool definitions the caller sends with the request
 
 
 class CountOnce:
@@ -111,7 +113,7 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
     memory off, or recall switched off read no memory at all. A memory that the new message or
     ``recent_user_turns`` (newest first) contradict is shown as older background: the current
     turn wins (``convmem.memory.current_turn``)."""
-    fixed = FixedParts(system_prompt=request.system, pinned=request.pinned)
+    fixed = FixedParts(system_prompt=request.system, pinned=request.pinned, tools=request.tools)
     who, options, record = request.who, request.options, request.conversation
     if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
         return fixed
