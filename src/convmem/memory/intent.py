@@ -588,23 +588,25 @@ _VALUE_END = re.compile(
     r"[,;:.!?()]|\s(?:and|but|und|aber|et|mais|y|pero|e|ma|mas|en|maar)\s", re.IGNORECASE
 )
 # Words around a value that are not part of it: copulas and possessives of the languages.
-_FRAME = _word_set("ist sind est sont es son è sono é são is zijn mein meine mon ma mes mi mis")
+_FRAME = _word_set(
+    "ist sind est sont es son è sono é são is zijn mein meine mon ma mes mi mis "
+    "der die das ein eine le la les un une el los las una il lo gli os as um uma het een"
+)
 
 
 @dataclass(frozen=True)
 class SlotValue:
-    """What a statement says a slot holds: the slot, the value's words and every word said
-    (words compared by their first five letters, the stem ``matches_forget`` uses)."""
+    """What a statement says a slot holds: the slot and the value's words (compared by their
+    first five letters, the stem ``matches_forget`` uses, without accents)."""
 
     subject: str
     value: frozenset[str]
-    said: frozenset[str]
 
     def agrees_with(self, other: SlotValue) -> bool:
-        """Whether two statements about one slot give the same value: either's value is among
-        the other's words ("my home is Porto" and "I live in Porto now" agree; "my home is
-        Lisbon" does not)."""
-        return self.value <= other.said or other.value <= self.said
+        """Whether two statements about one slot give the same value: either's value words are
+        all in the other's ("my home city is Porto" and "I live in Porto now" agree; "my home
+        city is Lisbon" and "mi chiamo Luca, non Marco" do not)."""
+        return self.value <= other.value or other.value <= self.value
 
 
 def _stems(text: str) -> frozenset[str]:
@@ -636,7 +638,7 @@ def slot_value(statement: str) -> SlotValue | None:
         words -= _stems(match.group("x"))
     if not words:
         return None
-    return SlotValue(subject, words, _stems(statement))
+    return SlotValue(subject, words)
 
 
 def statements(message: str) -> list[str]:
