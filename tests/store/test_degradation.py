@@ -263,8 +263,8 @@ def test_time_waiting_on_the_embedder_is_not_charged_to_the_part(
     mem: convmem.Memory, embedder: BreakableEmbedder
 ) -> None:
     conv, ids, _ = setting(mem)
-    embedder.delay = 0.5  # well within the embedder's limit, well past retrieval's
-    ctx = assemble(conv, replace(EASY, retrieval=0.15))
+    embedder.delay = 3.0  # well within the embedder's limit, well past retrieval's
+    ctx = assemble(conv, replace(EASY, retrieval=1.0))
     assert ctx.report.degraded == []
     assert ids[4] in ctx.report.retrieved_ids
 

@@ -51,15 +51,19 @@ class TimeLimits:
     """How long each optional part of an assembly may take, in seconds (None: no limit).
 
     A part past its limit is stopped and the request goes on without it (the report says
-    ``"retrieval: timeout 100 ms"``). The limits bound each part's own work: the time a part
-    spends waiting on the embedder is the embedder's, not the part's. The summary's limit is the
+    ``"retrieval: timeout 1000 ms"``). The limits bound each part's own work: the time a part
+    spends waiting on the embedder is the embedder's, not the part's.
+
+    The defaults are generous on purpose: they bound a hung part (a table locked by a migration,
+    a dead embedding API), and a busy machine must not trip a healthy one. An application that
+    would rather answer without retrieval than wait sets tighter ones. The summary's is the
     largest because a first summary of a long conversation is built inline, once.
     """
 
-    memories: float | None = 0.1
-    retrieval: float | None = 0.1
-    summary: float | None = 0.5
-    embedder: float | None = 0.25
+    memories: float | None = 1.0
+    retrieval: float | None = 1.0
+    summary: float | None = 5.0
+    embedder: float | None = 2.0
 
     def __post_init__(self) -> None:
         for name in ("memories", "retrieval", "summary", "embedder"):
