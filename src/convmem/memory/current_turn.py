@@ -19,12 +19,17 @@ from collections.abc import Iterable, Sequence
 from convmem.memory.intent import SlotValue, slot_value, statements
 from convmem.model.memory import MemoryRecord
 
+# A slot's subject key is one or two words ("home", "answer length"); any other memory's is the
+# words of its whole statement, and is not looked at further.
+_SLOT_WORDS = 2
+
 
 def memory_slot(record: MemoryRecord) -> SlotValue | None:
     """The slot a memory holds a value for, as its text says it (None when its text names no
     slot, or another one than its subject key)."""
-    said = slot_value(record.text)
-    return said if said is not None and said.subject == record.subject_key else None
+    if len(record.subject_key.split()) > _SLOT_WORDS:
+        return None
+    return slot_value(record.text, (record.subject_key,))
 
 
 def outdated_memories(
@@ -39,8 +44,8 @@ def outdated_memories(
         if len(newest) == len(wanted):
             break
         for sentence in reversed(statements(turn)):  # a turn's last word on a slot is its newest
-            said = slot_value(sentence)
-            if said is not None and said.subject in wanted and said.subject not in newest:
+            said = slot_value(sentence, wanted - newest.keys())
+            if said is not None:
                 newest[said.subject] = said
     return {
         record_id

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -495,12 +496,23 @@ def subject_slot(statement: str) -> tuple[Category, str] | None:
     return category, subject
 
 
-def _slot_match(statement: str) -> tuple[Category, str, re.Match[str]] | None:
-    """The slot a statement names: (category, subject key, where it was named)."""
+def _slot_match(
+    statement: str, among: Collection[str] | None = None
+) -> tuple[Category, str, re.Match[str]] | None:
+    """The slot a statement names: (category, subject key, where it was named). With
+    ``among``, only those slots are looked for (fewer patterns run), so a statement naming
+    another slot first still gives one of them."""
     for pattern, category, subject in _SUBJECTS:
+        if among is not None and subject not in among:
+            continue
         match = pattern.search(statement)
         if match:
             return category, subject, match
+    if among is not None:
+        # a "my X is" slot's key is the words of X: a statement without them cannot name it
+        lowered = statement.lower()
+        if not any(s.split()[0] in lowered for s in among if s not in _NAMED_SUBJECTS):
+            return None
     match = (
         _MY_X_IS.search(statement)
         or _THEIR_X_IS.search(statement)
@@ -508,7 +520,9 @@ def _slot_match(statement: str) -> tuple[Category, str, re.Match[str]] | None:
     )
     if match:
         x = match.group("x")
-        return "profile", " ".join(content_words(x)) or x.lower(), match
+        subject = " ".join(content_words(x)) or x.lower()
+        if among is None or subject in among:
+            return "profile", subject, match
     return None
 
 
@@ -580,6 +594,7 @@ def matches_forget(request: str, subject_key: str, memory_text: str) -> bool:
 
 # --- a slot's value -----------------------------------------------------------------------------
 
+_NAMED_SUBJECTS = frozenset(subject for _, _, subject in _SUBJECTS)
 # Slots whose pattern holds the value itself ("aisle seats", "vegan"); the others name the slot
 # and the value follows ("my name is" Ana).
 _VALUE_IN_MATCH = frozenset({"seat", "language", "code examples", "diet", "units", "answer length"})
@@ -615,12 +630,12 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in content_words(bare) if w not in _FRAME)
 
 
-def slot_value(statement: str) -> SlotValue | None:
-    """The slot a statement gives a value for, with the value; None for a question, a
-    statement that names no slot, or one without a value."""
+def slot_value(statement: str, among: Collection[str] | None = None) -> SlotValue | None:
+    """The slot a statement gives a value for (one of ``among``, when given), with the value;
+    None for a question, a statement that names no slot, or one without a value."""
     if statement.rstrip().endswith("?"):
         return None
-    found = _slot_match(statement)
+    found = _slot_match(statement, among)
     if found is None:
         return None
     _, subject, match = found

@@ -284,7 +284,8 @@ class ReportOut(_Response):
     retrieved_ids: list[str] = []
     degraded: list[str] = Field(
         default_factory=list,
-        description='Parts skipped because they failed, e.g. "retrieval: error OperationalError".',
+        description="Parts skipped because they failed or ran past their time limits, e.g. "
+        '"retrieval: timeout 1000 ms", "summary: error StoreError".',
     )
     tools_offered: list[str] = []
     tools_suppressed: list[dict[str, str]] = []

@@ -13,6 +13,10 @@ backend keeps two promises there:
   failed statement, so the stretch is a savepoint rolled back to on failure), and the limit is
   gone after it. Driver errors come out as ``StoreError``.
 
+Stretches run in read transactions only: an interrupted write would take more than its own
+statement with it (SQLite rolls back the whole transaction), so PostgreSQL refuses a stretch in a
+write transaction and the engine never asks for one there.
+
 Nothing here waits on anything but the database, so the caller's thread runs the stretch itself:
 no connection is shared with a helper thread, and nothing is left running when it returns.
 """

@@ -12,7 +12,7 @@ import psycopg
 from pgvector import HalfVector
 from psycopg import errors as pg_errors
 
-from convmem.errors import TimeLimitExceeded
+from convmem.errors import StoreError, TimeLimitExceeded
 from convmem.model.deadline import Deadline
 from convmem.store.postgres.connection import Connection, map_error
 from convmem.store.search_index import Vector
@@ -57,8 +57,9 @@ class TxnBase:
         statement that fails or is cancelled there does not abort the whole transaction, and
         ``statement_timeout`` for the time left, so the server cancels the one still running
         when it passes. The savepoint also scopes the ``SET LOCAL``: rolling back to it (a
-        read keeps nothing of the stretch but what it fetched) restores the timeout; a write
-        releases it and sets the timeout back."""
+        read keeps nothing of the stretch but what it fetched) restores the timeout."""
+        if self._writable:  # rolling back to the savepoint would drop the stretch's writes
+            raise StoreError("a time-limited stretch runs in a read transaction only")
         ms = max(1, int(deadline.remaining() * 1000))
         self._db.execute(f"SAVEPOINT time_limited; SET LOCAL statement_timeout = {ms}")
         try:
@@ -72,12 +73,7 @@ class TxnBase:
         except BaseException:
             self._undo_stretch()
             raise
-        if self._writable:
-            self._db.execute(
-                "RELEASE SAVEPOINT time_limited; SET LOCAL statement_timeout TO DEFAULT"
-            )
-        else:
-            self._undo_stretch()
+        self._undo_stretch()
         if deadline.passed():  # finished, but late: what it found comes too late to use
             raise TimeLimitExceeded(deadline.limit)
 
