@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +190,30 @@ def test_a_malformed_mem0_file_is_refused(tmp_path: Path, content: str) -> None:
     path.write_text(content)
     with pytest.raises(convmem.InvalidInput):
         mem0.read(path)
+
+
+def test_a_mem0_import_keeps_each_records_times(memory: convmem.Memory, tmp_path: Path) -> None:
+    records = [
+        {"id": "t1", "memory": "Prefers aisle seats", "user_id": "alice",
+         "created_at": "2024-05-01T10:00:00-07:00", "updated_at": "2024-06-02T08:30:00-07:00"},
+        {"id": "t2", "memory": "Is vegetarian", "user_id": "alice",
+         "created_at": "2023-01-15T09:00:00", "updated_at": None},  # naive: UTC
+        {"id": "t3", "memory": "Plays the cello", "user_id": "alice",
+         "created_at": "2024-03-01T00:00:00Z", "updated_at": "2024-02-01T00:00:00Z"},
+        {"id": "t4", "memory": "Lives in Porto", "user_id": "alice", "created_at": "last week"},
+    ]  # fmt: skip
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps(records))
+    before = datetime.now(UTC)
+    assert mem0.import_mem0(memory, "acme", mem0.read(path)).saved == 4
+    by_text = {m.text: m for m in memory.scope("acme", "alice").memories.list()}
+    aisle, veg, cello, porto = (by_text[t] for t in (
+        "Prefers aisle seats", "Is vegetarian", "Plays the cello", "Lives in Porto"))  # fmt: skip
+    assert (aisle.created_at, aisle.updated_at) == (
+        datetime(2024, 5, 1, 17, 0, tzinfo=UTC),
+        datetime(2024, 6, 2, 15, 30, tzinfo=UTC),
+    )
+    assert veg.created_at == veg.updated_at == datetime(2023, 1, 15, 9, 0, tzinfo=UTC)
+    # updated before created cannot be: the update time is the creation time
+    assert cello.created_at == cello.updated_at == datetime(2024, 3, 1, tzinfo=UTC)
+    assert porto.created_at >= before  # unreadable: the time of the import

@@ -28,6 +28,7 @@ from convmem.model.messages import Message, NewMessage
 from convmem.retrieval.index import context_text
 from convmem.store.base import IndexEntry, MessageRow
 from convmem.tree import (
+    check_count,
     check_text,
     check_tool_result,
     normalise_created_at,
@@ -98,13 +99,28 @@ def import_trees(
     trees: Iterable[ImportTree],
     *,
     progress: Callable[[int], None] | None = None,
+    batch_messages: int = MESSAGES_PER_TRANSACTION,
 ) -> ImportReport:
-    """Write the trees this user does not have yet, batch by batch; ``progress`` is told how
-    many source conversations each batch settled."""
+    """Write the trees this user does not have yet, about ``batch_messages`` messages per
+    transaction (whole trees only); ``progress`` is told how many source conversations each
+    batch settled."""
+    check_count(batch_messages, "batch_messages")
     report = ImportReport()
+    for batch, settled in _batches(scope, source, trees, report, batch_messages):
+        _write(scope, batch, report)
+        if progress is not None and settled:
+            progress(settled)
+    return report
+
+
+def _batches(
+    scope: Scope, source: str, trees: Iterable[ImportTree], report: ImportReport, size: int
+) -> Iterator[tuple[list[_Planned], int]]:
+    """Planned batches of at least ``size`` messages (the last one smaller, maybe empty), each
+    with how many source trees it settled (written, already there, or left with nothing)."""
     done = imported_ids(scope, source)
     batch: list[_Planned] = []
-    settled = 0
+    messages = settled = 0
     for tree in trees:
         settled += 1
         if tree.source_id in done:
@@ -114,16 +130,11 @@ def import_trees(
         planned = _plan(scope, source, tree, report)
         if planned is not None:
             batch.append(planned)
-        if sum(len(p.rows) for p in batch) >= MESSAGES_PER_TRANSACTION:
-            _write(scope, batch, report)
-            batch = []
-            if progress is not None:
-                progress(settled)
-            settled = 0
-    _write(scope, batch, report)
-    if progress is not None and settled:
-        progress(settled)
-    return report
+            messages += len(planned.rows)
+        if messages >= size:
+            yield batch, settled
+            batch, messages, settled = [], 0, 0
+    yield batch, settled
 
 
 def _write(scope: Scope, batch: list[_Planned], report: ImportReport) -> None:
