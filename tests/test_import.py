@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -217,3 +221,53 @@ def test_a_mem0_import_keeps_each_records_times(memory: convmem.Memory, tmp_path
     # updated before created cannot be: the update time is the creation time
     assert cello.created_at == cello.updated_at == datetime(2024, 3, 1, tzinfo=UTC)
     assert porto.created_at >= before  # unreadable: the time of the import
+
+
+def test_progress_is_told_each_batch_and_accounts_for_every_conversation(
+    alice: convmem.Scope, tmp_path: Path
+) -> None:
+    export = chatgpt_export()
+    many = []
+    for n in range(7):
+        copy = json.loads(json.dumps(export[0]))
+        copy["id"] = f"chat-{n}"
+        many.append(copy)
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(many))
+    told: list[int] = []
+    report = import_trees(alice, openai_chat.SOURCE, openai_chat.read(path),
+                          progress=told.append, batch_messages=16)  # fmt: skip
+    assert (report.conversations, report.messages) == (7, 56)
+    assert told == [2, 2, 2, 1]  # 8 messages a conversation: two per batch of 16
+    told.clear()
+    again = import_trees(alice, openai_chat.SOURCE, openai_chat.read(path), progress=told.append)
+    assert (again.already_imported, sum(told)) == (7, 7)
+    with pytest.raises(convmem.InvalidInput):
+        import_trees(alice, openai_chat.SOURCE, [], batch_messages=0)
+
+
+def test_the_cli_draws_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(chatgpt_export()))
+    leader, follower = pty.openpty()
+    db = str(tmp_path / "new.db")
+    command = [sys.executable, "-m", "convmem.cli", "import", "openai-chat", "--db", db,
+               "--tenant", "acme", "--user", "alice", str(path)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(command, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=120,
+                          check=False)  # fmt: skip
+    os.close(follower)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal is closed once everything is read
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(leader)
+    assert done.returncode == 0, done.stderr
+    text = output.decode()
+    assert "conversations  [####" in text and "100%" in text
+    assert "imported 1 conversations, 8 messages" in text
