@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from convmem.engine import Scope
@@ -77,7 +77,6 @@ class _Planned:
     index: list[IndexEntry]
     words: set[str]
     speakers: set[str]
-    active_leaf: str | None
 
 
 def imported_ids(scope: Scope, source: str) -> set[str]:
@@ -151,8 +150,6 @@ def _write(scope: Scope, batch: list[_Planned], report: ImportReport) -> None:
             conversation = planned.record.id
             if planned.words or planned.speakers:
                 tx.add_terms(tenant, conversation, sorted(planned.words), sorted(planned.speakers))
-            if planned.active_leaf is not None:
-                tx.set_active_leaf(tenant, conversation, planned.active_leaf)
     report.conversations += len(batch)
     report.messages += len(rows)
 
@@ -244,4 +241,5 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
     active = placed.get(tree.active_key) if tree.active_key is not None else None
     if active is None:  # the newest leaf
         active = max(rows, key=lambda r: (r.message.created_at, r.message.depth)).message.id
-    return _Planned(record, rows, index, words, speakers, active)
+    record = replace(record, active_leaf_id=active)  # written with it: no update after
+    return _Planned(record, rows, index, words, speakers)
