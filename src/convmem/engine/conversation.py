@@ -38,6 +38,7 @@ from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import SummaryRecord
+from convmem.prompt_cache import previous_prefix
 from convmem.retention import delete_conversation
 from convmem.retrieval.vector import RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
@@ -345,6 +346,10 @@ class Conversation:
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
             pins = [pin.text for pin in tx.pinned(self._tenant, self.scope.user, self.id)]
+            sent = tx.last_assembly(self._tenant, self.scope.user, self.id)
+            previous = previous_prefix(
+                sent.report if sent else None, sent.at if sent else None, datetime.now(UTC)
+            )
             query = user_message
             if query is None and leaf is not None:
                 query = tx.get_message(self._tenant, self.scope.user, leaf).content
@@ -362,7 +367,7 @@ class Conversation:
             lookup = find_summary(tx, memory.summaries, request, chosen)
         if lookup is not None:  # what the summary step built or queued is written after the read
             lookup = memory.summaries.commit(self._store, self._tenant, self.scope.user, lookup)
-        context = render_request(chosen, lookup)
+        context = render_request(chosen, lookup, previous)
         memory.observer.assembled(context.report)
         return context
 
@@ -399,8 +404,10 @@ class Conversation:
             return tx.pinned(self._tenant, self.scope.user, self.id)
 
     def record_assembly(self, context: AssembledContext, leaf_id: str | None = None) -> None:
-        """Keep ``context``'s report as this conversation's last assembled request (token counts
-        and ids only), for inspection. Assembly itself writes nothing; a service calls this."""
+        """Keep ``context``'s report as this conversation's last assembled request (token counts,
+        ids and the digests of its parts, no content), for inspection and as the request the next
+        ``assemble`` estimates its prompt-cache share against (convmem.prompt_cache): call it
+        when the request is sent. Assembly itself writes nothing; a service calls this."""
         with self._store.write() as tx:
             record = tx.get_conversation(self._tenant, self.scope.user, self.id)
             kept = AssemblyRecord(
