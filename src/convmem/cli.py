@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
+from convmem.cli_eval import behaviour_command
 from convmem.cli_import import import_group
 from convmem.cli_index import backfill, reindex
 from convmem.cli_mcp import mcp_command
@@ -431,7 +432,10 @@ def memory_delete(
 
 @main.group("eval")
 def eval_group() -> None:
-    """Measure retrieval and assembly on public benchmarks."""
+    """Measure retrieval and assembly on public benchmarks, and the memory's behaviour."""
+
+
+eval_group.add_command(behaviour_command)
 
 
 @eval_group.command("locomo")

@@ -212,7 +212,7 @@ class ProcessMetrics:
             if report.summary_age_seconds is not None:
                 self.summary_age.observe(report.summary_age_seconds)
             self.summary_versions.labels(_bounded(report.summary_version, SUMMARY_VERSIONS)).inc()
-        for degraded in getattr(report, "degraded", []):  # TEMP until degrade merges
+        for degraded in report.degraded:
             part = degraded.partition(":")[0]
             self.degraded_parts.labels(_bounded(part, DEGRADED_PARTS)).inc()
         self.cached_tokens.observe(report.cached_tokens)
