@@ -18,6 +18,7 @@ from convmem import HashingEmbedder
 from convmem.model.messages import Role
 from convmem.retrieval.vector import Matrix
 from convmem.service import create_app
+from tests.test_tools_budget import OPENAI_TOOL
 
 SMALL = convmem.ModelProfile(context_window=700, max_output=100, tokenizer="o200k_base")
 MEDIUM = convmem.ModelProfile(context_window=1000, max_output=100, tokenizer="o200k_base")
@@ -195,3 +196,19 @@ def test_the_metrics_count_skipped_parts_by_part_never_content(
     }
     assert samples == {"embedder": 2, "summary": 2, "memories": 0, "retrieval": 0, "other": 0}
     assert "4471" not in text and "locker" not in text and "RuntimeError" not in text
+
+
+def test_failing_memories_keep_the_tools_the_caller_sent(
+    mem: convmem.Memory, db_path: Path
+) -> None:
+    alice = mem.scope("acme", "alice")
+    alice.remember("My gym is the one on Elm Street.")
+    conv = alice.create_conversation()
+    chat(conv)
+    damage(db_path, "DROP TABLE memories")
+    ctx = conv.assemble(QUESTION, model=MEDIUM, tools=[OPENAI_TOOL])
+    assert any(reason.startswith("memories: error ") for reason in ctx.report.degraded)
+    assert ctx.report.memory_ids == []
+    assert ctx.report.tools_offered == ["get_current_weather"]
+    assert ctx.tools is not None and ctx.report.sections["tools"] > 0
+    assert_window_intact(ctx, conv, MEDIUM)

@@ -18,6 +18,7 @@ from convmem.summarize.extractive import VERSION as EXTRACTIVE_VERSION
 from convmem.tokens import get_counter, message_tokens
 from tests.test_summaries import DECISION, SMALL
 from tests.test_summaries import chat as small_talk
+from tests.test_tools_budget import OPENAI_TOOL
 
 PROFILE = convmem.ModelProfile(context_window=2048, max_output=256, tokenizer="o200k_base")
 SYSTEM = "You are a helpful travel assistant. Keep answers short."
@@ -89,6 +90,8 @@ def test_a_changed_system_prompt_or_an_old_previous_request_is_a_miss(
     assert changed.report.cached_tokens == 0  # the first part differs: the cache misses
     anthropic = conv.assemble(None, model=PROFILE, system=SYSTEM, format="anthropic")
     assert anthropic.report.cached_tokens == 0  # another provider, another cache
+    tools = conv.assemble(None, model=PROFILE, system=SYSTEM, tools=[OPENAI_TOOL])
+    assert tools.report.cached_tokens == 0  # the tools come first: everything after moved
 
     # the same previous request, recorded longer ago than a provider keeps a prefix
     with memory.store.write() as tx:

@@ -373,7 +373,7 @@ class Conversation:
             # the steps: memories → plan → retrieve → summary (→ render, after the read); the
             # memories, retrieval and the summary are parts the request goes without on failure
             parts = Degradation()
-            bare = FixedParts(system_prompt=system, pinned=pins)
+            bare = FixedParts(system_prompt=system, pinned=pins, tools=tool_specs)
             fixed = parts.attempt("memories", request, lambda r: recall_memories(tx, r), bare)
             planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
             chosen, fixed = planner.first(fixed)
