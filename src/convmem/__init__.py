@@ -26,6 +26,7 @@ from convmem.errors import (
     StoreBusy,
     StoreError,
     UserError,
+    WriteConflict,
 )
 from convmem.memories import Memories
 from convmem.model import (
@@ -86,6 +87,7 @@ __all__ = [
     "SnapshotItem",
     "Store",
     "StoreBusy",
+    "WriteConflict",
     "StoreError",
     "Summarizer",
     "SummaryRecord",

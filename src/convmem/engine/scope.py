@@ -21,6 +21,7 @@ from convmem.model.messages import Message
 from convmem.model.principal import Principal
 from convmem.search import search_memories
 from convmem.store.base import PinnedInstruction, WriteTxn
+from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tree import check_count, check_identifier, check_metadata, check_text
 
 
@@ -50,19 +51,23 @@ class Scope:
         ``NeverStoreViolation``. A newer statement on the same subject supersedes the older.
         Optional fields: category, subject, scope ("user" or "project:<id>"), expires_at,
         source_message_id."""
-        with self.memory.store.write() as tx:
-            notice = save_memory(
+        notice = write_retried(
+            self.memory.store,
+            lambda tx: save_memory(
                 tx, self.principal, text, source_kind="user_explicit", status="confirmed", **fields
-            )
+            ),
+        )
         self._embed_notices([notice])
         return notice
 
     def propose(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
         """Record an inference as a proposal: never recalled until the user confirms it."""
-        with self.memory.store.write() as tx:
-            notice = save_memory(
+        notice = write_retried(
+            self.memory.store,
+            lambda tx: save_memory(
                 tx, self.principal, text, source_kind="inference", status="proposed", **fields
-            )
+            ),
+        )
         self._embed_notices([notice])
         return notice
 
@@ -88,6 +93,7 @@ class Scope:
         with self.memory.store.read() as tx:
             return memory_gate(tx, self.principal) is None
 
+    @conflicts_retried
     def set_memory_enabled(self, enabled: bool) -> None:
         """The user's switch: off means nothing is read from or written to long-term memory."""
         with self.memory.store.write() as tx:
@@ -115,6 +121,7 @@ class Scope:
             "data": tables,
         }
 
+    @conflicts_retried
     def delete_all(self) -> dict[str, int]:
         """Delete every conversation, message, memory, summary and setting of this user. The
         audit keeps that it happened, by whom and when."""
@@ -125,6 +132,7 @@ class Scope:
 
     # --- conversations --------------------------------------------------------------------------
 
+    @conflicts_retried
     def create_conversation(
         self,
         title: str | None = None,
@@ -169,6 +177,7 @@ class Scope:
         with self.memory.store.read() as tx:
             return tx.pinned(self.tenant, self.user, None)
 
+    @conflicts_retried
     def unpin(self, pin_id: str) -> None:
         check_identifier(pin_id, "pin id")
         with self.memory.store.write() as tx:
