@@ -27,6 +27,7 @@ from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, NewMessage
 from convmem.retrieval.index import context_text
 from convmem.store.base import IndexEntry, MessageRow
+from convmem.store.retry import conflicts_retried
 from convmem.tree import (
     check_count,
     check_text,
@@ -136,6 +137,7 @@ def _batches(
     yield batch, settled
 
 
+@conflicts_retried
 def _write(scope: Scope, batch: list[_Planned], report: ImportReport) -> None:
     if not batch:
         return
