@@ -32,6 +32,7 @@ from convmem.model.principal import Principal as Principal  # re-exported: its h
 from convmem.retrieval.vector import Embedder
 from convmem.search import search_memories
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
+from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tree import aware_utc, check_identifier, check_text
 
 MAX_MEMORY_CHARS = 1000
@@ -120,8 +121,12 @@ def save_memory(
     source_message_id: str | None = None,
     purpose: str = "personalization",
     strict: bool = False,
+    created_at: datetime | None = None,
+    updated_at: datetime | None = None,
 ) -> MemoryNotice:
-    """Gate, police, then write one memory with supersession or conflict flags and an audit."""
+    """Gate, police, then write one memory with supersession or conflict flags and an audit.
+    ``created_at``/``updated_at`` keep an imported record's own times (default: now; an
+    update time before the creation time is taken as the creation time)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a memory needs text")
     text = " ".join(check_text(text, max_bytes=4 * MAX_MEMORY_CHARS, what="memory").split())
@@ -134,6 +139,10 @@ def save_memory(
     check_scope_name(scope)
     if expires_at is not None:
         expires_at = aware_utc(expires_at, "expires_at")
+    if created_at is not None:
+        created_at = aware_utc(created_at, "created_at")
+    if updated_at is not None:
+        updated_at = aware_utc(updated_at, "updated_at")
 
     from_tool = temporary = False
     if source_message_id is not None:
@@ -173,7 +182,8 @@ def save_memory(
         category=final_category, subject_key=subject_key, text=text, source_kind=source_kind,
         source_message_id=source_message_id, status=status,  # type: ignore[arg-type]
         supersedes_id=None, conflicts_with_id=None, sensitivity="none", purpose=purpose,
-        created_at=now, updated_at=now, expires_at=expires_at,
+        created_at=created_at or now, expires_at=expires_at,
+        updated_at=max(updated_at or created_at or now, created_at or now),
     )  # fmt: skip
     superseded: list[MemoryRecord] = []
     if status == "confirmed":
@@ -377,6 +387,7 @@ class Memories:
         with self._scope.memory.store.read() as tx:
             return tx.get_memory(self._who.tenant, self._who.user, memory_id)
 
+    @conflicts_retried
     def confirm(self, memory_id: str) -> MemoryRecord:
         """The user accepts a proposal: it becomes a confirmed inference and may be recalled;
         it supersedes older records on its subject, since the user has now said so."""
@@ -419,6 +430,7 @@ class Memories:
         self._scope._observe("confirmed")
         return confirmed
 
+    @conflicts_retried
     def reject(self, memory_id: str) -> None:
         """The user declines a proposal: it is never recalled."""
         check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
@@ -434,7 +446,8 @@ class Memories:
         """New text for a memory: a new record supersedes the old one, which stays in the
         history as superseded (the old text never enters the new record)."""
         check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
-        with self._scope.memory.store.write() as tx:
+
+        def unit(tx: WriteTxn) -> MemoryNotice:
             old = tx.get_memory(self._who.tenant, self._who.user, memory_id)
             if old.status not in ("confirmed", "proposed"):
                 raise InvalidInput(
@@ -449,11 +462,15 @@ class Memories:
                 if old.status == "proposed":
                     reject_proposal(tx, self._who.tenant, old.id)
                 audit(tx, self._who, "memory.updated", "memory", old.id, to=notice.memory.id)
+            return notice
+
+        notice = write_retried(self._scope.memory.store, unit)
         self._scope._embed_notices([notice])
         if notice.memory is not None:
             self._scope._observe("corrected")
         return notice
 
+    @conflicts_retried
     def delete(self, memory_id: str) -> builtins.list[str]:
         """Hard-delete a memory and its superseded versions. Returns the deleted ids."""
         check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
@@ -463,6 +480,7 @@ class Memories:
         self._scope._observe("deleted", len(deleted))
         return deleted
 
+    @conflicts_retried
     def resolve(self, keep_id: str) -> MemoryRecord:
         """Settle a flagged conflict: keep this record, supersede the one it conflicts with."""
         check_identifier(keep_id, "memory id")  # NUL/surrogates: same error on every backend
@@ -488,6 +506,7 @@ class Memories:
         self._scope._observe("resolved")
         return kept
 
+    @conflicts_retried
     def restore(self, memory_id: str) -> MemoryRecord:
         """Undo a supersession: the superseded memory is current again and the one that
         replaced it is deleted (the state before the newer statement). Only a memory whose

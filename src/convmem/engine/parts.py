@@ -45,9 +45,6 @@ from convmem.store.base import TimeLimitedReads
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
 
-PARTS = ("memories", "retrieval", "summary", "embedder")
-CAUSES = ("timeout", "error")  # the first word after "part: " in a reason
-
 
 def reason(part: str, exc: BaseException | None) -> str:
     """How the report names a skipped part: its limit, or the class of its error."""

@@ -10,8 +10,9 @@ is chosen by the pure functions of ``convmem.assemble``, and the sections' rooms
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 from convmem.assemble import (
     AssembledContext,
@@ -29,7 +30,12 @@ from convmem.errors import BudgetExceeded, StoreError
 from convmem.formats import Format
 from convmem.memories import memory_gate, recall_candidates
 from convmem.memory.current_turn import outdated_memories
-from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
+from convmem.memory.recall import (
+    RELEVANT_MEMORY_HEADER,
+    expired_ids,
+    irrelevant_ids,
+    render_memory_block,
+)
 from convmem.model.conversation import ConversationRecord
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
@@ -124,6 +130,10 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
     block, ranked = recall_candidates(
         tx, who, request.query, k=options.memory_k, scopes=scopes, embedder=request.embedder
     )
+    # the store leaves expired memories out; one that comes anyway stays out and is reported
+    expired = set(expired_ids([*block, *ranked], datetime.now(UTC)))
+    block = [m for m in block if m.id not in expired]
+    ranked = [m for m in ranked if m.id not in expired]
     said = [request.user_message, *recent_user_turns] if request.user_message else recent_user_turns
     background = outdated_memories([*block, *ranked], said) if block or ranked else set()
     cap, late_cap = memory_caps(request.profile.input_budget, options.memory_share)
@@ -133,9 +143,13 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
     late, late_ids = render_memory_block(
         extra, request.counter, late_cap, RELEVANT_MEMORY_HEADER, background=background
     )
+    candidates = {m.id: m for m in (*block, *ranked)}
+    recalled = [candidates[i] for i in (*ids, *late_ids)]
     return replace(
-        fixed, memories=text, memory_ids=ids, relevant_memories=late, relevant_memory_ids=late_ids
-    )
+        fixed, memories=text, memory_ids=ids, relevant_memories=late, relevant_memory_ids=late_ids,
+        memory_candidates=len(candidates), expired_memory_ids=sorted(expired),
+        irrelevant_memory_ids=irrelevant_ids(request.query, recalled),
+    )  # fmt: skip
 
 
 # --- 2. plan ------------------------------------------------------------------------------------
@@ -289,9 +303,12 @@ def find_summary(
 # --- 5. render ----------------------------------------------------------------------------------
 
 
-def render_request(chosen: HistoryPlan, lookup: Lookup | None) -> AssembledContext:
-    """The request in the plan's format, with the summary section when there is one to use."""
-    return finish_request(chosen, _summary_use(chosen, lookup))
+def render_request(
+    chosen: HistoryPlan, lookup: Lookup | None, previous_prefix: Sequence[str] = ()
+) -> AssembledContext:
+    """The request in the plan's format, with the summary section when there is one to use;
+    ``previous_prefix`` is the previous recorded request's digests (convmem.prompt_cache)."""
+    return finish_request(chosen, _summary_use(chosen, lookup), previous_prefix)
 
 
 def _summary_use(plan: HistoryPlan, lookup: Lookup | None) -> SummaryUse | None:
@@ -301,4 +318,8 @@ def _summary_use(plan: HistoryPlan, lookup: Lookup | None) -> SummaryUse | None:
     text = render_snapshot(record.snapshot, plan.counter, plan.summary_room)
     if not text:
         return None
-    return SummaryUse(text, record.id, record.through_message_id, lookup.source)
+    built = record.created_at
+    age = max(0.0, (datetime.now(UTC) - built).total_seconds()) if built is not None else None
+    return SummaryUse(
+        text, record.id, record.through_message_id, lookup.source, age, record.prompt_version
+    )

@@ -1,10 +1,12 @@
 """A Mem0 export (the results of ``get_all``) as confirmed memories with source kind ``import``.
 
-Each record passes the never-store policy like any other write: a blocked one is reported with
-the record's id and the reason, and nothing of it is stored. A record whose text the user already
-has (same subject, same words) is not written again, so a run can be repeated. Where an imported
-statement disagrees with one the user gave convmem, both are kept and flagged as a conflict for
-the user to settle (an import never overrides the user's own word).
+Each record keeps its ``created_at`` and ``updated_at`` (ISO 8601; naive times are taken as UTC;
+a missing or unreadable one is the time of the import). Each record passes the never-store policy
+like any other write: a blocked one is reported with the record's id and the reason, and nothing
+of it is stored. A record whose text the user already has (same subject, same words) is not
+written again, so a run can be repeated. Where an imported statement disagrees with one the user
+gave convmem, both are kept and flagged as a conflict for the user to settle (an import never
+overrides the user's own word).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from convmem.engine import Memory
 from convmem.errors import ConvmemError, InvalidInput
 from convmem.memories import save_memory
+from convmem.store.retry import conflicts_retried
 
 ACTOR = "import:mem0"
 
@@ -59,28 +62,43 @@ def import_mem0(
             continue
         by_user[owner].append(record)
     for owner, owned in sorted(by_user.items()):
-        who = memory.scope(tenant, owner, actor=ACTOR).principal
-        with memory.store.read() as tx:
-            before = {m.id for m in tx.list_memories(tenant, owner)}
-        with memory.store.write() as tx:
-            for n, record in enumerate(owned):
-                ident = str(record.get("id", n))
-                try:
-                    notice = save_memory(
-                        tx, who, str(record.get("memory") or record.get("text") or ""),
-                        source_kind="import", status="confirmed",
-                        expires_at=_when(record.get("expiration_date")),
-                    )  # fmt: skip
-                except ConvmemError as exc:
-                    report.invalid.append((ident, type(exc).__name__))
-                    continue
-                if notice.status == "blocked":
-                    report.blocked.append((ident, str(notice.reason)))
-                elif notice.memory is not None and notice.memory.id in before:
-                    report.already_present += 1
-                else:
-                    report.saved += 1
+        part = _import_user(memory, tenant, owner, owned)
+        report.saved += part.saved
+        report.already_present += part.already_present
+        report.blocked += part.blocked
+        report.invalid += part.invalid
     return report
+
+
+@conflicts_retried  # counted afresh on a re-run: only a committed transaction's part is added
+def _import_user(
+    memory: Memory, tenant: str, owner: str, owned: list[Mapping[str, Any]]
+) -> Mem0Report:
+    part = Mem0Report()
+    who = memory.scope(tenant, owner, actor=ACTOR).principal
+    with memory.store.read() as tx:
+        before = {m.id for m in tx.list_memories(tenant, owner)}
+    with memory.store.write() as tx:
+        for n, record in enumerate(owned):
+            ident = str(record.get("id", n))
+            try:
+                notice = save_memory(
+                    tx, who, str(record.get("memory") or record.get("text") or ""),
+                    source_kind="import", status="confirmed",
+                    expires_at=_when(record.get("expiration_date")),
+                    created_at=_when(record.get("created_at")),
+                    updated_at=_when(record.get("updated_at")),
+                )  # fmt: skip
+            except ConvmemError as exc:
+                part.invalid.append((ident, type(exc).__name__))
+                continue
+            if notice.status == "blocked":
+                part.blocked.append((ident, str(notice.reason)))
+            elif notice.memory is not None and notice.memory.id in before:
+                part.already_present += 1
+            else:
+                part.saved += 1
+    return part
 
 
 def _when(value: Any) -> datetime | None:
