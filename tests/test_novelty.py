@@ -35,3 +35,10 @@ def test_novel_keeps_rank_order_and_drops_repeats_of_shown_and_taken() -> None:
     assert novel(ranked, str, shown, limit=10) == [ranked[0], ranked[2], ranked[4]]
     assert novel(ranked, str, shown, limit=2) == [ranked[0], ranked[2]]
     assert novel(ranked, str, [], limit=10, threshold=1.01) == ranked  # nothing is a duplicate
+
+
+def test_a_near_duplicate_holding_a_word_the_message_asks_about_is_kept() -> None:
+    window = ["Question 95: what about item 95 of the offsite plan and its budget?"]
+    ranked = ["Question 3: what about item 3 of the offsite plan and its budget?"]
+    assert novel(ranked, str, window, asked=["decide", "item", "3"], limit=5) == ranked
+    assert novel(ranked, str, window, asked=["decide", "item", "7"], limit=5) == []

@@ -35,6 +35,7 @@ from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
 from convmem.retrieval.matrix import Matrix
+from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.novelty import novel
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
@@ -317,7 +318,8 @@ def _older_turns(
     lowest = min(m.depth for m in candidates)
     on_branch = tx.on_branch(who.tenant, start, [m.id for m in candidates], lowest)
     ranked = [m for m in candidates if m.id in on_branch]
-    distinct = novel(ranked, lambda m: m.content, shown, limit=k)
+    asked = query_terms(query)
+    distinct = novel(ranked, lambda m: m.content, shown, asked=asked, limit=k)
     return render_retrieved_block(distinct, request.counter, cap, k)
 
 

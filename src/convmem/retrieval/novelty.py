@@ -2,7 +2,9 @@
 turn already chosen says adds tokens, not information.
 
 Two texts are near-duplicates when their sets of words (split as the index splits them) have a
-Jaccard similarity of at least the threshold. Words rather than characters so the notion of
+Jaccard similarity of at least the threshold — unless the later one holds a word the new message
+asks about that the other lacks: "Question 3: what about item 3?" is not redundant beside
+"Question 95: what about item 95?" when the user asks about item 3. Words rather than characters so the notion of
 "the same thing said" is the one search uses; sets rather than sequences so a repeated question
 with other numbers, or a regenerated answer, counts as the same turn.
 """
@@ -40,18 +42,21 @@ def novel(
     text_of: Callable[[T], str],
     shown: Iterable[str],
     *,
+    asked: Iterable[str] = (),
     limit: int,
     threshold: float = NEAR_DUPLICATE,
 ) -> list[T]:
     """The first ``limit`` of ``ranked`` (in rank order) that are no near-duplicate of a text in
-    ``shown`` nor of one taken before them."""
+    ``shown`` nor of one taken before them; ``asked`` are the new message's terms (lower-cased
+    words), which make a near-duplicate that holds one the other lacks worth its place."""
+    wanted = frozenset(asked)
     seen = [word_set(text) for text in shown]
     taken: list[T] = []
     for item in ranked:
         if len(taken) >= limit:
             break
         mine = word_set(text_of(item))
-        if any(similar(mine, other, threshold) for other in seen):
+        if any(similar(mine, other, threshold) and not (mine - other) & wanted for other in seen):
             continue
         seen.append(mine)
         taken.append(item)
