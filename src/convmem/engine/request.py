@@ -34,8 +34,8 @@ from convmem.model.conversation import ConversationRecord
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
-from convmem.retrieval.matrix import Matrix
 from convmem.retrieval.lexical import query_terms
+from convmem.retrieval.matrix import Matrix
 from convmem.retrieval.novelty import novel
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder

@@ -4,9 +4,9 @@ turn already chosen says adds tokens, not information.
 Two texts are near-duplicates when their sets of words (split as the index splits them) have a
 Jaccard similarity of at least the threshold — unless the later one holds a word the new message
 asks about that the other lacks: "Question 3: what about item 3?" is not redundant beside
-"Question 95: what about item 95?" when the user asks about item 3. Words rather than characters so the notion of
-"the same thing said" is the one search uses; sets rather than sequences so a repeated question
-with other numbers, or a regenerated answer, counts as the same turn.
+"Question 95: what about item 95?" when the user asks about item 3. Words rather than characters
+so the notion of "the same thing said" is the one search uses; sets rather than sequences so a
+repeated question with other numbers, or a regenerated answer, counts as the same turn.
 """
 
 from __future__ import annotations
