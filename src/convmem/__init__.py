@@ -23,6 +23,7 @@ from convmem.errors import (
     InvalidQuery,
     NeverStoreViolation,
     NotFound,
+    PurposeNotAllowed,
     StoreBusy,
     StoreError,
     UserError,
@@ -39,6 +40,7 @@ from convmem.model import (
     ModelProfile,
     ToolCall,
 )
+from convmem.model.purpose import PURPOSES
 from convmem.model.snapshot import Snapshot, SnapshotItem
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
@@ -78,6 +80,8 @@ __all__ = [
     "ModelProfile",
     "NeverStoreViolation",
     "NotFound",
+    "PURPOSES",
+    "PurposeNotAllowed",
     "PinnedInstruction",
     "Scope",
     "SearchOptions",
