@@ -316,6 +316,10 @@ def reject_proposal(tx: WriteTxn, tenant: str, memory_id: str) -> None:
     )
 
 
+# the changes to existing memories an observer is told of (metrics label values)
+MEMORY_ACTIONS = ("confirmed", "rejected", "corrected", "deleted", "restored", "resolved")
+
+
 class _HasStore(Protocol):
     @property
     def store(self) -> Store: ...
@@ -332,6 +336,9 @@ class MemoryOwner(Protocol):
     def principal(self) -> Principal: ...
 
     def _embed_notices(self, notices: Iterable[MemoryNotice]) -> None: ...
+
+    def _observe(self, action: str, count: int = 1) -> None:
+        """Report a change to existing memories (an action of ``MEMORY_ACTIONS``) for metrics."""
 
     def search_memories(
         self, query: str, k: int = 5, *, scope: str | None = None,
@@ -411,7 +418,9 @@ class Memories:
                 ),
             )
             audit(tx, who, "memory.confirmed", "memory", memory_id)
-            return tx.get_memory(who.tenant, who.user, memory_id)
+            confirmed = tx.get_memory(who.tenant, who.user, memory_id)
+        self._scope._observe("confirmed")
+        return confirmed
 
     def reject(self, memory_id: str) -> None:
         """The user declines a proposal: it is never recalled."""
@@ -422,6 +431,7 @@ class Memories:
                 raise InvalidInput(f"memory {memory_id!r} is {proposal.status}, not proposed")
             reject_proposal(tx, self._who.tenant, memory_id)
             audit(tx, self._who, "memory.rejected", "memory", memory_id)
+        self._scope._observe("rejected")
 
     def update(self, memory_id: str, text: str) -> MemoryNotice:
         """New text for a memory: a new record supersedes the old one, which stays in the
@@ -443,6 +453,8 @@ class Memories:
                     reject_proposal(tx, self._who.tenant, old.id)
                 audit(tx, self._who, "memory.updated", "memory", old.id, to=notice.memory.id)
         self._scope._embed_notices([notice])
+        if notice.memory is not None:
+            self._scope._observe("corrected")
         return notice
 
     def delete(self, memory_id: str) -> builtins.list[str]:
@@ -450,7 +462,9 @@ class Memories:
         check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.write() as tx:
             tx.get_memory(self._who.tenant, self._who.user, memory_id)
-            return delete_with_history(tx, self._who, [memory_id])
+            deleted = delete_with_history(tx, self._who, [memory_id])
+        self._scope._observe("deleted", len(deleted))
+        return deleted
 
     def resolve(self, keep_id: str) -> MemoryRecord:
         """Settle a flagged conflict: keep this record, supersede the one it conflicts with."""
@@ -473,7 +487,9 @@ class Memories:
             )
             audit(tx, self._who, "memory.resolved", "memory", keep_id,
                   superseded=[o.id for o in others])  # fmt: skip
-            return tx.get_memory(self._who.tenant, self._who.user, keep_id)
+            kept = tx.get_memory(self._who.tenant, self._who.user, keep_id)
+        self._scope._observe("resolved")
+        return kept
 
     def restore(self, memory_id: str) -> MemoryRecord:
         """Undo a supersession: the superseded memory is current again and the one that
@@ -497,7 +513,9 @@ class Memories:
             )
             audit(tx, who, "memory.restored", "memory", memory_id,
                   replaced_by=[m.id for m in newer])  # fmt: skip
-            return tx.get_memory(who.tenant, who.user, memory_id)
+            restored = tx.get_memory(who.tenant, who.user, memory_id)
+        self._scope._observe("restored")
+        return restored
 
     def search(
         self, query: str, k: int = 5, *, purposes: Iterable[str] | None = None

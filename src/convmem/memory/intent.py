@@ -32,11 +32,10 @@ newer statement may supersede an older one.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from convmem.memory.normalize import INVISIBLE
+from convmem.memory.normalize import as_read
 from convmem.memory.phrases import COMMON_FILLERS, ENGLISH, LANGUAGES, Language
 from convmem.model.memory import Category
 
@@ -524,10 +523,7 @@ def detect_intent(message: str) -> Intent | None:
     else a proposal from its opening statement."""
     # Full-width letters, ligatures and invisible characters read like plain words to the user,
     # so the grammar sees them that way too (full-width "PLEASE REMEMBER", "remem\u200bber").
-    message = message[:4000]
-    if not message.isascii():
-        message = INVISIBLE.sub("", unicodedata.normalize("NFKC", message))
-    sentences = _sentences(message)
+    sentences = _sentences(as_read(message[:4000]))
     for index, sentence in enumerate(sentences):
         if sentence[0] in _QUOTES:
             continue  # quoted words are someone else's

@@ -26,11 +26,13 @@ Item = tuple[str, str]  # (id, text) of a returned record
 
 @dataclass(frozen=True)
 class Assembled:
-    """A request as a provider would receive it, with its report as a plain dict."""
+    """A request as a provider would receive it, with its report as a plain dict (and the tool
+    definitions it offers, None for none)."""
 
     messages: list[dict[str, Any]]
     system: list[dict[str, Any]] | None
     report: dict[str, Any]
+    tools: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -189,7 +191,7 @@ class EngineDriver:
             purposes=purposes,
         )  # fmt: skip
         handle.record_assembly(ctx)
-        return Assembled(ctx.messages, ctx.system, ctx.report.to_dict())
+        return Assembled(ctx.messages, ctx.system, ctx.report.to_dict(), ctx.tools)
 
     def memory_search(
         self, who: Who, query: str, purposes: Sequence[str] | None = None

@@ -191,7 +191,7 @@ class HttpDriver:
             out = self._call(who, "POST", f"/v1/conversations/{conv}/assemble", json=body)
         except NotFound:
             return None
-        return Assembled(out["messages"], out.get("system"), out["report"])
+        return Assembled(out["messages"], out.get("system"), out["report"], out.get("tools"))
 
     def memory_search(
         self, who: Who, query: str, purposes: Sequence[str] | None = None

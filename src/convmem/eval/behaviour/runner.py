@@ -441,8 +441,8 @@ def containment(found: Assembled, marker: str, stored_calls: set[str]) -> list[s
     added = _tool_calls(found) - stored_calls
     if added:
         problems.append(f"{len(added)} tool call(s) added")
-    if "tools" in found.report:
-        problems.append("tools added to the request")
+    if found.tools or found.report.get("tools_offered"):
+        problems.append("tools added to the request")  # the cases' requests offer none
     return sorted(set(problems))
 
 
