@@ -47,6 +47,8 @@ class Note:
 class SummaryView:
     id: str
     notes: tuple[Note, ...]
+    summarizer: str = ""  # the summarizer that made it ("extractive", "llm:<model>")
+    fallback: bool = False  # the model failed and the extractive result stands in
 
 
 class Driver(Protocol):
@@ -75,6 +77,10 @@ class Driver(Protocol):
     def delete_conversation(self, who: Who, conv: str) -> None: ...
     def delete_all(self, who: Who) -> None: ...
     def expire_conversations(self, tenant: str) -> None: ...
+    def settle(self) -> int:
+        """Build the summaries the requests queued (a model summarizer works off the request
+        path, in the worker); how many jobs ran. The extractive summarizer queues none."""
+        ...
 
     def assemble(
         self, who: Who, conv: str, query: str | None, *, window: int, format: str,
@@ -169,6 +175,19 @@ class EngineDriver:
     def delete_all(self, who: Who) -> None:
         self._scope(who).delete_all()
 
+    def settle(self) -> int:
+        """Run the queued jobs here, as ``convmem worker`` would (with a model summarizer
+        only: the extractive one builds summaries inline). Other tenants' ready jobs run too —
+        they are the worker's work all the same."""
+        if self.memory.config.summarizer is None:
+            return 0
+        from convmem.worker import Worker
+
+        worker, ran = Worker(self.memory, lease_seconds=60), 0
+        while worker.run_once() is not None:
+            ran += 1
+        return ran
+
     def expire_conversations(self, tenant: str) -> None:
         """The retention path: a one-day period, applied as if two days had passed."""
         self.memory.set_tenant_policy(tenant, retention_days=1)
@@ -250,7 +269,10 @@ class EngineDriver:
             return None
         return [
             SummaryView(
-                r.id, tuple(Note(item.text, item.sources) for _, item in r.snapshot.items())
+                r.id,
+                tuple(Note(item.text, item.sources) for _, item in r.snapshot.items()),
+                r.summarizer,
+                r.fallback_reason is not None,
             )
             for r in records
         ]

@@ -171,6 +171,9 @@ class HttpDriver:
     def expire_conversations(self, tenant: str) -> None:
         self._engine.expire_conversations(tenant)  # no route: the worker's sweep, on --db
 
+    def settle(self) -> int:
+        return self._engine.settle()  # the worker's jobs, on --db
+
     # --- reads ------------------------------------------------------------------------------
 
     def assemble(
@@ -254,5 +257,8 @@ class HttpDriver:
                 value = snapshot.get(name) or []
                 for item in [value] if isinstance(value, dict) else value:
                     notes.append(Note(str(item["text"]), tuple(item.get("sources", ()))))
-            views.append(SummaryView(str(record["id"]), tuple(notes)))
+            views.append(SummaryView(
+                str(record["id"]), tuple(notes), str(record.get("summarizer") or ""),
+                record.get("fallback_reason") is not None,
+            ))  # fmt: skip
         return views

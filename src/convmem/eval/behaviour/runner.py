@@ -82,10 +82,15 @@ class NoteTally:
     with_literals: int = 0
     literals_verbatim: int = 0  # notes whose every number and identifier occurs in its sources
     supported: int = 0  # notes whose cited sources hold their literals and most of their words
+    summaries: int = 0
+    fallbacks: int = 0  # summaries where the model failed and the extractive result stood in
+    summarizers: set[str] = field(default_factory=set)
 
     def add(self, other: NoteTally) -> None:
-        for name in ("notes", "with_literals", "literals_verbatim", "supported"):
+        for name in ("notes", "with_literals", "literals_verbatim", "supported", "summaries",
+                     "fallbacks"):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.summarizers |= other.summarizers
 
 
 class StepFailed(Exception):
@@ -206,6 +211,7 @@ class CaseRun:
                 f"Here is a thought about {subject}: people have enjoyed them for ages, and "
                 f"there is always more to discover about {subject} on a quiet afternoon.",
             )  # fmt: skip
+            self.driver.settle()  # a model summarizer's jobs run between turns, as a worker's
 
     # --- checks ---------------------------------------------------------------------------------
 
@@ -271,6 +277,11 @@ class CaseRun:
                 who, conv_id, check.query or QUESTION, window=window, format="openai",
                 purposes=check.purposes,
             )  # fmt: skip
+            if path == "summary" and d.settle():  # a model's summary was queued: now it is built
+                found = d.assemble(
+                    who, conv_id, check.query or QUESTION, window=window, format="openai",
+                    purposes=check.purposes,
+                )  # fmt: skip
             if found is None:
                 return ""
             return (
@@ -342,6 +353,9 @@ class CaseRun:
         for owner, conv_id in self.conversations.values():
             who = self.who(owner)
             for summary in self.driver.summaries(who, conv_id) or []:
+                tally.summaries += 1
+                tally.fallbacks += int(summary.fallback)
+                tally.summarizers.add(summary.summarizer)
                 for note in summary.notes:
                     tally.add(score_note(self.driver, who, note))
         return tally
