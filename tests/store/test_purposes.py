@@ -87,10 +87,13 @@ def test_assembly_recalls_only_the_declared_purposes(
     the message both read through the purpose filter."""
     alice = searching.scope("acme", "alice")
     weak, strong = _strong_automation_weak_personal(alice)
+    tea = alice.remember("I like green tea.", subject="tea").memory
+    assert tea is not None
     conv = alice.create_conversation()
     options = convmem.AssemblyOptions(memory_k=memory_k)
     ctx = conv.assemble("Where is the lantern lamp?", options=options, purposes=PERSONAL)
-    assert list(ctx.report.memory_ids) == [weak]
+    # ranked: the block holds the most recent (tea) and the lantern note is ranked for the message
+    assert sorted(ctx.report.memory_ids) == sorted([weak, tea.id])
     assert "lamp 0" not in str(ctx.system) + str(ctx.messages)
     every = conv.assemble("Where is the lantern lamp?", options=options)
     assert set(every.report.memory_ids) & set(strong)
