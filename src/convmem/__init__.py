@@ -27,6 +27,7 @@ from convmem.errors import (
     StoreBusy,
     StoreError,
     UserError,
+    WriteConflict,
 )
 from convmem.memories import Memories
 from convmem.model import (
@@ -96,6 +97,7 @@ __all__ = [
     "TokenCounter",
     "ToolCall",
     "UserError",
+    "WriteConflict",
     "get_counter",
     "open",
 ]

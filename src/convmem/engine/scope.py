@@ -24,6 +24,7 @@ from convmem.model.principal import Principal
 from convmem.model.purpose import Allowed, narrow
 from convmem.search import search_memories
 from convmem.store.base import PinnedInstruction, WriteTxn
+from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tree import check_count, check_identifier, check_metadata, check_text
 
 
@@ -68,10 +69,12 @@ class Scope:
         self, text: str, source_kind: SourceKind, status: str, fields: MemoryFields
     ) -> MemoryNotice:
         try:
-            with self.memory.store.write() as tx:
-                notice = save_memory(
+            notice = write_retried(
+                self.memory.store,
+                lambda tx: save_memory(
                     tx, self.principal, text, source_kind=source_kind, status=status, **fields
-                )
+                ),
+            )
         except NeverStoreViolation as refused:  # strict: a block raises; it is counted all the same
             self.memory.observer.memory_notices([MemoryNotice("blocked", "", refused.reason)])
             raise
@@ -114,6 +117,7 @@ class Scope:
         with self.memory.store.read() as tx:
             return memory_gate(tx, self.principal) is None
 
+    @conflicts_retried
     def set_memory_enabled(self, enabled: bool) -> None:
         """The user's switch: off means nothing is read from or written to long-term memory."""
         with self.memory.store.write() as tx:
@@ -141,6 +145,7 @@ class Scope:
             "data": tables,
         }
 
+    @conflicts_retried
     def delete_all(self) -> dict[str, int]:
         """Delete every conversation, message, memory, summary and setting of this user. The
         audit keeps that it happened, by whom and when."""
@@ -151,6 +156,7 @@ class Scope:
 
     # --- conversations --------------------------------------------------------------------------
 
+    @conflicts_retried
     def create_conversation(
         self,
         title: str | None = None,
@@ -195,6 +201,7 @@ class Scope:
         with self.memory.store.read() as tx:
             return tx.pinned(self.tenant, self.user, None)
 
+    @conflicts_retried
     def unpin(self, pin_id: str) -> None:
         check_identifier(pin_id, "pin id")
         with self.memory.store.write() as tx:
