@@ -123,8 +123,12 @@ def save_memory(
     source_message_id: str | None = None,
     purpose: str = DEFAULT_PURPOSE,
     strict: bool = False,
+    created_at: datetime | None = None,
+    updated_at: datetime | None = None,
 ) -> MemoryNotice:
-    """Gate, police, then write one memory with supersession or conflict flags and an audit."""
+    """Gate, police, then write one memory with supersession or conflict flags and an audit.
+    ``created_at``/``updated_at`` keep an imported record's own times (default: now; an
+    update time before the creation time is taken as the creation time)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a memory needs text")
     text = " ".join(check_text(text, max_bytes=4 * MAX_MEMORY_CHARS, what="memory").split())
@@ -137,6 +141,10 @@ def save_memory(
     check_purpose(purpose, scope)
     if expires_at is not None:
         expires_at = aware_utc(expires_at, "expires_at")
+    if created_at is not None:
+        created_at = aware_utc(created_at, "created_at")
+    if updated_at is not None:
+        updated_at = aware_utc(updated_at, "updated_at")
 
     from_tool = temporary = False
     if source_message_id is not None:
@@ -176,7 +184,8 @@ def save_memory(
         category=final_category, subject_key=subject_key, text=text, source_kind=source_kind,
         source_message_id=source_message_id, status=status,  # type: ignore[arg-type]
         supersedes_id=None, conflicts_with_id=None, sensitivity="none", purpose=purpose,
-        created_at=now, updated_at=now, expires_at=expires_at,
+        created_at=created_at or now, expires_at=expires_at,
+        updated_at=max(updated_at or created_at or now, created_at or now),
     )  # fmt: skip
     superseded: list[MemoryRecord] = []
     if status == "confirmed":
