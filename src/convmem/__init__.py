@@ -23,6 +23,7 @@ from convmem.errors import (
     InvalidQuery,
     NeverStoreViolation,
     NotFound,
+    PurposeNotAllowed,
     StoreBusy,
     StoreError,
     TimeLimitExceeded,
@@ -42,6 +43,7 @@ from convmem.model import (
     ToolCall,
 )
 from convmem.model.deadline import TimeLimits
+from convmem.model.purpose import PURPOSES
 from convmem.model.snapshot import Snapshot, SnapshotItem
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
@@ -81,7 +83,9 @@ __all__ = [
     "ModelProfile",
     "NeverStoreViolation",
     "NotFound",
+    "PURPOSES",
     "PinnedInstruction",
+    "PurposeNotAllowed",
     "Scope",
     "SearchOptions",
     "SentenceTransformerEmbedder",
