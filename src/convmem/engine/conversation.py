@@ -21,6 +21,7 @@ from convmem.engine.request import (
     Request,
     branch_entries,
     find_summary,
+    offer_registry_tools,
     recall_memories,
     render_request,
     retrieve_evicted,
@@ -44,7 +45,7 @@ from convmem.retrieval.vector import RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
 from convmem.tokens import ESTIMATE, get_counter
-from convmem.tools.schema import parse_tools
+from convmem.tools.schema import check_tool_name, parse_tools
 from convmem.tree import (
     aware_utc,
     check_identifier,
@@ -320,6 +321,8 @@ class Conversation:
         leaf_id: str | None = None,
         options: AssemblyOptions | None = None,
         tools: Sequence[Mapping[str, Any] | ToolSpec] | None = None,
+        offer_tools: bool = False,
+        allow_risky: bool | Sequence[str] = False,
     ) -> AssembledContext:
         """Build the next request from stored state.
 
@@ -329,6 +332,13 @@ class Conversation:
         ``tools`` are the application's tool definitions (OpenAI function schemas or Anthropic
         tool schemas): counted the way the provider charges them, taken off the budget before
         history, and returned in ``format``'s shape as ``AssembledContext.tools``.
+
+        ``offer_tools`` adds the tenant's registered tools (``Memory.tools``) that this request
+        needs: the ones relevant to the new message and the recent turns, at most
+        ``options.tools_k`` within ``options.tools_share`` of the budget, and any tool called
+        earlier whose result is still in the window. A tool registered with risk ``high`` is
+        offered only when ``allow_risky`` is True or names it. The report lists what was offered
+        and, for every other registered tool, why not.
 
         No message is written. When turns were evicted, the summary through the newest evicted
         message fills the summary slot: found by key, or built inline by the extractive
@@ -344,6 +354,7 @@ class Conversation:
                 raise InvalidMessage("the user message needs content")
         options = options or AssemblyOptions()
         tool_specs = tuple(parse_tools(tools))
+        risky_allowed = _allowed_risky(allow_risky)
         if system is None:  # the argument wins; the options' prompt is the default
             system = options.system_prompt
         if system is not None:
@@ -361,12 +372,13 @@ class Conversation:
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 profile=profile, counter=counter, format=format, options=options,
                 embedder=RequestEmbedder(memory.embedder) if memory.embedder else None,
-                tools=tool_specs,
+                tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
             )  # fmt: skip
             # the steps: memories → plan → retrieve → summary (→ render, after the read)
             fixed = recall_memories(tx, request)
             planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
             chosen, fixed = planner.first(fixed)
+            chosen, fixed = offer_registry_tools(tx, request, planner, chosen, fixed)
             chosen = retrieve_evicted(tx, request, memory, planner, chosen, fixed)
             lookup = find_summary(tx, memory.summaries, request, chosen)
         if lookup is not None:  # what the summary step built or queued is written after the read
@@ -423,6 +435,14 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.last_assembly(self._tenant, self.scope.user, self.id)
+
+
+def _allowed_risky(allow_risky: object) -> bool | frozenset[str]:
+    if isinstance(allow_risky, bool):
+        return allow_risky
+    if isinstance(allow_risky, str) or not isinstance(allow_risky, Sequence):
+        raise InvalidInput("allow_risky must be True, False or a list of tool names")
+    return frozenset(check_tool_name(name, i) for i, name in enumerate(allow_risky))
 
 
 def checked_message(

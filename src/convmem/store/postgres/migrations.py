@@ -409,6 +409,26 @@ def m009_keys_and_assemblies(db: Connection) -> None:
     )
 
 
+def m010_tools(db: Connection) -> None:
+    # each tenant's tool registry (an application's definitions, not a user's data)
+    db.execute(
+        """
+        CREATE TABLE tools (
+            tenant_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL,
+            parameters JSONB NOT NULL,
+            strict BOOLEAN,
+            use_when JSONB NOT NULL,
+            risk TEXT NOT NULL CHECK (risk IN ('low', 'medium', 'high')),
+            created_at TIMESTAMPTZ NOT NULL,
+            updated_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (tenant_id, name)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -419,6 +439,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m007_summaries_and_jobs,
     m008_message_index,
     m009_keys_and_assemblies,
+    m010_tools,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

@@ -530,6 +530,26 @@ def m032_fts_erasure(db: sqlite3.Connection) -> None:
     install_fts_erasure(db)
 
 
+def m040_tools(db: sqlite3.Connection) -> None:
+    # each tenant's tool registry (an application's definitions, not a user's data)
+    db.execute(
+        """
+        CREATE TABLE tools (
+            tenant_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL,
+            parameters TEXT NOT NULL,
+            strict INTEGER,
+            use_when TEXT NOT NULL,
+            risk TEXT NOT NULL CHECK (risk IN ('low', 'medium', 'high')),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, name)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -546,6 +566,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m030_api_keys,
     m031_last_assemblies,
     m032_fts_erasure,
+    m040_tools,
 ]
 
 

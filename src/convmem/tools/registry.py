@@ -1,0 +1,91 @@
+"""Each tenant's tool registry: the definitions an application registers once, from which every
+request of the tenant is offered only what its task needs (``convmem.tools.select``).
+
+A tool is registered in any provider's shape (``convmem.tools.schema``) with optional "use when"
+hints — short phrases of the requests it serves, used for ranking and never sent to the model —
+and a risk level: ``low`` and ``medium`` are offered on relevance, ``high`` only when the caller
+allows it for the request. Registering a name again replaces the definition.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from convmem.errors import InvalidInput
+from convmem.model.tools import RISKS, RegisteredTool, Risk, ToolSpec
+from convmem.store.base import Store
+from convmem.tools.schema import check_tool_name, parse_tool
+from convmem.tree import check_identifier
+
+MAX_HINTS = 20
+MAX_HINT_CHARS = 300
+MAX_REGISTRY = 500
+
+
+class _HasStore(Protocol):
+    @property
+    def store(self) -> Store: ...
+
+
+def check_hints(use_when: object) -> tuple[str, ...]:
+    if isinstance(use_when, str) or not isinstance(use_when, Sequence):
+        raise InvalidInput("use_when must be a list of short phrases")
+    if len(use_when) > MAX_HINTS:
+        raise InvalidInput(f"at most {MAX_HINTS} use_when hints per tool")
+    for hint in use_when:
+        if not isinstance(hint, str) or not hint.strip() or len(hint) > MAX_HINT_CHARS:
+            raise InvalidInput(f"each use_when hint must be 1 to {MAX_HINT_CHARS} characters")
+        if "\x00" in hint:
+            raise InvalidInput("use_when hints must not contain NUL characters")
+    return tuple(use_when)
+
+
+def check_risk(risk: object) -> Risk:
+    if risk not in RISKS:
+        raise InvalidInput(f"risk must be one of {', '.join(RISKS)}")
+    return risk  # type: ignore[return-value]
+
+
+class ToolRegistry:
+    """``Memory.tools``: register, list and delete a tenant's tools."""
+
+    def __init__(self, owner: _HasStore) -> None:
+        self._store = owner.store
+
+    def register(
+        self,
+        tenant: str,
+        definition: Mapping[str, Any] | ToolSpec,
+        *,
+        use_when: Sequence[str] = (),
+        risk: Risk = "low",
+    ) -> RegisteredTool:
+        """Register (or replace) a tool for ``tenant``; ``definition`` in any provider's shape."""
+        check_identifier(tenant, "tenant")
+        spec = parse_tool(definition)
+        hints, level = check_hints(use_when), check_risk(risk)
+        now = datetime.now(UTC)
+        with self._store.write() as tx:
+            existing = {t.name: t for t in tx.list_tools(tenant)}
+            if spec.name not in existing and len(existing) >= MAX_REGISTRY:
+                raise InvalidInput(f"a tenant registers at most {MAX_REGISTRY} tools")
+            before = existing.get(spec.name)
+            tool = RegisteredTool(spec, hints, level, before.created_at if before else now, now)
+            tx.put_tool(tenant, tool)
+        return tool
+
+    def list(self, tenant: str) -> builtins.list[RegisteredTool]:
+        """The tenant's tools, by name."""
+        check_identifier(tenant, "tenant")
+        with self._store.read() as tx:
+            return tx.list_tools(tenant)
+
+    def delete(self, tenant: str, name: str) -> None:
+        """Remove a tool; ``NotFound`` when the tenant has none of that name."""
+        check_identifier(tenant, "tenant")
+        check_tool_name(name)
+        with self._store.write() as tx:
+            tx.delete_tool(tenant, name)
