@@ -1,16 +1,25 @@
 """Tool selection: does a request get offered the tools it needs, and only those?
 
     PYTHONPATH=src python benchmarks/tool_selection.py [--quick] [--json OUT.json]
-                                                       [--embedder auto|none|minilm]
+        [--embedder auto|none|minilm] [--split tune|heldout|both] [--hints all|english]
 
 A registry of 34 tools written for this benchmark (``tests/data/tool_registry.json``: travel,
-shopping, banking, mail, calendar, maps, support; four at risk ``high``) and 120 requests
-(``tests/data/tool_requests.json``), each labelled with the tools it needs: varied English
-phrasing, 20 in Spanish, French, German, Portuguese, Italian or Japanese, 12 needing two tools,
-19 follow-ups that rely on an earlier tool call whose result is in the window ("and what about
-Sunday?"), 6 needing none, and 4 that need a risky tool the caller does not allow (it must not be
-offered; they need nothing). A request that needs a risky tool and is allowed it names it in
-``allow_risky``, as the caller would.
+shopping, banking, mail, calendar, maps, support; four at risk ``high``). Each tool has English
+"use when" hints and, as an application serving Spanish, French, German, Italian and Portuguese
+users would register, one line of keywords per language ("es: vuelo, vuelos, billete de avión").
+
+Two sets of requests, each labelled with the tools it needs:
+
+* **tune** (``tests/data/tool_requests_tune.json``, 120): what the ranking's settings were chosen
+  on (``convmem.search.ToolRankOptions``: the vector cut 0.1 was picked here from 0.1/0.15/0.2/
+  0.25). 100 English, 20 in es/fr/de/pt/it/ja; 12 need two tools, 19 follow-ups, 6 need none, 4
+  ask for a risky tool the caller does not allow.
+* **heldout** (``tests/data/tool_requests_heldout.json``, 115): written afterwards with other
+  phrasing and run with the settings frozen: 80 English, 7 each in es/fr/de/it/pt; 8 need two
+  tools, 15 follow-ups (5 of them not in English), 5 need none, 4 risky denied, 3 risky allowed.
+
+A request that needs a risky tool and is allowed it names it in ``allow_risky``, as the caller
+would; a risky-denied request needs nothing (the tool must not be offered).
 
 Each request is assembled (``offer_tools=True``, default options: at most 8 tools within 15 % of
 the input budget) in a fresh conversation holding its earlier turns, and the report's offered
@@ -23,14 +32,17 @@ tools are compared with the labels. Figures:
 * **tools offered** (mean per request), and the needed-offered share per kind and per language.
 
 ``--embedder auto`` ranks with MiniLM when the embeddings extra is installed (lexical + vector,
-as search does), else lexically only; both runs are printed when MiniLM is there. ``--quick``
-runs every third request, lexically (for the test suite).
+as search does), else lexically only; both runs are printed when MiniLM is there.
+``--hints english`` registers the tools without the per-language keyword lines (what the
+multilingual hints are worth: MiniLM is an English model). ``--quick`` runs every third request
+of the tune set, lexically (for the test suite).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from collections import defaultdict
@@ -46,15 +58,26 @@ from convmem.tools.schema import parse_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = ROOT / "tests" / "data" / "tool_registry.json"
-REQUESTS = ROOT / "tests" / "data" / "tool_requests.json"
+SPLITS = {
+    "tune": ROOT / "tests" / "data" / "tool_requests_tune.json",
+    "heldout": ROOT / "tests" / "data" / "tool_requests_heldout.json",
+}
+_LANGUAGE_LINE = re.compile(r"^[a-z]{2}: ")
 PROFILE = convmem.ModelProfile(context_window=32_768, max_output=1024, name="gpt-4o")
 GOALS = {"needed_offered": 0.95, "tokens_saved": 0.60, "risky_unpermitted": 0}
 
 
-def load() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    tools = json.loads(REGISTRY.read_text())["tools"]
-    requests = json.loads(REQUESTS.read_text())
-    return tools, requests
+def load_registry(hints: str = "all") -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = json.loads(REGISTRY.read_text())["tools"]
+    if hints == "english":
+        for tool in tools:
+            tool["use_when"] = [h for h in tool["use_when"] if not _LANGUAGE_LINE.match(h)]
+    return tools
+
+
+def load_requests(split: str) -> list[dict[str, Any]]:
+    requests: list[dict[str, Any]] = json.loads(SPLITS[split].read_text())
+    return requests
 
 
 def _replay(conv: convmem.Conversation, turns: list[dict[str, Any]], index: int) -> None:
@@ -73,8 +96,12 @@ def _replay(conv: convmem.Conversation, turns: list[dict[str, Any]], index: int)
             conv.append(turn["role"], turn["content"])
 
 
-def run(requests: list[dict[str, Any]], tools: list[dict[str, Any]], embedder: Embedder | None
-        ) -> dict[str, Any]:  # fmt: skip
+def run(
+    split: str,
+    requests: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    embedder: Embedder | None,
+) -> dict[str, Any]:
     counter = get_counter(PROFILE.tokenizer)
     specs = {t["definition"]["function"]["name"]: parse_tool(t["definition"]) for t in tools}
     risky = {name for name, t in zip(specs, tools, strict=True) if t["risk"] == RISKY}
@@ -115,6 +142,7 @@ def run(requests: list[dict[str, Any]], tools: list[dict[str, Any]], embedder: E
                 misses.append({"index": index, "missed": sorted(wanted - offered),
                                "offered": sorted(offered)})  # fmt: skip
     return {
+        "split": split,
         "embedder": embedder.name if embedder else None,
         "requests": len(requests),
         "registry_tools": len(tools),
@@ -144,14 +172,15 @@ def _embedders(choice: str) -> list[Embedder | None]:
 
 def table(results: list[dict[str, Any]]) -> str:
     rows = [
-        f"{'ranking':<24} {'needed offered':>14} {'tokens saved':>12} {'risky unpermitted':>17} "
-        f"{'mean offered':>12}"
+        f"{'split':<8} {'ranking':<24} {'needed offered':>14} {'tokens saved':>12} "
+        f"{'risky unpermitted':>17} {'mean offered':>12}"
     ]
     for r in results:
         name = f"lexical + {r['embedder']}" if r["embedder"] else "lexical only"
         rows.append(
-            f"{name[:24]:<24} {r['needed_offered']:>14.3f} {r['tokens_saved']:>11.1%} "
-            f"{r['risky_unpermitted']:>17} {r['mean_tools_offered']:>12.2f}"
+            f"{r['split']:<8} {name[:24]:<24} {r['needed_offered']:>14.3f} "
+            f"{r['tokens_saved']:>11.1%} {r['risky_unpermitted']:>17} "
+            f"{r['mean_tools_offered']:>12.2f}"
         )
     rows.append(f"goals: needed offered >= {GOALS['needed_offered']}, tokens saved >= "
                 f"{GOALS['tokens_saved']:.0%}, risky unpermitted = 0")  # fmt: skip
@@ -159,29 +188,37 @@ def table(results: list[dict[str, Any]]) -> str:
         name = r["embedder"] or "lexical only"
         kinds = ", ".join(f"{k} {v:.2f}" for k, v in r["by_kind"].items() if v is not None)
         langs = ", ".join(f"{k} {v:.2f}" for k, v in r["by_language"].items() if v is not None)
-        rows.append(f"{name}: by kind: {kinds}; by language: {langs}")
+        rows.append(f"{r['split']} / {name}: by kind: {kinds}; by language: {langs}")
     return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="every third request, lexical")
+    parser.add_argument("--quick", action="store_true", help="every third tune request, lexical")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--embedder", choices=["auto", "none", "minilm"], default="auto")
+    parser.add_argument("--split", choices=["tune", "heldout", "both"], default="both")
+    parser.add_argument("--hints", choices=["all", "english"], default="all")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args(argv)
-    tools, requests = load()
+    tools = load_registry(args.hints)
+    splits = ["tune", "heldout"] if args.split == "both" else [args.split]
+    sets = {split: load_requests(split) for split in splits}
+    choice = args.embedder
     if args.quick:
-        requests, choice = requests[::3], "none"
-    else:
-        choice = args.embedder
-    results = [run(requests, tools, embedder) for embedder in _embedders(choice)]
+        sets, choice = {"tune": load_requests("tune")[::3]}, "none"
+    embedders = _embedders(choice)
+    results = [
+        run(split, requests, tools, embedder)
+        for split, requests in sets.items()
+        for embedder in embedders
+    ]
     print(table(results))
     if args.show_misses:
         for r in results:
             for miss in r["misses"]:
-                request = requests[miss["index"]]
-                print(r["embedder"], request["message"], miss)
+                request = sets[r["split"]][miss["index"]]
+                print(r["split"], r["embedder"], request["message"], miss)
     if args.json:
         args.json.write_text(json.dumps({"goals": GOALS, "results": results}, indent=2) + "\n")
     return 0

@@ -35,13 +35,12 @@ from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
-from convmem.search import Window, rank_conversation
+from convmem.search import Window, rank_conversation, rank_tools
 from convmem.store.base import ReadTxn
 from convmem.summaries import Lookup, SummaryFlow
 from convmem.summarize.render import render_snapshot
 from convmem.tokens import TokenCounter, message_tokens
 from convmem.tools.cost import tool_tokens
-from convmem.tools.relevance import ToolRanker
 from convmem.tools.select import select_tools
 
 
@@ -197,7 +196,7 @@ def offer_registry_tools(
     in_window = _called_in_window(history)
     turns = [m.content for m in history if m.role in ("user", "assistant") and m.content.strip()]
     recent = "\n".join(turns[-RECENT_TURNS:])
-    ranked = ToolRanker(registry, request.embedder).rank(request.query, recent)
+    ranked = rank_tools(tx, request.who.tenant, request.query, recent, embedder=request.embedder)
     counter, format = request.counter, request.format
     selection = select_tools(
         registry, ranked, cost=lambda spec: tool_tokens(counter, format, spec),

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from convmem.errors import InvalidInput
 from convmem.model.tools import RISKS, RegisteredTool, Risk, ToolSpec
+from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import Store
 from convmem.tools.schema import check_tool_name, parse_tool
 from convmem.tree import check_identifier
@@ -28,6 +29,9 @@ MAX_REGISTRY = 500
 class _HasStore(Protocol):
     @property
     def store(self) -> Store: ...
+
+    @property
+    def embedder(self) -> Embedder | None: ...
 
 
 def check_hints(use_when: object) -> tuple[str, ...]:
@@ -54,6 +58,7 @@ class ToolRegistry:
 
     def __init__(self, owner: _HasStore) -> None:
         self._store = owner.store
+        self._embedder = owner.embedder
 
     def register(
         self,
@@ -68,6 +73,9 @@ class ToolRegistry:
         spec = parse_tool(definition)
         hints, level = check_hints(use_when), check_risk(risk)
         now = datetime.now(UTC)
+        # embedded before the write transaction: a model call must not hold the writer's lock
+        document = RegisteredTool(spec, hints, level).document
+        vector = normalise(self._embedder.embed([document]))[0] if self._embedder else None
         with self._store.write() as tx:
             existing = {t.name: t for t in tx.list_tools(tenant)}
             if spec.name not in existing and len(existing) >= MAX_REGISTRY:
@@ -75,6 +83,8 @@ class ToolRegistry:
             before = existing.get(spec.name)
             tool = RegisteredTool(spec, hints, level, before.created_at if before else now, now)
             tx.put_tool(tenant, tool)
+            if vector is not None and self._embedder is not None:
+                tx.set_tool_vector(tenant, spec.name, self._embedder.name, vector)
         return tool
 
     def list(self, tenant: str) -> builtins.list[RegisteredTool]:

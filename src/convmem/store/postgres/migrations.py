@@ -410,9 +410,10 @@ def m009_keys_and_assemblies(db: Connection) -> None:
 
 
 def m010_tools(db: Connection) -> None:
-    # each tenant's tool registry (an application's definitions, not a user's data)
+    # each tenant's tool registry (an application's definitions, not a user's data), found as
+    # memories are: its document's tsvector, vectors per embedder
     db.execute(
-        """
+        f"""
         CREATE TABLE tools (
             tenant_id TEXT NOT NULL,
             name TEXT NOT NULL,
@@ -423,7 +424,21 @@ def m010_tools(db: Connection) -> None:
             risk TEXT NOT NULL CHECK (risk IN ('low', 'medium', 'high')),
             created_at TIMESTAMPTZ NOT NULL,
             updated_at TIMESTAMPTZ NOT NULL,
+            document TEXT NOT NULL,
+            tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('{TS_CONFIG}', document)) STORED,
             PRIMARY KEY (tenant_id, name)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE tool_vectors (
+            tenant_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            vector HALFVEC NOT NULL,
+            PRIMARY KEY (tenant_id, name, embedder),
+            FOREIGN KEY (tenant_id, name) REFERENCES tools (tenant_id, name) ON DELETE CASCADE
         )
         """
     )
