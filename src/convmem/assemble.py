@@ -175,6 +175,9 @@ class AssemblyReport:
     summary_source: str | None = None
     memory_ids: list[str] = field(default_factory=list)
     retrieved_ids: list[str] = field(default_factory=list)
+    # the parts skipped because they failed, each "part: reason" (part one of memories,
+    # retrieval, summary, embedder; the reason names the error's class, never content)
+    degraded: list[str] = field(default_factory=list)
     # the tools offered (names, in request order) and the registry's tools left out, each as
     # {"name", "reason"}
     tools_offered: list[str] = field(default_factory=list)

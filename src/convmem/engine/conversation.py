@@ -12,11 +12,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from convmem.assemble import AssembledContext, AssemblyOptions
+from convmem.assemble import AssembledContext, AssemblyOptions, FixedParts
 from convmem.engine.handles import Owner
 from convmem.engine.pins import pin_instruction
 from convmem.engine.request import (
     CountOnce,
+    Degradation,
+    GuardedEmbedder,
     Planner,
     Request,
     branch_entries,
@@ -41,7 +43,7 @@ from convmem.model.search import MessageHit
 from convmem.model.summary import SummaryRecord
 from convmem.model.tools import ToolSpec
 from convmem.retention import delete_conversation
-from convmem.retrieval.vector import RequestEmbedder
+from convmem.retrieval.vector import Embedder, RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
 from convmem.tokens import ESTIMATE, get_counter
@@ -235,7 +237,7 @@ class Conversation:
             )
             stored = replace(unplaced, parent_id=parent_id, depth=depth)
             row = MessageRow(stored, revision_of, revision_kind, tokens, estimate, before)
-            tx.insert_message(tenant, user, row)
+            tx.insert_messages(tenant, user, [row])
             if prepared is not None:
                 write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
             tx.set_active_leaf(tenant, self.id, stored.id)
@@ -371,19 +373,36 @@ class Conversation:
                 who=self.scope.principal, conversation=record, leaf=leaf,
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 profile=profile, counter=counter, format=format, options=options,
-                embedder=RequestEmbedder(memory.embedder) if memory.embedder else None,
+                embedder=guarded(memory.embedder),
                 tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
             )  # fmt: skip
-            # the steps: memories → plan → retrieve → summary (→ render, after the read)
-            fixed = recall_memories(tx, request)
+            # the steps: memories → plan → retrieve → summary (→ render, after the read); the
+            # memories, retrieval and the summary are parts the request goes without on failure
+            parts = Degradation()
+            bare = FixedParts(system_prompt=system, pinned=pins)
+            fixed = parts.attempt("memories", request, lambda r: recall_memories(tx, r), bare)
             planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
             chosen, fixed = planner.first(fixed)
-            chosen, fixed = offer_registry_tools(tx, request, planner, chosen, fixed)
-            chosen = retrieve_evicted(tx, request, memory, planner, chosen, fixed)
-            lookup = find_summary(tx, memory.summaries, request, chosen)
+            # registry tools: without them (the caller's own still go) when ranking fails
+            chosen, fixed = parts.attempt(
+                "tools", request,
+                lambda r: offer_registry_tools(tx, r, planner, chosen, fixed), (chosen, fixed),
+            )  # fmt: skip
+            chosen = parts.attempt(
+                "retrieval", request,
+                lambda r: retrieve_evicted(tx, r, memory, planner, chosen, fixed), chosen,
+            )  # fmt: skip
+            lookup = parts.attempt(
+                "summary", request, lambda r: find_summary(tx, memory.summaries, r, chosen), None
+            )
         if lookup is not None:  # what the summary step built or queued is written after the read
-            lookup = memory.summaries.commit(self._store, self._tenant, self.scope.user, lookup)
-        return render_request(chosen, lookup)
+            found, flow, store, user = lookup, memory.summaries, self._store, self.scope.user
+            lookup = parts.attempt(
+                "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
+            )
+        context = parts.report(render_request(chosen, lookup))
+        memory.observer.assembled(context.report)
+        return context
 
     # --- summaries ------------------------------------------------------------------------------
 
@@ -443,6 +462,11 @@ def _allowed_risky(allow_risky: object) -> bool | frozenset[str]:
     if isinstance(allow_risky, str) or not isinstance(allow_risky, Sequence):
         raise InvalidInput("allow_risky must be True, False or a list of tool names")
     return frozenset(check_tool_name(name, i) for i, name in enumerate(allow_risky))
+
+
+def guarded(embedder: Embedder | None) -> GuardedEmbedder | None:
+    """The request's view of the store's embedder: each text embedded once, failure a part's."""
+    return GuardedEmbedder(RequestEmbedder(embedder)) if embedder is not None else None
 
 
 def checked_message(

@@ -9,8 +9,10 @@ is chosen by the pure functions of ``convmem.assemble``, and the sections' rooms
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from convmem.assemble import (
     AssembledContext,
@@ -24,7 +26,7 @@ from convmem.assemble import (
 )
 from convmem.budget import memory_caps, retrieved_reserve, tools_cap
 from convmem.engine.handles import Database
-from convmem.errors import BudgetExceeded
+from convmem.errors import BudgetExceeded, StoreBusy
 from convmem.formats import Format
 from convmem.memories import memory_gate, recall_candidates
 from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
@@ -33,6 +35,7 @@ from convmem.model.messages import Message
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
+from convmem.retrieval.matrix import Matrix
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
 from convmem.search import Window, rank_conversation, rank_tools
@@ -86,6 +89,83 @@ class CountOnce:
         if found is None:
             found = self._counts[text] = self._counter.count(text)
         return found
+
+
+# --- degradation --------------------------------------------------------------------------------
+
+T = TypeVar("T")
+_log = logging.getLogger(__name__)
+
+
+class _EmbedderFailed(Exception):
+    """Raised through a step when the request's embedder failed, so the step can run again
+    without vectors (the embedder is one part; the step's lexical half still works)."""
+
+
+class GuardedEmbedder:
+    """The request's embedder, as a part that may fail: the first failure is kept and every
+    later call fails at once, so one broken model costs the request one attempt, not one per
+    step."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.failure: BaseException | None = None
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dimensions(self) -> int:
+        return self._inner.dimensions
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if self.failure is None:
+            try:
+                return self._inner.embed(texts)
+            except Exception as exc:
+                self.failure = exc
+        raise _EmbedderFailed from self.failure
+
+
+class Degradation:
+    """The parts of one request skipped because they failed, each as "part: reason".
+
+    Memories, registry tools, retrieval and the summary are extras around the window: when one
+    raises, the request goes on without it and the report says so. The reason names the error's
+    class only (an error's message may quote content). The message store itself failing is not a
+    part: the window's own reads are not attempted here, so their StoreError still fails the
+    request; StoreBusy is let through too, since the caller's retry is the answer to it.
+    """
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def attempt(self, part: str, request: Request, step: Callable[[Request], T], fallback: T) -> T:
+        try:
+            return step(request)
+        except StoreBusy:
+            raise
+        except _EmbedderFailed as failed:
+            self._note("embedder", failed.__cause__)
+            if request.embedder is None:  # cannot happen: only a guarded embedder raises it
+                return fallback
+            return self.attempt(part, replace(request, embedder=None), step, fallback)
+        except Exception as exc:
+            self._note(part, exc)
+            return fallback
+
+    def _note(self, part: str, exc: BaseException | None) -> None:
+        reason = f"{part}: error {type(exc).__name__}"
+        if reason not in self.reasons:
+            _log.warning("assembly went without a part: %s", reason)
+            self.reasons.append(reason)
+
+    def report(self, context: AssembledContext) -> AssembledContext:
+        """``context`` with the skipped parts in its report."""
+        if not self.reasons:
+            return context
+        return replace(context, report=replace(context.report, degraded=list(self.reasons)))
 
 
 def branch_entries(

@@ -282,6 +282,10 @@ class ReportOut(_Response):
     summary_through_id: str | None = None
     summary_source: str | None = None
     retrieved_ids: list[str] = []
+    degraded: list[str] = Field(
+        default_factory=list,
+        description='Parts skipped because they failed, e.g. "retrieval: error OperationalError".',
+    )
     tools_offered: list[str] = []
     tools_suppressed: list[dict[str, str]] = []
 
