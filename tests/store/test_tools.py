@@ -97,3 +97,25 @@ def test_a_user_s_deletion_leaves_the_tenant_s_tools(memory: convmem.Memory) -> 
     alice.create_conversation().append("user", "hello")
     alice.delete_all()
     assert [t.name for t in memory.tools.list("acme")] == ["track_parcel"]
+
+
+def test_register_many_is_all_or_nothing(memory: convmem.Memory, backend: Backend) -> None:
+    from convmem.tools.registry import ToolEntry
+
+    memory.tools.register("acme", REFUND)
+    before = backend.dump()
+    for entries in (
+        [ToolEntry(TRACK), ToolEntry({"name": "bad name"})],
+        [ToolEntry(TRACK), ToolEntry(TRACK)],
+        [ToolEntry(TRACK), ToolEntry(REFUND, risk="extreme")],
+    ):
+        with pytest.raises(convmem.InvalidInput):
+            memory.tools.register_many("acme", entries)
+        assert backend.dump() == before
+    stored = memory.tools.register_many(
+        "acme", [ToolEntry(TRACK, ["asks where a parcel is"]), ToolEntry(REFUND, risk="high")]
+    )
+    assert [t.name for t in stored] == ["track_parcel", "refund_order"]
+    assert {t.name: t.risk for t in memory.tools.list("acme")} == {
+        "refund_order": "high", "track_parcel": "low",
+    }  # fmt: skip

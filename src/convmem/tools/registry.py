@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -53,6 +54,15 @@ def check_risk(risk: object) -> Risk:
     return risk  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class ToolEntry:
+    """One tool to register: its definition in any provider's shape, hints and risk level."""
+
+    definition: Mapping[str, Any] | ToolSpec
+    use_when: Sequence[str] = ()
+    risk: str = "low"
+
+
 class ToolRegistry:
     """``Memory.tools``: register, list and delete a tenant's tools."""
 
@@ -66,26 +76,48 @@ class ToolRegistry:
         definition: Mapping[str, Any] | ToolSpec,
         *,
         use_when: Sequence[str] = (),
-        risk: Risk = "low",
+        risk: str = "low",
     ) -> RegisteredTool:
         """Register (or replace) a tool for ``tenant``; ``definition`` in any provider's shape."""
+        return self.register_many(tenant, [ToolEntry(definition, use_when, risk)])[0]
+
+    def register_many(
+        self, tenant: str, entries: Sequence[ToolEntry]
+    ) -> builtins.list[RegisteredTool]:
+        """Register (or replace) several tools at once: all of them or, when one is refused,
+        none."""
         check_identifier(tenant, "tenant")
-        spec = parse_tool(definition)
-        hints, level = check_hints(use_when), check_risk(risk)
-        now = datetime.now(UTC)
+        if isinstance(entries, str | bytes) or not isinstance(entries, Sequence):
+            raise InvalidInput("entries must be a list of tools")
+        checked: builtins.list[RegisteredTool] = []
+        for entry in entries:
+            if not isinstance(entry, ToolEntry):
+                raise InvalidInput("each entry must be a ToolEntry")
+            spec = parse_tool(entry.definition)
+            checked.append(
+                RegisteredTool(spec, check_hints(entry.use_when), check_risk(entry.risk))
+            )
+        names = [tool.name for tool in checked]
+        if len(set(names)) != len(names):
+            raise InvalidInput("a tool name appears twice")
         # embedded before the write transaction: a model call must not hold the writer's lock
-        document = RegisteredTool(spec, hints, level).document
-        vector = normalise(self._embedder.embed([document]))[0] if self._embedder else None
+        embedder = self._embedder
+        vectors = normalise(embedder.embed([t.document for t in checked])) if embedder else None
+        now = datetime.now(UTC)
+        stored: builtins.list[RegisteredTool] = []
         with self._store.write() as tx:
             existing = {t.name: t for t in tx.list_tools(tenant)}
-            if spec.name not in existing and len(existing) >= MAX_REGISTRY:
+            if len(existing.keys() | set(names)) > MAX_REGISTRY:
                 raise InvalidInput(f"a tenant registers at most {MAX_REGISTRY} tools")
-            before = existing.get(spec.name)
-            tool = RegisteredTool(spec, hints, level, before.created_at if before else now, now)
-            tx.put_tool(tenant, tool)
-            if vector is not None and self._embedder is not None:
-                tx.set_tool_vector(tenant, spec.name, self._embedder.name, vector)
-        return tool
+            for i, tool in enumerate(checked):
+                before = existing.get(tool.name)
+                created = before.created_at if before else now
+                tool = replace(tool, created_at=created, updated_at=now)
+                tx.put_tool(tenant, tool)
+                if vectors is not None and embedder is not None:
+                    tx.set_tool_vector(tenant, tool.name, embedder.name, vectors[i])
+                stored.append(tool)
+        return stored
 
     def list(self, tenant: str) -> builtins.list[RegisteredTool]:
         """The tenant's tools, by name."""
