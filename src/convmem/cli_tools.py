@@ -41,9 +41,9 @@ def _entries(path: Path) -> list[dict[str, Any]]:
 
 
 @tools.command("register")
-@db_option(creates=True)
+@db_option()
 @_tenant
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--risk", type=click.Choice(RISKS), default=None,
               help="Risk of every tool in the file (else each entry's own, else low).")  # fmt: skip
 @embedder_option("auto", "Vectors for ranking the tools: minilm (the embeddings extra), auto "

@@ -438,7 +438,8 @@ def m010_tools(db: Connection) -> None:
             embedder TEXT NOT NULL,
             vector HALFVEC NOT NULL,
             PRIMARY KEY (tenant_id, name, embedder),
-            FOREIGN KEY (tenant_id, name) REFERENCES tools (tenant_id, name) ON DELETE CASCADE
+            -- no cascade: delete_tool removes the vectors first, explicitly
+            FOREIGN KEY (tenant_id, name) REFERENCES tools (tenant_id, name)
         )
         """
     )
