@@ -18,7 +18,8 @@ from typing import Any, Protocol
 from convmem.errors import InvalidInput
 from convmem.model.tools import RISKS, RegisteredTool, Risk, ToolSpec
 from convmem.retrieval.vector import Embedder, normalise
-from convmem.store.base import Store
+from convmem.store.base import Store, WriteTxn
+from convmem.store.retry import write_retried
 from convmem.tools.schema import check_tool_name, parse_tool
 from convmem.tree import check_identifier
 
@@ -104,11 +105,12 @@ class ToolRegistry:
         embedder = self._embedder
         vectors = normalise(embedder.embed([t.document for t in checked])) if embedder else None
         now = datetime.now(UTC)
-        stored: builtins.list[RegisteredTool] = []
-        with self._store.write() as tx:
+
+        def unit(tx: WriteTxn) -> builtins.list[RegisteredTool]:
             existing = {t.name: t for t in tx.list_tools(tenant)}
             if len(existing.keys() | set(names)) > MAX_REGISTRY:
                 raise InvalidInput(f"a tenant registers at most {MAX_REGISTRY} tools")
+            stored = []
             for i, tool in enumerate(checked):
                 before = existing.get(tool.name)
                 created = before.created_at if before else now
@@ -117,7 +119,10 @@ class ToolRegistry:
                 if vectors is not None and embedder is not None:
                     tx.set_tool_vector(tenant, tool.name, embedder.name, vectors[i])
                 stored.append(tool)
-        return stored
+            return stored
+
+        # a conflict with a concurrent registration (PostgreSQL) runs the unit again
+        return write_retried(self._store, unit)
 
     def list(self, tenant: str) -> builtins.list[RegisteredTool]:
         """The tenant's tools, by name."""
@@ -129,5 +134,4 @@ class ToolRegistry:
         """Remove a tool; ``NotFound`` when the tenant has none of that name."""
         check_identifier(tenant, "tenant")
         check_tool_name(name)
-        with self._store.write() as tx:
-            tx.delete_tool(tenant, name)
+        write_retried(self._store, lambda tx: tx.delete_tool(tenant, name))
