@@ -42,6 +42,7 @@ from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import SummaryRecord
 from convmem.model.tools import ToolSpec
+from convmem.prompt_cache import previous_prefix
 from convmem.retention import delete_conversation
 from convmem.retrieval.vector import Embedder, RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
@@ -373,6 +374,10 @@ class Conversation:
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
             pins = [pin.text for pin in tx.pinned(self._tenant, self.scope.user, self.id)]
+            sent = tx.last_assembly(self._tenant, self.scope.user, self.id)
+            previous = previous_prefix(
+                sent.report if sent else None, sent.at if sent else None, datetime.now(UTC)
+            )
             query = user_message
             if query is None and leaf is not None:
                 query = tx.get_message(self._tenant, self.scope.user, leaf).content
@@ -386,7 +391,7 @@ class Conversation:
             # the steps: memories → plan → retrieve → summary (→ render, after the read); the
             # memories, retrieval and the summary are parts the request goes without on failure
             parts = Degradation()
-            bare = FixedParts(system_prompt=system, pinned=pins)
+            bare = FixedParts(system_prompt=system, pinned=pins, tools=tool_specs)
             fixed = parts.attempt("memories", request, lambda r: recall_memories(tx, r), bare)
             planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
             chosen, fixed = planner.first(fixed)
@@ -407,7 +412,7 @@ class Conversation:
             lookup = parts.attempt(
                 "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
             )
-        context = parts.report(render_request(chosen, lookup))
+        context = parts.report(render_request(chosen, lookup, previous))
         memory.observer.assembled(context.report)
         return context
 
@@ -445,8 +450,10 @@ class Conversation:
 
     @conflicts_retried
     def record_assembly(self, context: AssembledContext, leaf_id: str | None = None) -> None:
-        """Keep ``context``'s report as this conversation's last assembled request (token counts
-        and ids only), for inspection. Assembly itself writes nothing; a service calls this."""
+        """Keep ``context``'s report as this conversation's last assembled request (token counts,
+        ids and the digests of its parts, no content), for inspection and as the request the next
+        ``assemble`` estimates its prompt-cache share against (convmem.prompt_cache): call it
+        when the request is sent. Assembly itself writes nothing; a service calls this."""
         with self._store.write() as tx:
             record = tx.get_conversation(self._tenant, self.scope.user, self.id)
             kept = AssemblyRecord(

@@ -48,8 +48,9 @@ class ApiKey:
 class AssemblyRecord:
     """The report of the last request assembled for a conversation, kept for inspection.
 
-    ``report`` is ``AssemblyReport.to_dict()``: token counts and message / memory ids, never
-    content, so keeping it stores nothing that is not already in the messages table.
+    ``report`` is ``AssemblyReport.to_dict()``: token counts, message / memory ids and the
+    digests of the request's parts (``convmem.prompt_cache``), never content, so keeping it
+    stores nothing that is not already in the messages table.
     """
 
     conversation_id: str

@@ -325,6 +325,27 @@ class ReportOut(_Response):
     )
     tools_offered: list[str] = []
     tools_suppressed: list[dict[str, str]] = []
+    memory_candidates: int = Field(0, description="Memories recall considered, before selection.")
+    irrelevant_memory_ids: list[str] = Field(
+        default_factory=list,
+        description="Recalled memories that share no search term with the message.",
+    )
+    expired_memory_ids: list[str] = Field(
+        default_factory=list,
+        description="Expired memories that reached recall and were left out (normally none).",
+    )
+    summary_age_seconds: float | None = None
+    summary_version: str | None = None
+    cached_tokens: int = Field(
+        0,
+        description="Tokens a provider's prompt cache would serve, estimated against the "
+        "previous recorded request of the conversation.",
+    )
+    cached_share: float = 0.0
+    prefix_digests: list[str] = Field(
+        default_factory=list,
+        description="Digests of the request's parts in order (no content), for the estimate.",
+    )
 
 
 class AssembledOut(_Response):
