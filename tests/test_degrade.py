@@ -194,7 +194,14 @@ def test_the_metrics_count_skipped_parts_by_part_never_content(
         for sample in family.samples
         if sample.name.endswith("_total")
     }
-    assert samples == {"embedder": 2, "summary": 2, "memories": 0, "retrieval": 0, "other": 0}
+    assert samples == {
+        "embedder": 2,
+        "summary": 2,
+        "memories": 0,
+        "tools": 0,
+        "retrieval": 0,
+        "other": 0,
+    }
     assert "4471" not in text and "locker" not in text and "RuntimeError" not in text
 
 
