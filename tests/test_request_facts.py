@@ -13,7 +13,6 @@ import pytest
 import convmem
 from convmem.model.keys import AssemblyRecord
 from convmem.prompt_cache import PROMPT_CACHE_TTL, prefix_chain, shared_prefix
-from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.summarize.extractive import VERSION as EXTRACTIVE_VERSION
 from convmem.tokens import get_counter, message_tokens
 from tests.test_summaries import DECISION, SMALL
@@ -149,7 +148,7 @@ def test_a_larger_set_counts_every_candidate_before_selection(alice: convmem.Sco
 
 
 def test_an_expired_memory_from_a_broken_filter_is_left_out_and_reported(
-    alice: convmem.Scope, monkeypatch: pytest.MonkeyPatch
+    memory: convmem.Memory, alice: convmem.Scope, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     past = datetime.now(UTC) - timedelta(days=1)
     stale = alice.remember("My hotel is the Grand Lyon.", expires_at=past).memory
@@ -159,14 +158,16 @@ def test_an_expired_memory_from_a_broken_filter_is_left_out_and_reported(
     healthy = conv.assemble("Where do I stay?", model=PROFILE).report
     assert healthy.memory_ids == [fresh.id] and healthy.expired_memory_ids == []
 
-    # a deliberately broken build: the store's expiry filter dropped
-    original = MemoryTxnMixin.list_memories
+    # a deliberately broken build: the store's expiry filter dropped (whichever backend)
+    with memory.store.read() as tx:
+        txn_class = type(tx)
+    original = txn_class.list_memories
 
     def unfiltered(self: Any, *args: Any, **kwargs: Any) -> Any:
         kwargs["unexpired_at"] = None
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(MemoryTxnMixin, "list_memories", unfiltered)
+    monkeypatch.setattr(txn_class, "list_memories", unfiltered)
     broken = conv.assemble("Where do I stay?", model=PROFILE)
     assert broken.report.expired_memory_ids == [stale.id]
     assert broken.report.memory_ids == [fresh.id]

@@ -330,11 +330,15 @@ class Conversation:
         system: str | None = None,
         leaf_id: str | None = None,
         options: AssemblyOptions | None = None,
+        purposes: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any] | ToolSpec] | None = None,
         offer_tools: bool = False,
         allow_risky: bool | Sequence[str] = False,
     ) -> AssembledContext:
         """Build the next request from stored state.
+
+        ``purposes``: recall only memories of these purposes (default: every purpose the scope
+        may use; more than that is ``PurposeNotAllowed``).
 
         ``user_message`` is the new turn, not yet stored; leave it out when the turn being answered
         is already the branch's leaf (a stored user message, or tool results to continue from).
@@ -363,6 +367,7 @@ class Conversation:
             if not user_message.strip():
                 raise InvalidMessage("the user message needs content")
         options = options or AssemblyOptions()
+        who = self.scope.principal_for(purposes)
         tool_specs = tuple(parse_tools(tools))
         risky_allowed = _allowed_risky(allow_risky)
         if system is None:  # the argument wins; the options' prompt is the default
@@ -382,7 +387,7 @@ class Conversation:
             if query is None and leaf is not None:
                 query = tx.get_message(self._tenant, self.scope.user, leaf).content
             request = Request(
-                who=self.scope.principal, conversation=record, leaf=leaf,
+                who=who, conversation=record, leaf=leaf,
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 profile=profile, counter=counter, format=format, options=options,
                 embedder=guarded(memory.embedder),

@@ -409,7 +409,12 @@ def m009_keys_and_assemblies(db: Connection) -> None:
     )
 
 
-def m010_tools(db: Connection) -> None:
+def m010_key_purposes(db: Connection) -> None:
+    # the memory purposes a key's requests may use: comma-separated, NULL for every purpose
+    db.execute("ALTER TABLE api_keys ADD COLUMN purposes TEXT")
+
+
+def m011_tools(db: Connection) -> None:
     # each tenant's tool registry (an application's definitions, not a user's data), found as
     # memories are: its document's tsvector, vectors per embedder
     db.execute(
@@ -455,7 +460,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m007_summaries_and_jobs,
     m008_message_index,
     m009_keys_and_assemblies,
-    m010_tools,
+    m010_key_purposes,
+    m011_tools,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

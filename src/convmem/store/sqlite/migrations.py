@@ -530,6 +530,11 @@ def m032_fts_erasure(db: sqlite3.Connection) -> None:
     install_fts_erasure(db)
 
 
+def m033_key_purposes(db: sqlite3.Connection) -> None:
+    # the memory purposes a key's requests may use: comma-separated, NULL for every purpose
+    db.execute("ALTER TABLE api_keys ADD COLUMN purposes TEXT")
+
+
 def m040_tools(db: sqlite3.Connection) -> None:
     # each tenant's tool registry (an application's definitions, not a user's data), found as
     # memories are: its document in an FTS5 index behind a tenant token, vectors per embedder
@@ -596,6 +601,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m030_api_keys,
     m031_last_assemblies,
     m032_fts_erasure,
+    m033_key_purposes,
     m040_tools,
 ]
 
