@@ -41,7 +41,9 @@ from convmem.model.messages import Message
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
+from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.matrix import Matrix
+from convmem.retrieval.novelty import novel
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
 from convmem.search import Window, rank_conversation, rank_tools
@@ -347,7 +349,8 @@ def retrieve_evicted(
     except BudgetExceeded:  # no room to hold: the request stays as it was
         return chosen
     included = [item.message.id for item in probe.history]
-    text, ids = _older_turns(tx, request, memory, planner.seen, included, reserve)
+    shown = [item.content for item in probe.history]
+    text, ids = _older_turns(tx, request, memory, planner.seen, included, shown, reserve)
     if text is None:
         return probe
     return planner.plan(replace(held, retrieved=text, retrieved_ids=ids))
@@ -359,9 +362,12 @@ def _older_turns(
     memory: Database,
     seen: list[ChainEntry],
     included_ids: list[str],
+    shown: list[str],
     cap: int,
 ) -> tuple[str | None, list[str]]:
-    """The retrieved section: the best-ranked turns of this branch older than the window."""
+    """The retrieved section: the best-ranked turns of this branch older than the window that
+    are no near-duplicate of a turn the request already carries (``shown``, the window's texts)
+    or of one ranked above them."""
     leaf, query, k = request.leaf, request.query, request.options.retrieved_k
     if leaf is None or not query.strip():
         return None, []
@@ -383,7 +389,9 @@ def _older_turns(
     lowest = min(m.depth for m in candidates)
     on_branch = tx.on_branch(who.tenant, start, [m.id for m in candidates], lowest)
     ranked = [m for m in candidates if m.id in on_branch]
-    return render_retrieved_block(ranked, request.counter, cap, k)
+    asked = query_terms(query)
+    distinct = novel(ranked, lambda m: m.content, shown, asked=asked, limit=k)
+    return render_retrieved_block(distinct, request.counter, cap, k)
 
 
 # --- 4. summary ---------------------------------------------------------------------------------
