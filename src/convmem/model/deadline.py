@@ -48,7 +48,8 @@ class Deadline:
 
 @dataclass(frozen=True)
 class TimeLimits:
-    """How long each optional part of an assembly may take, in seconds (None: no limit).
+    """How long each optional part of an assembly may take, in seconds (None: no limit): memory
+    recall, the registry tools' selection, retrieval, the summary lookup and the embedder.
 
     A part past its limit is stopped and the request goes on without it (the report says
     ``"retrieval: timeout 1000 ms"``). The limits bound each part's own work: the time a part
@@ -61,12 +62,13 @@ class TimeLimits:
     """
 
     memories: float | None = 1.0
+    tools: float | None = 1.0
     retrieval: float | None = 1.0
     summary: float | None = 5.0
     embedder: float | None = 2.0
 
     def __post_init__(self) -> None:
-        for name in ("memories", "retrieval", "summary", "embedder"):
+        for name in ("memories", "tools", "retrieval", "summary", "embedder"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, int | float) and value > 0):
                 raise InvalidInput(f"the time limit for {name} must be positive seconds or None")

@@ -15,6 +15,7 @@ capability Protocols of this package. Everything that touches a database goes th
 ``convmem.store.users``                ``UserDataReads`` / ``UserDataWrites``: export, delete-all
 ``convmem.store.limits``               ``TimeLimitedReads``: a stretch of reads that stops at a
                                        deadline and leaves the transaction usable
+``convmem.store.tools``                ``ToolReads`` / ``ToolWrites``: each tenant's tool registry
 =====================================  ==========================================================
 
 ``read()`` gives a consistent snapshot; ``write()`` an atomic transaction in which what the
@@ -72,6 +73,7 @@ from convmem.store.search_index import (
     UnindexedMessage,
     Vector,
 )
+from convmem.store.tools import ToolReads, ToolWrites
 from convmem.store.users import UserDataReads, UserDataWrites
 
 __all__ = [
@@ -114,6 +116,8 @@ __all__ = [
     "TenantPolicyWrites",
     "TermVector",
     "TimeLimitedReads",
+    "ToolReads",
+    "ToolWrites",
     "UnindexedMessage",
     "UserDataReads",
     "UserDataWrites",
@@ -135,6 +139,7 @@ class ReadTxn(
     TenantPolicyReads,
     UserDataReads,
     TimeLimitedReads,
+    ToolReads,
     Protocol,
 ):
     """Every read capability, over one consistent snapshot."""
@@ -151,6 +156,7 @@ class WriteTxn(
     KeyWrites,
     TenantPolicyWrites,
     UserDataWrites,
+    ToolWrites,
     Protocol,
 ):
     """Every capability, in one atomic transaction."""
