@@ -169,3 +169,32 @@ def test_parts_are_counted_by_the_provider_rule() -> None:
     text_doc = one({"type": "file", "blob_id": "b", "name": "d.txt", "extracted_text": "hello"})
     assert part_tokens(text_doc, counter.name, counter.count) == counter.count("hello")
     assert part_tokens(image, "estimate", counter.count) == 1399  # 1024^2/750 > 765
+
+
+def test_search_and_policy_see_every_caller_string() -> None:
+    from convmem.memory.policy import check_fields
+    from convmem.parts import indexed_text, policy_fields
+
+    key = "sk-proj-4f9Qz7LmB2xR8tYp1VwK3nJ6hD0sGcE5aUoI"
+    parsed = parse_parts(
+        [
+            {"type": "text", "text": "Here is the error"},
+            {"type": "image", "url": SHOT, "width": 9, "height": 9, "caption": "red banner"},
+            {"type": "file", "blob_id": "b", "name": "notes.txt", "extracted_text": "step 3"},
+        ]
+    )
+    assert indexed_text(parsed.parts) == "Here is the error\nred banner\nstep 3"
+    assert SHOT not in indexed_text(parsed.parts)
+    assert check_fields(policy_fields(parsed.parts)).allowed
+    secret = f"my key {key}"
+    leaking: list[dict[str, Any]] = [
+        {"type": "image", "url": SHOT, "width": 9, "height": 9, "caption": secret},
+        {"type": "image", "url": SHOT, "width": 9, "height": 9, "name": secret},
+        {"type": "file", "blob_id": "b", "name": "n.txt", "extracted_text": secret},
+        {"type": "file", "blob_id": secret, "name": "n.txt", "token_estimate": 1},
+        {"type": "audio", "url": SHOT, "transcript": secret},
+    ]
+    for raw in leaking:
+        decision = check_fields(policy_fields(parse_parts([raw]).parts))
+        assert not decision.allowed, raw
+        assert key not in decision.detail

@@ -89,3 +89,31 @@ def test_stub_names_media_without_bytes() -> None:
     )
     assert media_stub(p.parts[0], "m7") == "[file: deck.pdf, 12 pages, described in message m7]"
     assert media_stub(p.parts[1], "m7") == "[audio: memo.m4a, described in message m7]"
+
+
+def test_summaries_and_budget_stubs_never_carry_bytes_or_urls() -> None:
+    from convmem.parts_render import stub_media, summary_text
+
+    data = "data:image/png;base64," + base64.b64encode(PNG).decode()
+    p = parts(
+        {"type": "text", "text": "see"},
+        {
+            "type": "image_url",
+            "image_url": {"url": data},
+            "width": 640,
+            "height": 480,
+            "name": "s.png",
+            "caption": "a chart",
+        },
+        {"type": "image", "url": SHOT, "width": 10, "height": 10},
+        keep=True,
+    )
+    text = summary_text(p.parts, "m2")
+    assert text == (
+        "see\n[image: s.png, 640\u00d7480, described in message m2]\na chart\n"
+        "[image: image, 10\u00d710, described in message m2]"
+    )
+    assert "base64" not in text and SHOT not in text
+    stubbed = stub_media(p.parts, "m2")
+    assert [type(x).__name__ for x in stubbed] == ["TextPart"] * 3
+    assert openai_content(stubbed, "m2", p.blobs)[1]["type"] == "text"

@@ -38,6 +38,8 @@ from convmem.model.parts import (
     MediaRef,
     Part,
     TextPart,
+    part_strings,
+    searchable_text,
 )
 
 # Anthropic's per-image API limit; OpenAI's is larger. Inline media above it is refused.
@@ -93,6 +95,22 @@ def part_tokens(part: Part, counter_name: str, count_text: Callable[[str], int])
         return count_text(part.transcript)
     assert part.token_estimate is not None
     return part.token_estimate
+
+
+def indexed_text(parts: Sequence[Part]) -> str:
+    """What a message with parts adds to the search index: its text parts and the caller's
+    captions, extracted text and transcripts, one per line; never URLs, ids or bytes."""
+    return "\n".join(text for text in map(searchable_text, parts) if text)
+
+
+def policy_fields(parts: Sequence[Part]) -> dict[str, str]:
+    """Every caller string of every part, named for ``memory.policy.check_fields``: a caption,
+    a file name or a blob id holding a secret is refused like text holding one."""
+    return {
+        f"part {index} {field}": value
+        for index, part in enumerate(parts)
+        for field, value in part_strings(part)
+    }
 
 
 def _parse_one(raw: Mapping[str, Any], index: int) -> tuple[Part, bytes | None]:

@@ -40,7 +40,7 @@ def openai_content(
         elif isinstance(part, FilePart) and part.ref.blob_id and not part.extracted_text:
             out.append({"type": "file", "file": {"file_id": part.ref.blob_id}})
         else:
-            out.append({"type": "text", "text": _as_text(part, message_id)})
+            out.append({"type": "text", "text": as_text(part, message_id)})
     return out
 
 
@@ -58,7 +58,7 @@ def responses_content(
             where = {"file_id": ref.blob_id} if ref.blob_id else {"file_url": ref.url}
             out.append({"type": "input_file", "filename": part.name, **where})
         else:
-            out.append({"type": "input_text", "text": _as_text(part, message_id)})
+            out.append({"type": "input_text", "text": as_text(part, message_id)})
     return out
 
 
@@ -76,7 +76,7 @@ def anthropic_content(
         elif isinstance(part, FilePart) and source:
             out.append({"type": "document", "source": source, "title": part.name})
         else:
-            out.append({"type": "text", "text": _as_text(part, message_id)})
+            out.append({"type": "text", "text": as_text(part, message_id)})
     return out
 
 
@@ -113,7 +113,7 @@ def _has_ref(ref: MediaRef) -> bool:
     return bool(ref.url or ref.blob_id)
 
 
-def _as_text(part: Part, message_id: str) -> str:
+def as_text(part: Part, message_id: str) -> str:
     """A part as text: its own text when it has one (caption, extracted text, transcript) after
     the stub that names it, else the stub alone."""
     if isinstance(part, TextPart):
@@ -126,3 +126,18 @@ def _as_text(part: Part, message_id: str) -> str:
     else:
         own = part.transcript
     return f"{stub}\n{own}" if own else stub
+
+
+def summary_text(parts: tuple[Part, ...], message_id: str) -> str:
+    """A message with parts as the summarizer and the memory-intent reader see it: text parts
+    verbatim, media by its stub and caption, never bytes or URLs."""
+    return "\n".join(as_text(part, message_id) for part in parts)
+
+
+def stub_media(parts: tuple[Part, ...], message_id: str) -> tuple[Part, ...]:
+    """The message with every media part replaced by its stub (budgeting: old images go first,
+    before whole turns)."""
+    return tuple(
+        part if isinstance(part, TextPart) else TextPart(media_stub(part, message_id))
+        for part in parts
+    )
