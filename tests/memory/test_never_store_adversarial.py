@@ -56,6 +56,15 @@ from convmem.service import create_app
         ("sou alérgico a amendoim", BlockReason.HEALTH),
         ("ik ben allergisch voor noten", BlockReason.HEALTH),
         ("ich bin laktoseintolerant", BlockReason.HEALTH),
+        # a password noun, what it opens, then the value, with no verb between, in 7 languages
+        ("My wifi password hunter2xyz99", BlockReason.CREDENTIAL),
+        ("WLAN-Passwort Sommer2024!", BlockReason.CREDENTIAL),
+        ("mot de passe wifi Bl3u!mer", BlockReason.CREDENTIAL),
+        ("contraseña del wifi Sol2024!x", BlockReason.CREDENTIAL),
+        ("la password wifi Gatto2023!", BlockReason.CREDENTIAL),
+        ("senha wifi Praia2024x", BlockReason.CREDENTIAL),
+        ("wachtwoord wifi Fiets2024!", BlockReason.CREDENTIAL),
+        ("password for my bank Sommer2024", BlockReason.CREDENTIAL),
     ],
 )
 def test_disguised_disclosures_are_refused(text: str, reason: BlockReason) -> None:
@@ -84,6 +93,10 @@ def test_disguised_disclosures_are_refused(text: str, reason: BlockReason) -> No
         "أحب القهوة 3 مرات يوميا",
         "mon chat est allergique au poulet",
         "ich bin tolerant",
+        "password for user123 was reset",
+        "the password hash SHA256 is used",
+        "my password manager 1Password8 works",
+        "password 2024-05-01 expired",
     ],
 )
 def test_benign_look_alikes_pass(text: str) -> None:

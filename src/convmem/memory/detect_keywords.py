@@ -209,6 +209,20 @@ _PIN_BARE: Final = re.compile(
     r"(?P<v>#?\d{4,8}#?)(?![\d.,/-]\d)",
     re.I,
 )
+# "wifi password hunter2xyz99", "WLAN-Passwort Sommer2024!", "contraseña del wifi Sol2024!x": the
+# noun, one word naming what it opens (after a preposition too), then the value with no verb
+# between. Without a verb only a made-up value counts (letters with digits or symbols), and a
+# preposition or a word about passwords ("password hash SHA256") is not what it opens.
+_PASSWORD_BARE: Final = re.compile(
+    r"(?<![^\W\d_])(?:" + _PASSWORD_NOUN + r")(?![^\W\d_])"
+    r"(?:\s+(?:" + _PREP + r")\s*(?:the\s+|my\s+|el\s+|la\s+|le\s+|il\s+|o\s+|a\s+|de\s+|het\s+)?"
+    r"[^\W\d_]{2,20}|\s+(?!(?:"
+    + _PREP
+    + r")\b)(?!(?:manager|managers|reset|policy|policies|generator|strength|field|hint|prompt"
+    r"|change|hash|hashes|length|rules?|requirements?|expiry|history|form|box)\b)[^\W\d_]{2,20})?"
+    r"\s+(?P<v>[^\s\"'`]{6,120})",
+    re.I,
+)
 # "wifi: network HomeNet, key Bluebird2020!"
 _NETWORK_KEY: Final = re.compile(
     r"\b(?:wi-?fi|wlan|network|netzwerk|r[ée]seau|red|rete|rede|netwerk|router)\b[^.;!?]{0,40}?"
@@ -296,6 +310,11 @@ def detect_keyword_credential(text: str) -> Finding | None:
     for m in _PASSPHRASE.finditer(text):
         words = re.split(r"[ -]", m.group("v").lower())
         if sum(w in _NOT_A_VALUE for w in words) <= 1:
+            return Finding("credential", "states a password with its value")
+    for m in _PASSWORD_BARE.finditer(text):
+        value = m.group("v").rstrip(".,;:!?)]}")
+        mixed = any(c.isalpha() for c in value) and not value.isalpha()
+        if mixed and value_is_secret("pw", value) and _made_up(value):
             return Finding("credential", "states a password with its value")
     if _PIN_BARE.search(text):
         return Finding("credential", "states a PIN or access code with its value")

@@ -32,11 +32,10 @@ newer statement may supersede an older one.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from convmem.memory.normalize import INVISIBLE
+from convmem.memory.normalize import as_read
 from convmem.memory.phrases import COMMON_FILLERS, ENGLISH, LANGUAGES, Language
 from convmem.model.memory import Category
 
@@ -457,6 +456,24 @@ _SUBJECTS: list[tuple[re.Pattern[str], Category, str]] = [
     ),
 ]
 _MY_X_IS = re.compile(r"\bmy\s+(?:favou?rite\s+)?(?P<x>\w+(?:\s+\w+)?)\s+(?:is|are)\s+\w", re.I)
+# The same slot in the grammar's other languages: a first-person possessive and the slot's noun
+# (one or two words), then the copula before the value ("mon plat préféré est la raclette",
+# "meine Lieblingsfarbe ist Blau") or, in a German or Dutch clause after "dass" / "dat", after it
+# at the clause's end ("meine Lieblingsfarbe Gelb ist", "mijn favoriete kaas Gouda is").
+_OTHER_POSSESSIVES = "|".join(lang.possessive for lang in LANGUAGES if lang.code != "en")
+_VERB_FINAL_POSSESSIVES = "|".join(
+    lang.possessive for lang in LANGUAGES if lang.code in ("de", "nl")
+)
+_THEIR_X_IS = re.compile(
+    rf"\b(?:{_OTHER_POSSESSIVES})\s+(?P<x>\w+(?:\s+\w+)?)\s+"
+    r"(?:ist|sind|est|sont|es|son|è|sono|é|são|is|zijn)\s+\w",
+    re.I,
+)
+_THEIR_X_VALUE_IS = re.compile(
+    rf"\b(?:{_VERB_FINAL_POSSESSIVES})\s+(?P<x>\w+(?:\s+\w+)?)\s+\w+\s+(?:ist|sind|is|zijn)"
+    r"\s*[.!]?\s*$",
+    re.I,
+)
 _PREFERENCE_WORDS = re.compile(r"\b(?:prefer|like|love|hate|dislike|enjoy|want|rather)\b", re.I)
 _CONSTRAINT_WORDS = re.compile(r"\b(?:never|always|must|don'?t|do\s+not|only|avoid)\b", re.I)
 
@@ -473,7 +490,11 @@ def subject_slot(statement: str) -> tuple[Category, str] | None:
     for pattern, category, subject in _SUBJECTS:
         if pattern.search(statement):
             return category, subject
-    match = _MY_X_IS.search(statement)
+    match = (
+        _MY_X_IS.search(statement)
+        or _THEIR_X_IS.search(statement)
+        or _THEIR_X_VALUE_IS.search(statement)
+    )
     if match:
         return "profile", " ".join(content_words(match.group("x"))) or match.group("x").lower()
     return None
@@ -502,10 +523,7 @@ def detect_intent(message: str) -> Intent | None:
     else a proposal from its opening statement."""
     # Full-width letters, ligatures and invisible characters read like plain words to the user,
     # so the grammar sees them that way too (full-width "PLEASE REMEMBER", "remem\u200bber").
-    message = message[:4000]
-    if not message.isascii():
-        message = INVISIBLE.sub("", unicodedata.normalize("NFKC", message))
-    sentences = _sentences(message)
+    sentences = _sentences(as_read(message[:4000]))
     for index, sentence in enumerate(sentences):
         if sentence[0] in _QUOTES:
             continue  # quoted words are someone else's

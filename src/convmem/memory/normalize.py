@@ -23,7 +23,6 @@ import base64
 import binascii
 import json
 import re
-import sys
 import unicodedata
 from functools import lru_cache
 from importlib.resources import files
@@ -75,23 +74,21 @@ def _skeleton_table() -> dict[int, str]:
     return table
 
 
-@lru_cache(maxsize=1)
-def _digit_table() -> dict[int, str]:
-    """Every Unicode decimal digit (Arabic-Indic, Persian, Devanagari, Thai ...) to its ASCII
-    digit: NFKC folds full-width digits but leaves these, and a card or id number written in
-    them is the same number."""
-    return {
-        code: str(unicodedata.decimal(chr(code)))
-        for code in range(0x80, sys.maxunicode + 1)
-        if unicodedata.category(chr(code)) == "Nd"
-    }
+# A decimal digit of any other script (Arabic-Indic, Persian, Devanagari, Thai ...): NFKC folds
+# full-width digits but leaves these, and a card or id number written in them is the same number.
+# Matched by the regex engine's own Unicode digit class, so no table of every code point is built.
+_OTHER_SCRIPT_DIGIT: Final = re.compile(r"(?![0-9])\d")
+
+
+def _ascii_digit(m: re.Match[str]) -> str:
+    return str(unicodedata.decimal(m.group(0)))
 
 
 @lru_cache(maxsize=1)
 def _fold_table() -> dict[int, str]:
-    """One table, one pass: look-alike letters, quotes and dashes, then digits (a digit of
-    another script is that digit, never the Latin letter it resembles)."""
-    return {**_skeleton_table(), **_PUNCT, **_digit_table()}
+    """Look-alike letters, quotes and dashes in one pass. Digits are made ASCII before it, so a
+    digit of another script is that digit, never the Latin letter it resembles."""
+    return {**_skeleton_table(), **_PUNCT}
 
 
 # Four or more single letters each followed by one separator: "p a s s w o r d", "p.a.s.s".
@@ -112,13 +109,22 @@ _WEDGED_SYMBOL: Final = re.compile(
 )
 
 
+def as_read(text: str) -> str:
+    """NFKC with invisible characters dropped: the letters a reader sees (full-width letters,
+    ligatures and zero-width characters undone), and nothing folded that a reader would tell
+    apart. The intent grammar reads this; ``normalize`` starts from it."""
+    if text.isascii():
+        return text
+    return INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+
+
 def normalize(text: str) -> str:
     """NFKC, invisibles dropped, confusable skeleton, digits of every script as ASCII,
     pictographs inside words dropped, spaced-out letters closed up, quotes and dashes unified,
     whitespace collapsed."""
-    norm = unicodedata.normalize("NFKC", text)
+    norm = as_read(text)
     if not norm.isascii():
-        norm = INVISIBLE.sub("", norm).translate(_fold_table())
+        norm = _OTHER_SCRIPT_DIGIT.sub(_ascii_digit, norm).translate(_fold_table())
         norm = _WEDGED_SYMBOL.sub("", norm)
     norm = _SPACED.sub(_close_up, norm)
     return _WS.sub(" ", norm).strip()
