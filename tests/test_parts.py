@@ -173,7 +173,8 @@ def test_parts_are_counted_by_the_provider_rule() -> None:
 
 def test_search_and_policy_see_every_caller_string() -> None:
     from convmem.memory.policy import check_fields
-    from convmem.parts import indexed_text, policy_fields
+    from convmem.parts import policy_fields
+    from convmem.parts_render import content_text
 
     key = "sk-proj-4f9Qz7LmB2xR8tYp1VwK3nJ6hD0sGcE5aUoI"
     parsed = parse_parts(
@@ -183,8 +184,10 @@ def test_search_and_policy_see_every_caller_string() -> None:
             {"type": "file", "blob_id": "b", "name": "notes.txt", "extracted_text": "step 3"},
         ]
     )
-    assert indexed_text(parsed.parts) == "Here is the error\nred banner\nstep 3"
-    assert SHOT not in indexed_text(parsed.parts)
+    assert content_text(parsed.parts) == (
+        "Here is the error\n[image: image, 9\u00d79]\nred banner\n[file: notes.txt]\nstep 3"
+    )
+    assert SHOT not in content_text(parsed.parts)
     assert check_fields(policy_fields(parsed.parts)).allowed
     secret = f"my key {key}"
     leaking: list[dict[str, Any]] = [

@@ -92,7 +92,7 @@ def test_stub_names_media_without_bytes() -> None:
 
 
 def test_summaries_and_budget_stubs_never_carry_bytes_or_urls() -> None:
-    from convmem.parts_render import stub_media, summary_text
+    from convmem.parts_render import content_text, stub_media
 
     data = "data:image/png;base64," + base64.b64encode(PNG).decode()
     p = parts(
@@ -108,11 +108,8 @@ def test_summaries_and_budget_stubs_never_carry_bytes_or_urls() -> None:
         {"type": "image", "url": SHOT, "width": 10, "height": 10},
         keep=True,
     )
-    text = summary_text(p.parts, "m2")
-    assert text == (
-        "see\n[image: s.png, 640\u00d7480, described in message m2]\na chart\n"
-        "[image: image, 10\u00d710, described in message m2]"
-    )
+    text = content_text(p.parts)
+    assert text == "see\n[image: s.png, 640\u00d7480]\na chart\n[image: image, 10\u00d710]"
     assert "base64" not in text and SHOT not in text
     stubbed = stub_media(p.parts, "m2")
     assert [type(x).__name__ for x in stubbed] == ["TextPart"] * 3

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +31,7 @@ from typing import Any
 
 from convmem.errors import ContentTooLarge, InvalidMessage
 from convmem.media_tokens import check_dimensions, image_tokens, provider_of
+from convmem.model.messages import ToolCall
 from convmem.model.parts import (
     AudioPart,
     FilePart,
@@ -39,12 +41,15 @@ from convmem.model.parts import (
     Part,
     TextPart,
     part_strings,
-    searchable_text,
 )
+from convmem.parts_render import as_text, content_text, media_stub
+from convmem.tokens import TokenCounter, message_tokens
 
 # Anthropic's per-image API limit; OpenAI's is larger. Inline media above it is refused.
 MAX_INLINE_BYTES = 5 * 1024 * 1024
 MAX_PARTS = 100
+# all the bytes one message may ask convmem to keep
+MAX_KEPT_BYTES = 4 * MAX_INLINE_BYTES
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w=.+-]+)*;base64,(.*)", re.S | re.I)
 _DETAILS: tuple[ImageDetail, ...] = ("low", "high", "auto")
@@ -58,9 +63,10 @@ class ParsedParts:
     blobs: Mapping[str, bytes]
 
 
-def parse_parts(
-    content: str | Sequence[Mapping[str, Any]], *, keep_bytes: bool = False
-) -> ParsedParts:
+Content = str | Sequence[Mapping[str, Any] | Part]
+
+
+def parse_parts(content: Content, *, keep_bytes: bool = False) -> ParsedParts:
     if isinstance(content, str):
         return ParsedParts((TextPart(content),), {})
     if not isinstance(content, Sequence) or not content:
@@ -70,6 +76,8 @@ def parse_parts(
     parts: list[Part] = []
     blobs: dict[str, bytes] = {}
     for index, raw in enumerate(content):
+        if isinstance(raw, TextPart | ImagePart | FilePart | AudioPart):
+            raw = raw.to_dict()  # a part value is read like the dict it writes
         if not isinstance(raw, Mapping):
             raise InvalidMessage(f"part {index} must be an object with a 'type'")
         part, data = _parse_one(raw, index)
@@ -78,6 +86,30 @@ def parse_parts(
             part = _mark_kept(part)
         parts.append(part)
     return ParsedParts(tuple(parts), blobs)
+
+
+def read_content(
+    content: object, *, keep_bytes: bool, max_bytes: int
+) -> tuple[str, tuple[Part, ...], Mapping[str, bytes]]:
+    """A message's content as the tree stores it: its text (a string is its own), its parts
+    (none for a string) and the inline bytes to keep. The parts' stored form is held to the
+    content limit like text (extracted text counts), the kept bytes to ``MAX_KEPT_BYTES``."""
+    if isinstance(content, str):
+        return content, (), {}
+    if keep_bytes not in (True, False):
+        raise InvalidMessage("keep_bytes must be true or false")
+    parsed = parse_parts(content, keep_bytes=keep_bytes)  # type: ignore[arg-type]
+    stored = json.dumps([part.to_dict() for part in parsed.parts], ensure_ascii=False)
+    try:
+        size = len(stored.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InvalidMessage("message parts are not valid unicode (lone surrogates)") from exc
+    if size > max_bytes:
+        raise ContentTooLarge(size, max_bytes)
+    kept = sum(len(data) for data in parsed.blobs.values())
+    if kept > MAX_KEPT_BYTES:
+        raise ContentTooLarge(kept, MAX_KEPT_BYTES)
+    return content_text(parsed.parts), parsed.parts, parsed.blobs
 
 
 def part_tokens(part: Part, counter_name: str, count_text: Callable[[str], int]) -> int:
@@ -97,10 +129,49 @@ def part_tokens(part: Part, counter_name: str, count_text: Callable[[str], int])
     return part.token_estimate
 
 
-def indexed_text(parts: Sequence[Part]) -> str:
-    """What a message with parts adds to the search index: its text parts and the caller's
-    captions, extracted text and transcripts, one per line; never URLs, ids or bytes."""
-    return "\n".join(text for text in map(searchable_text, parts) if text)
+def sends_parts(role: str, parts: Sequence[Part]) -> bool:
+    """Whether a message goes to a provider as a list of parts. Only user turns carry media in
+    every format (OpenAI chat takes text alone from the other roles, Anthropic's assistant turns
+    hold no images), so any other message goes as its text (``Message.content``)."""
+    return role == "user" and bool(parts)
+
+
+def media_part_tokens(part: Part, counter: TokenCounter) -> int:
+    """What a media part of a user turn costs in ``counter``'s request: its provider charge or,
+    when the format cannot carry it and sends its label and caption instead, that text;
+    the larger, so one stored count bounds every format."""
+    as_sent = part_tokens(part, counter.name, counter.count)
+    return max(as_sent, counter.count(as_text(part, None)))
+
+
+def message_cost(
+    counter: TokenCounter,
+    role: str,
+    content: str,
+    parts: Sequence[Part] = (),
+    tool_calls: Sequence[ToolCall] = (),
+    tool_call_id: str | None = None,
+) -> tuple[int, int]:
+    """A message's cost in a request counted by ``counter`` (framing included) and the media's
+    share of it; counted once at write and stored."""
+    if not sends_parts(role, parts):
+        return message_tokens(counter, role, content, tool_calls, tool_call_id), 0
+    media = sum(
+        media_part_tokens(part, counter) for part in parts if not isinstance(part, TextPart)
+    )
+    texts = sum(counter.count(part.text) for part in parts if isinstance(part, TextPart))
+    # the framing of an empty message, as message_tokens counts it
+    framing = message_tokens(counter, role, "")
+    return framing + texts + media, media
+
+
+def stubbed_cost(counter: TokenCounter, parts: Sequence[Part], message_id: str) -> int:
+    """What the media parts of a user turn cost once each is replaced by its stub."""
+    return sum(
+        counter.count(media_stub(part, message_id))
+        for part in parts
+        if not isinstance(part, TextPart)
+    )
 
 
 def policy_fields(parts: Sequence[Part]) -> dict[str, str]:

@@ -10,14 +10,15 @@ so a request never holds a reference the provider would refuse.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from convmem.model.parts import FilePart, ImagePart, MediaRef, Part, TextPart
+from convmem.model.parts import FilePart, ImagePart, MediaRef, Part, TextPart, own_text
 
 
-def media_stub(part: Part, message_id: str) -> str:
-    """The short text an old or unsendable media part is replaced by."""
+def media_stub(part: Part, message_id: str | None = None) -> str:
+    """The short label media is named by in text: with ``message_id``, the stub an old image
+    is replaced by in a request ("described in message …": the caller's record of it)."""
     if isinstance(part, TextPart):
         return part.text
     if isinstance(part, ImagePart):
@@ -27,6 +28,8 @@ def media_stub(part: Part, message_id: str) -> str:
         label = f"file: {part.name}{pages}"
     else:
         label = f"audio: {part.name or 'audio'}"
+    if message_id is None:
+        return f"[{label}]"
     return f"[{label}, described in message {message_id}]"
 
 
@@ -113,25 +116,26 @@ def _has_ref(ref: MediaRef) -> bool:
     return bool(ref.url or ref.blob_id)
 
 
-def as_text(part: Part, message_id: str) -> str:
+def as_text(part: Part, message_id: str | None) -> str:
     """A part as text: its own text when it has one (caption, extracted text, transcript) after
     the stub that names it, else the stub alone."""
     if isinstance(part, TextPart):
         return part.text
     stub = media_stub(part, message_id)
-    if isinstance(part, ImagePart):
-        own = part.caption
-    elif isinstance(part, FilePart):
-        own = part.extracted_text
-    else:
-        own = part.transcript
+    own = own_text(part)
     return f"{stub}\n{own}" if own else stub
 
 
-def summary_text(parts: tuple[Part, ...], message_id: str) -> str:
-    """A message with parts as the summarizer and the memory-intent reader see it: text parts
-    verbatim, media by its stub and caption, never bytes or URLs."""
-    return "\n".join(as_text(part, message_id) for part in parts)
+def content_text(parts: Sequence[Part]) -> str:
+    """A message with parts as text (its ``content``): text parts verbatim, media by its label
+    and the caller's caption, extracted text or transcript, never bytes or URLs. What search
+    indexes and recalls, summaries read, and formats send where they cannot carry the media."""
+    return "\n".join(as_text(part, None) for part in parts)
+
+
+def text_parts(parts: Sequence[Part]) -> str:
+    """Only what the user typed: the text parts (a caption is the caller's, not a request)."""
+    return "\n".join(part.text for part in parts if isinstance(part, TextPart))
 
 
 def stub_media(parts: tuple[Part, ...], message_id: str) -> tuple[Part, ...]:

@@ -135,8 +135,9 @@ def part_strings(part: Part) -> list[tuple[str, str]]:
     return [(name, value) for name, value in fields if value]
 
 
-def searchable_text(part: Part) -> str:
-    """The text of a part that is indexed, recalled and summarised: never bytes or URLs."""
+def own_text(part: Part) -> str:
+    """A part's own text: a text part's, or the caller's caption, extracted text or transcript
+    of media (never bytes or URLs)."""
     if isinstance(part, TextPart):
         return part.text
     if isinstance(part, ImagePart):
@@ -148,3 +149,31 @@ def searchable_text(part: Part) -> str:
 
 def _put_optional(out: dict[str, Any], **values: Any) -> None:
     out.update({key: value for key, value in values.items() if value is not None})
+
+
+def part_from_dict(value: dict[str, Any]) -> Part:
+    """A stored part back (what ``to_dict`` wrote; the store holds only checked parts)."""
+    kind = value["type"]
+    if kind == "text":
+        return TextPart(value["text"])
+    ref = MediaRef(
+        url=value.get("url"),
+        blob_id=value.get("blob_id"),
+        media_type=value.get("media_type"),
+        sha256=value.get("sha256"),
+        kept=bool(value.get("kept", False)),
+    )
+    if kind == "image":
+        return ImagePart(
+            ref, value["width"], value["height"], value.get("detail", "auto"),
+            value.get("name"), value.get("caption"),
+        )  # fmt: skip
+    if kind == "file":
+        return FilePart(
+            ref, value["name"], value.get("size_bytes"), value.get("page_count"),
+            value.get("extracted_text"), value.get("token_estimate"),
+        )  # fmt: skip
+    return AudioPart(
+        ref, value.get("name"), value.get("duration_seconds"), value.get("transcript"),
+        value.get("token_estimate"),
+    )  # fmt: skip

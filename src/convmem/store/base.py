@@ -33,6 +33,7 @@ from convmem.store.conversations import (
     ConversationReads,
     ConversationRef,
     ConversationWrites,
+    MessageCost,
     MessageRow,
     PinnedInstruction,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "MemoryUpdate",
     "MemoryVector",
     "MemoryWrites",
+    "MessageCost",
     "MessageHitRow",
     "MessageRow",
     "MessageVector",

@@ -10,6 +10,7 @@ import numpy as np
 from pgvector import HalfVector
 
 from convmem.store.postgres.connection import Connection
+from convmem.store.rows import export_bytes
 from convmem.store.search_index import Vector
 
 # The path from a message towards the root, at most ``limit`` messages, as (id, n) with n = 0 at
@@ -77,4 +78,4 @@ def export_value(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, HalfVector):
         return None
-    return value
+    return export_bytes(value)
