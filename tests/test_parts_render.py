@@ -27,16 +27,16 @@ def test_image_by_url_in_every_format() -> None:
         {"type": "text", "text": "What is wrong here?"},
         {"type": "image", "url": SHOT, "width": 1280, "height": 720, "detail": "low"},
     )
-    assert openai_content(p.parts, "m1", {}) == [
+    assert openai_content(p.parts, {}) == [
         {"type": "text", "text": "What is wrong here?"},
         {"type": "image_url", "image_url": {"url": SHOT, "detail": "low"}},
     ]
-    assert responses_content(p.parts, "m1", {})[1] == {
+    assert responses_content(p.parts, {})[1] == {
         "type": "input_image",
         "image_url": SHOT,
         "detail": "low",
     }
-    assert anthropic_content(p.parts, "m1", {})[1] == {
+    assert anthropic_content(p.parts, {})[1] == {
         "type": "image",
         "source": {"type": "url", "url": SHOT},
     }
@@ -52,30 +52,29 @@ def test_kept_bytes_go_inline_and_dropped_bytes_become_the_stub() -> None:
         "caption": "login form with a red error",
     }
     kept = parts(raw, keep=True)
-    url = openai_content(kept.parts, "m1", kept.blobs)[0]["image_url"]["url"]
+    url = openai_content(kept.parts, kept.blobs)[0]["image_url"]["url"]
     assert url == "data:image/png;base64," + base64.b64encode(PNG).decode()
-    source = anthropic_content(kept.parts, "m1", kept.blobs)[0]["source"]
+    source = anthropic_content(kept.parts, kept.blobs)[0]["source"]
     assert source["type"] == "base64" and base64.b64decode(source["data"]) == PNG
     dropped = parts(raw)
-    text = openai_content(dropped.parts, "m1", {})[0]
+    text = openai_content(dropped.parts, {})[0]
     assert text == {
         "type": "text",
-        "text": "[image: screenshot.png, 1280\u00d7720, described in message m1]\n"
-        "login form with a red error",
+        "text": "[image: screenshot.png, 1280\u00d7720]\nlogin form with a red error",
     }
 
 
 def test_documents_in_every_format() -> None:
     by_id = parts({"type": "file", "blob_id": "file-9", "name": "q3.pdf", "token_estimate": 800})
-    assert openai_content(by_id.parts, "m", {}) == [{"type": "file", "file": {"file_id": "file-9"}}]
-    assert responses_content(by_id.parts, "m", {}) == [
+    assert openai_content(by_id.parts, {}) == [{"type": "file", "file": {"file_id": "file-9"}}]
+    assert responses_content(by_id.parts, {}) == [
         {"type": "input_file", "filename": "q3.pdf", "file_id": "file-9"}
     ]
-    assert anthropic_content(by_id.parts, "m", {}) == [
+    assert anthropic_content(by_id.parts, {}) == [
         {"type": "document", "source": {"type": "file", "file_id": "file-9"}, "title": "q3.pdf"}
     ]
     with_text = parts({"type": "file", "url": SHOT, "name": "n.txt", "extracted_text": "Hi."})
-    assert anthropic_content(with_text.parts, "m", {})[0]["source"] == {
+    assert anthropic_content(with_text.parts, {})[0]["source"] == {
         "type": "text",
         "media_type": "text/plain",
         "data": "Hi.",
@@ -113,4 +112,4 @@ def test_summaries_and_budget_stubs_never_carry_bytes_or_urls() -> None:
     assert "base64" not in text and SHOT not in text
     stubbed = stub_media(p.parts, "m2")
     assert [type(x).__name__ for x in stubbed] == ["TextPart"] * 3
-    assert openai_content(stubbed, "m2", p.blobs)[1]["type"] == "text"
+    assert openai_content(stubbed, p.blobs)[1]["type"] == "text"

@@ -4,7 +4,8 @@ Media is sent the way the caller stored it: by the caller's URL, by the caller's
 ``blob_id``; Anthropic and the Responses API take one, OpenAI chat only for files), or, when
 convmem kept the bytes, inline as base64 (``kept`` is looked up in ``blobs`` by sha256). What a
 format cannot carry goes as its text — a caption, extracted text, a transcript — or as the stub,
-so a request never holds a reference the provider would refuse.
+so a request never holds a reference the provider would refuse. That text is what the part was
+counted as at write when it cost more than the media (``convmem.parts.media_part_tokens``).
 """
 
 from __future__ import annotations
@@ -33,9 +34,7 @@ def media_stub(part: Part, message_id: str | None = None) -> str:
     return f"[{label}, described in message {message_id}]"
 
 
-def openai_content(
-    parts: tuple[Part, ...], message_id: str, blobs: Mapping[str, bytes]
-) -> list[dict[str, Any]]:
+def openai_content(parts: Sequence[Part], blobs: Mapping[str, bytes]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, ImagePart) and (url := _url(part.ref, blobs)):
@@ -43,13 +42,11 @@ def openai_content(
         elif isinstance(part, FilePart) and part.ref.blob_id and not part.extracted_text:
             out.append({"type": "file", "file": {"file_id": part.ref.blob_id}})
         else:
-            out.append({"type": "text", "text": as_text(part, message_id)})
+            out.append({"type": "text", "text": as_text(part, None)})
     return out
 
 
-def responses_content(
-    parts: tuple[Part, ...], message_id: str, blobs: Mapping[str, bytes]
-) -> list[dict[str, Any]]:
+def responses_content(parts: Sequence[Part], blobs: Mapping[str, bytes]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, ImagePart) and (url := _url(part.ref, blobs)):
@@ -61,13 +58,11 @@ def responses_content(
             where = {"file_id": ref.blob_id} if ref.blob_id else {"file_url": ref.url}
             out.append({"type": "input_file", "filename": part.name, **where})
         else:
-            out.append({"type": "input_text", "text": as_text(part, message_id)})
+            out.append({"type": "input_text", "text": as_text(part, None)})
     return out
 
 
-def anthropic_content(
-    parts: tuple[Part, ...], message_id: str, blobs: Mapping[str, bytes]
-) -> list[dict[str, Any]]:
+def anthropic_content(parts: Sequence[Part], blobs: Mapping[str, bytes]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for part in parts:
         source = _anthropic_source(part, blobs) if not isinstance(part, TextPart) else None
@@ -79,7 +74,7 @@ def anthropic_content(
         elif isinstance(part, FilePart) and source:
             out.append({"type": "document", "source": source, "title": part.name})
         else:
-            out.append({"type": "text", "text": as_text(part, message_id)})
+            out.append({"type": "text", "text": as_text(part, None)})
     return out
 
 

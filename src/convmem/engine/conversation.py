@@ -23,6 +23,7 @@ from convmem.engine.request import (
     Request,
     branch_entries,
     find_summary,
+    kept_media,
     recall_memories,
     render_request,
     retrieve_evicted,
@@ -403,12 +404,13 @@ class Conversation:
             lookup = parts.attempt(
                 "summary", request, lambda r: find_summary(tx, memory.summaries, r, chosen), None
             )
+            blobs = kept_media(tx, self._tenant, chosen)
         if lookup is not None:  # what the summary step built or queued is written after the read
             found, flow, store, user = lookup, memory.summaries, self._store, self.scope.user
             lookup = parts.attempt(
                 "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
             )
-        context = parts.report(render_request(chosen, lookup))
+        context = parts.report(render_request(chosen, lookup, blobs))
         memory.observer.assembled(context.report)
         return context
 

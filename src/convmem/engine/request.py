@@ -10,7 +10,7 @@ is chosen by the pure functions of ``convmem.assemble``, and the sections' rooms
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -31,9 +31,11 @@ from convmem.formats import Format
 from convmem.memories import memory_gate, recall_candidates
 from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
 from convmem.model.conversation import ConversationRecord
+from convmem.model.parts import TextPart
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
+from convmem.parts import message_cost
 from convmem.retrieval.matrix import Matrix
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
@@ -41,7 +43,7 @@ from convmem.search import Window, rank_conversation
 from convmem.store.base import ReadTxn
 from convmem.summaries import Lookup, SummaryFlow
 from convmem.summarize.render import render_snapshot
-from convmem.tokens import TokenCounter, message_tokens
+from convmem.tokens import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -170,11 +172,13 @@ def branch_entries(
     if leaf is None:
         return
     for row in tx.branch(tenant, leaf, counter.name):
-        tokens = row.tokens
+        tokens, media = row.tokens, row.media_tokens
         if tokens is None:  # a tokenizer not counted at write: count now
             m = row.message
-            tokens = message_tokens(counter, m.role, m.content, m.tool_calls, m.tool_call_id)
-        yield ChainEntry(row.message, tokens, row.estimate_before)
+            tokens, media = message_cost(
+                counter, m.role, m.content, m.parts, m.tool_calls, m.tool_call_id
+            )
+        yield ChainEntry(row.message, tokens, row.estimate_before, media)
 
 
 # --- 1. memories --------------------------------------------------------------------------------
@@ -333,9 +337,21 @@ def find_summary(
 # --- 5. render ----------------------------------------------------------------------------------
 
 
-def render_request(chosen: HistoryPlan, lookup: Lookup | None) -> AssembledContext:
+def kept_media(tx: ReadTxn, tenant: str, chosen: HistoryPlan) -> dict[str, bytes]:
+    """The kept bytes of the media the window sends whole (read only when there are some)."""
+    ids = [
+        item.message.id
+        for item in chosen.history
+        if any(not isinstance(part, TextPart) and part.ref.kept for part in item.parts)
+    ]
+    return tx.message_blobs(tenant, ids) if ids else {}
+
+
+def render_request(
+    chosen: HistoryPlan, lookup: Lookup | None, blobs: Mapping[str, bytes] | None = None
+) -> AssembledContext:
     """The request in the plan's format, with the summary section when there is one to use."""
-    return finish_request(chosen, _summary_use(chosen, lookup))
+    return finish_request(chosen, _summary_use(chosen, lookup), blobs)
 
 
 def _summary_use(plan: HistoryPlan, lookup: Lookup | None) -> SummaryUse | None:
