@@ -129,3 +129,22 @@ def test_the_newest_image_is_stubbed_too_when_it_cannot_fit(mem: convmem.Memory)
     ctx = conv.assemble(model=small, options=NO_SUMMARY)
     assert ctx.report.media_stubbed_ids == [sent] and ctx.report.included_ids == [sent]
     assert ctx.report.total_tokens <= small.input_budget
+
+
+def test_summaries_name_media_by_label_and_caption_never_by_url(mem: convmem.Memory) -> None:
+    conv = mem.scope("acme", "alice").create_conversation()
+    first = conv.append("user", shot(OLD, "old.png", "Why is this red?"))
+    conv.append("assistant", "The quota banner shows when the limit is reached.")
+    for turn in range(30):
+        conv.append("user", f"Follow-up question number {turn} about the quota limits today.")
+        conv.append("assistant", f"Answer number {turn}: the quota resets at midnight UTC.")
+    small = ModelProfile(context_window=1200, max_output=200, tokenizer="o200k_base")
+    ctx = conv.assemble("And what now?", model=small)
+    assert ctx.report.summary_id is not None and first.id not in ctx.report.included_ids
+    (summary,) = [s for s in conv.summaries() if s.id == ctx.report.summary_id]
+    facts = [item for item in summary.snapshot.facts if first.id in item.sources]
+    assert [item.text for item in facts] == [
+        "Shared [image: old.png, 1280\u00d7720]: old.png caption"
+    ]
+    assert "Shared [image: old.png, 1280\u00d7720]: old.png caption" in summary.rendered
+    assert "app.example" not in summary.rendered

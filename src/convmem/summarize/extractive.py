@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from convmem.model.messages import Message
+from convmem.model.parts import Part, TextPart
 from convmem.model.snapshot import CATEGORIES, Snapshot, SnapshotItem
+from convmem.parts_render import as_text, text_parts
 from convmem.summarize.base import SummaryResult
 from convmem.summarize.text import overlap, significant_words, split_sentences
 
@@ -272,6 +274,23 @@ class _Working:
         self.lists["open_questions"] = kept
 
 
+def _said(message: Message) -> str:
+    """The message's own words: its text parts when it has parts (media go as notes)."""
+    return text_parts(message.parts) if message.parts else message.content
+
+
+def media_notes(parts: Sequence[Part]) -> list[str]:
+    """One fact per media part: its label and the caller's caption (or the start of its text),
+    never bytes or URLs; the item cites the message, which holds the reference."""
+    notes = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            continue
+        label, _, own = as_text(part, None).partition("\n")
+        notes.append(f"Shared {label}: {own}" if own else f"Shared {label}")
+    return notes
+
+
 class ExtractiveSummarizer:
     """Deterministic, model-free summarizer; cheap enough to run on the request path."""
 
@@ -285,14 +304,17 @@ class ExtractiveSummarizer:
         for message in turns:
             if message.role == "tool" or not message.content.strip():
                 continue
-            deferring = message.role == "assistant" and bool(DEFERRAL.search(message.content))
+            said = _said(message)
+            deferring = message.role == "assistant" and bool(DEFERRAL.search(said))
             if not deferring:
                 state.settle_questions(message, None)
-            for sentence in split_sentences(message.content):
+            for sentence in split_sentences(said):
                 self._sentence(state, message, sentence)
+            for note in media_notes(message.parts):
+                state.add("facts", note, (message.id,), supersede=False)
             parent = by_id.get(message.parent_id or "")
             if deferring and parent is not None and parent.role == "user":
-                for sentence in split_sentences(parent.content):
+                for sentence in split_sentences(_said(parent)):
                     if sentence.endswith("?"):
                         state.add(
                             "open_questions", sentence, (parent.id, message.id), supersede=False
