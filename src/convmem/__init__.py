@@ -26,6 +26,7 @@ from convmem.errors import (
     StoreBusy,
     StoreError,
     UserError,
+    WriteConflict,
 )
 from convmem.memories import Memories
 from convmem.model import (
@@ -92,6 +93,7 @@ __all__ = [
     "TokenCounter",
     "ToolCall",
     "UserError",
+    "WriteConflict",
     "get_counter",
     "open",
 ]

@@ -19,6 +19,7 @@ from convmem.ids import new_id
 from convmem.model.messages import Message
 from convmem.model.summary import Job, SummaryRecord
 from convmem.store.base import ReadTxn, Store, WriteTxn
+from convmem.store.retry import conflicts_retried
 from convmem.summarize.base import Summarizer
 from convmem.summarize.rolling import ChainStart, build_chain, segment_is_intact
 from convmem.tokens import ESTIMATE
@@ -193,6 +194,7 @@ class SummaryFlow:
             updated_at=now,
         )
 
+    @conflicts_retried
     def commit(self, store: Store, tenant: str, user: str, lookup: Lookup) -> Lookup:
         """Write what the lookup built or queued; returns it with ``use`` as stored."""
         if not (lookup.to_store or lookup.to_enqueue or lookup.invalid or lookup.requeue_job):
