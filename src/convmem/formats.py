@@ -70,9 +70,11 @@ def lead_placeholder_tokens(counter: TokenCounter) -> int:
 # --- OpenAI -------------------------------------------------------------------------------------
 
 
-def _openai_history_message(item: HistoryItem, blobs: Mapping[str, bytes]) -> dict[str, Any]:
+def openai_history_message(
+    item: HistoryItem, blobs: Mapping[str, bytes] | None = None
+) -> dict[str, Any]:
     message = item.message
-    content = openai_content(item.parts, blobs) if item.parts else item.content
+    content = openai_content(item.parts, blobs or {}) if item.parts else item.content
     rendered: dict[str, Any] = {"role": message.role, "content": content}
     if message.role == "assistant" and message.tool_calls:
         rendered["content"] = item.content or None
@@ -93,7 +95,7 @@ def openai_message(message: Message) -> dict[str, Any]:
     """A stored message as one Chat Completions message (integrations map it onward); a user
     turn with parts as its parts (kept bytes, not read here, go as their label)."""
     parts = message.parts if sends_parts(message.role, message.parts) else ()
-    return _openai_history_message(HistoryItem(message, message.content, 0, parts=parts), {})
+    return openai_history_message(HistoryItem(message, message.content, 0, parts=parts))
 
 
 def render_openai(
@@ -106,7 +108,7 @@ def render_openai(
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": section.text} for section in leading
     ]
-    messages.extend(_openai_history_message(item, blobs or {}) for item in history)
+    messages.extend(openai_history_message(item, blobs) for item in history)
     messages.extend({"role": "system", "content": section.text} for section in trailing)
     if current is not None:
         messages.append({"role": "user", "content": current})

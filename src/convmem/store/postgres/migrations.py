@@ -409,6 +409,11 @@ def m009_keys_and_assemblies(db: Connection) -> None:
     )
 
 
+def m010_key_purposes(db: Connection) -> None:
+    # the memory purposes a key's requests may use: comma-separated, NULL for every purpose
+    db.execute("ALTER TABLE api_keys ADD COLUMN purposes TEXT")
+
+
 def m011_message_parts(db: Connection) -> None:
     # a message sent as content parts keeps them (NULL for plain text); ``content`` holds the
     # message as text beside them. media_tokens: {tokenizer: the media's share of tokens}
@@ -439,6 +444,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m007_summaries_and_jobs,
     m008_message_index,
     m009_keys_and_assemblies,
+    m010_key_purposes,
     m011_message_parts,
 ]
 

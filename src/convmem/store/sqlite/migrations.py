@@ -530,6 +530,11 @@ def m032_fts_erasure(db: sqlite3.Connection) -> None:
     install_fts_erasure(db)
 
 
+def m033_key_purposes(db: sqlite3.Connection) -> None:
+    # the memory purposes a key's requests may use: comma-separated, NULL for every purpose
+    db.execute("ALTER TABLE api_keys ADD COLUMN purposes TEXT")
+
+
 def m041_message_parts(db: sqlite3.Connection) -> None:
     # a message sent as content parts keeps them as JSON (NULL for plain text); ``content``
     # holds the message as text beside them
@@ -568,6 +573,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m030_api_keys,
     m031_last_assemblies,
     m032_fts_erasure,
+    m033_key_purposes,
     m041_message_parts,
 ]
 
