@@ -39,7 +39,7 @@ from convmem.model import (
     ModelProfile,
     ToolCall,
 )
-from convmem.model.snapshot import Snapshot, SnapshotItem
+from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
 from convmem.search import SearchOptions
@@ -91,6 +91,7 @@ __all__ = [
     "SummaryRecord",
     "TokenCounter",
     "ToolCall",
+    "ToolSource",
     "UserError",
     "get_counter",
     "open",

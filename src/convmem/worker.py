@@ -192,6 +192,7 @@ class Worker:
             summarizer,
             conversation_id=conversation,
             max_segment=flow.segment,
+            open_calls=walk.open_calls,
         )
         with store.write() as tx:
             try:
