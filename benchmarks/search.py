@@ -3,9 +3,12 @@
 Run::
 
     python benchmarks/search.py [--quick] [--json OUT.json] [--db PATH] [--embedder auto]
+        [--backend sqlite|postgresql]
 
 What it builds (one SQLite file, by bulk inserts straight into convmem's schema — the ordinary
-write path would take hours at this size; the rows are the ones it writes):
+write path would take hours at this size; the rows are the ones it writes; ``--backend
+postgresql``: the same rows by ``COPY`` into a PostgreSQL of the run's own, see
+``search_postgres.py``):
 
 * 100 tenants x 100 users; each user 2 conversations of 50 turns (user and assistant
   alternating, 8-30 words each, drawn from a Zipf-distributed vocabulary of 3,000 words so a few
@@ -33,6 +36,7 @@ embedder (which makes "hybrid" cheaper than it would be in use).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -42,12 +46,14 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence, Sized
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from benchmark_databases import BACKENDS, database
 
 import convmem
 from convmem.retrieval.index import body_text, vocabulary
@@ -135,6 +141,113 @@ def relabel(path: str, embedder_name: str) -> None:
     db.close()
 
 
+@dataclass
+class Conversation:
+    """One generated conversation with its index rows (backend-neutral values)."""
+
+    tenant: str
+    user: str
+    id: str
+    created_at: datetime
+    texts: list[str]
+    roles: list[str]
+    bodies: list[str]
+    contexts: list[str]
+    ids: list[str]
+    times: list[datetime]
+    estimates: list[int]
+    vectors: np.ndarray[Any, np.dtype[np.float16]]
+    vocabulary: set[str]
+
+
+@dataclass
+class UserMemory:
+    tenant: str
+    user: str
+    id: str
+    subject: str
+    text: str
+    at: datetime
+    vector: np.ndarray[Any, np.dtype[np.float16]]
+
+
+@dataclass
+class Tenant:
+    """A tenant's generated rows: conversations, memories, and its words with their vectors."""
+
+    id: str
+    conversations: list[Conversation]
+    memories: list[UserMemory]
+    words: list[str]
+    word_vectors: np.ndarray[Any, np.dtype[np.float16]]
+
+
+def generate(shape: dict[str, int]) -> Iterator[Tenant]:
+    """The dataset, tenant by tenant (deterministic: one seed, the same rows for every backend)."""
+    rng = random.Random(SEED)
+    nrng = np.random.default_rng(SEED)
+    words = words_list(rng)
+    sample = zipf_sampler(words, nrng)
+    base = datetime(2025, 1, 1, tzinfo=UTC)
+    for t in range(shape["tenants"]):
+        tenant = f"t{t:03d}"
+        tenant_words: set[str] = set()
+        conversations: list[Conversation] = []
+        memories: list[UserMemory] = []
+        for u in range(shape["users"]):
+            user = f"u{u:04d}"
+            for c in range(shape["conversations"]):
+                conv_id = f"conv_{t:03d}{u:04d}{c:02d}"
+                at = base + timedelta(days=rng.randint(0, 300))
+                texts = [" ".join(sample(rng.randint(8, 30))) for _ in range(shape["turns"])]
+                roles = ["user" if i % 2 == 0 else "assistant" for i in range(len(texts))]
+                bodies = [body_text(r, x) for r, x in zip(roles, texts, strict=True)]
+                contexts = [
+                    "\n".join(bodies[j] for j in (i - 1, i + 1) if 0 <= j < len(texts))
+                    for i in range(len(texts))
+                ]
+                vocab = vocabulary(texts)
+                tenant_words |= vocab
+                conversations.append(
+                    Conversation(
+                        tenant, user, conv_id, at, texts, roles, bodies, contexts,
+                        [f"msg_{conv_id[5:]}{i:03d}" for i in range(len(texts))],
+                        [at + timedelta(minutes=i) for i in range(len(texts))],
+                        [4 + len(text) // 3 for text in texts],
+                        unit_vectors(nrng, len(texts)), vocab,
+                    )
+                )  # fmt: skip
+            memory_vectors = unit_vectors(nrng, shape["memories"])
+            for m in range(shape["memories"]):
+                text = "I " + " ".join(sample(rng.randint(4, 10)))
+                memories.append(
+                    UserMemory(tenant, user, f"mem_{t:03d}{u:04d}{m:03d}", f"subject {m}", text,
+                               base + timedelta(days=m), memory_vectors[m])
+                )  # fmt: skip
+        ordered = sorted(tenant_words)
+        yield Tenant(tenant, conversations, memories, ordered, unit_vectors(nrng, len(ordered)))
+
+
+def counted(tenants: Iterator[Tenant], shape: dict[str, int]) -> Iterator[Tenant]:
+    """The tenants, with a progress line after each."""
+    messages = 0
+    for t, tenant in enumerate(tenants):
+        yield tenant
+        messages += sum(len(c.texts) for c in tenant.conversations)
+        print(f"  tenant {t + 1}/{shape['tenants']}: {messages:,} messages", flush=True)
+
+
+def shape_counts(shape: dict[str, int], term_vectors: int) -> dict[str, int]:
+    users = shape["tenants"] * shape["users"]
+    return {
+        "users": users,
+        "conversations": users * shape["conversations"],
+        "messages": users * shape["conversations"] * shape["turns"],
+        "memories": users * shape["memories"],
+        "term_vectors": term_vectors,
+    }
+
+
 def _build(path: str, shape: dict[str, int], embedder_name: str) -> dict[str, Any]:
     """Write the dataset; returns counts and the build time."""
     started = time.perf_counter()
@@ -143,105 +256,34 @@ def _build(path: str, shape: dict[str, int], embedder_name: str) -> dict[str, An
     db.execute("PRAGMA journal_mode = OFF")
     db.execute("PRAGMA synchronous = OFF")
     db.execute("PRAGMA cache_size = -400000")
-    rng = random.Random(SEED)
-    nrng = np.random.default_rng(SEED)
-    words = words_list(rng)
-    sample = zipf_sampler(words, nrng)
     # bulk load with the index triggers off; the FTS index and generations are built at the end
     saved = _triggers(db, "message_index") + _triggers(db, "conversation_terms")
     for name, _ in saved:
         db.execute(f"DROP TRIGGER {name}")
     db.execute("BEGIN")
-    counts = {"users": 0, "conversations": 0, "messages": 0, "memories": 0}
-    base = datetime(2025, 1, 1, tzinfo=UTC)
-    term_rows: set[tuple[str, str]] = set()
-    for t in range(shape["tenants"]):
-        tenant = f"t{t:03d}"
-        tenant_words: set[str] = set()
-        for u in range(shape["users"]):
-            user = f"u{u:04d}"
-            counts["users"] += 1
-            for c in range(shape["conversations"]):
-                conv_id = f"conv_{t:03d}{u:04d}{c:02d}"
-                at = base + timedelta(days=rng.randint(0, 300))
-                db.execute(
-                    "INSERT INTO conversations (tenant_id, id, user_id, title, temporary, "
-                    "active_leaf_id, metadata, created_at) VALUES (?, ?, ?, ?, 0, NULL, '{}', ?)",
-                    (tenant, conv_id, user, f"chat {c}", at.isoformat()),
-                )
-                texts = [" ".join(sample(rng.randint(8, 30))) for _ in range(shape["turns"])]
-                roles = ["user" if i % 2 == 0 else "assistant" for i in range(len(texts))]
-                bodies = [body_text(r, x) for r, x in zip(roles, texts, strict=True)]
-                ids = [f"msg_{conv_id[5:]}{i:03d}" for i in range(len(texts))]
-                times = [(at + timedelta(minutes=i)).isoformat() for i in range(len(texts))]
-                messages = []
-                index = []
-                scope = f"{conversation_token(tenant, conv_id)} {user_token(tenant, user)}"
-                vectors = unit_vectors(nrng, len(texts))
-                before = 0
-                for i, text in enumerate(texts):
-                    estimate = 4 + len(text) // 3
-                    messages.append(
-                        (tenant, ids[i], user, conv_id, ids[i - 1] if i else None, i, roles[i],
-                         text, "{}", times[i], estimate, before)
-                    )  # fmt: skip
-                    before += estimate
-                    ctx = "\n".join(bodies[j] for j in (i - 1, i + 1) if 0 <= j < len(texts))
-                    index.append(
-                        (tenant, ids[i], user, conv_id, i, times[i], roles[i], scope,
-                         bodies[i], ctx, embedder_name, vectors[i].tobytes())
-                    )  # fmt: skip
-                db.executemany(
-                    "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, "
-                    "depth, role, content, metadata, created_at, estimate_tokens, "
-                    "estimate_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    messages,
-                )
-                db.execute(
-                    "UPDATE conversations SET active_leaf_id = ? WHERE tenant_id = ? AND id = ?",
-                    (ids[-1], tenant, conv_id),
-                )
-                db.executemany(
-                    "INSERT INTO message_index (tenant_id, message_id, user_id, conversation_id, "
-                    "depth, created_at, speaker, scope, body, ctx, embedder, vector) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    index,
-                )
-                vocab = vocabulary(texts)
-                tenant_words |= vocab
-                db.executemany(
-                    "INSERT INTO conversation_terms (tenant_id, conversation_id, term, speaker) "
-                    "VALUES (?, ?, ?, ?)",
-                    [(tenant, conv_id, w, 0) for w in sorted(vocab)]
-                    + [(tenant, conv_id, "user", 1), (tenant, conv_id, "assistant", 1)],
-                )
-                counts["conversations"] += 1
-                counts["messages"] += len(texts)
-            memory_vectors = unit_vectors(nrng, shape["memories"])
-            for m in range(shape["memories"]):
-                memory_id = f"mem_{t:03d}{u:04d}{m:03d}"
-                text = "I " + " ".join(sample(rng.randint(4, 10)))
-                now = (base + timedelta(days=m)).isoformat()
-                db.execute(
-                    "INSERT INTO memories (tenant_id, id, user_id, scope, category, subject_key, "
-                    "text, source_kind, status, created_at, updated_at) "
-                    "VALUES (?, ?, ?, 'user', 'fact', ?, ?, 'user_explicit', 'confirmed', ?, ?)",
-                    (tenant, memory_id, user, f"subject {m}", text, now, now),
-                )
-                db.execute(
-                    "INSERT INTO memory_vectors (tenant_id, memory_id, user_id, embedder, vector) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (tenant, memory_id, user, embedder_name, memory_vectors[m].tobytes()),
-                )
-                counts["memories"] += 1
-        term_rows |= {(tenant, w) for w in tenant_words}
-        ordered = sorted(tenant_words)
-        vectors = unit_vectors(nrng, len(ordered))
+    term_vectors = 0
+    for tenant in counted(generate(shape), shape):
+        for conv in tenant.conversations:
+            _write_conversation(db, conv, embedder_name)
+        for memory in tenant.memories:
+            db.execute(
+                "INSERT INTO memories (tenant_id, id, user_id, scope, category, subject_key, "
+                "text, source_kind, status, created_at, updated_at) "
+                "VALUES (?, ?, ?, 'user', 'fact', ?, ?, 'user_explicit', 'confirmed', ?, ?)",
+                (memory.tenant, memory.id, memory.user, memory.subject, memory.text,
+                 memory.at.isoformat(), memory.at.isoformat()),
+            )  # fmt: skip
+            db.execute(
+                "INSERT INTO memory_vectors (tenant_id, memory_id, user_id, embedder, vector) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (memory.tenant, memory.id, memory.user, embedder_name, memory.vector.tobytes()),
+            )
         db.executemany(
             "INSERT INTO term_vectors (tenant_id, embedder, term, vector) VALUES (?, ?, ?, ?)",
-            [(tenant, embedder_name, w, vectors[i].tobytes()) for i, w in enumerate(ordered)],
-        )
-        print(f"  tenant {t + 1}/{shape['tenants']}: {counts['messages']:,} messages", flush=True)
+            [(tenant.id, embedder_name, w, tenant.word_vectors[i].tobytes())
+             for i, w in enumerate(tenant.words)],
+        )  # fmt: skip
+        term_vectors += len(tenant.words)
     db.execute("INSERT INTO message_fts (message_fts) VALUES ('rebuild')")
     db.execute(
         "INSERT INTO search_generations (tenant_id, conversation_id, generation) "
@@ -252,8 +294,43 @@ def _build(path: str, shape: dict[str, int], embedder_name: str) -> dict[str, An
         db.execute(sql)
     db.execute("ANALYZE")
     db.close()
-    counts["term_vectors"] = len(term_rows)
-    return {"counts": counts, "build_seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "counts": shape_counts(shape, term_vectors),
+        "build_seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def _write_conversation(db: sqlite3.Connection, conv: Conversation, embedder_name: str) -> None:
+    tenant, user = conv.tenant, conv.user
+    db.execute(
+        "INSERT INTO conversations (tenant_id, id, user_id, title, temporary, "
+        "active_leaf_id, metadata, created_at) VALUES (?, ?, ?, 'chat', 0, ?, '{}', ?)",
+        (tenant, conv.id, user, conv.ids[-1], conv.created_at.isoformat()),
+    )
+    scope = f"{conversation_token(tenant, conv.id)} {user_token(tenant, user)}"
+    times = [at.isoformat() for at in conv.times]
+    before = list(itertools.accumulate(conv.estimates, initial=0))
+    db.executemany(
+        "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, "
+        "depth, role, content, metadata, created_at, estimate_tokens, "
+        "estimate_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?)",
+        [(tenant, conv.ids[i], user, conv.id, conv.ids[i - 1] if i else None, i, conv.roles[i],
+          text, times[i], conv.estimates[i], before[i]) for i, text in enumerate(conv.texts)],
+    )  # fmt: skip
+    db.executemany(
+        "INSERT INTO message_index (tenant_id, message_id, user_id, conversation_id, "
+        "depth, created_at, speaker, scope, body, ctx, embedder, vector) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(tenant, conv.ids[i], user, conv.id, i, times[i], conv.roles[i], scope, conv.bodies[i],
+          conv.contexts[i], embedder_name, conv.vectors[i].tobytes())
+         for i in range(len(conv.texts))],
+    )  # fmt: skip
+    db.executemany(
+        "INSERT INTO conversation_terms (tenant_id, conversation_id, term, speaker) "
+        "VALUES (?, ?, ?, ?)",
+        [(tenant, conv.id, w, 0) for w in sorted(conv.vocabulary)]
+        + [(tenant, conv.id, "user", 1), (tenant, conv.id, "assistant", 1)],
+    )
 
 
 def percentiles(times: Sequence[float]) -> dict[str, float]:
@@ -266,14 +343,17 @@ def percentiles(times: Sequence[float]) -> dict[str, float]:
     }
 
 
-def timed(run: Callable[[int], object], n: int) -> dict[str, float]:
-    """``run(i)`` for i in range(n), each timed."""
+def timed(run: Callable[[int], Sized], n: int) -> dict[str, float]:
+    """``run(i)`` for i in range(n), each timed; with the mean number of hits (a search that
+    finds nothing would be fast for the wrong reason)."""
     out = []
+    hits = 0
     for i in range(n):
         started = time.perf_counter()
-        run(i)
+        found = run(i)
         out.append((time.perf_counter() - started) * 1000)
-    return percentiles(out)
+        hits += len(found)
+    return {**percentiles(out), "hits_mean": round(hits / max(1, n), 2)}
 
 
 def queries_for(memory: convmem.Memory, tenant: str, user: str, n: int) -> list[str]:
@@ -329,6 +409,14 @@ def measure(path: str, shape: dict[str, int], embedder: Embedder, n: int) -> dic
     return results
 
 
+def _postgres_size_mb(url: str) -> float:
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        row = db.execute("SELECT pg_database_size(current_database())").fetchone()
+    return round(int(row[0]) / 1e6, 1) if row else 0.0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="10,000 messages, not 1,000,000")
@@ -338,20 +426,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--embedder", choices=[c for c in EMBEDDER_CHOICES if c != "none"], default="auto"
     )
+    parser.add_argument("--backend", choices=BACKENDS, default="sqlite",
+                        help="the database (postgresql: a pgserver of the run's own)")  # fmt: skip
     args = parser.parse_args(argv)
     shape = QUICK if args.quick else FULL
     embedder = choose_embedder(args.embedder)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        path = args.db or str(Path(tmp) / "search.db")
         info: dict[str, Any] = {}
-        if not os.path.exists(path):
-            print(f"building {path} ...", flush=True)
-            info = build(path, shape, embedder.name)
-            print(f"built in {info['build_seconds']} s", flush=True)
+        if args.backend == "postgresql":
+            from search_postgres import build_postgres
+
+            with database("postgresql", Path(tmp), "search") as url:
+                print("building the dataset in PostgreSQL ...", flush=True)
+                info = build_postgres(url, shape, embedder.name)
+                print(f"built in {info['build_seconds']} s", flush=True)
+                size_mb = _postgres_size_mb(url)
+                results = measure(url, shape, embedder, args.queries)
         else:
-            relabel(path, embedder.name)
-        size_mb = round(os.path.getsize(path) / 1e6, 1)
-        results = measure(path, shape, embedder, args.queries)
+            path = args.db or str(Path(tmp) / "search.db")
+            if not os.path.exists(path):
+                print(f"building {path} ...", flush=True)
+                info = build(path, shape, embedder.name)
+                print(f"built in {info['build_seconds']} s", flush=True)
+            else:
+                relabel(path, embedder.name)
+            size_mb = round(os.path.getsize(path) / 1e6, 1)
+            results = measure(path, shape, embedder, args.queries)
     print(f"{'search':28} {'p50 ms':>8} {'p95 ms':>8}")
     for name, values in results.items():
         print(f"{name:28} {values['p50']:8.2f} {values['p95']:8.2f}")
@@ -364,7 +465,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "embedder_backend": getattr(embedder, "backend", None),
         "db_size_mb": size_mb,
         "latency_ms": results,
+        "backend": args.backend,
         "machine": {
+            # other work on the machine skews the figures; the 1-minute load says how much
+            "load_average_1m_before": round(load_before, 2),
+            "load_average_1m_after": round(os.getloadavg()[0], 2),
             "python": sys.version.split()[0],
             "platform": platform.platform(),
             "cpus": os.cpu_count(),

@@ -34,8 +34,8 @@ def test_order_system_pinned_history_user(alice: convmem.Scope) -> None:
     assert ctx.messages[-1] == {"role": "user", "content": "And the last train?"}
     sections = list(ctx.report.sections)
     assert sections == [
-        "system", "pinned", "memories", "summary", "history", "relevant_memories", "retrieved",
-        "user",
+        "tools", "system", "pinned", "memories", "summary", "history", "relevant_memories",
+        "retrieved", "user",
     ]  # fmt: skip
     assert ctx.report.sections["memories"] == ctx.report.sections["summary"] == 0
 

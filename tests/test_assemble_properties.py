@@ -1,6 +1,7 @@
-"""Property: over random trees, tool chains, oversized results and budgets, for both formats, the
-assembled request fits the budget counted by the same counter, never splits a tool call from its
-results, and keeps the newest contiguous part of the branch."""
+"""Property: over random trees, tool chains, oversized results, tool definitions and budgets, for
+both formats, the assembled request (tool definitions included) fits the budget counted by the same
+counter, never splits a tool call from its results, and keeps the newest contiguous part of the
+branch."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import convmem
 from convmem import BudgetExceeded, ModelProfile, ToolCall
 from convmem.formats import count_anthropic_request, count_openai_request
 from convmem.tokens import get_counter
+from convmem.tools.cost import tools_tokens
+from convmem.tools.schema import parse_tools
 
 WORDS = [
     "alpha",
@@ -43,6 +46,37 @@ op = st.one_of(
     ),
     st.tuples(st.just("edit"), st.integers(0, 10_000), sizes),
     st.tuples(st.just("switch"), st.integers(0, 10_000)),
+)
+
+
+def tool_definition(index: int, shape: str, words: int, arguments: int, nested: bool) -> Any:
+    properties: dict[str, Any] = {
+        f"arg_{a}": {"type": "string", "description": text(words // 2 + 1, a)}
+        for a in range(arguments)
+    }
+    if arguments:
+        properties["arg_0"]["enum"] = [text(1, e) for e in range(3)]
+    if nested:
+        properties["rows"] = {"type": "array", "items": {"type": "object", "properties": {
+            "sku": {"type": "string"}, "n": {"type": "integer"}}}}  # fmt: skip
+    schema = {"type": "object", "properties": properties, "required": list(properties)[:1]}
+    name, description = f"tool_{index}", text(words, index)
+    if shape == "openai":
+        return {"type": "function", "function": {
+            "name": name, "description": description, "parameters": schema}}  # fmt: skip
+    if shape == "responses":
+        return {"type": "function", "name": name, "description": description, "parameters": schema}
+    return {"name": name, "description": description, "input_schema": schema}
+
+
+tool_lists = st.lists(
+    st.tuples(
+        st.sampled_from(["openai", "responses", "anthropic"]),
+        st.integers(0, 60),
+        st.integers(0, 4),
+        st.booleans(),
+    ),
+    max_size=4,
 )
 
 
@@ -120,6 +154,8 @@ def check_tool_pairs_anthropic(messages: list[dict[str, Any]]) -> None:
     current=st.one_of(st.none(), st.integers(1, 300)),
     block=st.sampled_from([0.0, 0.25]),
     memories=st.integers(0, 5),
+    tools=tool_lists,
+    model_name=st.sampled_from([None, "gpt-4o", "claude-sonnet-4-5", "claude-3-sonnet-20240229"]),
 )
 def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
     ops: list[tuple[Any, ...]],
@@ -131,6 +167,8 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
     current: int | None,
     block: float,
     memories: int,
+    tools: list[tuple[str, int, int, bool]],
+    model_name: str | None,
 ) -> None:
     with tempfile.TemporaryDirectory() as folder, convmem.open(Path(folder) / "p.db") as mem:
         user = mem.scope("t", "u")
@@ -142,8 +180,10 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
         conv = user.create_conversation()
         build(conv, ops)
         profile = ModelProfile(
-            context_window=window, max_output=int(window * output_share), tokenizer=tokenizer
-        )
+            context_window=window, max_output=int(window * output_share), tokenizer=tokenizer,
+            name=model_name,
+        )  # fmt: skip
+        definitions = [tool_definition(i, *spec) for i, spec in enumerate(tools)]
         counter = get_counter(tokenizer)
         current_text = text(current, 99) if current is not None else None
         if current_text is None and conv.record().active_leaf_id is None:
@@ -155,19 +195,29 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
                 format=fmt,  # type: ignore[arg-type]
                 system=text(system, 5) if system is not None else None,
                 options=convmem.AssemblyOptions(eviction_block=block, memory_k=2),
+                tools=definitions,
             )
         except BudgetExceeded as exc:
             assert exc.needed > exc.available
             event("budget exceeded")
             return
         report = ctx.report
+        # the tools as sent, read back and counted the provider's way
+        sent_tools = parse_tools(ctx.tools) if ctx.tools is not None else []
+        assert (
+            [t.name for t in sent_tools]
+            == report.tools_offered
+            == [f"tool_{i}" for i in range(len(tools))]
+        )
+        tool_cost = tools_tokens(counter, fmt, sent_tools, model_name)
+        assert report.sections["tools"] == tool_cost
         if fmt == "openai":
-            counted = count_openai_request(counter, ctx.messages)
+            counted = tool_cost + count_openai_request(counter, ctx.messages)
             assert counted == report.total_tokens
             check_tool_pairs_openai(ctx.messages)
         else:
             assert ctx.system is not None
-            counted = count_anthropic_request(counter, ctx.system, ctx.messages)
+            counted = tool_cost + count_anthropic_request(counter, ctx.system, ctx.messages)
             assert counted <= report.total_tokens
             check_tool_pairs_anthropic(ctx.messages)
         assert counted <= profile.input_budget <= window - profile.max_output
@@ -183,7 +233,8 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
         event(
             f"evicted: {bool(report.evicted_ids)}, stubbed: {bool(report.stubbed_ids)}, "
             f"incomplete: {bool(report.incomplete_ids)}, "
-            f"late memories: {report.sections['relevant_memories'] > 0}"
+            f"late memories: {report.sections['relevant_memories'] > 0}, "
+            f"tools: {bool(report.tools_offered)}"
         )
         for stubbed in report.stubbed_ids:
             assert conv.message(stubbed).role == "tool"

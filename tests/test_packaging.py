@@ -34,6 +34,7 @@ def test_the_wheel_carries_the_tokenizers_the_page_and_the_license(tmp_path: Pat
         "convmem/web/app.js",
         "convmem/web/app.css",
         "convmem/py.typed",
+        "convmem/eval/behaviour/cases/behaviour-v1.json",
     ):
         assert packaged in names, packaged
     assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith("/LICENSE") for n in names)

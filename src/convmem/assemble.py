@@ -22,6 +22,10 @@ window's start never depends on the summary's own size. Assembly is then two ste
 message before the window), the engine finds or builds that summary, and ``finish_request`` adds it
 and renders.
 
+Tool definitions (``FixedParts.tools``) lead the request as providers place them (before the system
+prompt, in the cached prefix). They cost a constant per request, counted the way each provider
+charges for them (``convmem.tools.cost``), and are taken off the budget before anything else.
+
 Everything here is a pure function over values; the branch arrives as an iterator, newest first,
 which the engine feeds page by page from the store, so the cost follows the window, not the history.
 """
@@ -29,6 +33,7 @@ which the engine feeds page by page from the store, so the cost follows the wind
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -48,11 +53,14 @@ from convmem.formats import (
 )
 from convmem.model.messages import Message
 from convmem.model.profile import ModelProfile
+from convmem.model.tools import ToolSpec
 from convmem.tokens import REPLY_PRIMING, TokenCounter, message_tokens
+from convmem.tools.cost import tools_tokens
+from convmem.tools.schema import render_tools
 
 # Section names in request order. Later features fill the empty ones without reordering.
 LEADING_SECTIONS = ("system", "pinned", "memories", "summary")
-SECTION_ORDER = (*LEADING_SECTIONS, "history", "relevant_memories", "retrieved", "user")
+SECTION_ORDER = ("tools", *LEADING_SECTIONS, "history", "relevant_memories", "retrieved", "user")
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,9 @@ class FixedParts:
     retrieved_ids: Sequence[str] = ()
     # Tokens held for the retrieved section whatever its text costs (at least its cost).
     retrieved_reserve: int = 0
+    # The tool definitions the request offers, and the registry's tools left out, with why.
+    tools: Sequence[ToolSpec] = ()
+    tools_suppressed: Sequence[tuple[str, str]] = ()
 
 
 @dataclass(frozen=True)
@@ -157,6 +168,13 @@ class AssemblyReport:
     summary_source: str | None = None
     memory_ids: list[str] = field(default_factory=list)
     retrieved_ids: list[str] = field(default_factory=list)
+    # the parts skipped because they failed, each "part: reason" (part one of memories,
+    # retrieval, summary, embedder; the reason names the error's class, never content)
+    degraded: list[str] = field(default_factory=list)
+    # the tools offered (names, in request order) and the registry's tools left out, each as
+    # {"name", "reason"}
+    tools_offered: list[str] = field(default_factory=list)
+    tools_suppressed: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -164,11 +182,14 @@ class AssemblyReport:
 
 @dataclass(frozen=True)
 class AssembledContext:
-    """A provider-ready request. For Anthropic, ``system`` holds the system blocks apart."""
+    """A provider-ready request. For Anthropic, ``system`` holds the system blocks apart.
+    ``tools`` are the tool definitions in the format's shape, for the provider call's ``tools``
+    parameter (None when the request offers none)."""
 
     messages: list[dict[str, Any]]
     report: AssemblyReport
     system: list[dict[str, Any]] | None = None
+    tools: list[dict[str, Any]] | None = None
 
 
 # --- units --------------------------------------------------------------------------------------
@@ -290,6 +311,9 @@ class HistoryPlan:
     summary_through_id: str | None
     memory_ids: list[str] = field(default_factory=list)
     retrieved_ids: list[str] = field(default_factory=list)
+    tools: Sequence[ToolSpec] = ()
+    tools_tokens: int = 0
+    tools_suppressed: Sequence[tuple[str, str]] = ()
 
 
 def _summary_reserve(
@@ -338,7 +362,9 @@ def plan_history(
     trailing = [s for s in (late_memories, retrieved) if s is not None]
     current_tokens = message_tokens(counter, "user", current) if current is not None else 0
 
-    available = profile.input_budget - REPLY_PRIMING
+    # the tool definitions first: a constant of the request, ahead of everything else
+    tool_cost = tools_tokens(counter, format, fixed.tools, profile.name)
+    available = profile.input_budget - REPLY_PRIMING - tool_cost
     if format == "anthropic":
         available -= lead_placeholder_tokens(counter)
     # the reserve is the retrieved section's own room: the late memories come on top, so filling
@@ -348,7 +374,7 @@ def plan_history(
     )
     fixed_tokens = sum(s.tokens for s in leading) + trailing_tokens + current_tokens
     if fixed_tokens > available:
-        raise BudgetExceeded(fixed_tokens, available)
+        raise BudgetExceeded(fixed_tokens + tool_cost, available + tool_cost)
     reserve = min(_summary_reserve(options, fixed, available, stable), available - fixed_tokens)
     history_budget = available - fixed_tokens - reserve
     stub_above = stub_threshold(history_budget, options.max_tool_result_share)
@@ -376,7 +402,11 @@ def plan_history(
         if items is None:
             if current is None and not kept:
                 needed = fixed_tokens + unit.tokens
-                raise BudgetExceeded(needed, available, "the turn being answered does not fit")
+                raise BudgetExceeded(
+                    needed + tool_cost,
+                    available + tool_cost,
+                    "the turn being answered does not fit",
+                )
             evicted.extend(e.message.id for e in unit.entries)
             oldest_depth = unit.entries[-1].message.depth + 1
             newest_evicted = unit.entries[-1].message.id
@@ -421,6 +451,9 @@ def plan_history(
             *(fixed.relevant_memory_ids if fixed.relevant_memories else ()),
         ],
         retrieved_ids=list(fixed.retrieved_ids) if fixed.retrieved else [],
+        tools=list(fixed.tools),
+        tools_tokens=tool_cost,
+        tools_suppressed=list(fixed.tools_suppressed),
     )
 
 
@@ -448,6 +481,7 @@ def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> Asse
     sections = dict.fromkeys(SECTION_ORDER, 0)
     for part in (*leading, *plan.trailing):
         sections[part.name] = part.tokens
+    sections["tools"] = plan.tools_tokens
     sections["history"] = sum(item.tokens for item in history)
     sections["user"] = message_tokens(counter, "user", current) if current is not None else 0
     if current is None and history and history[-1].message.role == "user":
@@ -465,7 +499,10 @@ def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> Asse
         if history and history[0].message.role == "assistant":
             total += lead_placeholder_tokens(counter)
 
+    tools = render_tools(plan.tools, plan.format) if plan.tools else None
     prefix = hashlib.sha256()
+    if tools:  # providers put the tools first in the prompt: they are part of the cached prefix
+        prefix.update(b"tools\0" + json.dumps(tools, sort_keys=True).encode() + b"\0")
     for part in leading:
         prefix.update(part.name.encode() + b"\0" + part.text.encode() + b"\0")
     profile = plan.profile
@@ -490,5 +527,7 @@ def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> Asse
         summary_id=summary.summary_id if section is not None and summary else None,
         summary_through_id=summary.through_id if section is not None and summary else None,
         summary_source=summary.source if section is not None and summary else None,
+        tools_offered=[spec.name for spec in plan.tools],
+        tools_suppressed=[{"name": n, "reason": r} for n, r in plan.tools_suppressed],
     )
-    return AssembledContext(messages=messages, report=report, system=system_blocks)
+    return AssembledContext(messages=messages, report=report, system=system_blocks, tools=tools)

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
+from convmem.cli_eval import behaviour_command
 from convmem.cli_import import import_group
 from convmem.cli_index import backfill, reindex
 from convmem.cli_mcp import mcp_command
@@ -239,6 +240,13 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
 @click.option("--poll-seconds", default=1.0, show_default=True, help="Idle wait between polls.")
 @click.option("--once", is_flag=True, help="Exit when no job is ready.")
 @click.option("--max-jobs", type=int, help="Exit after this many jobs.")
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    help="Serve Prometheus metrics (jobs, failures, queue, retention) on this port.",
+)
+@click.option("--metrics-host", default="127.0.0.1", show_default=True,
+              help="The address --metrics-port listens on.")  # fmt: skip
 @embedder_option("none", "Also embed, between jobs, what was written without vectors (minilm: "
                  "the embeddings extra; auto: minilm when installed).")  # fmt: skip
 def worker(
@@ -251,17 +259,26 @@ def worker(
     poll_seconds: float,
     once: bool,
     max_jobs: int | None,
+    metrics_port: int | None,
+    metrics_host: str,
     embedder: Embedder | None,
 ) -> None:
     """Build queued summaries off the request path (run one or more beside the app); with
     --embedder, also embed what was written without vectors."""
+    from prometheus_client import start_http_server
+
+    from convmem.metrics import ProcessMetrics
     from convmem.worker import Worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     config = _config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)
     try:
         with opened(db, config=config, embedder=embedder) as memory:
-            runner = Worker(memory, lease_seconds=lease_seconds)
+            metrics = ProcessMetrics()
+            runner = Worker(memory, lease_seconds=lease_seconds, metrics=metrics)
+            if metrics_port is not None:
+                start_http_server(metrics_port, metrics_host, registry=metrics.registry)
+                click.echo(f"metrics on http://{metrics_host}:{metrics_port}/metrics", err=True)
             click.echo(f"worker {runner.owner} serving {', '.join(runner.flows)}", err=True)
             count = runner.run(poll_seconds=poll_seconds, max_jobs=max_jobs, exit_when_idle=once)
     except KeyboardInterrupt:
@@ -415,7 +432,10 @@ def memory_delete(
 
 @main.group("eval")
 def eval_group() -> None:
-    """Measure retrieval and assembly on public benchmarks."""
+    """Measure retrieval and assembly on public benchmarks, and the memory's behaviour."""
+
+
+eval_group.add_command(behaviour_command)
 
 
 @eval_group.command("locomo")

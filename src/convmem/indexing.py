@@ -108,7 +108,7 @@ def write_turn(
     turn = prepared.turn
     parent = _as_turn(parent_row) if parent_row is not None else None
     ctx = context_text(turn, parent, None, session_gap)
-    tx.index_message(tenant, user, index_entry(message, prepared, ctx))
+    tx.index_messages(tenant, user, [index_entry(message, prepared, ctx)])
     if parent is not None:
         before = _as_turn(grandparent) if grandparent is not None else None
         tx.set_index_context(tenant, parent.message_id, context_text(parent, before, turn))

@@ -314,6 +314,10 @@ def reject_proposal(tx: WriteTxn, tenant: str, memory_id: str) -> None:
     )
 
 
+# the changes to existing memories an observer is told of (metrics label values)
+MEMORY_ACTIONS = ("confirmed", "rejected", "corrected", "deleted", "restored", "resolved")
+
+
 class _HasStore(Protocol):
     @property
     def store(self) -> Store: ...
@@ -330,6 +334,9 @@ class MemoryOwner(Protocol):
     def principal(self) -> Principal: ...
 
     def _embed_notices(self, notices: Iterable[MemoryNotice]) -> None: ...
+
+    def _observe(self, action: str, count: int = 1) -> None:
+        """Report a change to existing memories (an action of ``MEMORY_ACTIONS``) for metrics."""
 
     def search_memories(
         self, query: str, k: int = 5, *, scope: str | None = None
@@ -408,7 +415,9 @@ class Memories:
                 ),
             )
             audit(tx, who, "memory.confirmed", "memory", memory_id)
-            return tx.get_memory(who.tenant, who.user, memory_id)
+            confirmed = tx.get_memory(who.tenant, who.user, memory_id)
+        self._scope._observe("confirmed")
+        return confirmed
 
     def reject(self, memory_id: str) -> None:
         """The user declines a proposal: it is never recalled."""
@@ -419,6 +428,7 @@ class Memories:
                 raise InvalidInput(f"memory {memory_id!r} is {proposal.status}, not proposed")
             reject_proposal(tx, self._who.tenant, memory_id)
             audit(tx, self._who, "memory.rejected", "memory", memory_id)
+        self._scope._observe("rejected")
 
     def update(self, memory_id: str, text: str) -> MemoryNotice:
         """New text for a memory: a new record supersedes the old one, which stays in the
@@ -440,6 +450,8 @@ class Memories:
                     reject_proposal(tx, self._who.tenant, old.id)
                 audit(tx, self._who, "memory.updated", "memory", old.id, to=notice.memory.id)
         self._scope._embed_notices([notice])
+        if notice.memory is not None:
+            self._scope._observe("corrected")
         return notice
 
     def delete(self, memory_id: str) -> builtins.list[str]:
@@ -447,7 +459,9 @@ class Memories:
         check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.write() as tx:
             tx.get_memory(self._who.tenant, self._who.user, memory_id)
-            return delete_with_history(tx, self._who, [memory_id])
+            deleted = delete_with_history(tx, self._who, [memory_id])
+        self._scope._observe("deleted", len(deleted))
+        return deleted
 
     def resolve(self, keep_id: str) -> MemoryRecord:
         """Settle a flagged conflict: keep this record, supersede the one it conflicts with."""
@@ -470,7 +484,9 @@ class Memories:
             )
             audit(tx, self._who, "memory.resolved", "memory", keep_id,
                   superseded=[o.id for o in others])  # fmt: skip
-            return tx.get_memory(self._who.tenant, self._who.user, keep_id)
+            kept = tx.get_memory(self._who.tenant, self._who.user, keep_id)
+        self._scope._observe("resolved")
+        return kept
 
     def restore(self, memory_id: str) -> MemoryRecord:
         """Undo a supersession: the superseded memory is current again and the one that
@@ -494,7 +510,9 @@ class Memories:
             )
             audit(tx, who, "memory.restored", "memory", memory_id,
                   replaced_by=[m.id for m in newer])  # fmt: skip
-            return tx.get_memory(who.tenant, who.user, memory_id)
+            restored = tx.get_memory(who.tenant, who.user, memory_id)
+        self._scope._observe("restored")
+        return restored
 
     def search(self, query: str, k: int = 5) -> builtins.list[MemoryHit]:
         return self._scope.search_memories(query, k=k)

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from convmem.engine import Memory
 from convmem.errors import NotFound
 from convmem.ids import new_id
+from convmem.metrics import ProcessMetrics
 from convmem.model.summary import Job
 from convmem.summaries import SummaryFlow, job_kind
 from convmem.summarize.base import Summarizer
@@ -50,12 +51,17 @@ class Worker:
         lease_seconds: float = 120.0,
         owner: str | None = None,
         retention_seconds: float = 3600.0,
+        metrics: ProcessMetrics | None = None,
     ) -> None:
+        """``metrics``: where jobs, failures and retention passes are counted (a registry of
+        the worker's own by default; ``convmem worker --metrics-port`` serves it)."""
         if lease_seconds <= 0 or retention_seconds <= 0:
             raise ValueError("lease_seconds and retention_seconds must be positive")
         self.retention_seconds = retention_seconds
         self._retention_due = 0.0  # monotonic time of the next pass: the first loop runs one
         self.memory = memory
+        self.metrics = metrics or ProcessMetrics()
+        self.metrics.watch_queue(memory.store)
         chosen = list(summarizers or [memory.summarizer])
         if not any(isinstance(s, ExtractiveSummarizer) for s in chosen):
             chosen.append(ExtractiveSummarizer())
@@ -84,6 +90,7 @@ class Worker:
             with store.write() as tx:
                 tx.fail_job(job.id, self.owner, "attempts used up", None)
             log.warning("job %s failed: attempts used up", job.id)
+            self.metrics.job_ran(job.kind, "failed", "AttemptsUsedUp")
             return job
         beating = threading.Event()
         heart = threading.Thread(target=self._heartbeat, args=(job, beating), daemon=True)
@@ -98,10 +105,12 @@ class Worker:
             with store.write() as tx:
                 tx.fail_job(job.id, self.owner, reason, retry_at)
             log.warning("job %s attempt %d failed: %s", job.id, job.attempts, reason)
+            self.metrics.job_ran(job.kind, "retry" if retry_at else "failed", reason)
         else:
             with store.write() as tx:
                 if not tx.finish_job(job.id, self.owner, note):
                     log.warning("job %s finished after its lease was lost", job.id)
+            self.metrics.job_ran(job.kind, "done")
             log.info("job %s done%s", job.id, f" ({note})" if note else "")
         finally:
             beating.set()
@@ -139,6 +148,7 @@ class Worker:
             return None
         self._retention_due = time.monotonic() + self.retention_seconds
         deleted = self.memory.apply_retention()
+        self.metrics.retention_swept(sum(deleted.values()))
         if any(deleted.values()):
             log.info("retention deleted %d conversations", sum(deleted.values()))
         return deleted

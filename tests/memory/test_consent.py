@@ -107,6 +107,42 @@ def test_small_talk_never_supersedes_a_real_memory(alice: convmem.Scope) -> None
     assert all(e.action != "memory.superseded" for e in alice.audit())
 
 
+@pytest.mark.parametrize(
+    ("statement", "old", "new"),
+    [
+        ("Merk dir, dass meine Lieblingsfarbe {} ist.", "Gelb", "Blau"),
+        ("Merk dir: meine Lieblingsfarbe ist {}.", "Gelb", "Blau"),
+        ("Souviens-toi que mon plat préféré est la {}.", "raclette", "tartiflette"),
+        ("Recuerda que mi deporte favorito es el {}.", "pádel", "ciclismo"),
+        ("Ricorda che la mia città preferita è {}.", "Torino", "Bologna"),
+        ("Lembre-se de que minha fruta favorita é a {}.", "manga", "goiaba"),
+        ("Onthoud dat mijn favoriete kaas {} is.", "Gouda", "Leerdammer"),
+    ],
+)
+def test_a_correction_in_another_language_supersedes(
+    alice: convmem.Scope, statement: str, old: str, new: str
+) -> None:
+    """ "My X is Y" names the slot X in every language of the grammar, so a newer value replaces
+    the older instead of standing beside it as a second current memory."""
+    conv = alice.create_conversation()
+    (first,) = conv.append("user", statement.format(old)).notices
+    (second,) = conv.append("user", statement.format(new)).notices
+    assert first.memory is not None
+    assert second.memory is not None
+    assert second.status == "saved"
+    assert [m.id for m in second.superseded] == [first.memory.id]
+    assert [m.id for m in alice.memories.list()] == [second.memory.id]
+
+
+def test_different_slots_in_another_language_stand_side_by_side(alice: convmem.Scope) -> None:
+    conv = alice.create_conversation()
+    conv.append("user", "Merk dir, dass meine Lieblingsfarbe Gelb ist.")
+    conv.append("user", "Merk dir, dass mein Lieblingsessen Käsespätzle ist.")
+    conv.append("user", "Souviens-toi que ma ville préférée est Lyon.")
+    conv.append("user", "Souviens-toi que mon plat préféré est la raclette.")
+    assert len(alice.memories.list()) == 4
+
+
 def test_a_proposal_never_supersedes(alice: convmem.Scope) -> None:
     aisle = alice.remember("I prefer aisle seats.").memory
     assert aisle is not None

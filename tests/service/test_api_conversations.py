@@ -120,6 +120,29 @@ def test_assemble_returns_provider_messages_and_keeps_the_report(
     assert kept["report"] == openai["report"]
     assert "Porto" not in str(kept)  # ids and counts only
 
+    schema = {"type": "object", "properties": {"to": {"type": "string"}}}
+    tool = {"name": "find_train", "description": "Find trains.", "input_schema": schema}
+    for format, shape in (
+        ("openai", "function"),
+        ("responses", "name"),
+        ("anthropic", "input_schema"),
+    ):
+        with_tools = client.post(
+            f"{base}/assemble",
+            json={"user_message": "Trains?", "format": format, "tools": [tool],
+                  "model": {"name": "claude-sonnet-4-5"}},
+            headers=h,
+        )  # fmt: skip
+        assert with_tools.status_code == 200, with_tools.text
+        out = with_tools.json()
+        assert len(out["tools"]) == 1 and shape in out["tools"][0]
+        assert out["report"]["sections"]["tools"] > 0
+        assert out["report"]["tools_offered"] == ["find_train"]
+    bad_tool = {"user_message": "x", "tools": [{"name": "no spaces allowed"}]}
+    refused_tool = client.post(f"{base}/assemble", json=bad_tool, headers=h)
+    assert refused_tool.status_code == 422
+    assert "tool 0: name" in refused_tool.json()["detail"]
+
     too_small = {"user_message": "x " * 400, "model": {"context_window": 300, "max_output": 100}}
     refused = client.post(f"{base}/assemble", json=too_small, headers=h)
     assert refused.status_code == 422

@@ -59,9 +59,10 @@ def test_metrics_count_requests_by_route_template_and_status(
     client.get("/v1/memories")
     text = client.get("/metrics").text
     route = 'route="/v1/conversations/{conversation_id}"'
-    assert f'convmem_http_requests_total{{method="GET",{route},status="200"}} 1' in text
-    assert f'convmem_http_requests_total{{method="GET",{route},status="404"}} 1' in text
-    assert 'convmem_http_requests_total{method="GET",route="/v1/memories",status="401"} 1' in text
+    # prometheus_client writes counts as floats ("1.0")
+    assert f'convmem_http_requests_total{{method="GET",{route},status="200"}} 1.0' in text
+    assert f'convmem_http_requests_total{{method="GET",{route},status="404"}} 1.0' in text
+    assert 'convmem_http_requests_total{method="GET",route="/v1/memories",status="401"} 1.0' in text
     assert "convmem_http_request_duration_seconds_bucket" in text
     assert 'le="+Inf"' in text
     assert cid not in text  # templates, not raw paths

@@ -12,11 +12,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from convmem.assemble import AssembledContext, AssemblyOptions
+from convmem.assemble import AssembledContext, AssemblyOptions, FixedParts
 from convmem.engine.handles import Owner
 from convmem.engine.pins import pin_instruction
 from convmem.engine.request import (
     CountOnce,
+    Degradation,
+    GuardedEmbedder,
     Planner,
     Request,
     branch_entries,
@@ -38,11 +40,13 @@ from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import SummaryRecord
+from convmem.model.tools import ToolSpec
 from convmem.retention import delete_conversation
-from convmem.retrieval.vector import RequestEmbedder
+from convmem.retrieval.vector import Embedder, RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
 from convmem.tokens import ESTIMATE, get_counter
+from convmem.tools.schema import parse_tools
 from convmem.tree import (
     aware_utc,
     check_identifier,
@@ -232,7 +236,7 @@ class Conversation:
             )
             stored = replace(unplaced, parent_id=parent_id, depth=depth)
             row = MessageRow(stored, revision_of, revision_kind, tokens, estimate, before)
-            tx.insert_message(tenant, user, row)
+            tx.insert_messages(tenant, user, [row])
             if prepared is not None:
                 write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
             tx.set_active_leaf(tenant, self.id, stored.id)
@@ -317,11 +321,16 @@ class Conversation:
         system: str | None = None,
         leaf_id: str | None = None,
         options: AssemblyOptions | None = None,
+        tools: Sequence[Mapping[str, Any] | ToolSpec] | None = None,
     ) -> AssembledContext:
         """Build the next request from stored state.
 
         ``user_message`` is the new turn, not yet stored; leave it out when the turn being answered
         is already the branch's leaf (a stored user message, or tool results to continue from).
+
+        ``tools`` are the application's tool definitions (OpenAI function schemas or Anthropic
+        tool schemas): counted the way the provider charges them, taken off the budget before
+        history, and returned in ``format``'s shape as ``AssembledContext.tools``.
 
         No message is written. When turns were evicted, the summary through the newest evicted
         message fills the summary slot: found by key, or built inline by the extractive
@@ -336,6 +345,7 @@ class Conversation:
             if not user_message.strip():
                 raise InvalidMessage("the user message needs content")
         options = options or AssemblyOptions()
+        tool_specs = tuple(parse_tools(tools))
         if system is None:  # the argument wins; the options' prompt is the default
             system = options.system_prompt
         if system is not None:
@@ -352,17 +362,31 @@ class Conversation:
                 who=self.scope.principal, conversation=record, leaf=leaf,
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 profile=profile, counter=counter, format=format, options=options,
-                embedder=RequestEmbedder(memory.embedder) if memory.embedder else None,
+                embedder=guarded(memory.embedder),
+                tools=tool_specs,
             )  # fmt: skip
-            # the steps: memories → plan → retrieve → summary (→ render, after the read)
-            fixed = recall_memories(tx, request)
+            # the steps: memories → plan → retrieve → summary (→ render, after the read); the
+            # memories, retrieval and the summary are parts the request goes without on failure
+            parts = Degradation()
+            bare = FixedParts(system_prompt=system, pinned=pins)
+            fixed = parts.attempt("memories", request, lambda r: recall_memories(tx, r), bare)
             planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
             chosen, fixed = planner.first(fixed)
-            chosen = retrieve_evicted(tx, request, memory, planner, chosen, fixed)
-            lookup = find_summary(tx, memory.summaries, request, chosen)
+            chosen = parts.attempt(
+                "retrieval", request,
+                lambda r: retrieve_evicted(tx, r, memory, planner, chosen, fixed), chosen,
+            )  # fmt: skip
+            lookup = parts.attempt(
+                "summary", request, lambda r: find_summary(tx, memory.summaries, r, chosen), None
+            )
         if lookup is not None:  # what the summary step built or queued is written after the read
-            lookup = memory.summaries.commit(self._store, self._tenant, self.scope.user, lookup)
-        return render_request(chosen, lookup)
+            found, flow, store, user = lookup, memory.summaries, self._store, self.scope.user
+            lookup = parts.attempt(
+                "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
+            )
+        context = parts.report(render_request(chosen, lookup))
+        memory.observer.assembled(context.report)
+        return context
 
     # --- summaries ------------------------------------------------------------------------------
 
@@ -414,6 +438,11 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.last_assembly(self._tenant, self.scope.user, self.id)
+
+
+def guarded(embedder: Embedder | None) -> GuardedEmbedder | None:
+    """The request's view of the store's embedder: each text embedded once, failure a part's."""
+    return GuardedEmbedder(RequestEmbedder(embedder)) if embedder is not None else None
 
 
 def checked_message(

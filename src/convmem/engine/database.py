@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from convmem.config import Config
+from convmem.engine.observer import NoObserver, Observer
 from convmem.engine.scope import Scope
 from convmem.errors import InvalidInput
 from convmem.indexing import Progress, backfill, reindex
@@ -58,6 +59,8 @@ class Memory:
         )
         self.embedder = embedder
         self.vector_cache = VectorCache()
+        # what the program driving the engine counts (the service and the worker install one)
+        self.observer: Observer = NoObserver()
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
         for name in self.config.tokenizers:
             counter = get_counter(name)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from convmem.config import Config
+from convmem.engine.observer import Observer
 from convmem.model.memory import MemoryNotice, MemoryRecord
 from convmem.model.messages import NewMessage
 from convmem.model.principal import Principal
@@ -42,6 +43,9 @@ class Database(Protocol):
 
     @property
     def vector_cache(self) -> VectorCache: ...
+
+    @property
+    def observer(self) -> Observer: ...
 
     def count_message(self, message: NewMessage) -> tuple[dict[str, int], int]: ...
 

@@ -9,8 +9,10 @@ is chosen by the pure functions of ``convmem.assemble``, and the sections' rooms
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from convmem.assemble import (
     AssembledContext,
@@ -24,13 +26,15 @@ from convmem.assemble import (
 )
 from convmem.budget import memory_caps, retrieved_reserve
 from convmem.engine.handles import Database
-from convmem.errors import BudgetExceeded
+from convmem.errors import BudgetExceeded, StoreBusy
 from convmem.formats import Format
 from convmem.memories import memory_gate, recall_candidates
 from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
 from convmem.model.conversation import ConversationRecord
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
+from convmem.model.tools import ToolSpec
+from convmem.retrieval.matrix import Matrix
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
 from convmem.search import Window, rank_conversation
@@ -56,6 +60,7 @@ class Request:
     format: Format
     options: AssemblyOptions
     embedder: Embedder | None  # the request's own (it embeds the query once)
+    tools: tuple[ToolSpec, ...] = ()  # the tool definitions the caller sends with the request
 
 
 class CountOnce:
@@ -81,6 +86,83 @@ class CountOnce:
         return found
 
 
+# --- degradation --------------------------------------------------------------------------------
+
+T = TypeVar("T")
+_log = logging.getLogger(__name__)
+
+
+class _EmbedderFailed(Exception):
+    """Raised through a step when the request's embedder failed, so the step can run again
+    without vectors (the embedder is one part; the step's lexical half still works)."""
+
+
+class GuardedEmbedder:
+    """The request's embedder, as a part that may fail: the first failure is kept and every
+    later call fails at once, so one broken model costs the request one attempt, not one per
+    step."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.failure: BaseException | None = None
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dimensions(self) -> int:
+        return self._inner.dimensions
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if self.failure is None:
+            try:
+                return self._inner.embed(texts)
+            except Exception as exc:
+                self.failure = exc
+        raise _EmbedderFailed from self.failure
+
+
+class Degradation:
+    """The parts of one request skipped because they failed, each as "part: reason".
+
+    Memories, retrieval and the summary are extras around the window: when one raises, the
+    request goes on without it and the report says so. The reason names the error's class only
+    (an error's message may quote content). The message store itself failing is not a part:
+    the window's own reads are not attempted here, so their StoreError still fails the request;
+    StoreBusy is let through too, since the caller's retry is the answer to it.
+    """
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def attempt(self, part: str, request: Request, step: Callable[[Request], T], fallback: T) -> T:
+        try:
+            return step(request)
+        except StoreBusy:
+            raise
+        except _EmbedderFailed as failed:
+            self._note("embedder", failed.__cause__)
+            if request.embedder is None:  # cannot happen: only a guarded embedder raises it
+                return fallback
+            return self.attempt(part, replace(request, embedder=None), step, fallback)
+        except Exception as exc:
+            self._note(part, exc)
+            return fallback
+
+    def _note(self, part: str, exc: BaseException | None) -> None:
+        reason = f"{part}: error {type(exc).__name__}"
+        if reason not in self.reasons:
+            _log.warning("assembly went without a part: %s", reason)
+            self.reasons.append(reason)
+
+    def report(self, context: AssembledContext) -> AssembledContext:
+        """``context`` with the skipped parts in its report."""
+        if not self.reasons:
+            return context
+        return replace(context, report=replace(context.report, degraded=list(self.reasons)))
+
+
 def branch_entries(
     tx: ReadTxn, tenant: str, leaf: str | None, counter: TokenCounter
 ) -> Iterator[ChainEntry]:
@@ -102,7 +184,7 @@ def recall_memories(tx: ReadTxn, request: Request) -> FixedParts:
     """The fixed parts: system prompt, pins and the long-term memory of this request (the block,
     and the late memories for a large set). A temporary conversation, a user or tenant with
     memory off, or recall switched off read no memory at all."""
-    fixed = FixedParts(system_prompt=request.system, pinned=request.pinned)
+    fixed = FixedParts(system_prompt=request.system, pinned=request.pinned, tools=request.tools)
     who, options, record = request.who, request.options, request.conversation
     if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
         return fixed

@@ -13,10 +13,11 @@ from typing import Any, Unpack
 from convmem.engine.conversation import Conversation
 from convmem.engine.handles import Database
 from convmem.engine.pins import pin_instruction
+from convmem.errors import NeverStoreViolation
 from convmem.ids import new_id
 from convmem.memories import Memories, MemoryFields, audit, memory_gate, save_memory
 from convmem.model.conversation import ConversationRecord
-from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice
+from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice, SourceKind
 from convmem.model.messages import Message
 from convmem.model.principal import Principal
 from convmem.search import search_memories
@@ -50,25 +51,35 @@ class Scope:
         ``NeverStoreViolation``. A newer statement on the same subject supersedes the older.
         Optional fields: category, subject, scope ("user" or "project:<id>"), expires_at,
         source_message_id."""
-        with self.memory.store.write() as tx:
-            notice = save_memory(
-                tx, self.principal, text, source_kind="user_explicit", status="confirmed", **fields
-            )
-        self._embed_notices([notice])
-        return notice
+        return self._save(text, "user_explicit", "confirmed", fields)
 
     def propose(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
         """Record an inference as a proposal: never recalled until the user confirms it."""
-        with self.memory.store.write() as tx:
-            notice = save_memory(
-                tx, self.principal, text, source_kind="inference", status="proposed", **fields
-            )
+        return self._save(text, "inference", "proposed", fields)
+
+    def _save(
+        self, text: str, source_kind: SourceKind, status: str, fields: MemoryFields
+    ) -> MemoryNotice:
+        try:
+            with self.memory.store.write() as tx:
+                notice = save_memory(
+                    tx, self.principal, text, source_kind=source_kind, status=status, **fields
+                )
+        except NeverStoreViolation as refused:  # strict: a block raises; it is counted all the same
+            self.memory.observer.memory_notices([MemoryNotice("blocked", "", refused.reason)])
+            raise
         self._embed_notices([notice])
         return notice
 
     def _embed_notices(self, notices: Iterable[MemoryNotice]) -> None:
+        # every notice of a save, proposal, block or forget passes here, so it is counted here
+        notices = list(notices)
+        self.memory.observer.memory_notices(notices)
         records = [n.memory for n in notices if n.memory is not None]
         self.memory.embed_memories(self.tenant, self.user, records)
+
+    def _observe(self, action: str, count: int = 1) -> None:
+        self.memory.observer.memory_changed(action, count)
 
     def search_memories(
         self, query: str, k: int = 5, *, scope: str | None = None

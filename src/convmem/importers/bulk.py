@@ -26,7 +26,7 @@ from convmem.indexing import PreparedTurn, index_entry, prepare_turn
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, NewMessage
 from convmem.retrieval.index import context_text
-from convmem.store.base import IndexEntry, MessageRow, WriteTxn
+from convmem.store.base import IndexEntry, MessageRow
 from convmem.tree import (
     check_text,
     check_tool_result,
@@ -130,24 +130,20 @@ def _write(scope: Scope, batch: list[_Planned], report: ImportReport) -> None:
     if not batch:
         return
     tenant, user = scope.tenant, scope.user
+    rows = [row for planned in batch for row in planned.rows]
     with scope.memory.store.write() as tx:
         for planned in batch:
-            _write_one(tx, tenant, user, planned)
+            tx.insert_conversation(tenant, planned.record)
+        tx.insert_messages(tenant, user, rows)
+        tx.index_messages(tenant, user, [entry for planned in batch for entry in planned.index])
+        for planned in batch:
+            conversation = planned.record.id
+            if planned.words or planned.speakers:
+                tx.add_terms(tenant, conversation, sorted(planned.words), sorted(planned.speakers))
+            if planned.active_leaf is not None:
+                tx.set_active_leaf(tenant, conversation, planned.active_leaf)
     report.conversations += len(batch)
-    report.messages += sum(len(p.rows) for p in batch)
-
-
-def _write_one(tx: WriteTxn, tenant: str, user: str, planned: _Planned) -> None:
-    tx.insert_conversation(tenant, planned.record)
-    for row in planned.rows:
-        tx.insert_message(tenant, user, row)
-    for entry in planned.index:
-        tx.index_message(tenant, user, entry)
-    if planned.words or planned.speakers:
-        conversation = planned.record.id
-        tx.add_terms(tenant, conversation, sorted(planned.words), sorted(planned.speakers))
-    if planned.active_leaf is not None:
-        tx.set_active_leaf(tenant, planned.record.id, planned.active_leaf)
+    report.messages += len(rows)
 
 
 def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> _Planned | None:

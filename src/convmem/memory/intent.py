@@ -456,6 +456,24 @@ _SUBJECTS: list[tuple[re.Pattern[str], Category, str]] = [
     ),
 ]
 _MY_X_IS = re.compile(r"\bmy\s+(?:favou?rite\s+)?(?P<x>\w+(?:\s+\w+)?)\s+(?:is|are)\s+\w", re.I)
+# The same slot in the grammar's other languages: a first-person possessive and the slot's noun
+# (one or two words), then the copula before the value ("mon plat préféré est la raclette",
+# "meine Lieblingsfarbe ist Blau") or, in a German or Dutch clause after "dass" / "dat", after it
+# at the clause's end ("meine Lieblingsfarbe Gelb ist", "mijn favoriete kaas Gouda is").
+_OTHER_POSSESSIVES = "|".join(lang.possessive for lang in LANGUAGES if lang.code != "en")
+_VERB_FINAL_POSSESSIVES = "|".join(
+    lang.possessive for lang in LANGUAGES if lang.code in ("de", "nl")
+)
+_THEIR_X_IS = re.compile(
+    rf"\b(?:{_OTHER_POSSESSIVES})\s+(?P<x>\w+(?:\s+\w+)?)\s+"
+    r"(?:ist|sind|est|sont|es|son|è|sono|é|são|is|zijn)\s+\w",
+    re.I,
+)
+_THEIR_X_VALUE_IS = re.compile(
+    rf"\b(?:{_VERB_FINAL_POSSESSIVES})\s+(?P<x>\w+(?:\s+\w+)?)\s+\w+\s+(?:ist|sind|is|zijn)"
+    r"\s*[.!]?\s*$",
+    re.I,
+)
 _PREFERENCE_WORDS = re.compile(r"\b(?:prefer|like|love|hate|dislike|enjoy|want|rather)\b", re.I)
 _CONSTRAINT_WORDS = re.compile(r"\b(?:never|always|must|don'?t|do\s+not|only|avoid)\b", re.I)
 
@@ -472,7 +490,11 @@ def subject_slot(statement: str) -> tuple[Category, str] | None:
     for pattern, category, subject in _SUBJECTS:
         if pattern.search(statement):
             return category, subject
-    match = _MY_X_IS.search(statement)
+    match = (
+        _MY_X_IS.search(statement)
+        or _THEIR_X_IS.search(statement)
+        or _THEIR_X_VALUE_IS.search(statement)
+    )
     if match:
         return "profile", " ".join(content_words(match.group("x"))) or match.group("x").lower()
     return None

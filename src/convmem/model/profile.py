@@ -15,13 +15,16 @@ class ModelProfile:
     ``tokenizer`` is a tiktoken encoding (``o200k_base``, ``cl100k_base``) or ``estimate`` (the
     conservative byte-based estimate, used for Anthropic models). ``safety_margin`` tokens are
     kept free on top of ``max_output``; by default 2 % of the window, at least 16, because a
-    provider's own framing can differ from our count by a few tokens per message.
+    provider's own framing can differ from our count by a few tokens per message. ``name`` is the
+    provider's model id ("gpt-4o", "claude-sonnet-4-5"): what a tool definition costs depends on
+    it (``convmem.tools.cost``); without it the highest published cost is charged.
     """
 
     context_window: int = 8192
     max_output: int = 1024
     tokenizer: str = "o200k_base"
     safety_margin: int | None = None
+    name: str | None = None
 
     def __post_init__(self) -> None:
         if self.context_window <= 0:
@@ -30,6 +33,10 @@ class ModelProfile:
             raise InvalidInput("max_output must be at least 0 and below context_window")
         if self.safety_margin is not None and self.safety_margin < 0:
             raise InvalidInput("safety_margin must not be negative")
+        if self.name is not None and (
+            not isinstance(self.name, str) or not 0 < len(self.name) <= 200
+        ):
+            raise InvalidInput("the model name must be a string of 1 to 200 characters")
 
     @property
     def margin(self) -> int:

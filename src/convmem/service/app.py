@@ -22,9 +22,10 @@ from swagger_ui_bundle import swagger_ui_path
 
 from convmem import __version__
 from convmem.engine import Memory
+from convmem.metrics import CONTENT_TYPE, ProcessMetrics
 from convmem.service import account, admin, conversations, memories
 from convmem.service.auth import memory_of
-from convmem.service.observability import Metrics, ServiceMiddleware
+from convmem.service.observability import ServiceMiddleware
 from convmem.service.params import known_query_only
 from convmem.service.problems import ERROR_STATUSES, PROBLEM_JSON, Problem, install_handlers
 from convmem.service.schemas import HealthOut
@@ -54,7 +55,8 @@ class ServiceSettings:
 
 def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastAPI:
     settings = settings or ServiceSettings()
-    metrics = Metrics()
+    metrics = ProcessMetrics()
+    memory.observer = metrics  # the engine reports each assembly to this app's registry
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -77,7 +79,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
     )
     app.state.memory = memory
     app.state.metrics = metrics
-    install_handlers(app)
+    install_handlers(app, metrics)
     for module in (conversations, memories, account, admin):
         app.include_router(module.router)
     _ops_routes(app, metrics)
@@ -88,7 +90,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
     return app
 
 
-def _ops_routes(app: FastAPI, metrics: Metrics) -> None:
+def _ops_routes(app: FastAPI, metrics: ProcessMetrics) -> None:
     @app.get("/healthz", response_model=HealthOut, tags=["operations"])
     def healthz(request: Request) -> dict[str, Any]:
         """Alive and able to read the database."""
@@ -103,10 +105,9 @@ def _ops_routes(app: FastAPI, metrics: Metrics) -> None:
         responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
     )
     def prometheus_metrics() -> PlainTextResponse:
-        """Request counts by route and status and latency histograms, in Prometheus' format."""
-        return PlainTextResponse(
-            metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8"
-        )
+        """Request counts, latencies and the pipeline's per-request numbers (tokens per section,
+        memories, evictions, retrievals, summaries), in Prometheus' format; never content."""
+        return PlainTextResponse(metrics.render(), media_type=CONTENT_TYPE)
 
 
 def _page_routes(app: FastAPI) -> None:

@@ -177,13 +177,14 @@ def assemble(conversation_id: ConversationId, body: AssembleIn, scope: ActingSco
     options = AssemblyOptions(**body.options.model_dump()) if body.options else None
     context = conv.assemble(
         body.user_message, model=model, format=body.format, system=body.system,
-        leaf_id=body.leaf_id, options=options,
+        leaf_id=body.leaf_id, options=options, tools=body.tools,
     )  # fmt: skip
     conv.record_assembly(context, body.leaf_id)
     return {
         "messages": context.messages,
         "system": context.system,
         "report": context.report.to_dict(),
+        "tools": context.tools,
     }
 
 

@@ -2,7 +2,8 @@
 
 Logs are JSON lines with the request id, the route template (never the raw query string, which
 can hold search text), status, duration and the key's id; never message or memory content.
-Metrics are kept in process and rendered in Prometheus' text format by ``/metrics``.
+Metrics are ``convmem.metrics.ProcessMetrics`` (prometheus_client, one registry per app),
+rendered by ``/metrics``.
 """
 
 from __future__ import annotations
@@ -10,15 +11,14 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 import time
 import uuid
-from bisect import bisect_left
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from starlette.exceptions import HTTPException
 
+from convmem.metrics import ProcessMetrics
 from convmem.service.problems import PROBLEM_JSON
 
 Scope = MutableMapping[str, Any]
@@ -32,72 +32,6 @@ REQUEST_ID_HEADER = "x-request-id"
 _GOOD_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 # methods outside these are counted as OTHER, so clients cannot grow the label set
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
-BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-
-
-class Metrics:
-    """Request counts by route and status, and a latency histogram by route."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._requests: dict[tuple[str, str, int], int] = {}
-        self._buckets: dict[tuple[str, str], list[int]] = {}
-        self._sums: dict[tuple[str, str], float] = {}
-        self.in_flight = 0
-
-    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        with self._lock:
-            key = (method, route, status)
-            self._requests[key] = self._requests.get(key, 0) + 1
-            counts = self._buckets.setdefault((method, route), [0] * (len(BUCKETS) + 1))
-            counts[bisect_left(BUCKETS, seconds)] += 1
-            self._sums[(method, route)] = self._sums.get((method, route), 0.0) + seconds
-
-    def render(self) -> str:
-        def labels(**pairs: object) -> str:
-            inner = ",".join(
-                f'{k}="{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
-                for k, v in pairs.items()
-            )
-            return "{" + inner + "}"
-
-        lines = [
-            "# HELP convmem_http_requests_total HTTP requests by method, route and status.",
-            "# TYPE convmem_http_requests_total counter",
-        ]
-        with self._lock:
-            for (method, route, status), n in sorted(self._requests.items()):
-                lines.append(
-                    f"convmem_http_requests_total{labels(method=method, route=route, status=status)} {n}"  # noqa: E501
-                )
-            lines += [
-                "# HELP convmem_http_request_duration_seconds HTTP request latency by route.",
-                "# TYPE convmem_http_request_duration_seconds histogram",
-            ]
-            for (method, route), counts in sorted(self._buckets.items()):
-                running = 0
-                for bound, count in zip((*BUCKETS, float("inf")), counts, strict=True):
-                    running += count
-                    le = "+Inf" if bound == float("inf") else repr(bound)
-                    lines.append(
-                        "convmem_http_request_duration_seconds_bucket"
-                        f"{labels(method=method, route=route, le=le)} {running}"
-                    )
-                sums = self._sums[(method, route)]
-                lines.append(
-                    f"convmem_http_request_duration_seconds_sum{labels(method=method, route=route)}"
-                    f" {sums:.6f}"
-                )
-                lines.append(
-                    "convmem_http_request_duration_seconds_count"
-                    f"{labels(method=method, route=route)} {running}"
-                )
-            lines += [
-                "# HELP convmem_http_requests_in_flight Requests being handled now.",
-                "# TYPE convmem_http_requests_in_flight gauge",
-                f"convmem_http_requests_in_flight {self.in_flight}",
-            ]
-        return "\n".join(lines) + "\n"
 
 
 class JsonFormatter(logging.Formatter):
@@ -162,7 +96,7 @@ async def _send_413(send: Send, detail: str, request_id: str) -> None:
 class ServiceMiddleware:
     """Request id, body-size limit (413 before the body is read), metrics and the access log."""
 
-    def __init__(self, app: ASGIApp, *, metrics: Metrics, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, metrics: ProcessMetrics, max_body_bytes: int) -> None:
         self.app = app
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
@@ -203,7 +137,7 @@ class ServiceMiddleware:
                     raise HTTPException(413, f"the body is above the limit of {limit} bytes")
             return message
 
-        self.metrics.in_flight += 1
+        self.metrics.http_in_flight.inc()
         try:
             if declared is not None and declared > limit:
                 status = 413
@@ -213,13 +147,13 @@ class ServiceMiddleware:
                 return
             await self.app(scope, receive_limited, send_with_id)
         finally:
-            self.metrics.in_flight -= 1
+            self.metrics.http_in_flight.dec()
             elapsed = time.perf_counter() - started
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             method = scope.get("method", "")
             method = method if method in _METHODS else "OTHER"
-            self.metrics.observe(method, template, status, elapsed)
+            self.metrics.observe_http(method, template, status, elapsed)
             log.info(
                 "request",
                 extra={

@@ -32,6 +32,7 @@ from convmem.errors import (
     StoreBusy,
     StoreError,
 )
+from convmem.metrics import ProcessMetrics
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("convmem.service")
@@ -129,12 +130,14 @@ def _field_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def install_handlers(app: FastAPI) -> None:
-    """Map every exception to a problem response."""
+def install_handlers(app: FastAPI, metrics: ProcessMetrics) -> None:
+    """Map every exception to a problem response (counting the 404s for ids in ``metrics``)."""
 
     @app.exception_handler(ConvmemError)
     async def engine_error(request: Request, exc: ConvmemError) -> Response:
         status, code, extra = classify(exc)
+        if isinstance(exc, NotFound):  # a missing id, or another principal's: one answer
+            metrics.not_found_for(exc.kind)
         if status >= 500:
             _log_fault(request, exc)
         headers = {"Retry-After": "1"} if status == 503 else None

@@ -128,6 +128,9 @@ class ModelIn(_Request):
     max_output: Tokens = 1024
     tokenizer: Literal["o200k_base", "cl100k_base", "estimate"] = "o200k_base"
     safety_margin: Tokens | None = None
+    name: Label | None = Field(
+        None, description="The provider's model id (tool costs depend on it)"
+    )
 
 
 class OptionsIn(_Request):
@@ -143,10 +146,16 @@ class AssembleIn(_Request):
         None, description="The new user turn (not stored). Leave out to answer the leaf."
     )
     model: ModelIn | None = None
-    format: Literal["openai", "anthropic"] = "openai"
+    format: Literal["openai", "anthropic", "responses"] = "openai"
     system: Text | None = None
     leaf_id: Id | None = None
     options: OptionsIn | None = None
+    tools: list[dict[str, Any]] | None = Field(
+        None,
+        max_length=128,
+        description="Tool definitions (OpenAI function schemas or Anthropic tool schemas), counted "
+        "in the budget and returned in the format's shape",
+    )
 
 
 class PinCreate(_Request):
@@ -273,12 +282,19 @@ class ReportOut(_Response):
     summary_through_id: str | None = None
     summary_source: str | None = None
     retrieved_ids: list[str] = []
+    degraded: list[str] = Field(
+        default_factory=list,
+        description='Parts skipped because they failed, e.g. "retrieval: error OperationalError".',
+    )
+    tools_offered: list[str] = []
+    tools_suppressed: list[dict[str, str]] = []
 
 
 class AssembledOut(_Response):
     messages: list[dict[str, Any]]
     system: list[dict[str, Any]] | None
     report: ReportOut
+    tools: list[dict[str, Any]] | None = None
 
 
 class LastAssemblyOut(_Response):

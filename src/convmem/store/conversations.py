@@ -134,8 +134,9 @@ class ConversationReads(Protocol):
 class ConversationWrites(Protocol):
     def insert_conversation(self, tenant: str, record: ConversationRecord) -> None: ...
 
-    def insert_message(self, tenant: str, user: str, row: MessageRow) -> None:
-        """Insert the message with its token counts; its place in write order is now."""
+    def insert_messages(self, tenant: str, user: str, rows: Sequence[MessageRow]) -> None:
+        """Insert the messages with their token counts, parents before their children; their
+        places in write order are now, in the order given."""
         ...
 
     def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None: ...

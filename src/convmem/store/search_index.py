@@ -157,8 +157,8 @@ class IndexReads(Protocol):
 
 
 class IndexWrites(Protocol):
-    def index_message(self, tenant: str, user: str, entry: IndexEntry) -> None:
-        """Insert or replace the message's index row."""
+    def index_messages(self, tenant: str, user: str, entries: Sequence[IndexEntry]) -> None:
+        """Insert or replace the messages' index rows."""
         ...
 
     def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None:

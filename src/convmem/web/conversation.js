@@ -9,6 +9,7 @@ const $ = (id) => document.getElementById(id);
 
 // readable names for the report's sections (the key stays visible for developers)
 const SECTION_NAMES = {
+  tools: "Tool definitions",
   system: "System prompt",
   pinned: "Pinned instructions",
   memories: "Memories",

@@ -36,7 +36,7 @@ def _wait_for(url: str, process: subprocess.Popen[bytes], seconds: float = 30) -
 def _in_flight(base: str) -> int:
     text = httpx.get(f"{base}/metrics", timeout=5).text
     line = next(x for x in text.splitlines() if x.startswith("convmem_http_requests_in_flight "))
-    return int(line.split()[1]) - 1  # less the metrics request itself
+    return int(float(line.split()[1])) - 1  # less the metrics request itself (a float: "1.0")
 
 
 def _refuses_connections(url: str, within: float) -> bool:

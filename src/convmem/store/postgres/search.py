@@ -80,8 +80,10 @@ _VOCABULARY = (
 class SearchTxnMixin(TxnBase):
     # --- the message index ----------------------------------------------------------------------
 
-    def index_message(self, tenant: str, user: str, entry: IndexEntry) -> None:
-        self._db.execute(
+    def index_messages(self, tenant: str, user: str, entries: Sequence[IndexEntry]) -> None:
+        if not entries:
+            return
+        self._db.cursor().executemany(
             "INSERT INTO message_index (tenant_id, message_id, user_id, conversation_id, depth, "
             "created_at, speaker, session, scope_lexeme, body, ctx, embedder, vector) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
@@ -89,18 +91,22 @@ class SearchTxnMixin(TxnBase):
             "created_at = EXCLUDED.created_at, speaker = EXCLUDED.speaker, "
             "session = EXCLUDED.session, body = EXCLUDED.body, ctx = EXCLUDED.ctx, "
             "embedder = EXCLUDED.embedder, vector = EXCLUDED.vector",
-            (
-                tenant, entry.message_id, user, entry.conversation_id, entry.depth,
-                entry.created_at, entry.speaker, entry.session,
-                conversation_lexeme(tenant, entry.conversation_id), entry.body, entry.ctx,
-                entry.embedder, None if entry.vector is None else halfvec(entry.vector),
-            ),
+            [
+                (
+                    tenant, entry.message_id, user, entry.conversation_id, entry.depth,
+                    entry.created_at, entry.speaker, entry.session,
+                    conversation_lexeme(tenant, entry.conversation_id), entry.body, entry.ctx,
+                    entry.embedder, None if entry.vector is None else halfvec(entry.vector),
+                )
+                for entry in entries
+            ],
         )  # fmt: skip
         self._db.execute(
             "INSERT INTO search_generations (tenant_id, conversation_id, generation) "
-            "VALUES (%s, %s, 1) ON CONFLICT (tenant_id, conversation_id) "
+            "SELECT %s, c.id, 1 FROM unnest(%s::text[]) AS c(id) "
+            "ON CONFLICT (tenant_id, conversation_id) "
             "DO UPDATE SET generation = search_generations.generation + 1",
-            (tenant, entry.conversation_id),
+            (tenant, sorted({entry.conversation_id for entry in entries})),
         )
 
     def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None:

@@ -193,20 +193,27 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
             ),
         )
 
-    def insert_message(self, tenant: str, user: str, row: MessageRow) -> None:
-        m = row.message
-        calls = Jsonb([call.to_dict() for call in m.tool_calls]) if m.tool_calls else None
-        self._db.execute(
+    def insert_messages(self, tenant: str, user: str, rows: Sequence[MessageRow]) -> None:
+        if not rows:
+            return
+        # executemany sends the rows in one pipeline; the order given is the insert order
+        self._db.cursor().executemany(
             "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, depth, "
             "role, content, tool_calls, tool_call_id, metadata, created_at, revision_of, "
             "revision_kind, tokens, estimate_tokens, estimate_before) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                tenant, m.id, user, m.conversation_id, m.parent_id, m.depth, m.role, m.content,
-                calls, m.tool_call_id, Jsonb(dict(m.metadata)), m.created_at, row.revision_of,
-                row.revision_kind, Jsonb(dict(row.tokens)), row.estimate_tokens,
-                row.estimate_before,
-            ),
+            [
+                (
+                    tenant, m.id, user, m.conversation_id, m.parent_id, m.depth, m.role,
+                    m.content,
+                    Jsonb([call.to_dict() for call in m.tool_calls]) if m.tool_calls else None,
+                    m.tool_call_id, Jsonb(dict(m.metadata)), m.created_at, row.revision_of,
+                    row.revision_kind, Jsonb(dict(row.tokens)), row.estimate_tokens,
+                    row.estimate_before,
+                )
+                for row in rows
+                for m in (row.message,)
+            ],
         )  # fmt: skip
 
     def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None:

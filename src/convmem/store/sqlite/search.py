@@ -53,18 +53,26 @@ class SearchTxnMixin:
 
     # --- the message index ----------------------------------------------------------------------
 
-    def index_message(self, tenant: str, user: str, entry: IndexEntry) -> None:
-        scope = f"{conversation_token(tenant, entry.conversation_id)} {user_token(tenant, user)}"
-        self._db.execute(
+    def index_messages(self, tenant: str, user: str, entries: Sequence[IndexEntry]) -> None:
+        owner = user_token(tenant, user)
+        scopes: dict[str, str] = {}  # per conversation: the same tokens for each of its rows
+        for entry in entries:
+            if entry.conversation_id not in scopes:
+                conversation = conversation_token(tenant, entry.conversation_id)
+                scopes[entry.conversation_id] = f"{conversation} {owner}"
+        self._db.executemany(
             "INSERT OR REPLACE INTO message_index (tenant_id, message_id, user_id, "
             "conversation_id, depth, created_at, speaker, session, scope, body, ctx, embedder, "
             "vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                tenant, entry.message_id, user, entry.conversation_id, entry.depth,
-                utc_text(entry.created_at), entry.speaker, entry.session, scope, entry.body,
-                entry.ctx, entry.embedder,
-                None if entry.vector is None else to_blob(entry.vector),
-            ),
+            [
+                (
+                    tenant, entry.message_id, user, entry.conversation_id, entry.depth,
+                    utc_text(entry.created_at), entry.speaker, entry.session,
+                    scopes[entry.conversation_id], entry.body, entry.ctx, entry.embedder,
+                    None if entry.vector is None else to_blob(entry.vector),
+                )
+                for entry in entries
+            ],
         )  # fmt: skip
 
     def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None:

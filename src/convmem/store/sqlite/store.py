@@ -178,41 +178,32 @@ class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Rankin
             ),
         )
 
-    def insert_message(self, tenant: str, user: str, row: MessageRow) -> None:
-        message = row.message
-        calls = (
-            json.dumps([call.to_dict() for call in message.tool_calls])
-            if message.tool_calls
-            else None
-        )
-        self._db.execute(
+    def insert_messages(self, tenant: str, user: str, rows: Sequence[MessageRow]) -> None:
+        self._db.executemany(
             "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, depth, "
             "role, content, tool_calls, tool_call_id, metadata, created_at, revision_of, "
             "revision_kind, estimate_tokens, estimate_before) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                tenant,
-                message.id,
-                user,
-                message.conversation_id,
-                message.parent_id,
-                message.depth,
-                message.role,
-                message.content,
-                calls,
-                message.tool_call_id,
-                json.dumps(dict(message.metadata)),
-                message.created_at.isoformat(),
-                row.revision_of,
-                row.revision_kind,
-                row.estimate_tokens,
-                row.estimate_before,
-            ),
-        )
+            [
+                (
+                    tenant, m.id, user, m.conversation_id, m.parent_id, m.depth, m.role,
+                    m.content,
+                    json.dumps([call.to_dict() for call in m.tool_calls]) if m.tool_calls else None,
+                    m.tool_call_id, json.dumps(dict(m.metadata)), m.created_at.isoformat(),
+                    row.revision_of, row.revision_kind, row.estimate_tokens, row.estimate_before,
+                )
+                for row in rows
+                for m in (row.message,)
+            ],
+        )  # fmt: skip
         self._db.executemany(
             "INSERT INTO message_tokens (tenant_id, message_id, tokenizer, tokens) "
             "VALUES (?, ?, ?, ?)",
-            [(tenant, message.id, name, count) for name, count in row.tokens.items()],
+            [
+                (tenant, row.message.id, name, count)
+                for row in rows
+                for name, count in row.tokens.items()
+            ],
         )
 
     def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None:

@@ -1,0 +1,97 @@
+"""``convmem eval behaviour``: the behaviour suite against a database (or a running service)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import ExitStack
+
+import click
+
+from convmem.cli_common import db_option, embedder_option, fail, opened
+from convmem.errors import ConvmemError
+from convmem.retrieval.vector import Embedder
+
+
+@click.command("behaviour")
+@db_option()
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result here.")
+@click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="Write a PNG plot here.")
+@click.option(
+    "--cases", "case_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+    help="A case file of your own, played after the shipped ones (repeatable).",
+)  # fmt: skip
+@click.option(
+    "--url", help="Play the cases over the HTTP API of the service at this URL, which must serve "
+    "--db (the suite issues its keys there).",
+)  # fmt: skip
+@click.option("--kind", "kinds", multiple=True, help="Play only cases of this kind (repeatable).")
+@click.option("--case", "case_ids", multiple=True, help="Play only the case with this id.")
+@embedder_option(
+    "none", "The embedder the suite's writes and searches use (hashing: the dependency-free one; "
+    "use the one your application uses).",
+)  # fmt: skip
+def behaviour_command(
+    db: str,
+    json_out: str | None,
+    plot_out: str | None,
+    case_files: tuple[str, ...],
+    url: str | None,
+    kinds: tuple[str, ...],
+    case_ids: tuple[str, ...],
+    embedder: Embedder | None,
+) -> None:
+    """Recall, non-recall, isolation, correction, compaction fidelity, deletion and injection
+    resistance, case by case, in tenants of the run's own (cleaned up afterwards). Exits 1 when
+    any case fails."""
+    from convmem.eval import behaviour
+
+    if plot_out is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            click.echo("note: matplotlib is not installed (pip install convmem[eval]); no plot",
+                       err=True)  # fmt: skip
+            plot_out = None
+    try:
+        cases = behaviour.load(case_files)
+    except ConvmemError as exc:
+        fail(exc)
+    if kinds:
+        cases = [c for c in cases if c.kind in kinds]
+    if case_ids:
+        cases = [c for c in cases if c.id in case_ids]
+    if not cases:
+        fail("no case matches --kind / --case")
+    with opened(db, embedder=embedder) as memory, ExitStack() as stack:
+        driver: behaviour.Driver = behaviour.EngineDriver(memory)
+        if url is not None:
+            import httpx
+
+            from convmem.eval.behaviour.http import HttpDriver
+
+            client = stack.enter_context(httpx.Client(base_url=url.rstrip("/"), timeout=120))
+            driver = HttpDriver(client, memory)
+        with click.progressbar(length=len(cases), label="behaviour", file=sys.stderr) as bar:
+            try:
+                result = behaviour.run_suite(driver, cases, progress=lambda _: bar.update(1))
+            except httpx_errors() as exc:
+                fail(f"the service at {url} cannot be reached ({type(exc).__name__})")
+    for line in behaviour.table(result):
+        click.echo(line)
+    if json_out is not None:
+        with open(json_out, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+    if plot_out is not None:
+        behaviour.plot(result, plot_out)
+    if result["failed"]:
+        sys.exit(1)
+
+
+def httpx_errors() -> tuple[type[Exception], ...]:
+    """The transport errors of a service run (none without httpx: the engine raises none)."""
+    try:
+        import httpx
+    except ImportError:
+        return ()
+    return (httpx.TransportError,)

@@ -1,0 +1,225 @@
+"""How the behaviour suite writes and reads: one ``Driver`` per surface.
+
+``EngineDriver`` goes through convmem's public Python surface (``Memory`` → ``Scope`` →
+``Conversation``); ``convmem.eval.behaviour.http`` has the same operations over the HTTP API. A
+principal is a ``(tenant, user)`` pair; a read another principal may not make answers ``None``
+(the surface's not-found), so the runner can tell "refused" from "returned".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from convmem.engine import Memory, Scope
+from convmem.errors import NotFound
+from convmem.model.messages import ToolCall
+from convmem.model.profile import ModelProfile
+
+Who = tuple[str, str]  # (tenant, user)
+Item = tuple[str, str]  # (id, text) of a returned record
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """A request as a provider would receive it, with its report as a plain dict."""
+
+    messages: list[dict[str, Any]]
+    system: list[dict[str, Any]] | None
+    report: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Note:
+    """A summary note: its text and the message ids it cites."""
+
+    text: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SummaryView:
+    id: str
+    notes: tuple[Note, ...]
+
+
+class Driver(Protocol):
+    """The operations the cases use. Writes return the ids they created; reads of records the
+    principal may not see return ``None``."""
+
+    name: str
+
+    def remember(
+        self, who: Who, text: str, *, proposed: bool, scope: str, subject: str | None,
+        expires_at: datetime | None,
+    ) -> str | None: ...  # fmt: skip
+    def confirm(self, who: Who, memory_id: str) -> None: ...
+    def reject(self, who: Who, memory_id: str) -> None: ...
+    def update_memory(self, who: Who, memory_id: str, text: str) -> str | None: ...
+    def delete_memory(self, who: Who, memory_id: str) -> None: ...
+    def set_memory_enabled(self, who: Who, enabled: bool) -> None: ...
+    def create_conversation(self, who: Who, *, project: str | None, temporary: bool) -> str: ...
+    def append(
+        self, who: Who, conv: str, role: str, text: str, *,
+        tool_calls: Sequence[ToolCall] = (), tool_call_id: str | None = None,
+    ) -> tuple[str, list[str]]: ...  # fmt: skip
+    def edit(self, who: Who, conv: str, message_id: str, text: str) -> str: ...
+    def delete_message(self, who: Who, conv: str, message_id: str) -> None: ...
+    def delete_conversation(self, who: Who, conv: str) -> None: ...
+    def delete_all(self, who: Who) -> None: ...
+    def expire_conversations(self, tenant: str) -> None: ...
+
+    def assemble(
+        self, who: Who, conv: str, query: str | None, *, window: int, format: str
+    ) -> Assembled | None: ...
+    def memory_search(self, who: Who, query: str) -> list[Item]: ...
+    def memory_list(self, who: Who) -> list[Item]: ...
+    def memory_get(self, who: Who, memory_id: str) -> Item | None: ...
+    def message_get(self, who: Who, message_id: str) -> Item | None: ...
+    def conversation_search(self, who: Who, conv: str, query: str) -> list[Item] | None: ...
+    def conversation_messages(self, who: Who, conv: str) -> list[Item] | None: ...
+    def conversation_list(self, who: Who) -> list[Item]: ...
+    def export(self, who: Who) -> str: ...
+    def summaries(self, who: Who, conv: str) -> list[SummaryView] | None: ...
+
+
+def profile(window: int) -> ModelProfile:
+    """The model the cases assemble for: ``window`` tokens, an eighth kept for the answer."""
+    return ModelProfile(context_window=window, max_output=window // 8, tokenizer="o200k_base")
+
+
+class EngineDriver:
+    """The public Python surface of one open database."""
+
+    name = "engine"
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    def _scope(self, who: Who) -> Scope:
+        return self.memory.scope(tenant=who[0], user=who[1])
+
+    # --- writes -----------------------------------------------------------------------------
+
+    def remember(
+        self, who: Who, text: str, *, proposed: bool, scope: str, subject: str | None,
+        expires_at: datetime | None,
+    ) -> str | None:  # fmt: skip
+        save = self._scope(who).propose if proposed else self._scope(who).remember
+        notice = save(text, scope=scope, subject=subject, expires_at=expires_at)
+        return notice.memory.id if notice.memory is not None else None
+
+    def confirm(self, who: Who, memory_id: str) -> None:
+        self._scope(who).memories.confirm(memory_id)
+
+    def reject(self, who: Who, memory_id: str) -> None:
+        self._scope(who).memories.reject(memory_id)
+
+    def update_memory(self, who: Who, memory_id: str, text: str) -> str | None:
+        notice = self._scope(who).memories.update(memory_id, text)
+        return notice.memory.id if notice.memory is not None else None
+
+    def delete_memory(self, who: Who, memory_id: str) -> None:
+        self._scope(who).memories.delete(memory_id)
+
+    def set_memory_enabled(self, who: Who, enabled: bool) -> None:
+        self._scope(who).set_memory_enabled(enabled)
+
+    def create_conversation(self, who: Who, *, project: str | None, temporary: bool) -> str:
+        metadata = {"project": project} if project else None
+        return self._scope(who).create_conversation(temporary=temporary, metadata=metadata).id
+
+    def append(
+        self, who: Who, conv: str, role: str, text: str, *,
+        tool_calls: Sequence[ToolCall] = (), tool_call_id: str | None = None,
+    ) -> tuple[str, list[str]]:  # fmt: skip
+        message = self._scope(who).conversation(conv).append(
+            role,  # type: ignore[arg-type]  # the case file's role; the surface checks it
+            text, tool_calls=list(tool_calls) or None, tool_call_id=tool_call_id,
+        )  # fmt: skip
+        saved = [n.memory.id for n in message.notices if n.memory is not None]
+        return message.id, saved
+
+    def edit(self, who: Who, conv: str, message_id: str, text: str) -> str:
+        return self._scope(who).conversation(conv).edit(message_id, text).id
+
+    def delete_message(self, who: Who, conv: str, message_id: str) -> None:
+        self._scope(who).conversation(conv).delete_message(message_id)
+
+    def delete_conversation(self, who: Who, conv: str) -> None:
+        self._scope(who).conversation(conv).delete()
+
+    def delete_all(self, who: Who) -> None:
+        self._scope(who).delete_all()
+
+    def expire_conversations(self, tenant: str) -> None:
+        """The retention path: a one-day period, applied as if two days had passed."""
+        self.memory.set_tenant_policy(tenant, retention_days=1)
+        self.memory.apply_retention(now=datetime.now(UTC) + timedelta(days=2))
+
+    # --- reads (the serving paths) ---------------------------------------------------------
+
+    def assemble(
+        self, who: Who, conv: str, query: str | None, *, window: int, format: str
+    ) -> Assembled | None:
+        try:
+            handle = self._scope(who).conversation(conv)
+        except NotFound:
+            return None
+        ctx = handle.assemble(query, model=profile(window), format=format)  # type: ignore[arg-type]
+        return Assembled(ctx.messages, ctx.system, ctx.report.to_dict())
+
+    def memory_search(self, who: Who, query: str) -> list[Item]:
+        return [(h.memory.id, h.memory.text) for h in self._scope(who).search_memories(query, 10)]
+
+    def memory_list(self, who: Who) -> list[Item]:
+        return [(m.id, m.text) for m in self._scope(who).memories.list()]
+
+    def memory_get(self, who: Who, memory_id: str) -> Item | None:
+        try:
+            record = self._scope(who).memories.get(memory_id)
+        except NotFound:
+            return None
+        return record.id, f"{record.status}: {record.text}"
+
+    def message_get(self, who: Who, message_id: str) -> Item | None:
+        try:
+            message = self._scope(who).message(message_id)
+        except NotFound:
+            return None
+        return message.id, message.content if isinstance(message.content, str) else ""
+
+    def conversation_search(self, who: Who, conv: str, query: str) -> list[Item] | None:
+        try:
+            hits = self._scope(who).conversation(conv).search(query, k=20)
+        except NotFound:
+            return None
+        return [(h.message.id, str(h.message.content)) for h in hits]
+
+    def conversation_messages(self, who: Who, conv: str) -> list[Item] | None:
+        try:
+            messages = self._scope(who).conversation(conv).messages()
+        except NotFound:
+            return None
+        return [(m.id, str(m.content)) for m in messages]
+
+    def conversation_list(self, who: Who) -> list[Item]:
+        return [(c.id, c.title or "") for c in self._scope(who).conversations(limit=500)]
+
+    def export(self, who: Who) -> str:
+        return json.dumps(self._scope(who).export(), default=str, ensure_ascii=False)
+
+    def summaries(self, who: Who, conv: str) -> list[SummaryView] | None:
+        try:
+            records = self._scope(who).conversation(conv).summaries()
+        except NotFound:
+            return None
+        return [
+            SummaryView(
+                r.id, tuple(Note(item.text, item.sources) for _, item in r.snapshot.items())
+            )
+            for r in records
+        ]

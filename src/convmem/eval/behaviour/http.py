@@ -1,0 +1,236 @@
+"""The behaviour suite over the HTTP API: the routes an application and the memory page use.
+
+Every case runs in tenants of its own, so the driver needs a key per tenant: it issues an
+application key for each (role ``app``, named ``behaviour suite``) in the database the service
+serves (``--db``), and acts for the case's users with ``X-Convmem-User``. The one step the API has
+no route for — a tenant's retention sweep, which ``convmem worker`` runs — goes through the
+engine on that database. A 404 problem is ``NotFound``, as the engine raises it, so the runner
+tells refused from returned the same way on both surfaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from convmem.engine import Memory
+from convmem.errors import ConvmemError, InvalidInput, NotFound
+from convmem.eval.behaviour.drivers import (
+    Assembled,
+    EngineDriver,
+    Item,
+    Note,
+    SummaryView,
+    Who,
+    profile,
+)
+from convmem.keys import USER_HEADER
+from convmem.model.messages import ToolCall
+from convmem.model.snapshot import CATEGORIES
+
+
+class Response(Protocol):
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def text(self) -> str: ...
+    def json(self) -> Any: ...
+
+
+class Client(Protocol):
+    """What the driver uses of an HTTP client with its ``base_url`` set: ``httpx.Client``, or
+    the test client of the app."""
+
+    def request(
+        self, method: str, url: str, *, params: Any = None, json: Any = None,
+        headers: Any = None,
+    ) -> Response: ...  # fmt: skip
+
+
+class ServiceRefused(ConvmemError):
+    """The service answered a 4xx other than 404 (the problem's code, never content)."""
+
+
+class HttpDriver:
+    name = "http"
+
+    def __init__(self, client: Client, memory: Memory) -> None:
+        """``client`` reaches the service (its ``base_url`` set); ``memory`` is the database
+        the service serves."""
+        self._client = client
+        self._engine = EngineDriver(memory)
+        self._memory = memory
+        self._keys: dict[str, str] = {}
+
+    def _headers(self, who: Who) -> dict[str, str]:
+        tenant, user = who
+        if tenant not in self._keys:
+            issued = self._memory.keys.create(tenant, "app", name="behaviour suite")
+            self._keys[tenant] = issued.token
+        return {"Authorization": f"Bearer {self._keys[tenant]}", USER_HEADER: user}
+
+    def _send(self, who: Who, method: str, path: str, **kwargs: Any) -> Response:
+        return self._client.request(method, path, headers=self._headers(who), **kwargs)
+
+    def _call(self, who: Who, method: str, path: str, **kwargs: Any) -> Any:
+        response = self._send(who, method, path, **kwargs)
+        if response.status_code == 401:
+            raise InvalidInput("the service refused the suite's key: does it serve --db?")
+        if response.status_code == 404:
+            raise NotFound("resource", path.rsplit("/", 1)[-1])
+        if response.status_code >= 400:
+            code = response.json().get("code", "") if response.content else ""
+            raise ServiceRefused(f"{response.status_code} {code}")
+        return response.json() if response.content else None
+
+    def _read(self, who: Who, path: str, **kwargs: Any) -> Any:
+        """A read another principal may not make: ``None`` for a 404."""
+        try:
+            return self._call(who, "GET", path, **kwargs)
+        except NotFound:
+            return None
+
+    # --- writes -----------------------------------------------------------------------------
+
+    def remember(
+        self, who: Who, text: str, *, proposed: bool, scope: str, subject: str | None,
+        expires_at: datetime | None,
+    ) -> str | None:  # fmt: skip
+        body: dict[str, Any] = {"text": text, "scope": scope}
+        if subject is not None:
+            body["subject"] = subject
+        if expires_at is not None:
+            body["expires_at"] = expires_at.isoformat()
+        path = "/v1/memories/proposals" if proposed else "/v1/memories"
+        try:
+            notice = self._call(who, "POST", path, json=body)
+        except ServiceRefused:
+            return None
+        memory = notice.get("memory")
+        return str(memory["id"]) if memory else None
+
+    def confirm(self, who: Who, memory_id: str) -> None:
+        self._call(who, "POST", f"/v1/memories/{memory_id}/confirm")
+
+    def reject(self, who: Who, memory_id: str) -> None:
+        self._call(who, "POST", f"/v1/memories/{memory_id}/reject")
+
+    def update_memory(self, who: Who, memory_id: str, text: str) -> str | None:
+        notice = self._call(who, "PATCH", f"/v1/memories/{memory_id}", json={"text": text})
+        memory = notice.get("memory")
+        return str(memory["id"]) if memory else None
+
+    def delete_memory(self, who: Who, memory_id: str) -> None:
+        self._call(who, "DELETE", f"/v1/memories/{memory_id}")
+
+    def set_memory_enabled(self, who: Who, enabled: bool) -> None:
+        self._call(who, "PUT", "/v1/settings", json={"memory_enabled": enabled})
+
+    def create_conversation(self, who: Who, *, project: str | None, temporary: bool) -> str:
+        body: dict[str, Any] = {"temporary": temporary}
+        if project:
+            body["metadata"] = {"project": project}
+        return str(self._call(who, "POST", "/v1/conversations", json=body)["id"])
+
+    def append(
+        self, who: Who, conv: str, role: str, text: str, *,
+        tool_calls: Sequence[ToolCall] = (), tool_call_id: str | None = None,
+    ) -> tuple[str, list[str]]:  # fmt: skip
+        body: dict[str, Any] = {"role": role, "content": text}
+        if tool_calls:
+            body["tool_calls"] = [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in tool_calls
+            ]
+        if tool_call_id is not None:
+            body["tool_call_id"] = tool_call_id
+        out = self._call(who, "POST", f"/v1/conversations/{conv}/messages", json=body)
+        saved = [str(n["memory"]["id"]) for n in out.get("notices", []) if n.get("memory")]
+        return str(out["id"]), saved
+
+    def edit(self, who: Who, conv: str, message_id: str, text: str) -> str:
+        path = f"/v1/conversations/{conv}/messages/{message_id}/edit"
+        return str(self._call(who, "POST", path, json={"content": text})["id"])
+
+    def delete_message(self, who: Who, conv: str, message_id: str) -> None:
+        self._call(who, "DELETE", f"/v1/conversations/{conv}/messages/{message_id}")
+
+    def delete_conversation(self, who: Who, conv: str) -> None:
+        self._call(who, "DELETE", f"/v1/conversations/{conv}")
+
+    def delete_all(self, who: Who) -> None:
+        self._call(who, "DELETE", "/v1/data")
+
+    def expire_conversations(self, tenant: str) -> None:
+        self._engine.expire_conversations(tenant)  # no route: the worker's sweep, on --db
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def assemble(
+        self, who: Who, conv: str, query: str | None, *, window: int, format: str
+    ) -> Assembled | None:
+        model = profile(window)
+        body: dict[str, Any] = {
+            "model": {"context_window": model.context_window, "max_output": model.max_output,
+                      "tokenizer": model.tokenizer},
+            "format": format,
+        }  # fmt: skip
+        if query:
+            body["user_message"] = query
+        try:
+            out = self._call(who, "POST", f"/v1/conversations/{conv}/assemble", json=body)
+        except NotFound:
+            return None
+        return Assembled(out["messages"], out.get("system"), out["report"])
+
+    def memory_search(self, who: Who, query: str) -> list[Item]:
+        hits = self._call(who, "GET", "/v1/memories/search", params={"q": query, "k": 10})
+        return [(h["memory"]["id"], h["memory"]["text"]) for h in hits]
+
+    def memory_list(self, who: Who) -> list[Item]:
+        return [(m["id"], m["text"]) for m in self._call(who, "GET", "/v1/memories")]
+
+    def memory_get(self, who: Who, memory_id: str) -> Item | None:
+        found = self._read(who, f"/v1/memories/{memory_id}")
+        return None if found is None else (found["id"], f"{found['status']}: {found['text']}")
+
+    def message_get(self, who: Who, message_id: str) -> Item | None:
+        found = self._read(who, f"/v1/messages/{message_id}")
+        return None if found is None else (found["id"], str(found.get("content") or ""))
+
+    def conversation_search(self, who: Who, conv: str, query: str) -> list[Item] | None:
+        hits = self._read(who, f"/v1/conversations/{conv}/search", params={"q": query, "k": 20})
+        if hits is None:
+            return None
+        return [(h["message"]["id"], str(h["message"].get("content") or "")) for h in hits]
+
+    def conversation_messages(self, who: Who, conv: str) -> list[Item] | None:
+        found = self._read(who, f"/v1/conversations/{conv}/messages")
+        return None if found is None else [(m["id"], str(m.get("content") or "")) for m in found]
+
+    def conversation_list(self, who: Who) -> list[Item]:
+        found = self._call(who, "GET", "/v1/conversations", params={"limit": 500})
+        return [(c["id"], c.get("title") or "") for c in found]
+
+    def export(self, who: Who) -> str:
+        response = self._send(who, "GET", "/v1/export")
+        if response.status_code != 200:
+            raise ServiceRefused(f"{response.status_code}")
+        return response.text
+
+    def summaries(self, who: Who, conv: str) -> list[SummaryView] | None:
+        found = self._read(who, f"/v1/conversations/{conv}/summaries")
+        if found is None:
+            return None
+        views = []
+        for record in found:
+            snapshot = record.get("snapshot") or {}
+            notes = []
+            for name in CATEGORIES:
+                value = snapshot.get(name) or []
+                for item in [value] if isinstance(value, dict) else value:
+                    notes.append(Note(str(item["text"]), tuple(item.get("sources", ()))))
+            views.append(SummaryView(str(record["id"]), tuple(notes)))
+        return views

@@ -1,0 +1,565 @@
+"""Playing one case: its steps through a driver, then its checks over the serving paths.
+
+Every case runs in tenants of its own (``<run prefix><case number><letter>``), so cases never
+see each other's records and the run never touches an application's tenants. The principals of
+a case: ``alice`` and ``bob`` (users of tenant ``a``), ``eve`` (a user named ``alice`` in tenant
+``b``: the same user id in another tenant) and ``carol`` (tenant ``b``).
+
+Steps (``"do"``): ``remember`` / ``propose`` (``who``, ``text``, ``as``, ``marker``, ``scope``,
+``subject``, ``expired``), ``confirm`` / ``reject`` / ``delete_memory`` (``memory``),
+``update`` (``memory``, ``text``, ``as``, ``marker``), ``memory_off`` (``who``),
+``conversation`` (``who``, ``as``, ``project``, ``temporary``), ``say`` (``conv``, ``text``,
+``role``, ``as``, ``marker``, ``saves``: a label for the memory the message saved or proposed),
+``tool`` (``conv``, ``name``, ``result``, ``as``, ``marker``: a tool call and its result),
+``chat`` (``conv``, ``turns``: small talk, a request assembled each turn at ``window``),
+``edit`` (``conv``, ``message``, ``text``, ``as``, ``marker``), ``delete_message``
+(``conv``, ``message``), ``delete_conversation`` (``conv``), ``delete_all`` (``who``),
+``retention`` (``tenant`` letter: a one-day period applied two days on).
+
+A failure names the check, the label, the record's id and the path: never the text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from convmem.errors import ConvmemError, NotFound
+from convmem.eval.behaviour.cases import Case, Check
+from convmem.eval.behaviour.drivers import Assembled, Driver, Who, profile
+from convmem.model.messages import ToolCall
+from convmem.summarize.text import literals, overlap, significant_words
+
+PRINCIPALS: Mapping[str, tuple[str, str]] = {
+    "alice": ("a", "alice"),
+    "bob": ("a", "bob"),
+    "eve": ("b", "alice"),
+    "carol": ("b", "carol"),
+}
+WINDOW = 8192  # what the request paths assemble at, unless the case says
+SMALL_WINDOW = 1500  # where history is evicted and summarised after a few dozen turns
+QUESTION = "What should you keep in mind about me for this conversation?"  # a check's default
+_TAGS = (
+    ("<user_memories>", "</user_memories>"),
+    ("<conversation_summary>", "</conversation_summary>"),
+    ("<retrieved_history>", "</retrieved_history>"),
+)
+_DECODER = json.JSONDecoder()
+_SMALL_TALK = ("tea", "jazz", "rivers", "chess", "clouds", "bicycles", "owls", "bread", "maps")
+
+
+@dataclass
+class Label:
+    name: str
+    kind: str  # memory | message | conversation | marker
+    id: str | None
+    marker: str | None
+    owner: str | None = None  # the principal that wrote it
+
+
+@dataclass
+class CaseResult:
+    id: str
+    kind: str
+    name: str
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class NoteTally:
+    """Summary faithfulness over the notes a run's summaries hold."""
+
+    notes: int = 0
+    with_literals: int = 0
+    literals_verbatim: int = 0  # notes whose every number and identifier occurs in its sources
+    supported: int = 0  # notes whose cited sources hold their literals and most of their words
+
+    def add(self, other: NoteTally) -> None:
+        for name in ("notes", "with_literals", "literals_verbatim", "supported"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+class StepFailed(Exception):
+    """A step could not be played (the surface refused it): the case fails, naming the step."""
+
+
+class CaseRun:
+    def __init__(self, driver: Driver, case: Case, tenant_prefix: str) -> None:
+        self.driver = driver
+        self.case = case
+        self.prefix = tenant_prefix
+        self.labels: dict[str, Label] = {}
+        self.conversations: dict[str, tuple[str, str]] = {}  # label -> (owner, id)
+        self.tool_call_ids: set[str] = set()
+        self.used: set[str] = set()
+        self.window = next(
+            (int(s.get("tokens", WINDOW)) for s in case.steps if s.get("do") == "window"), WINDOW
+        )
+        self.tally = NoteTally()
+        for name, literal in case_markers(case).items():
+            self.labels[name] = Label(name, "marker", None, literal)
+
+    def who(self, name: str) -> Who:
+        if name not in PRINCIPALS:
+            raise StepFailed(f"unknown principal {name!r}")
+        self.used.add(name)
+        letter, user = PRINCIPALS[name]
+        return f"{self.prefix}{letter}", user
+
+    # --- steps ----------------------------------------------------------------------------------
+
+    def play(self) -> list[str]:
+        for index, step in enumerate(self.case.steps):
+            action = str(step["do"])
+            handler = _STEPS.get(action)
+            if handler is None:
+                return [f"step {index} ({action}): unknown step"]
+            refused = bool(step.get("refused"))  # another principal's write: must be NotFound
+            try:
+                handler(self, step)
+            except StepFailed as exc:
+                return [f"step {index} ({action}): {exc}"]
+            except NotFound:
+                if not refused:
+                    return [f"step {index} ({action}): refused with NotFound"]
+            except ConvmemError as exc:
+                return [f"step {index} ({action}): refused with {type(exc).__name__}"]
+            else:
+                if refused:
+                    return [f"step {index} ({action}): allowed, not refused"]
+        return []
+
+    def bind(self, step: Mapping[str, Any], kind: str, record_id: str, owner: str) -> None:
+        name = step.get("as")
+        if name:
+            self.labels[str(name)] = Label(str(name), kind, record_id, step.get("marker"), owner)
+
+    def label(self, name: object, kind: str) -> Label:
+        found = self.labels.get(str(name))
+        if found is None or found.kind != kind or found.id is None:
+            raise StepFailed(f"no {kind} labelled {name!r}")
+        return found
+
+    def conv(self, name: object, actor: object = None) -> tuple[Who, str, str]:
+        """The conversation's (acting principal, id, owner): its owner acts unless ``actor``."""
+        if str(name) not in self.conversations:
+            raise StepFailed(f"no conversation labelled {name!r}")
+        owner, conv_id = self.conversations[str(name)]
+        return self.who(str(actor) if actor else owner), conv_id, owner
+
+    def remember(self, step: Mapping[str, Any], *, proposed: bool) -> None:
+        owner = str(step.get("who", "alice"))
+        expires = datetime.now(UTC) - timedelta(days=1) if step.get("expired") else None
+        memory_id = self.driver.remember(
+            self.who(owner), str(step["text"]), proposed=proposed,
+            scope=str(step.get("scope", "user")), subject=step.get("subject"), expires_at=expires,
+        )  # fmt: skip
+        if memory_id is None:
+            raise StepFailed("the memory was not stored")
+        self.bind(step, "memory", memory_id, owner)
+
+    def say(self, step: Mapping[str, Any]) -> None:
+        who, conv_id, owner = self.conv(step["conv"], step.get("who"))
+        message_id, saved = self.driver.append(
+            who, conv_id, str(step.get("role", "user")), str(step["text"])
+        )
+        self.bind(step, "message", message_id, owner)
+        if step.get("saves"):
+            if not saved:
+                raise StepFailed("the message saved no memory")
+            self.bind(
+                {"as": step["saves"], "marker": step.get("marker")}, "memory", saved[0], owner
+            )
+
+    def tool(self, step: Mapping[str, Any]) -> None:
+        who, conv_id, owner = self.conv(step["conv"])
+        call_id = f"call_{len(self.tool_call_ids) + 1}"
+        call = ToolCall(id=call_id, name=str(step.get("name", "lookup")), arguments="{}")
+        self.driver.append(who, conv_id, "assistant", "", tool_calls=[call])
+        self.tool_call_ids.add(call_id)
+        result_id, _ = self.driver.append(
+            who, conv_id, "tool", str(step["result"]), tool_call_id=call_id
+        )
+        self.bind(step, "message", result_id, owner)
+
+    def chat(self, step: Mapping[str, Any]) -> None:
+        who, conv_id, _ = self.conv(step["conv"])
+        start = int(step.get("start", 0))
+        for i in range(start, start + int(step.get("turns", 30))):
+            subject = _SMALL_TALK[i % len(_SMALL_TALK)]
+            self.driver.append(
+                who, conv_id, "user", f"Turn {i}: tell me something about {subject}."
+            )
+            self.driver.assemble(who, conv_id, None, window=SMALL_WINDOW, format="openai")
+            self.driver.append(
+                who, conv_id, "assistant",
+                f"Here is a thought about {subject}: people have enjoyed them for ages, and "
+                f"there is always more to discover about {subject} on a quiet afternoon.",
+            )  # fmt: skip
+
+    # --- checks ---------------------------------------------------------------------------------
+
+    def verify(self) -> list[str]:
+        problems: list[str] = []
+        for index, check in enumerate(self.case.checks):
+            try:
+                problems.extend(f"check {index}: {p}" for p in self._verify(check))
+            except StepFailed as exc:
+                problems.append(f"check {index}: {exc}")
+            except ConvmemError as exc:
+                problems.append(f"check {index}: refused with {type(exc).__name__}")
+        return problems
+
+    def _labels(self, check: Check) -> list[Label]:
+        missing = [name for name in check.labels if name not in self.labels]
+        if missing:
+            raise StepFailed(f"unknown label(s) {', '.join(missing)}")
+        return [self.labels[name] for name in check.labels]
+
+    def _verify(self, check: Check) -> list[str]:
+        labels = self._labels(check)
+        if check.check == "not_found":
+            return self._not_found(check, labels)
+        if check.check == "contained":
+            return self._contained(check, labels)
+        problems: list[str] = []
+        for path in check.paths:
+            seen = self.observe(path, check, labels).casefold()
+            for label in labels:
+                by_id = check.match != "text" and bool(label.id and label.id.casefold() in seen)
+                by_text = check.match != "id" and bool(
+                    label.marker and label.marker.casefold() in seen
+                )
+                if check.check == "present" and not (by_id or by_text):
+                    problems.append(f"missing {describe(label)} via {path}")
+                elif check.check == "absent" and (by_id or by_text):
+                    how = " and ".join(w for w, hit in (("id", by_id), ("text", by_text)) if hit)
+                    problems.append(f"leaked {describe(label)} via {path} (by {how})")
+        return problems
+
+    def _query(self, check: Check, labels: list[Label]) -> str:
+        return check.query or " ".join(label.marker for label in labels if label.marker) or "x"
+
+    def _conv_for(self, check: Check, who: Who, reader: str) -> str:
+        """The check's conversation, or a new one of the reader's (a fresh request)."""
+        if check.conv is not None:
+            return self.conv(check.conv)[1]
+        fresh = f"_fresh_{reader}"
+        if fresh not in self.conversations:
+            conv_id = self.driver.create_conversation(who, project=None, temporary=False)
+            self.conversations[fresh] = (reader, conv_id)
+        return self.conversations[fresh][1]
+
+    def observe(self, path: str, check: Check, labels: list[Label]) -> str:
+        """What ``path`` returns to the check's reader, as text (ids included)."""
+        who, d = self.who(check.who), self.driver
+        query = self._query(check, labels)
+        if path in ("assemble", "summary"):
+            conv_id = self._conv_for(check, who, check.who)
+            window = SMALL_WINDOW if path == "summary" else self.window
+            found = d.assemble(
+                who, conv_id, check.query or QUESTION, window=window, format="openai"
+            )
+            if found is None:
+                return ""
+            return (
+                summary_text(d, who, conv_id, found) if path == "summary" else request_text(found)
+            )
+        items: Any
+        if path == "memory_search":
+            items = d.memory_search(who, query)
+        elif path == "memory_list":
+            items = d.memory_list(who)
+        elif path == "memory_get":
+            items = [d.memory_get(who, x.id) for x in labels if x.kind == "memory" and x.id]
+        elif path == "message_get":
+            items = [d.message_get(who, x.id) for x in labels if x.kind == "message" and x.id]
+        elif path == "conversation_search":
+            items = d.conversation_search(who, self._conv_for(check, who, check.who), query)
+        elif path == "conversation_messages":
+            items = d.conversation_messages(who, self._conv_for(check, who, check.who))
+        elif path == "conversation_list":
+            items = d.conversation_list(who)
+        else:  # export, without its audit: that keeps, by design, the ids of what was deleted
+            exported = json.loads(d.export(who))
+            exported.get("data", {}).pop("audit_events", None)
+            return json.dumps(exported, ensure_ascii=False)
+        return json.dumps(items, ensure_ascii=False)
+
+    def _not_found(self, check: Check, labels: list[Label]) -> list[str]:
+        who, problems = self.who(check.who), []
+        for label in labels:
+            assert label.id is not None  # markers name no record; the loader's labels do
+            if label.kind == "memory":
+                found: object = self.driver.memory_get(who, label.id)
+                path = "memory_get"
+            elif label.kind == "message":
+                found, path = self.driver.message_get(who, label.id), "message_get"
+            else:
+                found = self.driver.conversation_messages(who, label.id)
+                path = "conversation_messages"
+            if found is not None:
+                problems.append(f"{describe(label)} readable via {path}")
+        return problems
+
+    def _contained(self, check: Check, labels: list[Label]) -> list[str]:
+        """Stored instructions stay data: in the request, each marker occurs only inside a turn
+        of its own (user, assistant, tool) or on a quoted line of a labelled block, the blocks'
+        tags are convmem's alone, and every tool call is one the conversation stored."""
+        who, problems = self.who(check.who), []
+        conv_id = self._conv_for(check, who, check.who)
+        for fmt in ("openai", "anthropic"):
+            found = self.driver.assemble(
+                who, conv_id, check.query or QUESTION, window=self.window, format=fmt
+            )
+            if found is None:
+                problems.append(f"no request ({fmt})")
+                continue
+            for label in labels:
+                problems.extend(
+                    f"{describe(label)} {p} ({fmt})"
+                    for p in containment(found, label.marker or "", self.tool_call_ids)
+                )
+        return problems
+
+    def faithfulness(self) -> NoteTally:
+        """The notes of every summary of the case's conversations against their sources."""
+        tally = NoteTally()
+        for owner, conv_id in self.conversations.values():
+            who = self.who(owner)
+            for summary in self.driver.summaries(who, conv_id) or []:
+                for note in summary.notes:
+                    tally.add(score_note(self.driver, who, note))
+        return tally
+
+    def clean_up(self) -> None:
+        for name in sorted(self.used):
+            try:
+                self.driver.delete_all(self.who(name))
+            except ConvmemError:
+                continue
+
+
+def case_markers(case: Case) -> dict[str, str]:
+    """Literal-only labels a case declares in a ``markers`` step."""
+    found: dict[str, str] = {}
+    for step in case.steps:
+        if step.get("do") == "markers":
+            found.update({str(k): str(v) for k, v in dict(step.get("markers", {})).items()})
+    return found
+
+
+def describe(label: Label) -> str:
+    return f"{label.name} ({label.id})" if label.id else label.name
+
+
+def request_text(found: Assembled) -> str:
+    report = found.report
+    shown = {
+        "messages": found.messages,
+        "system": found.system,
+        "memory_ids": report.get("memory_ids"),
+        "included_ids": report.get("included_ids"),
+        "retrieved_ids": report.get("retrieved_ids"),
+    }
+    return json.dumps(shown, ensure_ascii=False)
+
+
+def summary_text(driver: Driver, who: Who, conv_id: str, found: Assembled) -> str:
+    """The request's summary section and the notes of the summary it used."""
+    section = [
+        m["content"] for m in found.messages
+        if m["role"] == "system" and isinstance(m["content"], str)
+        and "<conversation_summary>" in m["content"]
+    ]  # fmt: skip
+    notes: list[Any] = []
+    summary_id = found.report.get("summary_id")
+    for summary in driver.summaries(who, conv_id) or []:
+        if summary.id == summary_id:
+            notes.extend([n.text, list(n.sources)] for n in summary.notes)
+    return json.dumps([section, notes], ensure_ascii=False)
+
+
+def _texts(found: Assembled) -> list[tuple[str, str]]:
+    """(role, text) of every part of the request a model reads."""
+    out: list[tuple[str, str]] = [("system", str(b.get("text", ""))) for b in found.system or []]
+    for message in found.messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            out.append((message["role"], content))
+        elif isinstance(content, list):
+            for block in content:
+                kind = block.get("type")
+                if kind == "tool_result":
+                    out.append(("tool", json.dumps(block.get("content"), ensure_ascii=False)))
+                elif kind != "tool_use":
+                    out.append((message["role"], str(block.get("text", ""))))
+    return out
+
+
+def _tool_calls(found: Assembled) -> set[str]:
+    ids: set[str] = set()
+    for message in found.messages:
+        ids.update(str(call.get("id")) for call in message.get("tool_calls") or [])
+        content = message.get("content")
+        if isinstance(content, list):
+            ids.update(str(b.get("id")) for b in content if b.get("type") == "tool_use")
+    return ids
+
+
+def containment(found: Assembled, marker: str, stored_calls: set[str]) -> list[str]:
+    problems: list[str] = []
+    occurrences = 0
+    for role, text in _texts(found):
+        for match in re.finditer(re.escape(marker), text, re.I) if marker else ():
+            occurrences += 1
+            if role != "system":
+                continue  # a turn of its own: the model reads it as that speaker's data
+            if not _inside_block(text, match.start()):
+                problems.append("outside a labelled block")
+        if role == "system" and any(
+            text.count(open_tag) > 1 or text.count(close_tag) != text.count(open_tag)
+            for open_tag, close_tag in _TAGS
+        ):
+            problems.append("a block tag added")
+    if marker and occurrences == 0:
+        problems.append("not in the request at all")
+    added = _tool_calls(found) - stored_calls
+    if added:
+        problems.append(f"{len(added)} tool call(s) added")
+    if "tools" in found.report:
+        problems.append("tools added to the request")
+    return sorted(set(problems))
+
+
+def _inside_block(text: str, position: int) -> bool:
+    """Whether ``position`` lies inside the quoted literal of an entry line ("- …") between one
+    block's tags."""
+    for open_tag, close_tag in _TAGS:
+        start, end = text.find(open_tag), text.find(close_tag)
+        if start != -1 and start < position < end:
+            line_start = text.rfind("\n", 0, position) + 1
+            quote = text.find('"', line_start)
+            if not text.startswith("- ", line_start) or not line_start <= quote < position:
+                return False
+            try:
+                _, literal_end = _DECODER.raw_decode(text, quote)
+            except ValueError:
+                return False
+            return position < literal_end
+    return False
+
+
+def score_note(driver: Driver, who: Who, note: Any) -> NoteTally:
+    sources = [driver.message_get(who, source) for source in note.sources]
+    corpus = " ".join(item[1] for item in sources if item is not None)
+    found = literals(note.text)
+    verbatim = all(value in corpus for value in found)
+    words = overlap(significant_words(note.text), significant_words(corpus))
+    return NoteTally(
+        notes=1,
+        with_literals=int(bool(found)),
+        literals_verbatim=int(verbatim),
+        supported=int(verbatim and bool(corpus) and words >= 0.5),
+    )
+
+
+def _step_conversation(run: CaseRun, step: Mapping[str, Any]) -> None:
+    owner = str(step.get("who", "alice"))
+    project = step.get("project")
+    conv_id = run.driver.create_conversation(
+        run.who(owner), project=str(project) if project else None,
+        temporary=bool(step.get("temporary", False)),
+    )  # fmt: skip
+    run.conversations[str(step["as"])] = (owner, conv_id)
+    run.labels[str(step["as"])] = Label(str(step["as"]), "conversation", conv_id, None, owner)
+
+
+def _step_memory(action: Callable[[Driver, Who, str], None]) -> Callable[[CaseRun, Any], None]:
+    def play(run: CaseRun, step: Mapping[str, Any]) -> None:
+        label = run.label(step["memory"], "memory")
+        assert label.id is not None
+        assert label.owner is not None
+        action(run.driver, run.who(str(step.get("who", label.owner))), label.id)
+
+    return play
+
+
+def _step_update(run: CaseRun, step: Mapping[str, Any]) -> None:
+    label = run.label(step["memory"], "memory")
+    assert label.id is not None
+    assert label.owner is not None
+    new_id = run.driver.update_memory(run.who(label.owner), label.id, str(step["text"]))
+    if new_id is None:
+        raise StepFailed("the update was not stored")
+    run.bind(step, "memory", new_id, label.owner)
+
+
+def _step_edit(run: CaseRun, step: Mapping[str, Any]) -> None:
+    who, conv_id, owner = run.conv(step["conv"])
+    original = run.label(step["message"], "message")
+    assert original.id is not None
+    run.bind(step, "message", run.driver.edit(who, conv_id, original.id, str(step["text"])), owner)
+
+
+def _step_delete_message(run: CaseRun, step: Mapping[str, Any]) -> None:
+    who, conv_id, _ = run.conv(step["conv"], step.get("who"))
+    doomed = run.label(step["message"], "message")
+    assert doomed.id is not None
+    run.driver.delete_message(who, conv_id, doomed.id)
+
+
+def _step_delete_conversation(run: CaseRun, step: Mapping[str, Any]) -> None:
+    who, conv_id, _ = run.conv(step["conv"], step.get("who"))
+    run.driver.delete_conversation(who, conv_id)
+
+
+_STEPS: dict[str, Callable[[CaseRun, Mapping[str, Any]], None]] = {
+    "remember": lambda run, step: run.remember(step, proposed=False),
+    "propose": lambda run, step: run.remember(step, proposed=True),
+    "confirm": _step_memory(lambda d, who, memory_id: d.confirm(who, memory_id)),
+    "reject": _step_memory(lambda d, who, memory_id: d.reject(who, memory_id)),
+    "delete_memory": _step_memory(lambda d, who, memory_id: d.delete_memory(who, memory_id)),
+    "update": _step_update,
+    "memory_off": lambda run, step: run.driver.set_memory_enabled(
+        run.who(str(step.get("who", "alice"))), False
+    ),
+    "conversation": _step_conversation,
+    "say": CaseRun.say,
+    "tool": CaseRun.tool,
+    "chat": CaseRun.chat,
+    "edit": _step_edit,
+    "delete_message": _step_delete_message,
+    "delete_conversation": _step_delete_conversation,
+    "delete_all": lambda run, step: run.driver.delete_all(run.who(str(step.get("who", "alice")))),
+    "retention": lambda run, step: run.driver.expire_conversations(
+        f"{run.prefix}{step.get('tenant', 'a')}"
+    ),
+    "markers": lambda run, step: None,  # read when the run starts (case_markers)
+    "window": lambda run, step: None,  # read when the run starts
+}
+
+
+def run_case(driver: Driver, case: Case, tenant_prefix: str, *, clean: bool = True) -> tuple[
+    CaseResult, NoteTally
+]:  # fmt: skip
+    run = CaseRun(driver, case, tenant_prefix)
+    result = CaseResult(case.id, case.kind, case.name)
+    result.problems = run.play()
+    if not result.problems:
+        result.problems = run.verify()
+    tally = run.faithfulness() if case.kind == "compaction" else NoteTally()
+    if clean:
+        run.clean_up()
+    return result, tally
+
+
+__all__ = ["CaseResult", "NoteTally", "WINDOW", "profile", "run_case"]

@@ -1,0 +1,230 @@
+"""Prometheus metrics of a convmem process, on a registry of its own (never the global one).
+
+Each service app and each worker builds one ``ProcessMetrics``: tests create many apps in one
+process, and a per-instance ``CollectorRegistry`` keeps their series apart. Labels are bounded,
+enumerated values (methods, route templates, statuses, section names, summary sources); never a
+user, tenant, id or any message or memory content. ``ProcessMetrics`` is also the engine's
+``Observer``: the engine reports each assembly to it and it counts the report's numbers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from convmem.assemble import SECTION_ORDER, AssemblyReport
+from convmem.memories import MEMORY_ACTIONS
+from convmem.memory.policy import BlockReason
+from convmem.model.memory import MemoryNotice
+from convmem.store.base import Store
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+TOKEN_BUCKETS = (0, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144)
+COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+# how a request's summary was had (AssemblyReport.summary_source), "none" without one
+SUMMARY_SOURCES = ("none", "stored", "built", "ancestor")
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+JOB_STATUSES = ("pending", "running", "done", "failed")
+NOTICE_STATUSES = ("saved", "proposed", "blocked", "forgotten", "ambiguous")
+# why a save was refused: the never-store policy's codes and the memory switches
+BLOCK_REASONS = (*(r.value for r in BlockReason), "memory_off", "memory_disabled_for_tenant")
+# how many jobs a scrape reads per status; a queue deeper than this reads as this deep
+QUEUE_SCAN_LIMIT = 10_000
+
+
+class ProcessMetrics:
+    """The HTTP and pipeline collectors of one process (or one app), and its exposition."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.http_requests = Counter(
+            "convmem_http_requests", "HTTP requests by method, route and status.",
+            ["method", "route", "status"], registry=r,
+        )  # fmt: skip
+        self.http_duration = Histogram(
+            "convmem_http_request_duration_seconds", "HTTP request latency by route.",
+            ["method", "route"], buckets=LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.http_in_flight = Gauge(
+            "convmem_http_requests_in_flight", "Requests being handled now.", registry=r
+        )
+        self.assemblies = Counter(
+            "convmem_assemblies", "Requests assembled, by how the summary was had.",
+            ["summary_source"], registry=r,
+        )  # fmt: skip
+        self.request_tokens = Histogram(
+            "convmem_request_tokens", "Tokens of an assembled request (tokens per turn).",
+            buckets=TOKEN_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.section_tokens = Histogram(
+            "convmem_request_section_tokens", "Tokens of an assembled request, by section.",
+            ["section"], buckets=TOKEN_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.selected_memories = Histogram(
+            "convmem_request_selected_memories", "Memories recalled into an assembled request.",
+            buckets=COUNT_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.evicted_messages = Histogram(
+            "convmem_request_evicted_messages", "Messages evicted from an assembled request.",
+            buckets=COUNT_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.retrieved_messages = Histogram(
+            "convmem_request_retrieved_messages",
+            "Evicted messages retrieved back into an assembled request.",
+            buckets=COUNT_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.stubbed_messages = Counter(
+            "convmem_request_stubbed_messages",
+            "Oversized tool results stubbed in assembled requests.", registry=r,
+        )  # fmt: skip
+        self.jobs_run = Counter(
+            "convmem_jobs_run", "Jobs a worker ran, by kind and outcome (done, retry, failed).",
+            ["kind", "outcome"], registry=r,
+        )  # fmt: skip
+        self.job_failures = Counter(
+            "convmem_job_failures", "Failed job attempts, by kind and the error's type name.",
+            ["kind", "reason"], registry=r,
+        )  # fmt: skip
+        self.retention_sweeps = Counter(
+            "convmem_retention_sweeps", "Retention passes a worker ran.", registry=r
+        )
+        self.retention_deleted = Counter(
+            "convmem_retention_deleted_conversations",
+            "Conversations deleted by retention passes.", registry=r,
+        )  # fmt: skip
+        self.retention_last_sweep = Gauge(
+            "convmem_retention_last_sweep_timestamp_seconds",
+            "When the last retention pass finished (Unix time; 0: none yet).", registry=r,
+        )  # fmt: skip
+        self.notices = Counter(
+            "convmem_memory_notices",
+            "What memory writes came to: saved, proposed, blocked, forgotten, ambiguous.",
+            ["status"], registry=r,
+        )  # fmt: skip
+        self.memory_blocks = Counter(
+            "convmem_memory_blocks", "Memory writes refused, by reason code.", ["reason"],
+            registry=r,
+        )  # fmt: skip
+        self.memory_supersessions = Counter(
+            "convmem_memory_supersessions", "Memories superseded by a newer statement.",
+            registry=r,
+        )  # fmt: skip
+        self.memory_changes = Counter(
+            "convmem_memory_changes",
+            "Users' changes to existing memories: confirmed, rejected, corrected, deleted "
+            "(memories removed, with their history), restored, resolved.",
+            ["action"], registry=r,
+        )  # fmt: skip
+        self.not_found = Counter(
+            "convmem_not_found",
+            "404s for ids the principal does not own (missing, or another principal's: the "
+            "two are one answer by design), by kind of object.",
+            ["kind"], registry=r,
+        )  # fmt: skip
+        for status in NOTICE_STATUSES:
+            self.notices.labels(status)
+        for reason in BLOCK_REASONS:
+            self.memory_blocks.labels(reason)
+        for action in MEMORY_ACTIONS:
+            self.memory_changes.labels(action)
+        for source in SUMMARY_SOURCES:  # every series exists from the start, at zero
+            self.assemblies.labels(source)
+        for section in SECTION_ORDER:
+            self.section_tokens.labels(section)
+
+    # --- the engine's Observer ------------------------------------------------------------------
+
+    def assembled(self, report: AssemblyReport) -> None:
+        source = report.summary_source if report.summary_source in SUMMARY_SOURCES else "none"
+        self.assemblies.labels(source).inc()
+        self.request_tokens.observe(report.total_tokens)
+        for section, tokens in report.sections.items():
+            if section in SECTION_ORDER:  # a bounded label set, whatever a report holds
+                self.section_tokens.labels(section).observe(tokens)
+        self.selected_memories.observe(len(report.memory_ids))
+        self.evicted_messages.observe(report.evicted_count)
+        self.retrieved_messages.observe(len(report.retrieved_ids))
+        self.stubbed_messages.inc(len(report.stubbed_ids))
+
+    def memory_notices(self, notices: Sequence[MemoryNotice]) -> None:
+        for notice in notices:
+            self.notices.labels(_bounded(notice.status, NOTICE_STATUSES)).inc()
+            if notice.status == "blocked" and notice.reason is not None:
+                self.memory_blocks.labels(_bounded(notice.reason, BLOCK_REASONS)).inc()
+            if notice.superseded:
+                self.memory_supersessions.inc(len(notice.superseded))
+
+    def memory_changed(self, action: str, count: int) -> None:
+        self.memory_changes.labels(_bounded(action, MEMORY_ACTIONS)).inc(count)
+
+    # --- HTTP -----------------------------------------------------------------------------------
+
+    def observe_http(self, method: str, route: str, status: int, seconds: float) -> None:
+        self.http_requests.labels(method, route, str(status)).inc()
+        self.http_duration.labels(method, route).observe(seconds)
+
+    # --- the worker -----------------------------------------------------------------------------
+
+    def job_ran(self, kind: str, outcome: str, reason: str | None = None) -> None:
+        """``outcome``: done, retry (failed, will run again) or failed (attempts used up)."""
+        self.jobs_run.labels(kind, outcome).inc()
+        if reason is not None:
+            self.job_failures.labels(kind, reason).inc()
+
+    def retention_swept(self, deleted: int) -> None:
+        self.retention_sweeps.inc()
+        self.retention_deleted.inc(deleted)
+        self.retention_last_sweep.set(time.time())
+
+    def watch_queue(self, store: Store) -> None:
+        """Add the job queue's depth by status and its oldest pending job's age, read at each
+        scrape (every tenant's jobs: an operator's view, no tenant label)."""
+        self.registry.register(QueueCollector(store))
+
+    def not_found_for(self, kind: str) -> None:
+        self.not_found.labels(kind).inc()
+
+    def render(self) -> bytes:
+        """The registry in Prometheus' text format."""
+        return generate_latest(self.registry)
+
+
+def _bounded(value: str, known: Sequence[str]) -> str:
+    """A label value from a known set, "other" otherwise: a label set never grows with input."""
+    return value if value in known else "other"
+
+
+class QueueCollector(Collector):
+    """The job queue as gauges, read from the store when scraped."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        depth = GaugeMetricFamily(
+            "convmem_jobs", f"Jobs in the queue by status (at most {QUEUE_SCAN_LIMIT} counted).",
+            labels=["status"],
+        )  # fmt: skip
+        oldest = GaugeMetricFamily(
+            "convmem_jobs_oldest_pending_age_seconds",
+            "Age of the oldest pending job (0 when none is pending).",
+        )
+        with self._store.read() as tx:
+            by_status = {s: tx.list_jobs(s, QUEUE_SCAN_LIMIT) for s in JOB_STATUSES}
+        for status, jobs in by_status.items():
+            depth.add_metric([status], len(jobs))
+        pending = by_status["pending"]
+        age = 0.0
+        if pending:  # newest first: the last is the oldest
+            age = max(0.0, time.time() - min(job.created_at for job in pending).timestamp())
+        oldest.add_metric([], age)
+        yield depth
+        yield oldest
+
+    def describe(self) -> Iterator[GaugeMetricFamily]:
+        return iter(())
