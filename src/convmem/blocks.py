@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -15,24 +14,46 @@ from convmem.tokens import TokenCounter, message_tokens
 T = TypeVar("T")
 
 
-# Joiners stay: emoji sequences and several scripts need them, and they reorder nothing.
-_KEPT_FORMAT = frozenset("\u200c\u200d")
+# Format characters (Unicode category Cf, as of Unicode 15.1): bidirectional overrides and
+# isolates, zero-width spaces, tag characters… — all but the two joiners, which emoji sequences
+# and several scripts need and which reorder nothing. Listed rather than looked up per character
+# (tests/test_tool_provenance_rules.py checks the list against this Python's Unicode data), and
+# searched in two parts: a class of astral ranges makes the regex engine slow on every character,
+# so those are searched only in text that has an astral character at all.
+_FORMAT_BMP = re.compile(
+    r"[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b\u200e-\u200f"
+    r"\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]"
+)
+_FORMAT_ASTRAL = re.compile(
+    r"[\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    r"\U000e0001\U000e0020-\U000e007f]"
+)
+
+
+def is_invisible(ch: str) -> bool:
+    """Whether ``ch`` is one of the format characters quoted data shows escaped."""
+    return bool(_FORMAT_BMP.fullmatch(ch) or _FORMAT_ASTRAL.fullmatch(ch))
+
+
+def _has_astral(text: str) -> bool:
+    # UTF-16 takes two units for an astral character, one for any other
+    return len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
+
+
 # A name shown bare: what tool and function names are made of in every provider's schema.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")  # every format character is outside ASCII
 
 
-def _escaped_if_invisible(match: re.Match[str]) -> str:
-    ch = match.group()
-    if unicodedata.category(ch) == "Cf" and ch not in _KEPT_FORMAT:
-        return json.dumps(ch)[1:-1]
-    return ch
+def _json_escape(match: re.Match[str]) -> str:
+    return json.dumps(match.group())[1:-1]
 
 
 def _escape_invisible(literal: str) -> str:
-    """Format characters (bidirectional overrides and isolates, zero-width spaces, tag
-    characters) as JSON escapes: visible, and unable to reorder or hide what a line shows."""
-    return literal if literal.isascii() else _NON_ASCII.sub(_escaped_if_invisible, literal)
+    """Format characters as JSON escapes: visible, unable to reorder or hide what a line shows."""
+    if literal.isascii():
+        return literal
+    literal = _FORMAT_BMP.sub(_json_escape, literal)
+    return _FORMAT_ASTRAL.sub(_json_escape, literal) if _has_astral(literal) else literal
 
 
 def quote_data(text: str) -> str:

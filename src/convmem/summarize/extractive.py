@@ -36,7 +36,8 @@ VERSION = "extractive-v2"
 MAX_ITEM_CHARS = 800
 TOOL_NOTE_CHARS = 400  # a tool's answer is often a dump; its head is what a later turn needs
 MAX_TOOL_FACTS = 8  # of the facts, at most this many from tool results (the newest)
-TOOL_SUBJECT = "tool "  # prefix of a tool fact's subject, which no sentence's subject has
+# prefix of a tool fact's subject; a sentence's subject is words and numbers, never a colon
+TOOL_SUBJECT = "tool result: "
 LIMITS = {
     "goal": 1,
     "decisions": 24,
@@ -199,18 +200,17 @@ def _subject(sentence: str, category: str) -> str | None:
 def _clip(text: str, limit: int = MAX_ITEM_CHARS) -> str:
     if len(text) <= limit:
         return text
-    cut = text.rfind(" ", 0, limit)
-    return text[: cut if cut > 0 else limit] + " […]"
+    cut = text.rfind(" ", 0, limit)  # at a word's end, unless that throws away half the room
+    return text[: cut if cut > limit // 2 else limit] + " […]"
 
 
 def _compact(text: str) -> str:
     """JSON re-written on one line (keys and values verbatim), other text with its whitespace
     runs collapsed."""
     try:
-        value = json.loads(text)
-    except ValueError:
+        return json.dumps(json.loads(text), ensure_ascii=False, separators=(", ", ": "))
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python will follow
         return " ".join(text.split())
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
 def tool_fact(content: str, call: ToolCall | None, message_id: str) -> tuple[str, str]:
