@@ -428,13 +428,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--backend", choices=BACKENDS, default="sqlite",
                         help="the database (postgresql: a pgserver of the run's own)")  # fmt: skip
+    parser.add_argument("--url", help="postgresql: reuse (or build once) the dataset in this "
+                        "database instead of a server of the run's own")  # fmt: skip
     args = parser.parse_args(argv)
     shape = QUICK if args.quick else FULL
     embedder = choose_embedder(args.embedder)
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         info: dict[str, Any] = {}
-        if args.backend == "postgresql":
+        if args.backend == "postgresql" and args.url:
+            from search_postgres import build_postgres, is_built, relabel_postgres
+
+            if is_built(args.url):
+                relabel_postgres(args.url, embedder.name)
+            else:
+                info = build_postgres(args.url, shape, embedder.name)
+            size_mb = _postgres_size_mb(args.url)
+            results = measure(args.url, shape, embedder, args.queries)
+        elif args.backend == "postgresql":
             from search_postgres import build_postgres
 
             with database("postgresql", Path(tmp), "search") as url:

@@ -135,6 +135,15 @@ def build_postgres(url: str, shape: dict[str, int], embedder_name: str) -> dict[
     }
 
 
+def is_built(url: str) -> bool:
+    """Whether ``url`` already holds a dataset (its schema and some conversations)."""
+    with psycopg.connect(url, autocommit=True) as db:
+        row = db.execute("SELECT to_regclass('conversations') IS NOT NULL").fetchone()
+        if row is None or not row[0]:
+            return False
+        return db.execute("SELECT 1 FROM conversations LIMIT 1").fetchone() is not None
+
+
 def relabel_postgres(url: str, embedder_name: str) -> None:
     """Point the stored (random) vectors at another embedder (see ``search.relabel``)."""
     with psycopg.connect(url, autocommit=True) as db:

@@ -46,3 +46,26 @@ def test_quick_search_benchmark_writes_the_documented_json(tmp_path: Path, backe
     for search in ("conversation_lexical", "memories_lexical", "conversation_hybrid"):
         assert data["latency_ms"][search]["hits_mean"] > 0, search
     assert data["counts"]["messages"] == 10_000
+
+
+def test_a_postgresql_dataset_given_by_url_is_built_once_and_reused(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    def run(name: str) -> dict[str, object]:
+        out = tmp_path / f"{name}.json"
+        completed = subprocess.run(
+            [sys.executable, str(SCRIPT), "--quick", "--embedder", "hashing", "--queries", "10",
+             "--json", str(out), "--backend", "postgresql", "--url", postgres_url],
+            capture_output=True, text=True, timeout=300, env=dict(os.environ), check=False,
+        )  # fmt: skip
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+        data: dict[str, object] = json.loads(out.read_text())
+        return data
+
+    built, reused = run("built"), run("reused")
+    counts = built["counts"]
+    assert isinstance(counts, dict) and counts["messages"] == 10_000
+    assert "counts" not in reused  # nothing loaded the second time
+    latency = reused["latency_ms"]
+    assert isinstance(latency, dict)
+    assert latency["conversation_lexical"]["hits_mean"] > 0

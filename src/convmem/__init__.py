@@ -26,6 +26,7 @@ from convmem.errors import (
     StoreBusy,
     StoreError,
     UserError,
+    WriteConflict,
 )
 from convmem.memories import Memories
 from convmem.model import (
@@ -93,6 +94,7 @@ __all__ = [
     "ToolCall",
     "ToolSource",
     "UserError",
+    "WriteConflict",
     "get_counter",
     "open",
 ]

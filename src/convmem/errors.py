@@ -13,6 +13,7 @@
     │   └── NeverStoreViolation    the text may not be stored (secrets, sensitive data …)
     ├── StoreError                 the database failed in a way the caller cannot fix
     │   └── StoreBusy              the database stayed locked past every retry
+    │       └── WriteConflict      a deadlock or serialisation failure, after every re-run
     └── BackendUnavailable         an optional backend (ONNX Runtime …) cannot run here
 
 Messages never quote message or memory content: they name ids, roles, sizes and reasons.
@@ -87,6 +88,12 @@ class StoreError(ConvmemError):
 
 class StoreBusy(StoreError):
     """The database stayed locked past every retry."""
+
+
+class WriteConflict(StoreBusy):
+    """The database ended a write transaction because it conflicted with another one (a deadlock
+    or a serialisation failure). Nothing of it was kept; the whole unit of work may run again,
+    which ``convmem.store.retry.conflicts_retried`` does before a caller sees this."""
 
 
 class BackendUnavailable(ConvmemError, RuntimeError):

@@ -31,6 +31,7 @@ from convmem.store.base import (
     TermVector,
     WriteTxn,
 )
+from convmem.store.retry import write_retried
 
 # Called after each batch with what the batch was ("messages", "terms", "memories") and how many
 # of that kind are done so far in this call; for a progress display (the CLI draws it).
@@ -179,8 +180,7 @@ def reindex(
             prepared = prepare_turn(message, embedder, cache)
             if prepared is None:
                 continue
-            with store.write() as wtx:
-                write_turn(wtx, tenant, user, message, prepared, session_gap)
+            write_retried(store, write_turn, tenant, user, message, prepared, session_gap)
             done += 1
         progress("messages", done)
 
@@ -212,9 +212,7 @@ def backfill(
         by_tenant: dict[str, list[MessageVector]] = defaultdict(list)
         for turn, vector in zip(turns, vectors, strict=True):
             by_tenant[turn.tenant_id].append(MessageVector(turn.message_id, vector))
-        with store.write() as wtx:
-            for tenant, rows in sorted(by_tenant.items()):
-                wtx.set_message_vectors(tenant, embedder.name, rows)
+        write_retried(store, _keep_message_vectors, embedder.name, by_tenant)
         counts["messages"] += len(turns)
         progress("messages", counts["messages"])
     while more("terms", batch_size * 8):
@@ -226,12 +224,10 @@ def backfill(
         word_vectors = dict(zip(words, normalise(embedder.embed(words)), strict=True))
         for word, vector in word_vectors.items():
             cache.put(embedder.name, word, vector)
-        with store.write() as wtx:
-            for tenant in sorted({row.tenant_id for row in terms}):
-                mine = [row.term for row in terms if row.tenant_id == tenant]
-                wtx.set_term_vectors(
-                    tenant, embedder.name, [TermVector(w, word_vectors[w]) for w in mine]
-                )
+        by_tenant_terms: dict[str, list[TermVector]] = defaultdict(list)
+        for term in terms:
+            by_tenant_terms[term.tenant_id].append(TermVector(term.term, word_vectors[term.term]))
+        write_retried(store, _keep_term_vectors, embedder.name, by_tenant_terms)
         counts["terms"] += len(terms)
         progress("terms", counts["terms"])
     while more("memories", batch_size):
@@ -243,9 +239,29 @@ def backfill(
         by_owner: dict[tuple[str, str], list[MemoryVector]] = defaultdict(list)
         for row, vector in zip(memories, vectors, strict=True):
             by_owner[(row.tenant_id, row.user_id)].append(MemoryVector(row.memory_id, vector))
-        with store.write() as wtx:
-            for (tenant, user), owned in sorted(by_owner.items()):
-                wtx.set_memory_vectors(tenant, user, embedder.name, owned)
+        write_retried(store, _keep_memory_vectors, embedder.name, by_owner)
         counts["memories"] += len(memories)
         progress("memories", counts["memories"])
     return counts
+
+
+# one transaction per batch, tenants in a fixed order (every writer takes their rows that way)
+def _keep_message_vectors(
+    wtx: WriteTxn, embedder: str, by_tenant: dict[str, list[MessageVector]]
+) -> None:
+    for tenant, rows in sorted(by_tenant.items()):
+        wtx.set_message_vectors(tenant, embedder, rows)
+
+
+def _keep_term_vectors(
+    wtx: WriteTxn, embedder: str, by_tenant: dict[str, list[TermVector]]
+) -> None:
+    for tenant, rows in sorted(by_tenant.items()):
+        wtx.set_term_vectors(tenant, embedder, rows)
+
+
+def _keep_memory_vectors(
+    wtx: WriteTxn, embedder: str, by_owner: dict[tuple[str, str], list[MemoryVector]]
+) -> None:
+    for (tenant, user), owned in sorted(by_owner.items()):
+        wtx.set_memory_vectors(tenant, user, embedder, owned)

@@ -20,6 +20,7 @@ from convmem.errors import InvalidInput
 from convmem.ids import new_id
 from convmem.model.keys import KEY_ROLES, ApiKey, KeyRole
 from convmem.store.base import Store
+from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tree import check_identifier, check_text
 
 TOKEN_PREFIX = "cmk_"
@@ -126,8 +127,7 @@ class ApiKeys:
         assert len(secret) == _SECRET_CHARS
         role_value: KeyRole = role  # type: ignore[assignment]
         key = ApiKey(key_id, tenant, role_value, user, name, created_by, datetime.now(UTC))
-        with self._memory.store.write() as tx:
-            tx.insert_api_key(tenant, key, _hash(secret))
+        write_retried(self._memory.store, lambda tx: tx.insert_api_key(tenant, key, _hash(secret)))
         return IssuedKey(key, f"{TOKEN_PREFIX}{key_id[len(_ID_PREFIX) :]}_{secret}")
 
     def authenticate(self, token: str) -> ApiKey | None:
@@ -150,6 +150,7 @@ class ApiKeys:
         with self._memory.store.read() as tx:
             return tx.list_api_keys(tenant)
 
+    @conflicts_retried
     def revoke(self, tenant: str, key_id: str) -> ApiKey:
         """Revoke one of the tenant's keys; it stops working at once. Idempotent."""
         tenant = check_identifier(tenant, "tenant")

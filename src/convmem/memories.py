@@ -32,6 +32,7 @@ from convmem.model.principal import Principal as Principal  # re-exported: its h
 from convmem.retrieval.vector import Embedder
 from convmem.search import search_memories
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
+from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tree import aware_utc, check_identifier, check_text
 
 MAX_MEMORY_CHARS = 1000
@@ -377,6 +378,7 @@ class Memories:
         with self._scope.memory.store.read() as tx:
             return tx.get_memory(self._who.tenant, self._who.user, memory_id)
 
+    @conflicts_retried
     def confirm(self, memory_id: str) -> MemoryRecord:
         """The user accepts a proposal: it becomes a confirmed inference and may be recalled;
         it supersedes older records on its subject, since the user has now said so."""
@@ -419,6 +421,7 @@ class Memories:
         self._scope._observe("confirmed")
         return confirmed
 
+    @conflicts_retried
     def reject(self, memory_id: str) -> None:
         """The user declines a proposal: it is never recalled."""
         check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
@@ -434,7 +437,8 @@ class Memories:
         """New text for a memory: a new record supersedes the old one, which stays in the
         history as superseded (the old text never enters the new record)."""
         check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
-        with self._scope.memory.store.write() as tx:
+
+        def unit(tx: WriteTxn) -> MemoryNotice:
             old = tx.get_memory(self._who.tenant, self._who.user, memory_id)
             if old.status not in ("confirmed", "proposed"):
                 raise InvalidInput(
@@ -449,11 +453,15 @@ class Memories:
                 if old.status == "proposed":
                     reject_proposal(tx, self._who.tenant, old.id)
                 audit(tx, self._who, "memory.updated", "memory", old.id, to=notice.memory.id)
+            return notice
+
+        notice = write_retried(self._scope.memory.store, unit)
         self._scope._embed_notices([notice])
         if notice.memory is not None:
             self._scope._observe("corrected")
         return notice
 
+    @conflicts_retried
     def delete(self, memory_id: str) -> builtins.list[str]:
         """Hard-delete a memory and its superseded versions. Returns the deleted ids."""
         check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
@@ -463,6 +471,7 @@ class Memories:
         self._scope._observe("deleted", len(deleted))
         return deleted
 
+    @conflicts_retried
     def resolve(self, keep_id: str) -> MemoryRecord:
         """Settle a flagged conflict: keep this record, supersede the one it conflicts with."""
         check_identifier(keep_id, "memory id")  # NUL/surrogates: same error on every backend
@@ -488,6 +497,7 @@ class Memories:
         self._scope._observe("resolved")
         return kept
 
+    @conflicts_retried
     def restore(self, memory_id: str) -> MemoryRecord:
         """Undo a supersession: the superseded memory is current again and the one that
         replaced it is deleted (the state before the newer statement). Only a memory whose

@@ -17,7 +17,8 @@ from typing import Any
 from convmem.ids import floor_id
 from convmem.memories import audit
 from convmem.model.principal import Principal
-from convmem.store.base import Store, WriteTxn
+from convmem.store.base import ConversationRef, Store, WriteTxn
+from convmem.store.retry import write_retried
 
 RETENTION_ACTOR = "retention"
 
@@ -46,13 +47,19 @@ def apply_retention(store: Store, now: datetime | None = None) -> dict[str, int]
         cutoffs = floor_id("conv", at_ms), floor_id("msg", at_ms)
         deleted[tenant] = 0
         while True:
-            with store.write() as tx:
-                stale = tx.conversations_written_before(tenant, *cutoffs, _BATCH)
-                for ref in stale:
-                    who = Principal(tenant, ref.user_id, RETENTION_ACTOR)
-                    delete_conversation(tx, who, ref.conversation_id, reason="retention",
-                                        retention_days=days)  # fmt: skip
+            stale = write_retried(store, _delete_batch, tenant, cutoffs, days)
             deleted[tenant] += len(stale)
             if len(stale) < _BATCH:
                 break
     return deleted
+
+
+def _delete_batch(
+    tx: WriteTxn, tenant: str, cutoffs: tuple[str, str], days: int
+) -> list[ConversationRef]:
+    stale = tx.conversations_written_before(tenant, *cutoffs, _BATCH)
+    for ref in stale:
+        who = Principal(tenant, ref.user_id, RETENTION_ACTOR)
+        delete_conversation(tx, who, ref.conversation_id, reason="retention",
+                            retention_days=days)  # fmt: skip
+    return stale

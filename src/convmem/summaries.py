@@ -22,6 +22,7 @@ from convmem.model.messages import Message, ToolCall
 from convmem.model.summary import Job, SummaryRecord
 from convmem.store.base import ReadTxn, Store, WriteTxn
 from convmem.store.conversations import BranchRow
+from convmem.store.retry import conflicts_retried
 from convmem.summarize.base import Summarizer
 from convmem.summarize.rolling import ChainStart, build_chain, segment_is_intact
 from convmem.tokens import ESTIMATE
@@ -218,6 +219,7 @@ class SummaryFlow:
             updated_at=now,
         )
 
+    @conflicts_retried
     def commit(self, store: Store, tenant: str, user: str, lookup: Lookup) -> Lookup:
         """Write what the lookup built or queued; returns it with ``use`` as stored."""
         if not (lookup.to_store or lookup.to_enqueue or lookup.invalid or lookup.requeue_job):

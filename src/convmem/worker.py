@@ -29,6 +29,8 @@ from convmem.errors import NotFound
 from convmem.ids import new_id
 from convmem.metrics import ProcessMetrics
 from convmem.model.summary import Job
+from convmem.store.base import WriteTxn
+from convmem.store.retry import write_retried
 from convmem.summaries import SummaryFlow, job_kind
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
@@ -81,14 +83,17 @@ class Worker:
     def run_once(self) -> Job | None:
         """Claim and run one ready job; None when none is ready."""
         store = self.memory.store
-        with store.write() as tx:
-            job = tx.claim_job(self.owner, time.time(), self.lease_seconds, list(self.flows))
+        job = write_retried(
+            store,
+            lambda tx: tx.claim_job(self.owner, time.time(), self.lease_seconds, list(self.flows)),
+        )
         if job is None:
             return None
         log.info("job %s claimed (attempt %d of %d)", job.id, job.attempts, job.max_attempts)
         if job.attempts > job.max_attempts:
-            with store.write() as tx:
-                tx.fail_job(job.id, self.owner, "attempts used up", None)
+            write_retried(
+                store, lambda tx: tx.fail_job(job.id, self.owner, "attempts used up", None)
+            )
             log.warning("job %s failed: attempts used up", job.id)
             self.metrics.job_ran(job.kind, "failed", "AttemptsUsedUp")
             return job
@@ -102,14 +107,12 @@ class Worker:
             retry_at = None
             if job.attempts < job.max_attempts:
                 retry_at = time.time() + min(MAX_BACKOFF_SECONDS, 2.0**job.attempts)
-            with store.write() as tx:
-                tx.fail_job(job.id, self.owner, reason, retry_at)
+            write_retried(store, lambda tx: tx.fail_job(job.id, self.owner, reason, retry_at))
             log.warning("job %s attempt %d failed: %s", job.id, job.attempts, reason)
             self.metrics.job_ran(job.kind, "retry" if retry_at else "failed", reason)
         else:
-            with store.write() as tx:
-                if not tx.finish_job(job.id, self.owner, note):
-                    log.warning("job %s finished after its lease was lost", job.id)
+            if not write_retried(store, lambda tx: tx.finish_job(job.id, self.owner, note)):
+                log.warning("job %s finished after its lease was lost", job.id)
             self.metrics.job_ran(job.kind, "done")
             log.info("job %s done%s", job.id, f" ({note})" if note else "")
         finally:
@@ -169,10 +172,10 @@ class Worker:
         interval = self.lease_seconds / 3
         while not finished.wait(interval):
             try:
-                with self.memory.store.write() as tx:
-                    if not tx.extend_lease(job.id, self.owner, time.time() + self.lease_seconds):
-                        log.warning("job %s: lease lost to another worker", job.id)
-                        return
+                until = time.time() + self.lease_seconds
+                if not write_retried(self.memory.store, _extend_lease, job.id, self.owner, until):
+                    log.warning("job %s: lease lost to another worker", job.id)
+                    return
             except Exception as exc:  # keep beating; the lease may still be saved
                 log.warning("job %s: heartbeat failed: %s", job.id, type(exc).__name__)
 
@@ -204,14 +207,23 @@ class Worker:
             max_segment=flow.segment,
             open_calls=walk.open_calls,
         )
-        with store.write() as tx:
+
+        def keep(tx: WriteTxn) -> bool:
             try:
                 tx.get_message(tenant, user, through)
             except NotFound:
-                return "message deleted"
+                return False
             for summary_id in invalid:
                 tx.delete_summary(tenant, summary_id)
             for record in records:
                 tx.insert_summary(tenant, user, record)
+            return True
+
+        if not write_retried(store, keep):
+            return "message deleted"
         fallbacks = [r.fallback_reason for r in records if r.fallback_reason]
         return f"fallback: {fallbacks[-1]}" if fallbacks else None
+
+
+def _extend_lease(tx: WriteTxn, job_id: str, owner: str, until: float) -> bool:
+    return tx.extend_lease(job_id, owner, until)

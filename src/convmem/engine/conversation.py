@@ -44,7 +44,8 @@ from convmem.model.tools import ToolSpec
 from convmem.retention import delete_conversation
 from convmem.retrieval.vector import Embedder, RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
-from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store
+from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store, WriteTxn
+from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tokens import ESTIMATE, get_counter
 from convmem.tools.schema import parse_tools
 from convmem.tree import (
@@ -136,12 +137,14 @@ class Conversation:
         new = self._new_message("assistant", content or "", tool_calls, None, metadata, None)
         return self._write_message(new, original.parent_id, original.id, "regenerate")
 
+    @conflicts_retried
     def switch_branch(self, leaf_id: str) -> None:
         """Make ``leaf_id`` (any message of this conversation) the active leaf."""
         with self._store.write() as tx:
             self._own_message(tx, leaf_id)
             tx.set_active_leaf(self._tenant, self.id, leaf_id)
 
+    @conflicts_retried
     def delete_message(self, message_id: str) -> list[str]:
         """Delete a message and its whole subtree, for real. Returns the deleted ids."""
         with self._store.write() as tx:
@@ -179,6 +182,7 @@ class Conversation:
                 window=Window(since=_aware(since, "since"), until=_aware(until, "until")),
             )  # fmt: skip
 
+    @conflicts_retried
     def delete(self) -> None:
         """Delete the conversation with every message, for real."""
         with self._store.write() as tx:
@@ -212,7 +216,6 @@ class Conversation:
     ) -> Message:
         tokens, estimate = self.scope.memory.count_message(new)  # outside the write lock
         intent = detect_intent(new.content) if new.role == "user" else None
-        notices: tuple[MemoryNotice, ...] = ()
         tenant, user = self._tenant, self.scope.user
         assert new.created_at is not None
         message_id = new_id("msg")
@@ -223,7 +226,8 @@ class Conversation:
         )  # fmt: skip
         # the model runs outside the write lock too
         prepared = prepare_turn(unplaced, memory.write_embedder, memory.vector_cache)
-        with self._store.write() as tx:
+
+        def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...]]:
             record = tx.get_conversation(tenant, user, self.id)
             parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
             assert parent_id is None or isinstance(parent_id, str)
@@ -240,10 +244,13 @@ class Conversation:
             if prepared is not None:
                 write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
             tx.set_active_leaf(tenant, self.id, stored.id)
-            if intent is not None:
-                notices = act_on_intent(
-                    tx, self.scope.principal, intent, stored.id, temporary=record.temporary
-                )
+            if intent is None:
+                return stored, ()
+            return stored, act_on_intent(
+                tx, self.scope.principal, intent, stored.id, temporary=record.temporary
+            )
+
+        stored, notices = write_retried(self._store, place)
         self.scope._embed_notices(notices)
         return replace(stored, notices=notices)
 
@@ -420,6 +427,7 @@ class Conversation:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.pinned(self._tenant, self.scope.user, self.id)
 
+    @conflicts_retried
     def record_assembly(self, context: AssembledContext, leaf_id: str | None = None) -> None:
         """Keep ``context``'s report as this conversation's last assembled request (token counts
         and ids only), for inspection. Assembly itself writes nothing; a service calls this."""

@@ -25,6 +25,7 @@ from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MemoryVector, Store
 from convmem.store.registry import open_store, scheme_of
+from convmem.store.retry import conflicts_retried, write_retried
 from convmem.summaries import SummaryFlow
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
@@ -110,9 +111,10 @@ class Memory:
         if embedder is None or not todo:
             return
         vectors = normalise(embedder.embed([r.text for r in todo]))
-        with self.store.write() as tx:
-            rows = [MemoryVector(r.id, v) for r, v in zip(todo, vectors, strict=True)]
-            tx.set_memory_vectors(tenant, user, embedder.name, rows)
+        rows = [MemoryVector(r.id, v) for r, v in zip(todo, vectors, strict=True)]
+        write_retried(
+            self.store, lambda tx: tx.set_memory_vectors(tenant, user, embedder.name, rows)
+        )
 
     def scope(self, tenant: str, user: str, *, actor: str | None = None) -> Scope:
         """Act as one authenticated principal. Every call through the scope sees only its data.
@@ -123,6 +125,7 @@ class Memory:
         user = check_identifier(user, "user")
         return Scope(self, tenant, user, actor or f"user:{user}")
 
+    @conflicts_retried
     def set_tenant_policy(
         self, tenant: str, *, memory_disabled: bool = False, retention_days: int | None = None
     ) -> None:
@@ -169,6 +172,7 @@ class Memory:
         with self.store.read() as tx:
             return tx.list_jobs(status, limit)
 
+    @conflicts_retried
     def retry_job(self, job_id: str) -> None:
         """Put a failed (or finished) job back in the queue with fresh attempts."""
         import time

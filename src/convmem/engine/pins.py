@@ -9,9 +9,11 @@ from convmem.errors import InvalidInput
 from convmem.ids import new_id
 from convmem.model.principal import Principal
 from convmem.store.base import PinnedInstruction
+from convmem.store.retry import conflicts_retried
 from convmem.tree import check_text
 
 
+@conflicts_retried
 def pin_instruction(
     memory: Database, who: Principal, conversation_id: str | None, text: str
 ) -> PinnedInstruction:

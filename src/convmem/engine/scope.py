@@ -22,6 +22,7 @@ from convmem.model.messages import Message
 from convmem.model.principal import Principal
 from convmem.search import search_memories
 from convmem.store.base import PinnedInstruction, WriteTxn
+from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tree import check_count, check_identifier, check_metadata, check_text
 
 
@@ -61,10 +62,12 @@ class Scope:
         self, text: str, source_kind: SourceKind, status: str, fields: MemoryFields
     ) -> MemoryNotice:
         try:
-            with self.memory.store.write() as tx:
-                notice = save_memory(
+            notice = write_retried(
+                self.memory.store,
+                lambda tx: save_memory(
                     tx, self.principal, text, source_kind=source_kind, status=status, **fields
-                )
+                ),
+            )
         except NeverStoreViolation as refused:  # strict: a block raises; it is counted all the same
             self.memory.observer.memory_notices([MemoryNotice("blocked", "", refused.reason)])
             raise
@@ -99,6 +102,7 @@ class Scope:
         with self.memory.store.read() as tx:
             return memory_gate(tx, self.principal) is None
 
+    @conflicts_retried
     def set_memory_enabled(self, enabled: bool) -> None:
         """The user's switch: off means nothing is read from or written to long-term memory."""
         with self.memory.store.write() as tx:
@@ -126,6 +130,7 @@ class Scope:
             "data": tables,
         }
 
+    @conflicts_retried
     def delete_all(self) -> dict[str, int]:
         """Delete every conversation, message, memory, summary and setting of this user. The
         audit keeps that it happened, by whom and when."""
@@ -136,6 +141,7 @@ class Scope:
 
     # --- conversations --------------------------------------------------------------------------
 
+    @conflicts_retried
     def create_conversation(
         self,
         title: str | None = None,
@@ -180,6 +186,7 @@ class Scope:
         with self.memory.store.read() as tx:
             return tx.pinned(self.tenant, self.user, None)
 
+    @conflicts_retried
     def unpin(self, pin_id: str) -> None:
         check_identifier(pin_id, "pin id")
         with self.memory.store.write() as tx:

@@ -27,6 +27,7 @@ from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, NewMessage
 from convmem.retrieval.index import context_text
 from convmem.store.base import IndexEntry, MessageRow
+from convmem.store.retry import conflicts_retried
 from convmem.tree import (
     check_text,
     check_tool_result,
@@ -126,6 +127,7 @@ def import_trees(
     return report
 
 
+@conflicts_retried
 def _write(scope: Scope, batch: list[_Planned], report: ImportReport) -> None:
     if not batch:
         return

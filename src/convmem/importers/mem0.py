@@ -20,6 +20,7 @@ from typing import Any
 from convmem.engine import Memory
 from convmem.errors import ConvmemError, InvalidInput
 from convmem.memories import save_memory
+from convmem.store.retry import conflicts_retried
 
 ACTOR = "import:mem0"
 
@@ -59,28 +60,41 @@ def import_mem0(
             continue
         by_user[owner].append(record)
     for owner, owned in sorted(by_user.items()):
-        who = memory.scope(tenant, owner, actor=ACTOR).principal
-        with memory.store.read() as tx:
-            before = {m.id for m in tx.list_memories(tenant, owner)}
-        with memory.store.write() as tx:
-            for n, record in enumerate(owned):
-                ident = str(record.get("id", n))
-                try:
-                    notice = save_memory(
-                        tx, who, str(record.get("memory") or record.get("text") or ""),
-                        source_kind="import", status="confirmed",
-                        expires_at=_when(record.get("expiration_date")),
-                    )  # fmt: skip
-                except ConvmemError as exc:
-                    report.invalid.append((ident, type(exc).__name__))
-                    continue
-                if notice.status == "blocked":
-                    report.blocked.append((ident, str(notice.reason)))
-                elif notice.memory is not None and notice.memory.id in before:
-                    report.already_present += 1
-                else:
-                    report.saved += 1
+        part = _import_user(memory, tenant, owner, owned)
+        report.saved += part.saved
+        report.already_present += part.already_present
+        report.blocked += part.blocked
+        report.invalid += part.invalid
     return report
+
+
+@conflicts_retried  # counted afresh on a re-run: only a committed transaction's part is added
+def _import_user(
+    memory: Memory, tenant: str, owner: str, owned: list[Mapping[str, Any]]
+) -> Mem0Report:
+    part = Mem0Report()
+    who = memory.scope(tenant, owner, actor=ACTOR).principal
+    with memory.store.read() as tx:
+        before = {m.id for m in tx.list_memories(tenant, owner)}
+    with memory.store.write() as tx:
+        for n, record in enumerate(owned):
+            ident = str(record.get("id", n))
+            try:
+                notice = save_memory(
+                    tx, who, str(record.get("memory") or record.get("text") or ""),
+                    source_kind="import", status="confirmed",
+                    expires_at=_when(record.get("expiration_date")),
+                )  # fmt: skip
+            except ConvmemError as exc:
+                part.invalid.append((ident, type(exc).__name__))
+                continue
+            if notice.status == "blocked":
+                part.blocked.append((ident, str(notice.reason)))
+            elif notice.memory is not None and notice.memory.id in before:
+                part.already_present += 1
+            else:
+                part.saved += 1
+    return part
 
 
 def _when(value: Any) -> datetime | None:

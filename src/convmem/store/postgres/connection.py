@@ -9,8 +9,9 @@ and pins), so a write waits for the one it conflicts with instead of failing at 
 The ``BEGIN`` is also the connection's health check: a connection the server dropped (it
 restarted, an idle timeout) fails there, is discarded, and the transaction starts again on a
 fresh one — before anything of the caller's ran, so nothing is repeated. Errors inside a
-transaction roll it back and reach the caller as ``StoreBusy`` (a lock or serialisation conflict
-that outlived every wait), ``InvalidInput`` (text PostgreSQL cannot hold) or ``StoreError``
+transaction roll it back and reach the caller as ``WriteConflict`` (a deadlock or a serialisation
+failure: the unit of work may run again, see ``convmem.store.retry``), ``StoreBusy`` (a lock held
+past the lock timeout), ``InvalidInput`` (text PostgreSQL cannot hold) or ``StoreError``
 (anything else: the server went away, a constraint). Never a psycopg exception.
 """
 
@@ -25,7 +26,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from convmem.errors import ConvmemError, InvalidInput, StoreBusy, StoreError
+from convmem.errors import ConvmemError, InvalidInput, StoreBusy, StoreError, WriteConflict
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +38,16 @@ LOCK_TIMEOUT = "30s"
 # How long a caller waits for a free pooled connection (or for the server to accept one).
 POOL_TIMEOUT_SECONDS = 10.0
 
-_BUSY = (
-    pg_errors.SerializationFailure,
-    pg_errors.DeadlockDetected,
-    pg_errors.LockNotAvailable,
-)
+# the database aborted the transaction to let another one through: the unit may run again
+_CONFLICT = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 
 
 def map_error(exc: psycopg.Error) -> ConvmemError:
     """The error a caller sees for a driver error (messages name the failure, never content)."""
-    if isinstance(exc, _BUSY):
-        return StoreBusy(f"the database reported a conflict: {type(exc).__name__}")
+    if isinstance(exc, _CONFLICT):
+        return WriteConflict(f"the database reported a conflict: {type(exc).__name__}")
+    if isinstance(exc, pg_errors.LockNotAvailable):  # lock_timeout: it already waited that long
+        return StoreBusy("a lock stayed held past the lock timeout")
     if isinstance(exc, pg_errors.CharacterNotInRepertoire | pg_errors.UntranslatableCharacter):
         return InvalidInput("text holds a character PostgreSQL cannot store")
     if isinstance(exc, psycopg.DataError) and "NUL" in str(exc):

@@ -440,21 +440,26 @@ class SearchTxnMixin(TxnBase):
     ) -> list[str]:
         if not terms or per_term < 1:
             return []
-        # per term, its nearest vocabulary words (one more: the term itself may be among them)
+        # per term, its nearest vocabulary words (one more: the term itself may be among them).
+        # The vocabulary's vectors are read once for every term (materialised): joined inside
+        # the lateral subquery they were looked up again per term, an index probe per word.
         rows = self._db.execute(
             f"""
+            WITH vocabulary AS MATERIALIZED (SELECT t.term, v.vector {_VOCABULARY})
             SELECT q.i, w.term FROM unnest(%s::text[], %s::halfvec[]) WITH ORDINALITY
                 AS q(term, vector, i)
             CROSS JOIN LATERAL (
-                SELECT t.term, v.vector <=> q.vector AS distance {_VOCABULARY}
-                AND v.vector <=> q.vector <= %s
-                ORDER BY distance, t.term LIMIT %s
+                SELECT d.term, d.distance FROM (
+                    SELECT vocabulary.term, vocabulary.vector <=> q.vector AS distance
+                    FROM vocabulary
+                ) d
+                WHERE d.distance <= %s ORDER BY d.distance, d.term LIMIT %s
             ) w
             ORDER BY q.i, w.distance, w.term
             """,
             (
-                [t.term for t in terms], [halfvec(t.vector) for t in terms], embedder, tenant,
-                tenant, conversation_id, tenant, tenant, conversation_id, user,
+                embedder, tenant, tenant, conversation_id, tenant, tenant, conversation_id, user,
+                [t.term for t in terms], [halfvec(t.vector) for t in terms],
                 1.0 - min_similarity, per_term + 1,
             ),
         ).fetchall()  # fmt: skip
