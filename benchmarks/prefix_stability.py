@@ -3,9 +3,11 @@
 A scripted 300-turn conversation (a team planning a service: questions, answers with code,
 decisions, constraints, tasks) is assembled turn after turn at an 8k budget, twice over the same
 turns: by convmem (rolling summary, eviction in blocks at the 70 % threshold) and by a plain
-sliding window (the newest turns that fit, no summary, no blocks). For each turn, the longest run
-of leading messages identical to the previous turn's request, in tokens, divided by the request's
-tokens, is the share a provider's prompt cache can serve.
+sliding window (the newest turns that fit, no summary, no blocks). Each request is recorded as
+sent (``Conversation.record_assembly``, as the service does), and its report's ``cached_tokens``
+— the tokens of the leading parts identical to the previous request's (``convmem.prompt_cache``,
+the estimate the metrics use) — divided by the request's tokens is the share a provider's prompt
+cache can serve.
 
     python benchmarks/prefix_stability.py --json OUT.json      # --quick for a short smoke run
 
@@ -72,18 +74,6 @@ def assistant_turn(turn: int) -> str:
     )
 
 
-def cached_prefix(previous: list[dict[str, Any]] | None, current: list[dict[str, Any]]) -> int:
-    """How many leading messages of ``current`` equal the previous request's."""
-    if previous is None:
-        return 0
-    count = 0
-    for before, now in zip(previous, current, strict=False):
-        if before != now:
-            break
-        count += 1
-    return count
-
-
 def team_facts(count: int) -> list[str]:
     """``count`` distinct long-term memories of the team (tools, owners, limits)."""
     return [
@@ -101,7 +91,6 @@ def play(
     for fact in team_facts(memories):
         team.remember(fact, strict=True)
     conv = team.create_conversation(title="booking service")
-    previous: list[dict[str, Any]] | None = None
     fractions: list[float] = []
     totals: list[int] = []
     evicting: list[bool] = []
@@ -110,16 +99,11 @@ def play(
     for turn in range(turns):
         conv.append("user", user_turn(turn))
         ctx = conv.assemble(None, model=PROFILE, system=SYSTEM, options=options)
-        costs = [
-            message_tokens(counter, m["role"], m.get("content") or "", (), m.get("tool_call_id"))
-            for m in ctx.messages
-        ]
-        shared = cached_prefix(previous, ctx.messages)
-        fractions.append(sum(costs[:shared]) / ctx.report.total_tokens)
+        conv.record_assembly(ctx)  # sent: the next request's estimate compares with it
+        fractions.append(ctx.report.cached_tokens / ctx.report.total_tokens)
         totals.append(ctx.report.total_tokens)
         evicting.append(ctx.report.evicted_count > 0)
         summary_tokens.append(ctx.report.sections["summary"])
-        previous = ctx.messages
         conv.append("assistant", assistant_turn(turn))
     return {
         "fractions": fractions,

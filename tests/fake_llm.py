@@ -14,9 +14,14 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+# A turn opening with one of these becomes a cited note of that category (beyond the decision).
+_NOTE_PREFIXES = {"Constraint:": "constraints", "TODO:": "open_tasks",
+                  "Open question:": "open_questions"}  # fmt: skip
+
 
 def faithful_snapshot(payload: dict[str, Any]) -> dict[str, Any]:
-    """Carry the previous snapshot; every turn mentioning a decision becomes a cited note."""
+    """Carry the previous snapshot; a turn stating a decision becomes the (one) decision, one
+    stating a constraint, a task or an open question a cited note of its kind."""
     snapshot: dict[str, list[dict[str, Any]]] = {
         key: list(value) for key, value in payload["previous_snapshot"].items()
     }
@@ -26,10 +31,11 @@ def faithful_snapshot(payload: dict[str, Any]) -> dict[str, Any]:
             snapshot["decisions"] = [
                 {"text": content, "sources": [turn["id"]], "subject": "database"}
             ]
-        if content.startswith("Constraint:"):
-            snapshot["constraints"].append({"text": content, "sources": [turn["id"]]})
+        for prefix, category in _NOTE_PREFIXES.items():
+            if content.startswith(prefix):
+                snapshot.setdefault(category, []).append({"text": content, "sources": [turn["id"]]})
         if turn["role"] == "tool" or content.startswith("Fact:"):
-            snapshot["facts"].append({"text": content, "sources": [turn["id"]]})
+            snapshot.setdefault("facts", []).append({"text": content, "sources": [turn["id"]]})
     return snapshot
 
 

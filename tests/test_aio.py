@@ -66,6 +66,33 @@ def test_the_async_surface_matches_the_sync_one(db_path: Path) -> None:
         assert memory_ids == [memory.id, memory.id]
 
 
+def test_an_async_scope_takes_a_purpose_cap_and_calls_narrow_it(db_path: Path) -> None:
+    async def run() -> tuple[list[str], list[str], str]:
+        async with convmem.aio.open(db_path) as mem:
+            owner = mem.scope("acme", "alice")
+            await owner.remember("Ship my orders to the Elm Street office.",
+                                 purpose="task_automation")  # fmt: skip
+            await owner.remember("I prefer aisle seats.")
+            capped = mem.scope("acme", "alice", purposes=["personalization"])
+            conv = await capped.create_conversation()
+            ctx = await conv.assemble("Where do my orders go?")
+            tasks = await owner.search_memories("orders", purposes=["task_automation"])
+            with pytest.raises(convmem.PurposeNotAllowed) as refused:
+                await capped.search_memories("orders", purposes=["task_automation"])
+            return (
+                list(ctx.report.memory_ids),
+                [h.memory.purpose for h in tasks],
+                str(refused.value),
+            )
+
+    recalled, purposes, refusal = asyncio.run(run())
+    with convmem.open(db_path) as mem:
+        (seats,) = [m for m in mem.scope("acme", "alice").memories.list() if "aisle" in m.text]
+    assert recalled == [seats.id]
+    assert purposes == ["task_automation"]
+    assert "task_automation" in refusal
+
+
 def test_calls_run_in_a_bounded_pool_and_the_loop_keeps_running(db_path: Path) -> None:
     embedder = GatedEmbedder()
 

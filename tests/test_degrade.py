@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
 
 import convmem
 from convmem import HashingEmbedder
 from convmem.model.messages import Role
 from convmem.retrieval.vector import Matrix
 from convmem.service import create_app
+from tests.test_tools_budget import OPENAI_TOOL
 
 SMALL = convmem.ModelProfile(context_window=700, max_output=100, tokenizer="o200k_base")
 MEDIUM = convmem.ModelProfile(context_window=1000, max_output=100, tokenizer="o200k_base")
@@ -160,3 +162,53 @@ def test_the_service_answers_200_with_the_skipped_parts(mem: convmem.Memory, db_
         assert "4471" not in response.text.split('"report"')[1]
         kept = client.get(f"/v1/conversations/{conv.id}/last-assembly", headers=h).json()
         assert kept["report"]["degraded"] == report["degraded"]
+
+
+def test_the_metrics_count_skipped_parts_by_part_never_content(
+    mem: convmem.Memory, db_path: Path, embedder: BreakableEmbedder
+) -> None:
+    token = mem.keys.create("acme", "user", user="alice").token
+    conv = mem.scope("acme", "alice").create_conversation()
+    chat(conv)
+    damage(db_path, "DROP TABLE summaries")
+    embedder.broken = True
+    h = {"Authorization": f"Bearer {token}"}
+    body = {
+        "user_message": QUESTION,
+        "model": {"context_window": 700, "max_output": 100, "tokenizer": "o200k_base"},
+    }
+    with TestClient(create_app(mem)) as client:
+        reports = [
+            client.post(f"/v1/conversations/{conv.id}/assemble", json=body, headers=h).json()[
+                "report"
+            ]
+            for _ in range(2)
+        ]
+        text = client.get("/metrics").text
+    assert all(sorted(r["degraded"]) == ["embedder: error RuntimeError",
+                                         "summary: error StoreError"] for r in reports)  # fmt: skip
+    samples = {
+        sample.labels.get("part"): sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "convmem_request_degraded_parts"
+        for sample in family.samples
+        if sample.name.endswith("_total")
+    }
+    assert samples == {"embedder": 2, "summary": 2, "memories": 0, "retrieval": 0, "other": 0}
+    assert "4471" not in text and "locker" not in text and "RuntimeError" not in text
+
+
+def test_failing_memories_keep_the_tools_the_caller_sent(
+    mem: convmem.Memory, db_path: Path
+) -> None:
+    alice = mem.scope("acme", "alice")
+    alice.remember("My gym is the one on Elm Street.")
+    conv = alice.create_conversation()
+    chat(conv)
+    damage(db_path, "DROP TABLE memories")
+    ctx = conv.assemble(QUESTION, model=MEDIUM, tools=[OPENAI_TOOL])
+    assert any(reason.startswith("memories: error ") for reason in ctx.report.degraded)
+    assert ctx.report.memory_ids == []
+    assert ctx.report.tools_offered == ["get_current_weather"]
+    assert ctx.tools is not None and ctx.report.sections["tools"] > 0
+    assert_window_intact(ctx, conv, MEDIUM)

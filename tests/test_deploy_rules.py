@@ -22,15 +22,21 @@ DASHBOARD = DEPLOY / "grafana" / "convmem-dashboard.json"
 METRIC = re.compile(r"\bconvmem_[a-z_]+\b")
 
 
-def exported(memory: convmem.Memory) -> set[str]:
-    """Every sample name a service's or worker's registry exposes (queue gauges included)."""
+def populated(memory: convmem.Memory) -> ProcessMetrics:
+    """A service's or worker's registry with every series present (queue gauges included)."""
     metrics = ProcessMetrics()
     metrics.watch_queue(memory.store)
     metrics.job_ran("summary/x", "failed", "Boom")  # label-bearing series with no default child
     metrics.not_found_for("memory")
     metrics.http_requests.labels("GET", "/healthz", "200").inc()
     metrics.http_duration.labels("GET", "/healthz").observe(0.01)
-    return {sample.name for family in metrics.registry.collect() for sample in family.samples}
+    return metrics
+
+
+def exported(memory: convmem.Memory) -> set[str]:
+    """Every sample name a service's or worker's registry exposes."""
+    families = populated(memory).registry.collect()
+    return {sample.name for family in families for sample in family.samples}
 
 
 def unknown(expr: str, names: set[str]) -> set[str]:
@@ -45,7 +51,8 @@ def test_every_rule_loads_and_names_exported_metrics(memory: convmem.Memory) -> 
     alerts = {rule["alert"] for rule in rules}
     assert {
         "ConvmemJobsStalled", "ConvmemDeletionSweepStalled", "ConvmemNeverStoreBlocksSpiking",
-        "ConvmemSummaryFallbackRateUp",
+        "ConvmemSummaryFallbackRateUp", "ConvmemExpiredMemorySelected",
+        "ConvmemIrrelevantRecallRateUp",
     } <= alerts  # fmt: skip
     for rule in rules:
         assert METRIC.search(rule["expr"]), rule["alert"]
@@ -79,5 +86,30 @@ def test_the_dashboard_loads_and_names_exported_metrics(memory: convmem.Memory) 
     for family in ("convmem_request_tokens", "convmem_request_section_tokens",
                    "convmem_memory_blocks_total", "convmem_jobs",
                    "convmem_jobs_oldest_pending_age_seconds",
-                   "convmem_retention_last_sweep_timestamp_seconds"):  # fmt: skip
+                   "convmem_retention_last_sweep_timestamp_seconds",
+                   "convmem_request_candidate_memories", "convmem_request_irrelevant_memories",
+                   "convmem_recall_expired_selected_total", "convmem_request_summary_age_seconds",
+                   "convmem_request_summaries_total", "convmem_request_degraded_parts_total",
+                   "convmem_request_cached_tokens", "convmem_request_cached_share"):  # fmt: skip
         assert any(name.startswith(family) for name in shown), family
+
+
+def test_the_readme_documents_every_metric_and_label(memory: convmem.Memory) -> None:
+    """The README's metrics table names each family the registry exposes, with its type and
+    every label, and nothing the registry does not expose."""
+    readme = (DEPLOY.parent / "README.md").read_text("utf-8")
+    rows = re.findall(r"^\| `(convmem_[a-z_]+)` \| (\w+) \|([^|]*)\|", readme, re.MULTILINE)
+    documented = {name: (kind, labels) for name, kind, labels in rows}
+    assert len(documented) == len(rows)  # no metric documented twice
+    families = {}
+    for family in populated(memory).registry.collect():
+        name = f"{family.name}_total" if family.type == "counter" else family.name
+        labels = {key for sample in family.samples for key in sample.labels} - {"le"}
+        families[name] = (family.type, labels)
+    assert set(documented) == set(families)
+    for name, (kind, labels) in families.items():
+        assert documented[name][0] == kind, name
+        for label in labels:
+            assert re.search(rf"\b{label}\b", documented[name][1]), (name, label)
+        if not labels:
+            assert not documented[name][1].strip(), name

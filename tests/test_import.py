@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +194,80 @@ def test_a_malformed_mem0_file_is_refused(tmp_path: Path, content: str) -> None:
     path.write_text(content)
     with pytest.raises(convmem.InvalidInput):
         mem0.read(path)
+
+
+def test_a_mem0_import_keeps_each_records_times(memory: convmem.Memory, tmp_path: Path) -> None:
+    records = [
+        {"id": "t1", "memory": "Prefers aisle seats", "user_id": "alice",
+         "created_at": "2024-05-01T10:00:00-07:00", "updated_at": "2024-06-02T08:30:00-07:00"},
+        {"id": "t2", "memory": "Is vegetarian", "user_id": "alice",
+         "created_at": "2023-01-15T09:00:00", "updated_at": None},  # naive: UTC
+        {"id": "t3", "memory": "Plays the cello", "user_id": "alice",
+         "created_at": "2024-03-01T00:00:00Z", "updated_at": "2024-02-01T00:00:00Z"},
+        {"id": "t4", "memory": "Lives in Porto", "user_id": "alice", "created_at": "last week"},
+    ]  # fmt: skip
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps(records))
+    before = datetime.now(UTC)
+    assert mem0.import_mem0(memory, "acme", mem0.read(path)).saved == 4
+    by_text = {m.text: m for m in memory.scope("acme", "alice").memories.list()}
+    aisle, veg, cello, porto = (by_text[t] for t in (
+        "Prefers aisle seats", "Is vegetarian", "Plays the cello", "Lives in Porto"))  # fmt: skip
+    assert (aisle.created_at, aisle.updated_at) == (
+        datetime(2024, 5, 1, 17, 0, tzinfo=UTC),
+        datetime(2024, 6, 2, 15, 30, tzinfo=UTC),
+    )
+    assert veg.created_at == veg.updated_at == datetime(2023, 1, 15, 9, 0, tzinfo=UTC)
+    # updated before created cannot be: the update time is the creation time
+    assert cello.created_at == cello.updated_at == datetime(2024, 3, 1, tzinfo=UTC)
+    assert porto.created_at >= before  # unreadable: the time of the import
+
+
+def test_progress_is_told_each_batch_and_accounts_for_every_conversation(
+    alice: convmem.Scope, tmp_path: Path
+) -> None:
+    export = chatgpt_export()
+    many = []
+    for n in range(7):
+        copy = json.loads(json.dumps(export[0]))
+        copy["id"] = f"chat-{n}"
+        many.append(copy)
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(many))
+    told: list[int] = []
+    report = import_trees(alice, openai_chat.SOURCE, openai_chat.read(path),
+                          progress=told.append, batch_messages=16)  # fmt: skip
+    assert (report.conversations, report.messages) == (7, 56)
+    assert told == [2, 2, 2, 1]  # 8 messages a conversation: two per batch of 16
+    told.clear()
+    again = import_trees(alice, openai_chat.SOURCE, openai_chat.read(path), progress=told.append)
+    assert (again.already_imported, sum(told)) == (7, 7)
+    with pytest.raises(convmem.InvalidInput):
+        import_trees(alice, openai_chat.SOURCE, [], batch_messages=0)
+
+
+def test_the_cli_draws_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(chatgpt_export()))
+    leader, follower = pty.openpty()
+    db = str(tmp_path / "new.db")
+    command = [sys.executable, "-m", "convmem.cli", "import", "openai-chat", "--db", db,
+               "--tenant", "acme", "--user", "alice", str(path)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(command, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=120,
+                          check=False)  # fmt: skip
+    os.close(follower)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal is closed once everything is read
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(leader)
+    assert done.returncode == 0, done.stderr
+    text = output.decode()
+    assert "conversations  [####" in text and "100%" in text
+    assert "imported 1 conversations, 8 messages" in text

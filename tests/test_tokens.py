@@ -19,6 +19,7 @@ import tiktoken_ext.openai_public
 
 from convmem.tokens import (
     REPLY_PRIMING,
+    TIKTOKEN_ENCODINGS,
     TOKENS_PER_MESSAGE,
     EstimateCounter,
     get_counter,
@@ -134,3 +135,12 @@ def test_counting_is_exact_with_no_network_and_no_tiktoken_cache(tmp_path: Path)
     assert result.stdout.split("\n")[:2] == ["o200k_base 6", "cl100k_base 6"]
     assert result.stderr == ""
     assert list(tmp_path.iterdir()) == []  # nothing fetched, nothing cached
+
+
+@pytest.mark.parametrize("name", TIKTOKEN_ENCODINGS)
+def test_special_token_text_is_counted_as_plain_text(name: str) -> None:
+    # a message may quote "<|endoftext|>": it costs what its characters cost, never one token
+    encoding = tiktoken_encoding(name)
+    for text in ["<|endoftext|>", "a <|endofprompt|> b <|fim_prefix|>", "plain text", "Ünïcödé 🎉"]:
+        assert get_counter(name).count(text) == len(encoding.encode(text, disallowed_special=()))
+    assert get_counter(name).count("<|endoftext|>") > 1

@@ -3,6 +3,7 @@ jobs, failures, queue and retention series; ``convmem worker --metrics-port`` se
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -120,16 +121,17 @@ def test_the_worker_command_serves_its_metrics(db_path: Path) -> None:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        text = ""
-        for _ in range(300):  # the process starts, opens the database, then serves
+        found: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        # the process starts, opens the database, serves, then its first loop runs a retention
+        # pass: scrape until that pass shows (a loaded machine may take a while)
+        for _ in range(1200):
             if process.poll() is not None:
                 raise AssertionError("the worker exited")
-            try:
-                text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text
+            with contextlib.suppress(httpx.TransportError):
+                found = samples(httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text)
+            if found.get(("convmem_retention_sweeps_total", ()), 0) >= 1:
                 break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        found = samples(text)
+            time.sleep(0.1)
         assert found[("convmem_retention_sweeps_total", ())] >= 1  # the first loop runs one
         assert found[("convmem_jobs", (("status", "pending"),))] == 0
     finally:

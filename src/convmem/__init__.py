@@ -23,6 +23,7 @@ from convmem.errors import (
     InvalidQuery,
     NeverStoreViolation,
     NotFound,
+    PurposeNotAllowed,
     StoreBusy,
     StoreError,
     UserError,
@@ -40,6 +41,7 @@ from convmem.model import (
     ModelProfile,
     ToolCall,
 )
+from convmem.model.purpose import PURPOSES
 from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
@@ -79,7 +81,9 @@ __all__ = [
     "ModelProfile",
     "NeverStoreViolation",
     "NotFound",
+    "PURPOSES",
     "PinnedInstruction",
+    "PurposeNotAllowed",
     "Scope",
     "SearchOptions",
     "SentenceTransformerEmbedder",

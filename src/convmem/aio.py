@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
@@ -160,9 +160,13 @@ class AsyncMemory(_Offloaded[Memory]):
     def __init__(self, memory: Memory, *, max_workers: int = DEFAULT_WORKERS) -> None:
         super().__init__(_Pool(max_workers), memory)
 
-    def scope(self, tenant: str, user: str, *, actor: str | None = None) -> AsyncScope:
-        """Act as one authenticated principal (checks the ids; no I/O)."""
-        return AsyncScope(self._pool, self.sync.scope(tenant, user, actor=actor))
+    def scope(
+        self, tenant: str, user: str, *, actor: str | None = None,
+        purposes: Iterable[str] | None = None,
+    ) -> AsyncScope:  # fmt: skip
+        """Act as one authenticated principal (checks the ids; no I/O); ``purposes`` caps the
+        memory purposes its calls may use, as ``Memory.scope``'s."""
+        return AsyncScope(self._pool, self.sync.scope(tenant, user, actor=actor, purposes=purposes))
 
     set_tenant_policy = _off(Memory.set_tenant_policy)
     apply_retention = _off(Memory.apply_retention)

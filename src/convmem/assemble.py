@@ -42,11 +42,13 @@ from typing import Any
 from convmem.budget import eviction_block, stub_threshold, summary_reserve
 from convmem.errors import BudgetExceeded, InvalidInput
 from convmem.formats import (
+    ANTHROPIC_LEAD_PLACEHOLDER,
     FORMATS,
     Format,
     HistoryItem,
     Section,
     lead_placeholder_tokens,
+    openai_history_message,
     render_anthropic,
     render_openai,
     render_responses,
@@ -54,6 +56,7 @@ from convmem.formats import (
 from convmem.model.messages import Message
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
+from convmem.prompt_cache import cached_tokens, prefix_chain
 from convmem.tokens import REPLY_PRIMING, TokenCounter, message_tokens
 from convmem.tools.cost import tools_tokens
 from convmem.tools.schema import render_tools
@@ -132,6 +135,10 @@ class FixedParts:
     # from message to message costs no cached prefix.
     relevant_memories: str | None = None
     relevant_memory_ids: Sequence[str] = ()
+    # what recall considered, and what it checked in its choice (see AssemblyReport)
+    memory_candidates: int = 0
+    irrelevant_memory_ids: Sequence[str] = ()
+    expired_memory_ids: Sequence[str] = ()
     summary: str | None = None
     retrieved: str | None = None
     retrieved_ids: Sequence[str] = ()
@@ -168,6 +175,21 @@ class AssemblyReport:
     summary_source: str | None = None
     memory_ids: list[str] = field(default_factory=list)
     retrieved_ids: list[str] = field(default_factory=list)
+    # memories recall considered before the caps and the token room chose ``memory_ids``
+    memory_candidates: int = 0
+    # recalled memories the message shares no search term with (convmem.memory.recall.bearing)
+    irrelevant_memory_ids: list[str] = field(default_factory=list)
+    # memories handed to recall after they expired, left out (the store filters them; any id
+    # here means that filter failed: a correctness alarm)
+    expired_memory_ids: list[str] = field(default_factory=list)
+    # how old the summary used is (seconds since it was built) and its summarizer's version
+    summary_age_seconds: float | None = None
+    summary_version: str | None = None
+    # tokens per turn is ``total_tokens``; these estimate the part a provider's prompt cache
+    # would serve, from the previous recorded request (convmem.prompt_cache)
+    cached_tokens: int = 0
+    cached_share: float = 0.0
+    prefix_digests: list[str] = field(default_factory=list)
     # the parts skipped because they failed, each "part: reason" (part one of memories,
     # retrieval, summary, embedder; the reason names the error's class, never content)
     degraded: list[str] = field(default_factory=list)
@@ -311,6 +333,9 @@ class HistoryPlan:
     summary_through_id: str | None
     memory_ids: list[str] = field(default_factory=list)
     retrieved_ids: list[str] = field(default_factory=list)
+    memory_candidates: int = 0
+    irrelevant_memory_ids: list[str] = field(default_factory=list)
+    expired_memory_ids: list[str] = field(default_factory=list)
     tools: Sequence[ToolSpec] = ()
     tools_tokens: int = 0
     tools_suppressed: Sequence[tuple[str, str]] = ()
@@ -427,6 +452,10 @@ def plan_history(
             kept, kept_positions = kept[:keep], kept_positions[:keep]
 
     history = [item for items in reversed(kept) for item in items]
+    memory_ids = [
+        *fixed.memory_ids,
+        *(fixed.relevant_memory_ids if fixed.relevant_memories else ()),
+    ]
     evicted_count = 0
     through: str | None = None
     if oldest_depth is not None:
@@ -446,11 +475,11 @@ def plan_history(
         history_budget=history_budget,
         summary_room=reserve,
         summary_through_id=through,
-        memory_ids=[
-            *fixed.memory_ids,
-            *(fixed.relevant_memory_ids if fixed.relevant_memories else ()),
-        ],
+        memory_ids=memory_ids,
         retrieved_ids=list(fixed.retrieved_ids) if fixed.retrieved else [],
+        memory_candidates=fixed.memory_candidates,
+        irrelevant_memory_ids=[i for i in fixed.irrelevant_memory_ids if i in memory_ids],
+        expired_memory_ids=list(fixed.expired_memory_ids),
         tools=list(fixed.tools),
         tools_tokens=tool_cost,
         tools_suppressed=list(fixed.tools_suppressed),
@@ -465,10 +494,15 @@ class SummaryUse:
     summary_id: str
     through_id: str
     source: str
+    age_seconds: float | None = None  # since the summary was built
+    version: str | None = None  # its summarizer's prompt version
 
 
-def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> AssembledContext:
-    """Add the summary section (it must fit ``plan.summary_room``) and render the request."""
+def finish_request(
+    plan: HistoryPlan, summary: SummaryUse | None = None, previous_prefix: Sequence[str] = ()
+) -> AssembledContext:
+    """Add the summary section (it must fit ``plan.summary_room``) and render the request.
+    ``previous_prefix``: the previous request's ``prefix_digests``, for the cached share."""
     counter = plan.counter
     leading = list(plan.leading)
     section = _section(counter, "summary", summary.text) if summary is not None else None
@@ -500,6 +534,8 @@ def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> Asse
             total += lead_placeholder_tokens(counter)
 
     tools = render_tools(plan.tools, plan.format) if plan.tools else None
+    chain, costs = _prefix_chain(plan, tools, leading, sections["user"])
+    cached = cached_tokens(previous_prefix, chain, costs)
     prefix = hashlib.sha256()
     if tools:  # providers put the tools first in the prompt: they are part of the cached prefix
         prefix.update(b"tools\0" + json.dumps(tools, sort_keys=True).encode() + b"\0")
@@ -524,10 +560,52 @@ def finish_request(plan: HistoryPlan, summary: SummaryUse | None = None) -> Asse
         stable_prefix_hash=prefix.hexdigest(),
         memory_ids=list(plan.memory_ids),
         retrieved_ids=list(plan.retrieved_ids),
+        memory_candidates=plan.memory_candidates,
+        irrelevant_memory_ids=list(plan.irrelevant_memory_ids),
+        expired_memory_ids=list(plan.expired_memory_ids),
         summary_id=summary.summary_id if section is not None and summary else None,
         summary_through_id=summary.through_id if section is not None and summary else None,
         summary_source=summary.source if section is not None and summary else None,
+        summary_age_seconds=summary.age_seconds if section is not None and summary else None,
+        summary_version=summary.version if section is not None and summary else None,
+        cached_tokens=cached,
+        cached_share=round(cached / total, 4) if total else 0.0,
+        prefix_digests=chain,
         tools_offered=[spec.name for spec in plan.tools],
         tools_suppressed=[{"name": n, "reason": r} for n, r in plan.tools_suppressed],
     )
     return AssembledContext(messages=messages, report=report, system=system_blocks, tools=tools)
+
+
+def _prefix_chain(
+    plan: HistoryPlan,
+    tools: list[dict[str, Any]] | None,
+    leading: Sequence[Section],
+    current_tokens: int,
+) -> tuple[list[str], list[int]]:
+    """The request's parts in the order a provider reads them (the tools first), messages as
+    Chat Completions messages whatever the format (so a user message sent as the new turn
+    equals the same turn stored), chained into digests, and each part's tokens
+    (convmem.prompt_cache)."""
+    parts: list[dict[str, Any]] = []
+    costs: list[int] = []
+    if tools:
+        parts.append({"tools": tools})
+        costs.append(plan.tools_tokens)
+    for section in leading:
+        parts.append({"role": "system", "content": section.text})
+        costs.append(section.tokens)
+    history = plan.history
+    if plan.format == "anthropic" and history and history[0].message.role == "assistant":
+        parts.append({"role": "user", "content": ANTHROPIC_LEAD_PLACEHOLDER})
+        costs.append(lead_placeholder_tokens(plan.counter))
+    for item in history:
+        parts.append(openai_history_message(item))
+        costs.append(item.tokens)
+    for section in plan.trailing:
+        parts.append({"role": "system", "content": section.text})
+        costs.append(section.tokens)
+    if plan.current is not None:
+        parts.append({"role": "user", "content": plan.current})
+        costs.append(current_tokens)
+    return prefix_chain(plan.format, parts), costs

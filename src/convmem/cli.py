@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
-from typing import Any
 
 import click
 
-from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
+from convmem.cli_common import (
+    db_option,
+    echo_rows,
+    embedder_option,
+    fail,
+    llm_config,
+    llm_options,
+    opened,
+)
 from convmem.cli_eval import behaviour_command
 from convmem.cli_import import import_group
 from convmem.cli_index import backfill, reindex
 from convmem.cli_mcp import mcp_command
 from convmem.cli_service import keys, serve
-from convmem.config import Config
 from convmem.errors import ConvmemError
 from convmem.retrieval.vector import Embedder
-from convmem.summarize.llm import LLMSummarizerConfig
 
 
 @click.group()
@@ -118,37 +122,6 @@ def conversations_show(
 # --- summaries -----------------------------------------------------------------------------------
 
 
-def _llm_options(function: Any) -> Any:
-    options = [
-        click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://host/v1."),
-        click.option("--llm-model", help="Model name; with it, summaries come from the model."),
-        click.option(
-            "--llm-api-key-env",
-            default="OPENAI_API_KEY",
-            show_default=True,
-            help="Environment variable holding the API key (the key never goes on the line).",
-        ),
-        click.option("--llm-timeout", default=60.0, show_default=True, help="Seconds per call."),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
-
-
-def _config(base_url: str | None, model: str | None, key_env: str, timeout: float) -> Config:
-    if not model:
-        return Config()
-    if not base_url:
-        raise click.UsageError("--llm-model needs --llm-base-url")
-    llm = LLMSummarizerConfig(
-        base_url=base_url,
-        model=model,
-        api_key=os.environ.get(key_env) or "not-needed",
-        timeout=timeout,
-    )
-    return Config(summarizer=llm)
-
-
 @main.group()
 def summaries() -> None:
     """Inspect the rolling summaries of a conversation."""
@@ -238,7 +211,7 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
 
 @main.command()
 @_db
-@_llm_options
+@llm_options
 @click.option("--lease-seconds", default=120.0, show_default=True, help="Job lease length.")
 @click.option("--poll-seconds", default=1.0, show_default=True, help="Idle wait between polls.")
 @click.option("--once", is_flag=True, help="Exit when no job is ready.")
@@ -274,7 +247,7 @@ def worker(
     from convmem.worker import Worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    config = _config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)
+    config = llm_config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)
     try:
         with opened(db, config=config, embedder=embedder) as memory:
             metrics = ProcessMetrics()

@@ -15,6 +15,7 @@ from convmem.engine import Memory
 from convmem.engine import open as open_memory
 from convmem.errors import BackendUnavailable, ConvmemError
 from convmem.retrieval.vector import EMBEDDER_CHOICES, Embedder, named_embedder
+from convmem.summarize.llm import LLMSummarizerConfig
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -86,3 +87,37 @@ def embedder_option(
 
     return click.option("--embedder", type=click.Choice(EMBEDDER_CHOICES), default=default,
                         show_default=True, envvar=envvar, callback=chosen, help=help)  # fmt: skip
+
+
+def llm_options(function: Command) -> Command:
+    """``--llm-base-url``, ``--llm-model``, ``--llm-api-key-env``, ``--llm-timeout``: the
+    OpenAI-compatible model summaries come from (see ``llm_config``)."""
+    options = [
+        click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://host/v1."),
+        click.option("--llm-model", help="Model name; with it, summaries come from the model."),
+        click.option(
+            "--llm-api-key-env",
+            default="OPENAI_API_KEY",
+            show_default=True,
+            help="Environment variable holding the API key (the key never goes on the line).",
+        ),
+        click.option("--llm-timeout", default=60.0, show_default=True, help="Seconds per call."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def llm_config(base_url: str | None, model: str | None, key_env: str, timeout: float) -> Config:
+    """The configuration the LLM options ask for: the extractive summarizer without a model."""
+    if not model:
+        return Config()
+    if not base_url:
+        raise click.UsageError("--llm-model needs --llm-base-url")
+    llm = LLMSummarizerConfig(
+        base_url=base_url,
+        model=model,
+        api_key=os.environ.get(key_env) or "not-needed",
+        timeout=timeout,
+    )
+    return Config(summarizer=llm)

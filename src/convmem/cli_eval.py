@@ -8,7 +8,7 @@ from contextlib import ExitStack
 
 import click
 
-from convmem.cli_common import db_option, embedder_option, fail, opened
+from convmem.cli_common import db_option, embedder_option, fail, llm_config, llm_options, opened
 from convmem.errors import ConvmemError
 from convmem.retrieval.vector import Embedder
 
@@ -31,6 +31,7 @@ from convmem.retrieval.vector import Embedder
     "none", "The embedder the suite's writes and searches use (hashing: the dependency-free one; "
     "use the one your application uses).",
 )  # fmt: skip
+@llm_options
 def behaviour_command(
     db: str,
     json_out: str | None,
@@ -40,10 +41,15 @@ def behaviour_command(
     kinds: tuple[str, ...],
     case_ids: tuple[str, ...],
     embedder: Embedder | None,
+    llm_base_url: str | None,
+    llm_model: str | None,
+    llm_api_key_env: str,
+    llm_timeout: float,
 ) -> None:
     """Recall, non-recall, isolation, correction, compaction fidelity, deletion and injection
     resistance, case by case, in tenants of the run's own (cleaned up afterwards). Exits 1 when
-    any case fails."""
+    any case fails. With --llm-model, summaries come from that model (the suite runs the
+    summary jobs its requests queue, as a worker would) and the faithfulness figures are its."""
     from convmem.eval import behaviour
 
     if plot_out is not None:
@@ -63,7 +69,9 @@ def behaviour_command(
         cases = [c for c in cases if c.id in case_ids]
     if not cases:
         fail("no case matches --kind / --case")
-    with opened(db, embedder=embedder) as memory, ExitStack() as stack:
+    config = llm_config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)
+    summarizer = f"llm:{llm_model}" if llm_model else "extractive"
+    with opened(db, config=config, embedder=embedder) as memory, ExitStack() as stack:
         driver: behaviour.Driver = behaviour.EngineDriver(memory)
         if url is not None:
             import httpx
@@ -74,7 +82,9 @@ def behaviour_command(
             driver = HttpDriver(client, memory)
         with click.progressbar(length=len(cases), label="behaviour", file=sys.stderr) as bar:
             try:
-                result = behaviour.run_suite(driver, cases, progress=lambda _: bar.update(1))
+                result = behaviour.run_suite(
+                    driver, cases, summarizer=summarizer, progress=lambda _: bar.update(1)
+                )
             except httpx_errors() as exc:
                 fail(f"the service at {url} cannot be reached ({type(exc).__name__})")
     for line in behaviour.table(result):

@@ -20,20 +20,26 @@ def import_group() -> None:
 @db_option(creates=True)
 @_tenant
 @click.option("--user", required=True, help="User the conversations belong to.")
+@click.option("--batch-messages", type=click.IntRange(1), default=None,
+              help="Messages per transaction (whole conversations; default 5000).")  # fmt: skip
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-def import_openai_chat(db: str, tenant: str, user: str, file: str) -> None:
+def import_openai_chat(
+    db: str, tenant: str, user: str, batch_messages: int | None, file: str
+) -> None:
     """A ChatGPT export's conversations.json, every branch kept. A stopped run resumes: the
     conversations already imported are skipped. Run `convmem worker --embedder …` afterwards
     for vectors."""
     from convmem.importers import openai_chat
-    from convmem.importers.bulk import import_trees
+    from convmem.importers.bulk import MESSAGES_PER_TRANSACTION, import_trees
 
     with opened(db) as memory:  # a convmem error inside ends the command (exit 2)
         trees = openai_chat.read(file)
         started = time.perf_counter()
         with click.progressbar(length=len(trees), label="conversations", file=None) as bar:
-            report = import_trees(memory.scope(tenant, user), openai_chat.SOURCE, trees,
-                                  progress=bar.update)  # fmt: skip
+            report = import_trees(
+                memory.scope(tenant, user), openai_chat.SOURCE, trees, progress=bar.update,
+                batch_messages=batch_messages or MESSAGES_PER_TRANSACTION,
+            )  # fmt: skip
         seconds = time.perf_counter() - started
     rate = report.messages / seconds if seconds > 0 else 0.0
     click.echo(f"imported {report.conversations} conversations, {report.messages} messages "

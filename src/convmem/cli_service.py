@@ -7,8 +7,9 @@ import json
 import click
 
 from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
-from convmem.errors import ConvmemError
+from convmem.errors import ConvmemError, InvalidInput
 from convmem.model.keys import KEY_ROLES, ApiKey
+from convmem.model.purpose import PURPOSES
 from convmem.retrieval.vector import Embedder
 
 _tenant = click.option("--tenant", required=True, help="Tenant id.")
@@ -71,12 +72,23 @@ def keys() -> None:
               help="app: any user of the tenant; user: one user; admin: manages keys.")  # fmt: skip
 @click.option("--user", default=None, help="The user a 'user' key acts for.")
 @click.option("--name", default=None, help="A label to recognise the key by.")
-def keys_create(db: str, tenant: str, role: str, user: str | None, name: str | None) -> None:
+@click.option(
+    "--purpose", "purposes", multiple=True, type=click.Choice(PURPOSES),
+    help="A memory purpose the key's requests may use (repeatable; default: every purpose).",
+)  # fmt: skip
+def keys_create(
+    db: str, tenant: str, role: str, user: str | None, name: str | None, purposes: tuple[str, ...]
+) -> None:
     """Create a key; the key itself is the last line of the output, shown only this once."""
     if role == "user" and not user:
         raise click.UsageError("--user is required for a user key")
     with opened(db) as memory:
-        issued = memory.keys.create(tenant, role, user=user, name=name, created_by="cli")
+        try:
+            issued = memory.keys.create(
+                tenant, role, user=user, name=name, created_by="cli", purposes=purposes or None
+            )
+        except InvalidInput as exc:
+            fail(exc)
     bound = f" for user {issued.key.user_id}" if issued.key.user_id else ""
     click.echo(f"created {role} key {issued.key.id} in tenant {tenant}{bound}")
     click.echo("store it now: convmem keeps only its hash")

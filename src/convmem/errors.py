@@ -10,6 +10,7 @@
     │   │   └── InvalidQuery
     │   ├── NotFound               no such id *for this principal* (another principal's ids too)
     │   ├── BudgetExceeded         the fixed parts and the user message do not fit the window
+    │   ├── PurposeNotAllowed      a call asked for memory purposes its key or route does not allow
     │   └── NeverStoreViolation    the text may not be stored (secrets, sensitive data …)
     ├── StoreError                 the database failed in a way the caller cannot fix
     │   └── StoreBusy              the database stayed locked past every retry
@@ -71,6 +72,14 @@ class BudgetExceeded(UserError):
         )
         self.needed = needed
         self.available = available
+
+
+class PurposeNotAllowed(UserError):
+    """A call declared memory purposes beyond what its principal (an API key, a route) allows."""
+
+    def __init__(self, purposes: list[str]) -> None:
+        super().__init__(f"purpose(s) not allowed here: {', '.join(purposes)}")
+        self.purposes = purposes
 
 
 class NeverStoreViolation(UserError):

@@ -59,7 +59,7 @@ def lead_placeholder_tokens(counter: TokenCounter) -> int:
 # --- OpenAI -------------------------------------------------------------------------------------
 
 
-def _openai_history_message(item: HistoryItem) -> dict[str, Any]:
+def openai_history_message(item: HistoryItem) -> dict[str, Any]:
     message = item.message
     rendered: dict[str, Any] = {"role": message.role, "content": item.content}
     if message.role == "assistant" and message.tool_calls:
@@ -79,7 +79,7 @@ def _openai_history_message(item: HistoryItem) -> dict[str, Any]:
 
 def openai_message(message: Message) -> dict[str, Any]:
     """A stored message as one Chat Completions message (integrations map it onward)."""
-    return _openai_history_message(HistoryItem(message, message.content, 0))
+    return openai_history_message(HistoryItem(message, message.content, 0))
 
 
 def render_openai(
@@ -91,7 +91,7 @@ def render_openai(
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": section.text} for section in leading
     ]
-    messages.extend(_openai_history_message(item) for item in history)
+    messages.extend(openai_history_message(item) for item in history)
     messages.extend({"role": "system", "content": section.text} for section in trailing)
     if current is not None:
         messages.append({"role": "user", "content": current})

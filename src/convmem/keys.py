@@ -12,6 +12,7 @@ import builtins
 import hashlib
 import hmac
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -19,6 +20,7 @@ from typing import Protocol
 from convmem.errors import InvalidInput
 from convmem.ids import new_id
 from convmem.model.keys import KEY_ROLES, ApiKey, KeyRole
+from convmem.model.purpose import check_purposes
 from convmem.store.base import Store
 from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tree import check_identifier, check_text
@@ -109,8 +111,11 @@ class ApiKeys:
         user: str | None = None,
         name: str | None = None,
         created_by: str = "cli",
+        purposes: Iterable[str] | None = None,
     ) -> IssuedKey:
-        """Issue a key. A ``user`` key needs ``user``; ``app`` and ``admin`` keys take none."""
+        """Issue a key. A ``user`` key needs ``user``; ``app`` and ``admin`` keys take none.
+        ``purposes`` caps the memory purposes its requests may recall and search (default:
+        every purpose); an admin key acts for no user, so it takes none."""
         tenant = check_identifier(tenant, "tenant")
         if role not in KEY_ROLES:
             raise InvalidInput(f"role must be one of {', '.join(KEY_ROLES)}")
@@ -122,11 +127,15 @@ class ApiKeys:
             raise InvalidInput("a key's name is a string of at most 200 characters")
         if name is not None:
             check_text(name, max_bytes=800, what="a key's name")
+        allowed = None if purposes is None else check_purposes(purposes, "a key's purposes")
+        if allowed is not None and role == "admin":
+            raise InvalidInput("an admin key acts for no user: it takes no purposes")
         key_id = new_id("key")
         secret = secrets.token_urlsafe(32)
         assert len(secret) == _SECRET_CHARS
         role_value: KeyRole = role  # type: ignore[assignment]
-        key = ApiKey(key_id, tenant, role_value, user, name, created_by, datetime.now(UTC))
+        key = ApiKey(key_id, tenant, role_value, user, name, created_by, datetime.now(UTC),
+                     purposes=allowed)  # fmt: skip
         write_retried(self._memory.store, lambda tx: tx.insert_api_key(tenant, key, _hash(secret)))
         return IssuedKey(key, f"{TOKEN_PREFIX}{key_id[len(_ID_PREFIX) :]}_{secret}")
 

@@ -29,6 +29,7 @@ from convmem.model.memory import (
     SourceKind,
 )
 from convmem.model.principal import Principal as Principal  # re-exported: its home before model/
+from convmem.model.purpose import DEFAULT_PURPOSE, check_purpose
 from convmem.retrieval.vector import Embedder
 from convmem.search import search_memories
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
@@ -47,6 +48,7 @@ class MemoryFields(TypedDict, total=False):
     category: str | None
     subject: str | None
     scope: str
+    purpose: str  # one of convmem.PURPOSES (default personalization)
     expires_at: datetime | None
     source_message_id: str | None
     strict: bool
@@ -99,7 +101,7 @@ def _policy(
 
 
 def _check_label(value: object, name: str) -> None:
-    """A subject or purpose: short storable text (it is indexed and compared on every save)."""
+    """A subject: short storable text (it is indexed and compared on every save)."""
     if value is None:
         return
     if not isinstance(value, str) or len(value) > MAX_MEMORY_CHARS:
@@ -119,22 +121,30 @@ def save_memory(
     scope: str = "user",
     expires_at: datetime | None = None,
     source_message_id: str | None = None,
-    purpose: str = "personalization",
+    purpose: str = DEFAULT_PURPOSE,
     strict: bool = False,
+    created_at: datetime | None = None,
+    updated_at: datetime | None = None,
 ) -> MemoryNotice:
-    """Gate, police, then write one memory with supersession or conflict flags and an audit."""
+    """Gate, police, then write one memory with supersession or conflict flags and an audit.
+    ``created_at``/``updated_at`` keep an imported record's own times (default: now; an
+    update time before the creation time is taken as the creation time)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a memory needs text")
     text = " ".join(check_text(text, max_bytes=4 * MAX_MEMORY_CHARS, what="memory").split())
     _check_label(subject, "subject")
-    _check_label(purpose, "purpose")
     if len(text) > MAX_MEMORY_CHARS:
         raise InvalidInput(f"a memory is a short statement: at most {MAX_MEMORY_CHARS} characters")
     if category is not None and category not in CATEGORIES:
         raise InvalidInput(f"category must be one of {', '.join(CATEGORIES)}")
     check_scope_name(scope)
+    check_purpose(purpose, scope)
     if expires_at is not None:
         expires_at = aware_utc(expires_at, "expires_at")
+    if created_at is not None:
+        created_at = aware_utc(created_at, "created_at")
+    if updated_at is not None:
+        updated_at = aware_utc(updated_at, "updated_at")
 
     from_tool = temporary = False
     if source_message_id is not None:
@@ -174,7 +184,8 @@ def save_memory(
         category=final_category, subject_key=subject_key, text=text, source_kind=source_kind,
         source_message_id=source_message_id, status=status,  # type: ignore[arg-type]
         supersedes_id=None, conflicts_with_id=None, sensitivity="none", purpose=purpose,
-        created_at=now, updated_at=now, expires_at=expires_at,
+        created_at=created_at or now, expires_at=expires_at,
+        updated_at=max(updated_at or created_at or now, created_at or now),
     )  # fmt: skip
     superseded: list[MemoryRecord] = []
     if status == "confirmed":
@@ -340,8 +351,9 @@ class MemoryOwner(Protocol):
         """Report a change to existing memories (an action of ``MEMORY_ACTIONS``) for metrics."""
 
     def search_memories(
-        self, query: str, k: int = 5, *, scope: str | None = None
-    ) -> builtins.list[MemoryHit]: ...
+        self, query: str, k: int = 5, *, scope: str | None = None,
+        purposes: Iterable[str] | None = None,
+    ) -> builtins.list[MemoryHit]: ...  # fmt: skip
 
 
 class Memories:
@@ -524,8 +536,10 @@ class Memories:
         self._scope._observe("restored")
         return restored
 
-    def search(self, query: str, k: int = 5) -> builtins.list[MemoryHit]:
-        return self._scope.search_memories(query, k=k)
+    def search(
+        self, query: str, k: int = 5, *, purposes: Iterable[str] | None = None
+    ) -> builtins.list[MemoryHit]:
+        return self._scope.search_memories(query, k=k, purposes=purposes)
 
 
 def recall_candidates(
@@ -542,10 +556,11 @@ def recall_candidates(
     every message would take the cached prefix after it along (ranked per message, a chat with
     20 memories changed its block on 41 of 59 turns): it holds the set whole when the set has at
     most ``k``, else its ``k`` most recent. Only a larger set is ranked for the message; those
-    go late in the request, where they may change freely."""
+    go late in the request, where they may change freely. Both read only memories of the
+    purposes ``who`` may use."""
     current = tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
-                               unexpired_at=_now(), unconflicted=True, newest_first=True,
-                               limit=k + 1)  # fmt: skip
+                               purposes=who.purposes, unexpired_at=_now(), unconflicted=True,
+                               newest_first=True, limit=k + 1)  # fmt: skip
     if len(current) <= k or not query.strip():
         return current[:k], []
     hits = search_memories(tx, who, query, 2 * k, scopes=scopes, now=_now(), embedder=embedder)

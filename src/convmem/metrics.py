@@ -21,10 +21,19 @@ from convmem.memories import MEMORY_ACTIONS
 from convmem.memory.policy import BlockReason
 from convmem.model.memory import MemoryNotice
 from convmem.store.base import Store
+from convmem.summarize.extractive import VERSION as EXTRACTIVE_VERSION
+from convmem.summarize.llm import PROMPT_VERSION as LLM_PROMPT_VERSION
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 TOKEN_BUCKETS = (0, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144)
 COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+SHARE_BUCKETS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
+# a summary's age: from built for this request to a month old
+AGE_BUCKETS = (1, 10, 60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400, 30 * 86400)
+# the summarizers' versions convmem ships; a custom summarizer's reads as "other"
+SUMMARY_VERSIONS = (EXTRACTIVE_VERSION, LLM_PROMPT_VERSION)
+# the parts a request may go without (AssemblyReport.degraded, "part: error Class")
+DEGRADED_PARTS = ("memories", "retrieval", "summary", "embedder")
 # how a request's summary was had (AssemblyReport.summary_source), "none" without one
 SUMMARY_SOURCES = ("none", "stored", "built", "ancestor")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -77,6 +86,48 @@ class ProcessMetrics:
             "convmem_request_retrieved_messages",
             "Evicted messages retrieved back into an assembled request.",
             buckets=COUNT_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.candidate_memories = Histogram(
+            "convmem_request_candidate_memories",
+            "Memories recall considered for an assembled request, before selection.",
+            buckets=COUNT_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.irrelevant_memories = Histogram(
+            "convmem_request_irrelevant_memories",
+            "Memories recalled into an assembled request that share no search term with its "
+            "message (irrelevant recall; its rate is this sum over the selected sum).",
+            buckets=COUNT_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.expired_selected = Counter(
+            "convmem_recall_expired_selected",
+            "Expired memories recall was handed and had to leave out (0 unless the store's "
+            "expiry filter fails: a correctness alarm).", registry=r,
+        )  # fmt: skip
+        self.summary_age = Histogram(
+            "convmem_request_summary_age_seconds",
+            "Age of the summary an assembled request carries (seconds since it was built).",
+            buckets=AGE_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.summary_versions = Counter(
+            "convmem_request_summaries",
+            "Assembled requests carrying a summary, by the summarizer's version.",
+            ["version"], registry=r,
+        )  # fmt: skip
+        self.degraded_parts = Counter(
+            "convmem_request_degraded_parts",
+            "Parts assembled requests went without because they failed, by part.",
+            ["part"], registry=r,
+        )  # fmt: skip
+        self.cached_tokens = Histogram(
+            "convmem_request_cached_tokens",
+            "Tokens of an assembled request a provider's prompt cache would serve (estimated "
+            "from the previous recorded request's prefix).",
+            buckets=TOKEN_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.cached_share = Histogram(
+            "convmem_request_cached_share",
+            "Share of an assembled request's tokens a provider's prompt cache would serve.",
+            buckets=SHARE_BUCKETS, registry=r,
         )  # fmt: skip
         self.stubbed_messages = Counter(
             "convmem_request_stubbed_messages",
@@ -136,6 +187,10 @@ class ProcessMetrics:
             self.assemblies.labels(source)
         for section in SECTION_ORDER:
             self.section_tokens.labels(section)
+        for version in (*SUMMARY_VERSIONS, "other"):
+            self.summary_versions.labels(version)
+        for part in (*DEGRADED_PARTS, "other"):
+            self.degraded_parts.labels(part)
 
     # --- the engine's Observer ------------------------------------------------------------------
 
@@ -150,6 +205,18 @@ class ProcessMetrics:
         self.evicted_messages.observe(report.evicted_count)
         self.retrieved_messages.observe(len(report.retrieved_ids))
         self.stubbed_messages.inc(len(report.stubbed_ids))
+        self.candidate_memories.observe(report.memory_candidates)
+        self.irrelevant_memories.observe(len(report.irrelevant_memory_ids))
+        self.expired_selected.inc(len(report.expired_memory_ids))
+        if report.summary_id is not None:
+            if report.summary_age_seconds is not None:
+                self.summary_age.observe(report.summary_age_seconds)
+            self.summary_versions.labels(_bounded(report.summary_version, SUMMARY_VERSIONS)).inc()
+        for degraded in report.degraded:
+            part = degraded.partition(":")[0]
+            self.degraded_parts.labels(_bounded(part, DEGRADED_PARTS)).inc()
+        self.cached_tokens.observe(report.cached_tokens)
+        self.cached_share.observe(report.cached_share)
 
     def memory_notices(self, notices: Sequence[MemoryNotice]) -> None:
         for notice in notices:
@@ -194,9 +261,9 @@ class ProcessMetrics:
         return generate_latest(self.registry)
 
 
-def _bounded(value: str, known: Sequence[str]) -> str:
+def _bounded(value: str | None, known: Sequence[str]) -> str:
     """A label value from a known set, "other" otherwise: a label set never grows with input."""
-    return value if value in known else "other"
+    return value if value is not None and value in known else "other"
 
 
 class QueueCollector(Collector):

@@ -245,20 +245,22 @@ def search_memories(
 ) -> list[MemoryHit]:
     """Current memories by lexical and (with an embedder) vector rank, fused. A memory unrelated
     to the query (cosine below ``min_similarity``) is not a vector hit: a short list of memories
-    should not come back whole for any question."""
+    should not come back whole for any question. Only memories of the purposes ``who`` may use
+    are candidates: both rankings filter in the store's query."""
     check_query(query, k)
     terms = query_terms(query)
     depth = max(50, 4 * k)
     lexical = tx.search_memory_terms(
-        who.tenant, who.user, terms, scopes=scopes, now=now, limit=depth
+        who.tenant, who.user, terms, scopes=scopes, purposes=who.purposes, now=now, limit=depth
     )
     records: dict[str, MemoryRecord] = {hit.record.id: hit.record for hit in lexical}
     rankings: list[tuple[str, list[str]]] = [("lexical", [hit.record.id for hit in lexical])]
     if embedder is not None and query.strip():
         query_vector = normalise(embedder.embed([query]))[0]
         nearest = tx.nearest_memories(
-            who.tenant, who.user, embedder.name, query_vector, scopes=scopes, now=now, limit=depth
-        )
+            who.tenant, who.user, embedder.name, query_vector, scopes=scopes,
+            purposes=who.purposes, now=now, limit=depth,
+        )  # fmt: skip
         top = [hit.record for hit in nearest if hit.score >= min_similarity]
         for record in top:
             records.setdefault(record.id, record)

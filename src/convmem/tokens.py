@@ -133,7 +133,9 @@ class TiktokenCounter:
     def count(self, text: str) -> int:
         if not text:
             return 0
-        return len(self._encoding.encode(text, disallowed_special=()))
+        # every special token's text counted as plain text, as encode(disallowed_special=())
+        # does, without that call's checks for special tokens
+        return len(self._encoding.encode_ordinary(text))
 
 
 _PIECES = re.compile(r" ?[A-Za-z]+|[0-9]{1,3}| ?[^\x00-\x7f]+|\s+|[\x00-\x7f]")

@@ -43,8 +43,8 @@ def aware_utc(value: object, what: str, *, error: type[InvalidInput] = InvalidIn
 
 
 def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    if metadata is None:
-        return {}
+    if metadata is None or (isinstance(metadata, Mapping) and not metadata):
+        return {}  # nothing to check (most messages, and every one of an import)
     if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
         raise InvalidMessage("metadata must be a mapping with string keys")
     try:

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 import convmem
 from convmem.assemble import SECTION_ORDER
 from convmem.service import create_app
+from convmem.summarize.extractive import VERSION as EXTRACTIVE_VERSION
 
 from .conftest import Keys, auth
 
 MARKER = "Zanzibar-7731"  # content that must never reach /metrics
+PET = "Quillon-5523"  # nor this, in a memory the assembled messages do not mention
 
 
 def scrape(client: TestClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -44,6 +47,7 @@ def test_assemblies_are_counted_with_tokens_per_section_and_no_content(
         content = f"{MARKER} turn {turn}: " + "the quick brown fox jumps " * 8
         client.post(f"{base}/messages", json={"role": role, "content": content}, headers=h)
     client.post("/v1/memories", json={"text": "I prefer aisle seats."}, headers=h)
+    client.post("/v1/memories", json={"text": f"My cat is called {PET}."}, headers=h)
     client.post(f"{base}/pins", json={"text": f"Answer briefly, {MARKER}."}, headers=h)
     before = scrape(client)
 
@@ -87,14 +91,39 @@ def test_assemblies_are_counted_with_tokens_per_section_and_no_content(
     )
     route = "/v1/conversations/{conversation_id}/assemble"
     assert moved("convmem_http_requests_total", method="POST", route=route, status="200") == 2
+    # recall: candidates before selection, and the recalled memories the message shares no
+    # search term with (the cat; the seat memory's subject is "seat")
+    assert (
+        moved("convmem_request_candidate_memories_sum")
+        == sum(r["memory_candidates"] for r in reports)
+        == 4
+    )
+    assert (
+        moved("convmem_request_irrelevant_memories_sum")
+        == sum(len(r["irrelevant_memory_ids"]) for r in reports)
+        == 2
+    )
+    assert moved("convmem_recall_expired_selected_total") == 0
+    # the service records each request it assembles: the second is estimated against the first
+    assert reports[0]["cached_tokens"] == 0 < reports[1]["cached_tokens"]
+    assert moved("convmem_request_cached_tokens_sum") == sum(r["cached_tokens"] for r in reports)
+    assert moved("convmem_request_cached_share_count") == 2
+    assert moved("convmem_request_cached_share_sum") == pytest.approx(
+        sum(r["cached_share"] for r in reports)
+    )
+    summarised = [r for r in reports if r["summary_id"] is not None]
+    assert moved("convmem_request_summary_age_seconds_count") == len(summarised)
+    assert moved("convmem_request_summaries_total", version=EXTRACTIVE_VERSION) == len(summarised)
 
     # no content, no ids, no principal in any label or value
-    for secret in (MARKER, "aisle", cid, "alice", "acme", *reports[0]["evicted_ids"]):
+    for secret in (MARKER, PET, "aisle", cid, "alice", "acme", *reports[0]["evicted_ids"]):
         assert secret not in text, secret
     labels = {key for (_, pairs) in after for key, _ in pairs}
     # every label is an enumerated code; none names a principal, a conversation or a message
     assert labels <= {"method", "route", "status", "le", "section", "summary_source", "action",
-                      "reason", "kind"}  # fmt: skip
+                      "reason", "kind", "version", "part"}  # fmt: skip
+    for digest in reports[1]["prefix_digests"]:  # nor the digests of the request's parts
+        assert digest not in text
 
 
 def test_each_app_has_its_own_registry(memory: convmem.Memory, keys: Keys) -> None:

@@ -1,5 +1,6 @@
 """``convmem eval behaviour`` on every backend: a sample of the shipped cases passes through the
-public surface, and a build with a store filter removed is caught, the leaking cases named.
+public surface, and a build with a store filter removed (scope, or purpose) is caught, the
+leaking cases named.
 
 The whole suite is long (a few dozen summarised conversations): run it by hand with
 ``convmem eval behaviour --db …``. Here, each kind plays a few cases of different shapes.
@@ -33,8 +34,19 @@ SAMPLE = (
     "deletion-delete-all", "deletion-retention",
     "injection-memory-close-tag", "injection-tool-tool-json", "injection-summary-ignore",
     "injection-retrieved-role",
+    "recall-purpose-task", "recall-purpose-project-only", "non_recall-other-purpose-task",
+    "non_recall-other-purpose-similar-meaning", "isolation-page-api-bob",
+    "isolation-page-api-carol", "deletion-restore-undo",
 )  # fmt: skip
 LEAKS_WITHOUT_SCOPE_FILTER = ("non_recall-other-project", "isolation-project-other-project")
+LEAKS_WITHOUT_PURPOSE_FILTER = (
+    "non_recall-other-purpose-task", "non_recall-other-purpose-personal",
+    "non_recall-other-purpose-project-only", "non_recall-other-purpose-beside-current",
+    "non_recall-other-purpose-similar-meaning", "non_recall-other-purpose-ranked",
+    "non_recall-no-purpose-declared",
+)  # fmt: skip
+PURPOSE_CONTROLS = ("recall-aisle", "recall-purpose-task", "recall-purpose-undeclared",
+                    "isolation-memory-by-text-bob", "non_recall-rejected")  # fmt: skip
 
 
 def sample(ids: Sequence[str]) -> list[behaviour.Case]:
@@ -85,6 +97,51 @@ def _drop_scope_filter(monkeypatch: pytest.MonkeyPatch, backend: Backend) -> Non
         return real(self, tenant, user, **filters)
 
     monkeypatch.setattr(Mixin, "list_memories", unscoped)
+
+
+def _drop_purpose_filter(monkeypatch: pytest.MonkeyPatch, backend: Backend) -> None:
+    """The broken build: the store lists and ranks memories of every purpose, whatever the
+    request declared (the filter is gone from all three of its memory queries)."""
+    if backend.name == "sqlite":
+        from convmem.store.sqlite.memories import MemoryTxnMixin as Listing
+        from convmem.store.sqlite.ranking import RankingTxnMixin as Ranking
+    else:
+        from convmem.store.postgres.memories import MemoryTxnMixin as Listing  # type: ignore[assignment]
+        from convmem.store.postgres.search import SearchTxnMixin as Ranking  # type: ignore[assignment]
+    for owner, name in ((Listing, "list_memories"), (Ranking, "search_memory_terms"),
+                        (Ranking, "nearest_memories")):  # fmt: skip
+        real = getattr(owner, name)
+
+        def any_purpose(self: Any, *args: Any, _real: Any = real, **filters: Any) -> Any:
+            if "purposes" in filters:
+                filters["purposes"] = None
+            return _real(self, *args, **filters)
+
+        monkeypatch.setattr(owner, name, any_purpose)
+
+
+def test_a_store_without_its_purpose_filter_is_caught(
+    hashed: convmem.Memory, backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = sample([*PURPOSE_CONTROLS, *LEAKS_WITHOUT_PURPOSE_FILTER])
+    healthy = behaviour.run_suite(behaviour.EngineDriver(hashed), cases)
+    assert healthy["failed"] == 0, healthy["kinds"]
+
+    _drop_purpose_filter(monkeypatch, backend)
+    result = behaviour.run_suite(behaviour.EngineDriver(hashed), cases)
+    failed = {f["case"]: f["problems"] for row in result["kinds"].values() for f in row["failures"]}
+    assert set(failed) == set(LEAKS_WITHOUT_PURPOSE_FILTER)
+    assert result["kinds"]["non_recall"]["failed"] == len(LEAKS_WITHOUT_PURPOSE_FILTER)
+    for kind in set(KINDS) - {"non_recall"}:
+        assert result["kinds"][kind]["failed"] == 0, kind
+    for problems in failed.values():
+        assert any(": leaked m (mem_" in p for p in problems), problems
+    # the vector ranking alone leaks too: a search by similar meaning
+    similar = failed["non_recall-other-purpose-similar-meaning"]
+    assert any("via memory_search" in p for p in similar)
+    text = "\n".join(behaviour.table(result))
+    assert "FAILED non_recall non_recall-other-purpose-task" in text
+    assert "Elm Street" not in text  # the leaked memory's words never reach the report
 
 
 def test_a_store_without_its_scope_filter_is_caught(

@@ -40,10 +40,7 @@ def _writes(memory: convmem.Memory, value: str) -> dict[str, Callable[[], Any]]:
         "conversation pin": lambda: conv.pin(value),
         "memory text": lambda: alice.remember(value),
         "memory subject": lambda: alice.remember("I like tea.", subject=value),
-        "memory purpose": lambda: alice.remember(
-            "I like tea.",
-            purpose=value,  # type: ignore[call-arg]  # not in MemoryFields, yet forwarded
-        ),
+        "memory purpose": lambda: alice.remember("I like tea.", purpose=value),
         "proposal text": lambda: alice.propose(value),
         "tenant": lambda: memory.scope(value, "u").create_conversation(),
         "user": lambda: memory.scope("acme", value).create_conversation(),

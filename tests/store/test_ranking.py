@@ -79,7 +79,7 @@ def test_nearest_memories_are_the_principals_current_ones(backend: Backend) -> N
         query = EMBEDDER.embed(["aisle seats"])[0]
         with memory.store.read() as tx:
             hits = tx.nearest_memories(
-                "acme", "alice", EMBEDDER.name, query, scopes=["user"],
+                "acme", "alice", EMBEDDER.name, query, scopes=["user"], purposes=None,
                 now=datetime.now(UTC), limit=5,
             )  # fmt: skip
     assert [h.record.id for h in hits] == [kept.id]

@@ -41,6 +41,7 @@ from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import SummaryRecord
 from convmem.model.tools import ToolSpec
+from convmem.prompt_cache import previous_prefix
 from convmem.retention import delete_conversation
 from convmem.retrieval.vector import Embedder, RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
@@ -328,9 +329,13 @@ class Conversation:
         system: str | None = None,
         leaf_id: str | None = None,
         options: AssemblyOptions | None = None,
+        purposes: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any] | ToolSpec] | None = None,
     ) -> AssembledContext:
         """Build the next request from stored state.
+
+        ``purposes``: recall only memories of these purposes (default: every purpose the scope
+        may use; more than that is ``PurposeNotAllowed``).
 
         ``user_message`` is the new turn, not yet stored; leave it out when the turn being answered
         is already the branch's leaf (a stored user message, or tool results to continue from).
@@ -352,6 +357,7 @@ class Conversation:
             if not user_message.strip():
                 raise InvalidMessage("the user message needs content")
         options = options or AssemblyOptions()
+        who = self.scope.principal_for(purposes)
         tool_specs = tuple(parse_tools(tools))
         if system is None:  # the argument wins; the options' prompt is the default
             system = options.system_prompt
@@ -362,11 +368,15 @@ class Conversation:
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
             pins = [pin.text for pin in tx.pinned(self._tenant, self.scope.user, self.id)]
+            sent = tx.last_assembly(self._tenant, self.scope.user, self.id)
+            previous = previous_prefix(
+                sent.report if sent else None, sent.at if sent else None, datetime.now(UTC)
+            )
             query = user_message
             if query is None and leaf is not None:
                 query = tx.get_message(self._tenant, self.scope.user, leaf).content
             request = Request(
-                who=self.scope.principal, conversation=record, leaf=leaf,
+                who=who, conversation=record, leaf=leaf,
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 profile=profile, counter=counter, format=format, options=options,
                 embedder=guarded(memory.embedder),
@@ -375,7 +385,7 @@ class Conversation:
             # the steps: memories → plan → retrieve → summary (→ render, after the read); the
             # memories, retrieval and the summary are parts the request goes without on failure
             parts = Degradation()
-            bare = FixedParts(system_prompt=system, pinned=pins)
+            bare = FixedParts(system_prompt=system, pinned=pins, tools=tool_specs)
             fixed = parts.attempt("memories", request, lambda r: recall_memories(tx, r), bare)
             planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
             chosen, fixed = planner.first(fixed)
@@ -391,7 +401,7 @@ class Conversation:
             lookup = parts.attempt(
                 "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
             )
-        context = parts.report(render_request(chosen, lookup))
+        context = parts.report(render_request(chosen, lookup, previous))
         memory.observer.assembled(context.report)
         return context
 
@@ -429,8 +439,10 @@ class Conversation:
 
     @conflicts_retried
     def record_assembly(self, context: AssembledContext, leaf_id: str | None = None) -> None:
-        """Keep ``context``'s report as this conversation's last assembled request (token counts
-        and ids only), for inspection. Assembly itself writes nothing; a service calls this."""
+        """Keep ``context``'s report as this conversation's last assembled request (token counts,
+        ids and the digests of its parts, no content), for inspection and as the request the next
+        ``assemble`` estimates its prompt-cache share against (convmem.prompt_cache): call it
+        when the request is sent. Assembly itself writes nothing; a service calls this."""
         with self._store.write() as tx:
             record = tx.get_conversation(self._tenant, self.scope.user, self.id)
             kept = AssemblyRecord(

@@ -19,6 +19,7 @@ from convmem.indexing import Progress, backfill, reindex
 from convmem.keys import ApiKeys
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import NewMessage
+from convmem.model.purpose import check_purposes
 from convmem.model.summary import Job
 from convmem.retention import apply_retention
 from convmem.retrieval.caches import VectorCache
@@ -116,14 +117,19 @@ class Memory:
             self.store, lambda tx: tx.set_memory_vectors(tenant, user, embedder.name, rows)
         )
 
-    def scope(self, tenant: str, user: str, *, actor: str | None = None) -> Scope:
+    def scope(
+        self, tenant: str, user: str, *, actor: str | None = None,
+        purposes: Iterable[str] | None = None,
+    ) -> Scope:  # fmt: skip
         """Act as one authenticated principal. Every call through the scope sees only its data.
 
         ``actor`` names who acts, for the audit (default ``user:<user>``; a service passes its
-        key's identity)."""
+        key's identity). ``purposes`` caps the memory purposes its recall and search may use
+        (default: every purpose; see ``convmem.PURPOSES``)."""
         tenant = check_identifier(tenant, "tenant")
         user = check_identifier(user, "user")
-        return Scope(self, tenant, user, actor or f"user:{user}")
+        ceiling = None if purposes is None else check_purposes(purposes)
+        return Scope(self, tenant, user, actor or f"user:{user}", ceiling)
 
     @conflicts_retried
     def set_tenant_policy(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from convmem.assemble import (
@@ -29,7 +30,12 @@ from convmem.engine.handles import Database
 from convmem.errors import BudgetExceeded, StoreBusy
 from convmem.formats import Format
 from convmem.memories import memory_gate, recall_candidates
-from convmem.memory.recall import RELEVANT_MEMORY_HEADER, render_memory_block
+from convmem.memory.recall import (
+    RELEVANT_MEMORY_HEADER,
+    expired_ids,
+    irrelevant_ids,
+    render_memory_block,
+)
 from convmem.model.conversation import ConversationRecord
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
@@ -195,14 +201,22 @@ def recall_memories(tx: ReadTxn, request: Request) -> FixedParts:
     block, ranked = recall_candidates(
         tx, who, request.query, k=options.memory_k, scopes=scopes, embedder=request.embedder
     )
+    # the store leaves expired memories out; one that comes anyway stays out and is reported
+    expired = set(expired_ids([*block, *ranked], datetime.now(UTC)))
+    block = [m for m in block if m.id not in expired]
+    ranked = [m for m in ranked if m.id not in expired]
     cap, late_cap = memory_caps(request.profile.input_budget, options.memory_share)
     text, ids = render_memory_block(block, request.counter, cap)
     shown = set(ids)
     extra = [m for m in ranked if m.id not in shown][: options.memory_relevant_k]
     late, late_ids = render_memory_block(extra, request.counter, late_cap, RELEVANT_MEMORY_HEADER)
+    candidates = {m.id: m for m in (*block, *ranked)}
+    recalled = [candidates[i] for i in (*ids, *late_ids)]
     return replace(
-        fixed, memories=text, memory_ids=ids, relevant_memories=late, relevant_memory_ids=late_ids
-    )
+        fixed, memories=text, memory_ids=ids, relevant_memories=late, relevant_memory_ids=late_ids,
+        memory_candidates=len(candidates), expired_memory_ids=sorted(expired),
+        irrelevant_memory_ids=irrelevant_ids(request.query, recalled),
+    )  # fmt: skip
 
 
 # --- 2. plan ------------------------------------------------------------------------------------
@@ -333,9 +347,12 @@ def find_summary(
 # --- 5. render ----------------------------------------------------------------------------------
 
 
-def render_request(chosen: HistoryPlan, lookup: Lookup | None) -> AssembledContext:
-    """The request in the plan's format, with the summary section when there is one to use."""
-    return finish_request(chosen, _summary_use(chosen, lookup))
+def render_request(
+    chosen: HistoryPlan, lookup: Lookup | None, previous_prefix: Sequence[str] = ()
+) -> AssembledContext:
+    """The request in the plan's format, with the summary section when there is one to use;
+    ``previous_prefix`` is the previous recorded request's digests (convmem.prompt_cache)."""
+    return finish_request(chosen, _summary_use(chosen, lookup), previous_prefix)
 
 
 def _summary_use(plan: HistoryPlan, lookup: Lookup | None) -> SummaryUse | None:
@@ -345,4 +362,8 @@ def _summary_use(plan: HistoryPlan, lookup: Lookup | None) -> SummaryUse | None:
     text = render_snapshot(record.snapshot, plan.counter, plan.summary_room)
     if not text:
         return None
-    return SummaryUse(text, record.id, record.through_message_id, lookup.source)
+    built = record.created_at
+    age = max(0.0, (datetime.now(UTC) - built).total_seconds()) if built is not None else None
+    return SummaryUse(
+        text, record.id, record.through_message_id, lookup.source, age, record.prompt_version
+    )

@@ -7,6 +7,7 @@ export, delete all), user-wide pins, and the conversations it opens.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Unpack
 
@@ -20,6 +21,7 @@ from convmem.model.conversation import ConversationRecord
 from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice, SourceKind
 from convmem.model.messages import Message
 from convmem.model.principal import Principal
+from convmem.model.purpose import Allowed, narrow
 from convmem.search import search_memories
 from convmem.store.base import PinnedInstruction, WriteTxn
 from convmem.store.retry import conflicts_retried, write_retried
@@ -27,17 +29,22 @@ from convmem.tree import check_count, check_identifier, check_metadata, check_te
 
 
 class Scope:
-    """A tenant's user: the principal every call acts for."""
+    """A tenant's user: the principal every call acts for. ``purposes`` is the ceiling on the
+    memory purposes its calls may use (None: every purpose); a call may narrow it."""
 
-    def __init__(self, memory: Database, tenant: str, user: str, actor: str | None = None) -> None:
+    def __init__(
+        self, memory: Database, tenant: str, user: str, actor: str | None = None,
+        purposes: Allowed = None,
+    ) -> None:  # fmt: skip
         self.memory = memory
         self.tenant = tenant
         self.user = user
         self.actor = actor or f"user:{user}"
+        self.purposes = purposes
 
     @property
     def principal(self) -> Principal:
-        return Principal(self.tenant, self.user, self.actor)
+        return Principal(self.tenant, self.user, self.actor, self.purposes)
 
     # --- long-term memory -----------------------------------------------------------------------
 
@@ -50,8 +57,8 @@ class Scope:
         """Save a statement the user asked to keep. Returns a notice: saved, or blocked with a
         reason code (never-store policy, memory off); with ``strict=True`` a block raises
         ``NeverStoreViolation``. A newer statement on the same subject supersedes the older.
-        Optional fields: category, subject, scope ("user" or "project:<id>"), expires_at,
-        source_message_id."""
+        Optional fields: category, subject, scope ("user" or "project:<id>"), purpose (one of
+        ``convmem.PURPOSES``), expires_at, source_message_id."""
         return self._save(text, "user_explicit", "confirmed", fields)
 
     def propose(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
@@ -85,18 +92,26 @@ class Scope:
         self.memory.observer.memory_changed(action, count)
 
     def search_memories(
-        self, query: str, k: int = 5, *, scope: str | None = None
-    ) -> list[MemoryHit]:
+        self, query: str, k: int = 5, *, scope: str | None = None,
+        purposes: Iterable[str] | None = None,
+    ) -> list[MemoryHit]:  # fmt: skip
         """Current memories ranked for ``query`` (lexical and, with an embedder, vector rank
-        fused), each with its score and the retrievers that found it; none when memory is off."""
+        fused), each with its score and the retrievers that found it; none when memory is off.
+        ``purposes``: only memories of these purposes (default: every purpose the scope may
+        use; more than that is ``PurposeNotAllowed``)."""
         scopes = ("user",) if scope is None else ("user", scope)
+        who = self.principal_for(purposes)
         with self.memory.store.read() as tx:
-            if memory_gate(tx, self.principal) is not None:
+            if memory_gate(tx, who) is not None:
                 return []
             return search_memories(
-                tx, self.principal, query, k, scopes=scopes, now=datetime.now(UTC),
+                tx, who, query, k, scopes=scopes, now=datetime.now(UTC),
                 embedder=self.memory.embedder,
             )  # fmt: skip
+
+    def principal_for(self, purposes: Iterable[str] | None) -> Principal:
+        """The principal of one call that declares ``purposes`` (None: the scope's own)."""
+        return replace(self.principal, purposes=narrow(self.purposes, purposes))
 
     def memory_enabled(self) -> bool:
         with self.memory.store.read() as tx:

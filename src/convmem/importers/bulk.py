@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from convmem.engine import Scope
@@ -29,6 +29,7 @@ from convmem.retrieval.index import context_text
 from convmem.store.base import IndexEntry, MessageRow
 from convmem.store.retry import conflicts_retried
 from convmem.tree import (
+    check_count,
     check_text,
     check_tool_result,
     normalise_created_at,
@@ -77,7 +78,6 @@ class _Planned:
     index: list[IndexEntry]
     words: set[str]
     speakers: set[str]
-    active_leaf: str | None
 
 
 def imported_ids(scope: Scope, source: str) -> set[str]:
@@ -99,13 +99,28 @@ def import_trees(
     trees: Iterable[ImportTree],
     *,
     progress: Callable[[int], None] | None = None,
+    batch_messages: int = MESSAGES_PER_TRANSACTION,
 ) -> ImportReport:
-    """Write the trees this user does not have yet, batch by batch; ``progress`` is told how
-    many source conversations each batch settled."""
+    """Write the trees this user does not have yet, about ``batch_messages`` messages per
+    transaction (whole trees only); ``progress`` is told how many source conversations each
+    batch settled."""
+    check_count(batch_messages, "batch_messages")
     report = ImportReport()
+    for batch, settled in _batches(scope, source, trees, report, batch_messages):
+        _write(scope, batch, report)
+        if progress is not None and settled:
+            progress(settled)
+    return report
+
+
+def _batches(
+    scope: Scope, source: str, trees: Iterable[ImportTree], report: ImportReport, size: int
+) -> Iterator[tuple[list[_Planned], int]]:
+    """Planned batches of at least ``size`` messages (the last one smaller, maybe empty), each
+    with how many source trees it settled (written, already there, or left with nothing)."""
     done = imported_ids(scope, source)
     batch: list[_Planned] = []
-    settled = 0
+    messages = settled = 0
     for tree in trees:
         settled += 1
         if tree.source_id in done:
@@ -115,16 +130,11 @@ def import_trees(
         planned = _plan(scope, source, tree, report)
         if planned is not None:
             batch.append(planned)
-        if sum(len(p.rows) for p in batch) >= MESSAGES_PER_TRANSACTION:
-            _write(scope, batch, report)
-            batch = []
-            if progress is not None:
-                progress(settled)
-            settled = 0
-    _write(scope, batch, report)
-    if progress is not None and settled:
-        progress(settled)
-    return report
+            messages += len(planned.rows)
+        if messages >= size:
+            yield batch, settled
+            batch, messages, settled = [], 0, 0
+    yield batch, settled
 
 
 @conflicts_retried
@@ -142,8 +152,6 @@ def _write(scope: Scope, batch: list[_Planned], report: ImportReport) -> None:
             conversation = planned.record.id
             if planned.words or planned.speakers:
                 tx.add_terms(tenant, conversation, sorted(planned.words), sorted(planned.speakers))
-            if planned.active_leaf is not None:
-                tx.set_active_leaf(tenant, conversation, planned.active_leaf)
     report.conversations += len(batch)
     report.messages += len(rows)
 
@@ -235,4 +243,5 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
     active = placed.get(tree.active_key) if tree.active_key is not None else None
     if active is None:  # the newest leaf
         active = max(rows, key=lambda r: (r.message.created_at, r.message.depth)).message.id
-    return _Planned(record, rows, index, words, speakers, active)
+    record = replace(record, active_leaf_id=active)  # written with it: no update after
+    return _Planned(record, rows, index, words, speakers)

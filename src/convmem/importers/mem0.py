@@ -1,10 +1,12 @@
 """A Mem0 export (the results of ``get_all``) as confirmed memories with source kind ``import``.
 
-Each record passes the never-store policy like any other write: a blocked one is reported with
-the record's id and the reason, and nothing of it is stored. A record whose text the user already
-has (same subject, same words) is not written again, so a run can be repeated. Where an imported
-statement disagrees with one the user gave convmem, both are kept and flagged as a conflict for
-the user to settle (an import never overrides the user's own word).
+Each record keeps its ``created_at`` and ``updated_at`` (ISO 8601; naive times are taken as UTC;
+a missing or unreadable one is the time of the import). Each record passes the never-store policy
+like any other write: a blocked one is reported with the record's id and the reason, and nothing
+of it is stored. A record whose text the user already has (same subject, same words) is not
+written again, so a run can be repeated. Where an imported statement disagrees with one the user
+gave convmem, both are kept and flagged as a conflict for the user to settle (an import never
+overrides the user's own word).
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ def _import_user(
                     tx, who, str(record.get("memory") or record.get("text") or ""),
                     source_kind="import", status="confirmed",
                     expires_at=_when(record.get("expiration_date")),
+                    created_at=_when(record.get("created_at")),
+                    updated_at=_when(record.get("updated_at")),
                 )  # fmt: skip
             except ConvmemError as exc:
                 part.invalid.append((ident, type(exc).__name__))

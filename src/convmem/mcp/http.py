@@ -49,7 +49,9 @@ class KeyAuth:
         except KeyRefused as exc:
             await _problem(send, exc.status, exc.code, str(exc))
             return
-        scope[_PRINCIPAL] = self.memory.scope(key.tenant_id, user, actor=f"key:{key.id}")
+        scope[_PRINCIPAL] = self.memory.scope(
+            key.tenant_id, user, actor=f"key:{key.id}", purposes=key.purposes
+        )
         await self.app(scope, receive, send)
 
 

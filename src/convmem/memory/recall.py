@@ -1,11 +1,14 @@
-"""Rendering recalled memories into the request: labelled as data, escaped, under a token cap."""
+"""Rendering recalled memories into the request: labelled as data, escaped, under a token cap;
+and the checks an operator counts on what recall chose (expired records, irrelevant recall)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from convmem.blocks import fit_block, quote_data
 from convmem.model.memory import MemoryRecord
+from convmem.retrieval.lexical import query_terms, words
 from convmem.tokens import TokenCounter
 
 MEMORY_BLOCK_HEADER = (
@@ -42,3 +45,25 @@ def render_memory_block(
         order=lambda r: (r.created_at, r.id), id_of=lambda r: r.id, counter=counter,
         max_tokens=max_tokens,
     )  # fmt: skip
+
+
+def expired_ids(records: Sequence[MemoryRecord], now: datetime) -> list[str]:
+    """Ids of ``records`` that had expired by ``now``. Recall asks the store for unexpired
+    memories only, so this is empty unless that filter failed; the request leaves any out and
+    the report lists them (a correctness alarm, counted by the metrics)."""
+    return [r.id for r in records if r.expires_at is not None and r.expires_at <= now]
+
+
+def irrelevant_ids(query: str, records: Sequence[MemoryRecord]) -> list[str]:
+    """Ids of ``records`` the message ``query`` does not bear on: they share none of its search
+    terms (``query_terms``: content words, no stop words) in their text or subject, so the
+    lexical memory search would not return them for it.
+
+    The measure of irrelevant recall. It is lexical on purpose (no model call per request, the
+    same answer on every deployment): a memory that only paraphrases the message, or is in
+    another language, counts as irrelevant. While a user's memories fit the block, recall sends
+    them all whatever the message (the block stays put for the prompt cache), so the share has
+    a baseline above zero; what an operator watches is its rise.
+    """
+    terms = set(query_terms(query))
+    return [r.id for r in records if not terms & {*words(r.text), *words(r.subject_key)}]

@@ -16,6 +16,7 @@ class ApiKey:
 
     ``app``: acts for any user of its tenant (the caller names the user per request);
     ``user``: acts only for ``user_id``; ``admin``: manages the tenant's keys and policy.
+    ``purposes``: the memory purposes requests made with the key may use (None: every one).
     """
 
     id: str
@@ -26,6 +27,7 @@ class ApiKey:
     created_by: str
     created_at: datetime
     revoked_at: datetime | None = None
+    purposes: tuple[str, ...] | None = None
 
     @property
     def active(self) -> bool:
@@ -41,6 +43,7 @@ class ApiKey:
             "created_by": self.created_by,
             "created_at": self.created_at.isoformat(),
             "revoked_at": self.revoked_at.isoformat() if self.revoked_at else None,
+            "purposes": list(self.purposes) if self.purposes is not None else None,
         }
 
 
@@ -48,8 +51,9 @@ class ApiKey:
 class AssemblyRecord:
     """The report of the last request assembled for a conversation, kept for inspection.
 
-    ``report`` is ``AssemblyReport.to_dict()``: token counts and message / memory ids, never
-    content, so keeping it stores nothing that is not already in the messages table.
+    ``report`` is ``AssemblyReport.to_dict()``: token counts, message / memory ids and the
+    digests of the request's parts (``convmem.prompt_cache``), never content, so keeping it
+    stores nothing that is not already in the messages table.
     """
 
     conversation_id: str

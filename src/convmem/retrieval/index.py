@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from convmem.model.messages import Message
+from convmem.retrieval.lexical import STOPWORDS
 
 DEFAULT_SESSION_GAP = timedelta(hours=3)
 # Longest text kept per turn in the index: a pasted document should not drown a conversation's
@@ -105,8 +106,8 @@ def context_text(
 def vocabulary(texts: Iterable[str], exclude: Iterable[str] = ()) -> set[str]:
     """Lower-cased words (three letters or more, no stopwords) of indexed text: the candidates
     that a query term may be expanded to."""
-    from convmem.retrieval.lexical import STOPWORDS
-
     excluded = {e.lower() for e in exclude}
-    found = {w.lower() for text in texts for w in _VOCAB_WORD.findall(text)}
+    found: set[str] = set()
+    for text in texts:
+        found.update(map(str.lower, _VOCAB_WORD.findall(text)))
     return found - STOPWORDS - excluded

@@ -28,8 +28,9 @@ def list_keys(request: Request, admin: AdminKey) -> list[dict[str, Any]]:
 def create_key(request: Request, body: KeyCreate, admin: AdminKey) -> dict[str, Any]:
     """Issue a key for the admin's tenant. The token is in this answer and nowhere else."""
     issued = memory_of(request).keys.create(
-        admin.tenant_id, body.role, user=body.user, name=body.name, created_by=f"key:{admin.id}"
-    )
+        admin.tenant_id, body.role, user=body.user, name=body.name, created_by=f"key:{admin.id}",
+        purposes=body.purposes,
+    )  # fmt: skip
     return {"key": issued.key.to_dict(), "token": issued.token}
 
 

@@ -7,9 +7,9 @@ the operational routes, the memory page, error handling and the OpenAPI touches.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any
 
@@ -23,6 +23,7 @@ from swagger_ui_bundle import swagger_ui_path
 from convmem import __version__
 from convmem.engine import Memory
 from convmem.metrics import CONTENT_TYPE, ProcessMetrics
+from convmem.model.purpose import check_purposes
 from convmem.service import account, admin, conversations, memories
 from convmem.service.auth import memory_of
 from convmem.service.observability import ServiceMiddleware
@@ -51,6 +52,14 @@ class ServiceSettings:
     # engine's limit (1 MB) and JSON escaping can triple non-ASCII text, hence the headroom.
     max_body_bytes: int = 4 * DEFAULT_MAX_CONTENT_BYTES
     close_memory_on_shutdown: bool = False
+    # Route path (as in the OpenAPI document, e.g. "/v1/conversations/{conversation_id}/assemble")
+    # -> the memory purposes its requests may use, whatever their key allows; a route not named
+    # here is capped by the key alone. See convmem.PURPOSES.
+    route_purposes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for path, purposes in self.route_purposes.items():
+            check_purposes(purposes, f"the purposes of route {path}")
 
 
 def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastAPI:
@@ -78,6 +87,9 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
         redoc_url=None,
     )
     app.state.memory = memory
+    app.state.route_purposes = {
+        path: check_purposes(purposes) for path, purposes in settings.route_purposes.items()
+    }
     app.state.metrics = metrics
     install_handlers(app, metrics)
     for module in (conversations, memories, account, admin):

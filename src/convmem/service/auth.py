@@ -17,6 +17,7 @@ from convmem.engine import Memory, Scope
 from convmem.keys import USER_HEADER, KeyRefused
 from convmem.keys import acting_user as resolve_user
 from convmem.model.keys import ApiKey
+from convmem.model.purpose import meet
 from convmem.service.problems import ServiceError
 
 _bearer = HTTPBearer(
@@ -60,13 +61,17 @@ def acting_user(
     ] = None,
 ) -> Scope:
     """The engine scope of the principal: tenant and user from the key (and, for an app key,
-    the user it names)."""
+    the user it names); its memory purposes are what both the key and the route allow."""
     try:
         acting = resolve_user(key, user)
     except KeyRefused as exc:
         raise ServiceError(exc.status, exc.code, str(exc)) from exc
+    route = request.scope.get("route")
+    route_cap = request.app.state.route_purposes.get(getattr(route, "path", None))
     # the audit records which key acted
-    return memory_of(request).scope(key.tenant_id, acting, actor=f"key:{key.id}")
+    return memory_of(request).scope(
+        key.tenant_id, acting, actor=f"key:{key.id}", purposes=meet(key.purposes, route_cap)
+    )
 
 
 def admin_key(key: Annotated[ApiKey, Depends(api_key)]) -> ApiKey:

@@ -177,7 +177,7 @@ def assemble(conversation_id: ConversationId, body: AssembleIn, scope: ActingSco
     options = AssemblyOptions(**body.options.model_dump()) if body.options else None
     context = conv.assemble(
         body.user_message, model=model, format=body.format, system=body.system,
-        leaf_id=body.leaf_id, options=options, tools=body.tools,
+        leaf_id=body.leaf_id, options=options, purposes=body.purposes, tools=body.tools,
     )  # fmt: skip
     conv.record_assembly(context, body.leaf_id)
     return {

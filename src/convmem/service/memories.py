@@ -21,6 +21,7 @@ from convmem.service.schemas import (
     MemoryStatus,
     MemoryUpdate,
     NoticeOut,
+    PurposeName,
 )
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
@@ -40,6 +41,7 @@ def _save(save: Callable[..., MemoryNotice], body: MemoryCreate) -> dict[str, An
         category=body.category,
         subject=body.subject,
         scope=body.scope,
+        purpose=body.purpose,
         expires_at=body.expires_at,
         source_message_id=body.source_message_id,
         strict=True,
@@ -88,9 +90,16 @@ def search_memories(
     scope: ActingScope,
     q: Annotated[str, Query(min_length=1, max_length=2000)],
     k: Annotated[int, Query(ge=1, le=100)] = 5,
+    purpose: Annotated[
+        list[PurposeName] | None,
+        Query(
+            description="Only memories of these purposes (repeatable); default: every purpose "
+            "the key and the route allow."
+        ),
+    ] = None,
 ) -> list[dict[str, Any]]:
     """Current memories ranked for ``q``; none when memory is off."""
-    return [hit(found) for found in scope.search_memories(q, k=k)]
+    return [hit(found) for found in scope.search_memories(q, k=k, purposes=purpose)]
 
 
 @router.get("/{memory_id}", response_model=MemoryOut)

@@ -29,6 +29,7 @@ from convmem.errors import (
     InvalidQuery,
     NeverStoreViolation,
     NotFound,
+    PurposeNotAllowed,
     StoreBusy,
     StoreError,
 )
@@ -108,6 +109,8 @@ def classify(exc: ConvmemError) -> tuple[int, str, dict[str, Any]]:
         return 413, "content_too_large", {"size": exc.size, "limit": exc.limit}
     if isinstance(exc, BudgetExceeded):
         return 422, "budget_exceeded", {"needed": exc.needed, "available": exc.available}
+    if isinstance(exc, PurposeNotAllowed):
+        return 403, "purpose_not_allowed", {"purposes": exc.purposes}
     if isinstance(exc, NeverStoreViolation):
         return 422, "never_store", {"reason": exc.reason}
     if isinstance(exc, InvalidMessage):

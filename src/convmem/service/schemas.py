@@ -16,6 +16,8 @@ from pydantic import (
     StringConstraints,
 )
 
+from convmem.model.purpose import PURPOSES, Purpose
+
 Id = Annotated[str, Field(min_length=1, max_length=256)]
 
 
@@ -65,6 +67,7 @@ MemoryK = Annotated[int, Strict(False), Field(ge=0, le=100), _as_number]
 Days = Annotated[int, Strict(False), Field(ge=1, le=36_500), _as_number]
 Role = Literal["system", "user", "assistant", "tool"]
 Category = Literal["preference", "profile", "constraint", "decision", "fact"]
+PurposeName = Purpose  # one of convmem.PURPOSES
 MemoryStatus = Literal["proposed", "confirmed", "superseded", "rejected"]
 Metadata = dict[str, Any]
 
@@ -150,6 +153,11 @@ class AssembleIn(_Request):
     system: Text | None = None
     leaf_id: Id | None = None
     options: OptionsIn | None = None
+    purposes: list[PurposeName] | None = Field(
+        None, description="Recall only memories of these purposes (default: every purpose the "
+        "key and the route allow; more than that is a 403 purpose_not_allowed problem).",
+        max_length=len(PURPOSES),
+    )  # fmt: skip
     tools: list[dict[str, Any]] | None = Field(
         None,
         max_length=128,
@@ -167,6 +175,7 @@ class MemoryCreate(_Request):
     category: Category | None = None
     subject: Subject | None = None
     scope: MemoryScope = "user"
+    purpose: PurposeName = "personalization"
     expires_at: Timestamp | None = None
     source_message_id: Id | None = None
 
@@ -183,6 +192,10 @@ class KeyCreate(_Request):
     role: Literal["app", "user", "admin"]
     user: Name | None = Field(None, description="The user a 'user' key acts for.")
     name: Label | None = None
+    purposes: list[PurposeName] | None = Field(
+        None, description="The memory purposes requests made with the key may use (default: "
+        "every purpose). Not for an admin key.", max_length=len(PURPOSES),
+    )  # fmt: skip
 
 
 class TenantPolicyIn(_Request):
@@ -288,6 +301,27 @@ class ReportOut(_Response):
     )
     tools_offered: list[str] = []
     tools_suppressed: list[dict[str, str]] = []
+    memory_candidates: int = Field(0, description="Memories recall considered, before selection.")
+    irrelevant_memory_ids: list[str] = Field(
+        default_factory=list,
+        description="Recalled memories that share no search term with the message.",
+    )
+    expired_memory_ids: list[str] = Field(
+        default_factory=list,
+        description="Expired memories that reached recall and were left out (normally none).",
+    )
+    summary_age_seconds: float | None = None
+    summary_version: str | None = None
+    cached_tokens: int = Field(
+        0,
+        description="Tokens a provider's prompt cache would serve, estimated against the "
+        "previous recorded request of the conversation.",
+    )
+    cached_share: float = 0.0
+    prefix_digests: list[str] = Field(
+        default_factory=list,
+        description="Digests of the request's parts in order (no content), for the estimate.",
+    )
 
 
 class AssembledOut(_Response):
@@ -357,6 +391,7 @@ class KeyOut(_Response):
     created_by: str
     created_at: datetime
     revoked_at: datetime | None
+    purposes: list[str] | None
 
 
 class KeyCreatedOut(_Response):

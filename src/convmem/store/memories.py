@@ -63,13 +63,15 @@ class MemoryReads(Protocol):
         statuses: Sequence[str] | None = None,
         category: str | None = None,
         scopes: Sequence[str] | None = None,
+        purposes: Sequence[str] | None = None,
         subject_key: str | None = None,
         unexpired_at: datetime | None = None,
         unconflicted: bool = False,
         newest_first: bool = False,
         limit: int | None = None,
     ) -> list[MemoryRecord]:
-        """The user's memories passing every filter given: oldest first (created, then id), or
+        """The user's memories passing every filter given (``purposes``: the memory's purpose
+        is one of them; an empty list matches none): oldest first (created, then id), or
         most recently updated first (then id descending)."""
         ...
 

@@ -3,8 +3,9 @@ and a numpy accelerator over its stored vectors; PostgreSQL: full text and pgvec
 
 Every method applies the principal's scope filters in the query that ranks, never after it: a
 conversation's turns are the principal's turns of that conversation; a memory candidate is the
-principal's, ``confirmed``, not flagged as conflicting, unexpired at ``now`` and in one of
-``scopes``. Each returns at most ``limit`` candidates, best first, with the backend's score —
+principal's, ``confirmed``, not flagged as conflicting, unexpired at ``now``, in one of
+``scopes`` and — unless ``purposes`` is None — of one of ``purposes``. Each returns at most
+``limit`` candidates, best first, with the backend's score —
 comparable only within one result (cosine similarity for the ``nearest_*`` methods). What the
 shared code does over these rankings — query analysis, widening, fusion, the speaker prior, the
 neighbour lift — is in ``convmem.search``.
@@ -85,6 +86,7 @@ class RankedSearch(Protocol):
         terms: Sequence[str],
         *,
         scopes: Sequence[str],
+        purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
     ) -> list[MemoryHitRow]:
@@ -100,6 +102,7 @@ class RankedSearch(Protocol):
         vector: Vector,
         *,
         scopes: Sequence[str],
+        purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
     ) -> list[MemoryHitRow]:

@@ -43,7 +43,9 @@ JOB_COLUMNS = (
     "id, tenant_id, kind, key, conversation_id, payload, status, attempts, max_attempts, "
     "lease_owner, lease_expires_at, run_after, last_error, created_at, updated_at"
 )
-KEY_COLUMNS = "id, tenant_id, role, acts_for_user, name, created_by, created_at, revoked_at"
+KEY_COLUMNS = (
+    "id, tenant_id, role, acts_for_user, name, created_by, created_at, revoked_at, purposes"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,4 +130,11 @@ def api_key_from_row(row: Sequence[Any], codec: Codec) -> ApiKey:
     return ApiKey(
         id=row[0], tenant_id=row[1], role=row[2], user_id=row[3], name=row[4],
         created_by=row[5], created_at=codec.time(row[6]), revoked_at=codec.optional_time(row[7]),
+        purposes=None if row[8] is None else tuple(p for p in row[8].split(",") if p),
     )  # fmt: skip
+
+
+def key_purposes(key: ApiKey) -> str | None:
+    """A key's purposes as stored: comma-separated names (each one of ``PURPOSES``, no comma
+    in any), ``""`` for none, NULL for every purpose."""
+    return None if key.purposes is None else ",".join(key.purposes)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from convmem.errors import InvalidInput
+from convmem.model.purpose import PURPOSES
 
 FORMAT = "convmem-behaviour"
 VERSION = 1
@@ -43,6 +44,7 @@ PATHS = (
     "conversation_list",
     "export",
     "summary",
+    "last_assembly",
 )
 MATCHES = ("any", "id", "text")
 SHIPPED = "behaviour-v1.json"
@@ -61,6 +63,9 @@ class Check:
     conv: str | None
     query: str
     match: str = "any"  # what counts as a record seen: its id, its marker (text), or either
+    # the memory purposes the check's requests declare (assemble, memory_search); None: none
+    # declared, so every purpose the principal may use
+    purposes: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,15 @@ def _check(raw: object, where: str) -> Check:
     match = raw.get("match", "any")
     if match not in MATCHES:
         raise _fail(where, f"match must be one of {', '.join(MATCHES)}")
-    return Check(kind, tuple(labels), who, tuple(paths), conv, query, match)
+    purposes = raw.get("purposes")
+    if purposes is not None and (
+        not isinstance(purposes, list) or not set(purposes) <= set(PURPOSES)
+    ):
+        raise _fail(where, f"purposes is a list of {', '.join(PURPOSES)}")
+    return Check(
+        kind, tuple(labels), who, tuple(paths), conv, query, match,
+        None if purposes is None else tuple(purposes),
+    )  # fmt: skip
 
 
 def _case(raw: object, source: str, index: int) -> Case:

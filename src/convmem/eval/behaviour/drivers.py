@@ -18,6 +18,7 @@ from convmem.engine import Memory, Scope
 from convmem.errors import NotFound
 from convmem.model.messages import ToolCall
 from convmem.model.profile import ModelProfile
+from convmem.model.purpose import DEFAULT_PURPOSE
 
 Who = tuple[str, str]  # (tenant, user)
 Item = tuple[str, str]  # (id, text) of a returned record
@@ -25,11 +26,13 @@ Item = tuple[str, str]  # (id, text) of a returned record
 
 @dataclass(frozen=True)
 class Assembled:
-    """A request as a provider would receive it, with its report as a plain dict."""
+    """A request as a provider would receive it, with its report as a plain dict (and the tool
+    definitions it offers, None for none)."""
 
     messages: list[dict[str, Any]]
     system: list[dict[str, Any]] | None
     report: dict[str, Any]
+    tools: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class Note:
 class SummaryView:
     id: str
     notes: tuple[Note, ...]
+    summarizer: str = ""  # the summarizer that made it ("extractive", "llm:<model>")
+    fallback: bool = False  # the model failed and the extractive result stands in
 
 
 class Driver(Protocol):
@@ -54,10 +59,11 @@ class Driver(Protocol):
 
     def remember(
         self, who: Who, text: str, *, proposed: bool, scope: str, subject: str | None,
-        expires_at: datetime | None,
+        expires_at: datetime | None, purpose: str = DEFAULT_PURPOSE,
     ) -> str | None: ...  # fmt: skip
     def confirm(self, who: Who, memory_id: str) -> None: ...
     def reject(self, who: Who, memory_id: str) -> None: ...
+    def restore(self, who: Who, memory_id: str) -> None: ...
     def update_memory(self, who: Who, memory_id: str, text: str) -> str | None: ...
     def delete_memory(self, who: Who, memory_id: str) -> None: ...
     def set_memory_enabled(self, who: Who, enabled: bool) -> None: ...
@@ -71,11 +77,18 @@ class Driver(Protocol):
     def delete_conversation(self, who: Who, conv: str) -> None: ...
     def delete_all(self, who: Who) -> None: ...
     def expire_conversations(self, tenant: str) -> None: ...
+    def settle(self) -> int:
+        """Build the summaries the requests queued (a model summarizer works off the request
+        path, in the worker); how many jobs ran. The extractive summarizer queues none."""
+        ...
 
     def assemble(
-        self, who: Who, conv: str, query: str | None, *, window: int, format: str
-    ) -> Assembled | None: ...
-    def memory_search(self, who: Who, query: str) -> list[Item]: ...
+        self, who: Who, conv: str, query: str | None, *, window: int, format: str,
+        purposes: Sequence[str] | None = None,
+    ) -> Assembled | None: ...  # fmt: skip
+    def memory_search(
+        self, who: Who, query: str, purposes: Sequence[str] | None = None
+    ) -> list[Item]: ...
     def memory_list(self, who: Who) -> list[Item]: ...
     def memory_get(self, who: Who, memory_id: str) -> Item | None: ...
     def message_get(self, who: Who, message_id: str) -> Item | None: ...
@@ -84,6 +97,10 @@ class Driver(Protocol):
     def conversation_list(self, who: Who) -> list[Item]: ...
     def export(self, who: Who) -> str: ...
     def summaries(self, who: Who, conv: str) -> list[SummaryView] | None: ...
+    def last_assembly(self, who: Who, conv: str) -> Item | None:
+        """What the memory page shows of the conversation's last request: its report (ids and
+        counts), as (conversation id, the report as JSON); ``("", "")`` when none was kept."""
+        ...
 
 
 def profile(window: int) -> ModelProfile:
@@ -106,10 +123,10 @@ class EngineDriver:
 
     def remember(
         self, who: Who, text: str, *, proposed: bool, scope: str, subject: str | None,
-        expires_at: datetime | None,
+        expires_at: datetime | None, purpose: str = DEFAULT_PURPOSE,
     ) -> str | None:  # fmt: skip
         save = self._scope(who).propose if proposed else self._scope(who).remember
-        notice = save(text, scope=scope, subject=subject, expires_at=expires_at)
+        notice = save(text, scope=scope, subject=subject, expires_at=expires_at, purpose=purpose)
         return notice.memory.id if notice.memory is not None else None
 
     def confirm(self, who: Who, memory_id: str) -> None:
@@ -117,6 +134,9 @@ class EngineDriver:
 
     def reject(self, who: Who, memory_id: str) -> None:
         self._scope(who).memories.reject(memory_id)
+
+    def restore(self, who: Who, memory_id: str) -> None:
+        self._scope(who).memories.restore(memory_id)
 
     def update_memory(self, who: Who, memory_id: str, text: str) -> str | None:
         notice = self._scope(who).memories.update(memory_id, text)
@@ -155,6 +175,19 @@ class EngineDriver:
     def delete_all(self, who: Who) -> None:
         self._scope(who).delete_all()
 
+    def settle(self) -> int:
+        """Run the queued jobs here, as ``convmem worker`` would (with a model summarizer
+        only: the extractive one builds summaries inline). Other tenants' ready jobs run too —
+        they are the worker's work all the same."""
+        if self.memory.config.summarizer is None:
+            return 0
+        from convmem.worker import Worker
+
+        worker, ran = Worker(self.memory, lease_seconds=60), 0
+        while worker.run_once() is not None:
+            ran += 1
+        return ran
+
     def expire_conversations(self, tenant: str) -> None:
         """The retention path: a one-day period, applied as if two days had passed."""
         self.memory.set_tenant_policy(tenant, retention_days=1)
@@ -163,17 +196,27 @@ class EngineDriver:
     # --- reads (the serving paths) ---------------------------------------------------------
 
     def assemble(
-        self, who: Who, conv: str, query: str | None, *, window: int, format: str
-    ) -> Assembled | None:
+        self, who: Who, conv: str, query: str | None, *, window: int, format: str,
+        purposes: Sequence[str] | None = None,
+    ) -> Assembled | None:  # fmt: skip
+        """The request, kept as the conversation's last (as the service keeps what it
+        assembles, for the memory page)."""
         try:
             handle = self._scope(who).conversation(conv)
         except NotFound:
             return None
-        ctx = handle.assemble(query, model=profile(window), format=format)  # type: ignore[arg-type]
-        return Assembled(ctx.messages, ctx.system, ctx.report.to_dict())
+        ctx = handle.assemble(
+            query, model=profile(window), format=format,  # type: ignore[arg-type]
+            purposes=purposes,
+        )  # fmt: skip
+        handle.record_assembly(ctx)
+        return Assembled(ctx.messages, ctx.system, ctx.report.to_dict(), ctx.tools)
 
-    def memory_search(self, who: Who, query: str) -> list[Item]:
-        return [(h.memory.id, h.memory.text) for h in self._scope(who).search_memories(query, 10)]
+    def memory_search(
+        self, who: Who, query: str, purposes: Sequence[str] | None = None
+    ) -> list[Item]:
+        hits = self._scope(who).search_memories(query, 10, purposes=purposes)
+        return [(h.memory.id, h.memory.text) for h in hits]
 
     def memory_list(self, who: Who) -> list[Item]:
         return [(m.id, m.text) for m in self._scope(who).memories.list()]
@@ -212,6 +255,13 @@ class EngineDriver:
     def export(self, who: Who) -> str:
         return json.dumps(self._scope(who).export(), default=str, ensure_ascii=False)
 
+    def last_assembly(self, who: Who, conv: str) -> Item | None:
+        try:
+            record = self._scope(who).conversation(conv).last_assembly()
+        except NotFound:
+            return None
+        return ("", "") if record is None else (conv, json.dumps(record.report))
+
     def summaries(self, who: Who, conv: str) -> list[SummaryView] | None:
         try:
             records = self._scope(who).conversation(conv).summaries()
@@ -219,7 +269,10 @@ class EngineDriver:
             return None
         return [
             SummaryView(
-                r.id, tuple(Note(item.text, item.sources) for _, item in r.snapshot.items())
+                r.id,
+                tuple(Note(item.text, item.sources) for _, item in r.snapshot.items()),
+                r.summarizer,
+                r.fallback_reason is not None,
             )
             for r in records
         ]

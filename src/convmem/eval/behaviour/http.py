@@ -10,6 +10,7 @@ tells refused from returned the same way on both surfaces.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
@@ -27,6 +28,7 @@ from convmem.eval.behaviour.drivers import (
 )
 from convmem.keys import USER_HEADER
 from convmem.model.messages import ToolCall
+from convmem.model.purpose import DEFAULT_PURPOSE
 from convmem.model.snapshot import CATEGORIES
 
 
@@ -97,9 +99,9 @@ class HttpDriver:
 
     def remember(
         self, who: Who, text: str, *, proposed: bool, scope: str, subject: str | None,
-        expires_at: datetime | None,
+        expires_at: datetime | None, purpose: str = DEFAULT_PURPOSE,
     ) -> str | None:  # fmt: skip
-        body: dict[str, Any] = {"text": text, "scope": scope}
+        body: dict[str, Any] = {"text": text, "scope": scope, "purpose": purpose}
         if subject is not None:
             body["subject"] = subject
         if expires_at is not None:
@@ -117,6 +119,9 @@ class HttpDriver:
 
     def reject(self, who: Who, memory_id: str) -> None:
         self._call(who, "POST", f"/v1/memories/{memory_id}/reject")
+
+    def restore(self, who: Who, memory_id: str) -> None:
+        self._call(who, "POST", f"/v1/memories/{memory_id}/restore")
 
     def update_memory(self, who: Who, memory_id: str, text: str) -> str | None:
         notice = self._call(who, "PATCH", f"/v1/memories/{memory_id}", json={"text": text})
@@ -166,11 +171,15 @@ class HttpDriver:
     def expire_conversations(self, tenant: str) -> None:
         self._engine.expire_conversations(tenant)  # no route: the worker's sweep, on --db
 
+    def settle(self) -> int:
+        return self._engine.settle()  # the worker's jobs, on --db
+
     # --- reads ------------------------------------------------------------------------------
 
     def assemble(
-        self, who: Who, conv: str, query: str | None, *, window: int, format: str
-    ) -> Assembled | None:
+        self, who: Who, conv: str, query: str | None, *, window: int, format: str,
+        purposes: Sequence[str] | None = None,
+    ) -> Assembled | None:  # fmt: skip
         model = profile(window)
         body: dict[str, Any] = {
             "model": {"context_window": model.context_window, "max_output": model.max_output,
@@ -179,14 +188,21 @@ class HttpDriver:
         }  # fmt: skip
         if query:
             body["user_message"] = query
+        if purposes is not None:
+            body["purposes"] = list(purposes)
         try:
             out = self._call(who, "POST", f"/v1/conversations/{conv}/assemble", json=body)
         except NotFound:
             return None
-        return Assembled(out["messages"], out.get("system"), out["report"])
+        return Assembled(out["messages"], out.get("system"), out["report"], out.get("tools"))
 
-    def memory_search(self, who: Who, query: str) -> list[Item]:
-        hits = self._call(who, "GET", "/v1/memories/search", params={"q": query, "k": 10})
+    def memory_search(
+        self, who: Who, query: str, purposes: Sequence[str] | None = None
+    ) -> list[Item]:
+        params: dict[str, Any] = {"q": query, "k": 10}
+        if purposes is not None:
+            params["purpose"] = list(purposes)
+        hits = self._call(who, "GET", "/v1/memories/search", params=params)
         return [(h["memory"]["id"], h["memory"]["text"]) for h in hits]
 
     def memory_list(self, who: Who) -> list[Item]:
@@ -220,6 +236,15 @@ class HttpDriver:
             raise ServiceRefused(f"{response.status_code}")
         return response.text
 
+    def last_assembly(self, who: Who, conv: str) -> Item | None:
+        response = self._send(who, "GET", f"/v1/conversations/{conv}/last-assembly")
+        if response.status_code == 404:
+            kind = response.json().get("kind") if response.content else None
+            return ("", "") if kind == "assembly" else None  # none kept, or not theirs
+        if response.status_code != 200:
+            raise ServiceRefused(f"{response.status_code}")
+        return conv, json.dumps(response.json()["report"])
+
     def summaries(self, who: Who, conv: str) -> list[SummaryView] | None:
         found = self._read(who, f"/v1/conversations/{conv}/summaries")
         if found is None:
@@ -232,5 +257,8 @@ class HttpDriver:
                 value = snapshot.get(name) or []
                 for item in [value] if isinstance(value, dict) else value:
                     notes.append(Note(str(item["text"]), tuple(item.get("sources", ()))))
-            views.append(SummaryView(str(record["id"]), tuple(notes)))
+            views.append(SummaryView(
+                str(record["id"]), tuple(notes), str(record.get("summarizer") or ""),
+                record.get("fallback_reason") is not None,
+            ))  # fmt: skip
         return views

@@ -6,15 +6,15 @@ a case: ``alice`` and ``bob`` (users of tenant ``a``), ``eve`` (a user named ``a
 ``b``: the same user id in another tenant) and ``carol`` (tenant ``b``).
 
 Steps (``"do"``): ``remember`` / ``propose`` (``who``, ``text``, ``as``, ``marker``, ``scope``,
-``subject``, ``expired``), ``confirm`` / ``reject`` / ``delete_memory`` (``memory``),
-``update`` (``memory``, ``text``, ``as``, ``marker``), ``memory_off`` (``who``),
+``subject``, ``expired``, ``purpose``), ``confirm`` / ``reject`` / ``restore`` / ``delete_memory``
+(``memory``), ``update`` (``memory``, ``text``, ``as``, ``marker``), ``memory_off`` (``who``),
 ``conversation`` (``who``, ``as``, ``project``, ``temporary``), ``say`` (``conv``, ``text``,
 ``role``, ``as``, ``marker``, ``saves``: a label for the memory the message saved or proposed),
-``tool`` (``conv``, ``name``, ``result``, ``as``, ``marker``: a tool call and its result),
-``chat`` (``conv``, ``turns``: small talk, a request assembled each turn at ``window``),
-``edit`` (``conv``, ``message``, ``text``, ``as``, ``marker``), ``delete_message``
-(``conv``, ``message``), ``delete_conversation`` (``conv``), ``delete_all`` (``who``),
-``retention`` (``tenant`` letter: a one-day period applied two days on).
+``tool`` (``conv``, ``name``, ``result``, ``as``, ``marker``: a tool call and its result), ``chat``
+(``conv``, ``turns``: small talk, a request assembled each turn at ``window``), ``edit`` (``conv``,
+``message``, ``text``, ``as``, ``marker``), ``delete_message`` (``conv``, ``message``),
+``delete_conversation`` (``conv``), ``delete_all`` (``who``), ``retention`` (``tenant`` letter: a
+one-day period applied two days on).
 
 A failure names the check, the label, the record's id and the path: never the text.
 """
@@ -32,6 +32,7 @@ from convmem.errors import ConvmemError, NotFound
 from convmem.eval.behaviour.cases import Case, Check
 from convmem.eval.behaviour.drivers import Assembled, Driver, Who, profile
 from convmem.model.messages import ToolCall
+from convmem.model.purpose import DEFAULT_PURPOSE
 from convmem.summarize.text import literals, overlap, significant_words
 
 PRINCIPALS: Mapping[str, tuple[str, str]] = {
@@ -81,10 +82,15 @@ class NoteTally:
     with_literals: int = 0
     literals_verbatim: int = 0  # notes whose every number and identifier occurs in its sources
     supported: int = 0  # notes whose cited sources hold their literals and most of their words
+    summaries: int = 0
+    fallbacks: int = 0  # summaries where the model failed and the extractive result stood in
+    summarizers: set[str] = field(default_factory=set)
 
     def add(self, other: NoteTally) -> None:
-        for name in ("notes", "with_literals", "literals_verbatim", "supported"):
+        for name in ("notes", "with_literals", "literals_verbatim", "supported", "summaries",
+                     "fallbacks"):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.summarizers |= other.summarizers
 
 
 class StepFailed(Exception):
@@ -161,6 +167,7 @@ class CaseRun:
         memory_id = self.driver.remember(
             self.who(owner), str(step["text"]), proposed=proposed,
             scope=str(step.get("scope", "user")), subject=step.get("subject"), expires_at=expires,
+            purpose=str(step.get("purpose", DEFAULT_PURPOSE)),
         )  # fmt: skip
         if memory_id is None:
             raise StepFailed("the memory was not stored")
@@ -204,6 +211,7 @@ class CaseRun:
                 f"Here is a thought about {subject}: people have enjoyed them for ages, and "
                 f"there is always more to discover about {subject} on a quiet afternoon.",
             )  # fmt: skip
+            self.driver.settle()  # a model summarizer's jobs run between turns, as a worker's
 
     # --- checks ---------------------------------------------------------------------------------
 
@@ -266,8 +274,14 @@ class CaseRun:
             conv_id = self._conv_for(check, who, check.who)
             window = SMALL_WINDOW if path == "summary" else self.window
             found = d.assemble(
-                who, conv_id, check.query or QUESTION, window=window, format="openai"
-            )
+                who, conv_id, check.query or QUESTION, window=window, format="openai",
+                purposes=check.purposes,
+            )  # fmt: skip
+            if path == "summary" and d.settle():  # a model's summary was queued: now it is built
+                found = d.assemble(
+                    who, conv_id, check.query or QUESTION, window=window, format="openai",
+                    purposes=check.purposes,
+                )  # fmt: skip
             if found is None:
                 return ""
             return (
@@ -275,7 +289,7 @@ class CaseRun:
             )
         items: Any
         if path == "memory_search":
-            items = d.memory_search(who, query)
+            items = d.memory_search(who, query, check.purposes)
         elif path == "memory_list":
             items = d.memory_list(who)
         elif path == "memory_get":
@@ -288,6 +302,8 @@ class CaseRun:
             items = d.conversation_messages(who, self._conv_for(check, who, check.who))
         elif path == "conversation_list":
             items = d.conversation_list(who)
+        elif path == "last_assembly":
+            items = d.last_assembly(who, self._conv_for(check, who, check.who))
         else:  # export, without its audit: that keeps, by design, the ids of what was deleted
             exported = json.loads(d.export(who))
             exported.get("data", {}).pop("audit_events", None)
@@ -318,8 +334,9 @@ class CaseRun:
         conv_id = self._conv_for(check, who, check.who)
         for fmt in ("openai", "anthropic"):
             found = self.driver.assemble(
-                who, conv_id, check.query or QUESTION, window=self.window, format=fmt
-            )
+                who, conv_id, check.query or QUESTION, window=self.window, format=fmt,
+                purposes=check.purposes,
+            )  # fmt: skip
             if found is None:
                 problems.append(f"no request ({fmt})")
                 continue
@@ -336,6 +353,9 @@ class CaseRun:
         for owner, conv_id in self.conversations.values():
             who = self.who(owner)
             for summary in self.driver.summaries(who, conv_id) or []:
+                tally.summaries += 1
+                tally.fallbacks += int(summary.fallback)
+                tally.summarizers.add(summary.summarizer)
                 for note in summary.notes:
                     tally.add(score_note(self.driver, who, note))
         return tally
@@ -435,8 +455,8 @@ def containment(found: Assembled, marker: str, stored_calls: set[str]) -> list[s
     added = _tool_calls(found) - stored_calls
     if added:
         problems.append(f"{len(added)} tool call(s) added")
-    if "tools" in found.report:
-        problems.append("tools added to the request")
+    if found.tools or found.report.get("tools_offered"):
+        problems.append("tools added to the request")  # the cases' requests offer none
     return sorted(set(problems))
 
 
@@ -527,6 +547,7 @@ _STEPS: dict[str, Callable[[CaseRun, Mapping[str, Any]], None]] = {
     "propose": lambda run, step: run.remember(step, proposed=True),
     "confirm": _step_memory(lambda d, who, memory_id: d.confirm(who, memory_id)),
     "reject": _step_memory(lambda d, who, memory_id: d.reject(who, memory_id)),
+    "restore": _step_memory(lambda d, who, memory_id: d.restore(who, memory_id)),
     "delete_memory": _step_memory(lambda d, who, memory_id: d.delete_memory(who, memory_id)),
     "update": _step_update,
     "memory_off": lambda run, step: run.driver.set_memory_enabled(

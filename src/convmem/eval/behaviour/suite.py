@@ -62,7 +62,9 @@ def faithfulness(tally: NoteTally, summarizer: str) -> dict[str, Any]:
         return round(count / of, 4) if of else None
 
     return {
-        "summarizer": summarizer,
+        "summarizer": ", ".join(sorted(tally.summarizers - {""})) or summarizer,
+        "summaries": tally.summaries,
+        "fallback_summaries": tally.fallbacks,
         "notes": tally.notes,
         "notes_with_numbers_or_identifiers": tally.with_literals,
         "literals_verbatim_share": share(tally.literals_verbatim, tally.notes),
@@ -78,7 +80,8 @@ def table(result: dict[str, Any]) -> list[str]:
     lines.append(f"{'all':<12} {result['cases']:>5} {result['passed']:>6} {result['failed']:>6}")
     f = result["faithfulness"]
     lines.append(
-        f"summary notes ({f['summarizer']}): {f['notes']}, numbers and identifiers verbatim "
+        f"summary notes ({f['summarizer']}): {f['notes']} in {f['summaries']} summaries "
+        f"({f['fallback_summaries']} fell back to extractive), numbers and identifiers verbatim "
         f"{f['literals_verbatim_share']}, supported by their sources "
         f"{f['supported_by_sources_share']}"
     )

@@ -10,7 +10,7 @@ from convmem.errors import NotFound
 from convmem.model.keys import ApiKey, AssemblyRecord
 from convmem.store.keys import StoredKey
 from convmem.store.postgres.rows import TxnBase
-from convmem.store.rows import DECODED, KEY_COLUMNS, api_key_from_row
+from convmem.store.rows import DECODED, KEY_COLUMNS, api_key_from_row, key_purposes
 
 
 class KeyTxnMixin(TxnBase):
@@ -18,7 +18,7 @@ class KeyTxnMixin(TxnBase):
         row = self._db.execute(
             f"SELECT {KEY_COLUMNS}, secret_sha256 FROM api_keys WHERE id = %s", (key_id,)
         ).fetchone()
-        return None if row is None else StoredKey(api_key_from_row(row, DECODED), row[8])
+        return None if row is None else StoredKey(api_key_from_row(row, DECODED), row[9])
 
     def list_api_keys(self, tenant: str) -> list[ApiKey]:
         rows = self._db.execute(
@@ -29,9 +29,9 @@ class KeyTxnMixin(TxnBase):
     def insert_api_key(self, tenant: str, key: ApiKey, secret_sha256: str) -> None:
         self._db.execute(
             f"INSERT INTO api_keys ({KEY_COLUMNS}, secret_sha256) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (key.id, tenant, key.role, key.user_id, key.name, key.created_by, key.created_at,
-             key.revoked_at, secret_sha256),
+             key.revoked_at, key_purposes(key), secret_sha256),
         )  # fmt: skip
 
     def revoke_api_key(self, tenant: str, key_id: str, at: datetime) -> ApiKey:

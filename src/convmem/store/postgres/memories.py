@@ -103,6 +103,7 @@ class MemoryTxnMixin(TxnBase):
         statuses: Sequence[str] | None = None,
         category: str | None = None,
         scopes: Sequence[str] | None = None,
+        purposes: Sequence[str] | None = None,
         subject_key: str | None = None,
         unexpired_at: datetime | None = None,
         unconflicted: bool = False,
@@ -122,6 +123,9 @@ class MemoryTxnMixin(TxnBase):
         if scopes is not None:
             sql += " AND scope = ANY(%s)"
             params.append(list(scopes))
+        if purposes is not None:
+            sql += " AND purpose = ANY(%s)"
+            params.append(list(purposes))
         if subject_key is not None:
             sql += " AND subject_key = %s"
             params.append(subject_key)

@@ -409,6 +409,11 @@ def m009_keys_and_assemblies(db: Connection) -> None:
     )
 
 
+def m010_key_purposes(db: Connection) -> None:
+    # the memory purposes a key's requests may use: comma-separated, NULL for every purpose
+    db.execute("ALTER TABLE api_keys ADD COLUMN purposes TEXT")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -419,6 +424,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m007_summaries_and_jobs,
     m008_message_index,
     m009_keys_and_assemblies,
+    m010_key_purposes,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

@@ -55,6 +55,13 @@ def _owner_query(lexeme: str) -> str:
     return f"'{lexeme}'"
 
 
+def _purposes(purposes: Sequence[str] | None) -> tuple[list[str] | None, list[str] | None]:
+    """The two parameters of ``(%s::text[] IS NULL OR m.purpose = ANY(%s))``: None when the
+    request may use every purpose."""
+    wanted = None if purposes is None else list(purposes)
+    return wanted, wanted
+
+
 # The terms' OR-ed query as text tsquery can parse back: plainto_tsquery's output is quoted
 # lexemes joined by operators, and terms that are only stop words (empty queries) are left out.
 _TERMS_QUERY = (
@@ -486,13 +493,14 @@ class SearchTxnMixin(TxnBase):
         terms: Sequence[str],
         *,
         scopes: Sequence[str],
+        purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
     ) -> list[MemoryHitRow]:
         """Current, confirmed, unexpired, unconflicted memories of the principal matching any of
         ``terms``, best first. The principal's filters are in the same query as the ranking."""
         wanted = [t for t in terms if t]
-        if not wanted or not scopes or limit < 1:
+        if not wanted or not scopes or purposes == () or limit < 1:
             return []
         self._lock_owner(tenant, user)
         owner = _owner_query(memory_owner_lexeme(tenant, user))
@@ -506,9 +514,10 @@ class SearchTxnMixin(TxnBase):
             AND m.tenant_id = %s AND m.user_id = %s
             AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL
             AND (m.expires_at IS NULL OR m.expires_at > %s) AND m.scope = ANY(%s)
+            AND (%s::text[] IS NULL OR m.purpose = ANY(%s))
             ORDER BY rank DESC, m.id LIMIT %s
             """,
-            (wanted, owner, tenant, user, now, list(scopes), limit),
+            (wanted, owner, tenant, user, now, list(scopes), *_purposes(purposes), limit),
         ).fetchall()
         return [MemoryHitRow(memory_from_row(row, DECODED), float(row[17])) for row in rows]
 
@@ -520,10 +529,11 @@ class SearchTxnMixin(TxnBase):
         vector: Vector,
         *,
         scopes: Sequence[str],
+        purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
     ) -> list[MemoryHitRow]:
-        if not scopes or limit < 1:
+        if not scopes or purposes == () or limit < 1:
             return []
         query = halfvec(vector)
         rows = self._db.execute(
@@ -534,8 +544,21 @@ class SearchTxnMixin(TxnBase):
             "AND v.embedder = %s AND m.user_id = %s "
             "AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL "
             "AND (m.expires_at IS NULL OR m.expires_at > %s) AND m.scope = ANY(%s) "
+            "AND (%s::text[] IS NULL OR m.purpose = ANY(%s)) "
             "ORDER BY v.vector <=> %s, m.id LIMIT %s",
-            (query, tenant, tenant, user, embedder, user, now, list(scopes), query, limit),
+            (
+                query,
+                tenant,
+                tenant,
+                user,
+                embedder,
+                user,
+                now,
+                list(scopes),
+                *_purposes(purposes),
+                query,
+                limit,
+            ),
         ).fetchall()
         return [MemoryHitRow(memory_from_row(row, DECODED), float(row[17])) for row in rows]
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from convmem.errors import NotFound
 from convmem.model.keys import ApiKey, AssemblyRecord
 from convmem.store.keys import StoredKey
-from convmem.store.rows import KEY_COLUMNS, api_key_from_row
+from convmem.store.rows import KEY_COLUMNS, api_key_from_row, key_purposes
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.memories import utc_text
 from convmem.store.sqlite.sql import TEXT_CODEC
@@ -21,7 +21,7 @@ class KeyTxnMixin:
         row = self._db.execute(
             f"SELECT {KEY_COLUMNS}, secret_sha256 FROM api_keys WHERE id = ?", (key_id,)
         ).fetchone()
-        return None if row is None else StoredKey(api_key_from_row(row, TEXT_CODEC), row[8])
+        return None if row is None else StoredKey(api_key_from_row(row, TEXT_CODEC), row[9])
 
     def list_api_keys(self, tenant: str) -> list[ApiKey]:
         rows = self._db.execute(
@@ -32,7 +32,7 @@ class KeyTxnMixin:
     def insert_api_key(self, tenant: str, key: ApiKey, secret_sha256: str) -> None:
         self._db.execute(
             f"INSERT INTO api_keys ({KEY_COLUMNS}, secret_sha256) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key.id,
                 tenant,
@@ -42,6 +42,7 @@ class KeyTxnMixin:
                 key.created_by,
                 utc_text(key.created_at),
                 utc_text(key.revoked_at) if key.revoked_at else None,
+                key_purposes(key),
                 secret_sha256,
             ),
         )

@@ -64,6 +64,7 @@ class MemoryTxnMixin:
         statuses: Sequence[str] | None = None,
         category: str | None = None,
         scopes: Sequence[str] | None = None,
+        purposes: Sequence[str] | None = None,
         subject_key: str | None = None,
         unexpired_at: datetime | None = None,
         unconflicted: bool = False,
@@ -82,6 +83,9 @@ class MemoryTxnMixin:
         if scopes is not None:
             sql += f" AND scope IN ({', '.join('?' * len(scopes))})"
             params.extend(scopes)
+        if purposes is not None:
+            sql += f" AND purpose IN ({', '.join('?' * len(purposes))})"
+            params.extend(purposes)
         if subject_key is not None:
             sql += " AND subject_key = ?"
             params.append(subject_key)

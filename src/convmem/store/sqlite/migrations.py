@@ -530,6 +530,11 @@ def m032_fts_erasure(db: sqlite3.Connection) -> None:
     install_fts_erasure(db)
 
 
+def m033_key_purposes(db: sqlite3.Connection) -> None:
+    # the memory purposes a key's requests may use: comma-separated, NULL for every purpose
+    db.execute("ALTER TABLE api_keys ADD COLUMN purposes TEXT")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -546,6 +551,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m030_api_keys,
     m031_last_assemblies,
     m032_fts_erasure,
+    m033_key_purposes,
 ]
 
 

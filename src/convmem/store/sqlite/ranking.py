@@ -44,6 +44,12 @@ _CURRENT_MEMORY = (
 )
 
 
+def _purpose_filter(purposes: Sequence[str] | None) -> str:
+    """The purpose filter over ``memories m`` (its parameters follow the scopes'); none when
+    the request may use every purpose."""
+    return "" if purposes is None else f"AND m.purpose IN ({_in(purposes)}) "
+
+
 class RankingTxnMixin:
     _db: Statements
     _vectors: VectorsCache
@@ -216,11 +222,12 @@ class RankingTxnMixin:
         terms: Sequence[str],
         *,
         scopes: Sequence[str],
+        purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
     ) -> list[MemoryHitRow]:
         words = or_query(terms, columns=("text", "subject_key"))
-        if words is None or not scopes or limit < 1:
+        if words is None or not scopes or purposes == () or limit < 1:
             return []
         match = f"owner : {quote(memory_owner_token(tenant, user))} AND {words}"
         rows = self._db.execute(
@@ -228,8 +235,8 @@ class RankingTxnMixin:
             "JOIN memories m ON m.rowid = memories_fts.rowid "
             "WHERE memories_fts MATCH ? AND m.tenant_id = ? AND m.user_id = ? AND "
             + _CURRENT_MEMORY
-            + f"AND m.scope IN ({_in(scopes)}) ORDER BY rank LIMIT ?",
-            (match, tenant, user, utc_text(now), *scopes, limit),
+            + f"AND m.scope IN ({_in(scopes)}) {_purpose_filter(purposes)}ORDER BY rank LIMIT ?",
+            (match, tenant, user, utc_text(now), *scopes, *(purposes or ()), limit),
         ).fetchall()
         return [MemoryHitRow(memory_from_row(row, TEXT_CODEC), -float(row[17])) for row in rows]
 
@@ -241,19 +248,20 @@ class RankingTxnMixin:
         vector: Vector,
         *,
         scopes: Sequence[str],
+        purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
     ) -> list[MemoryHitRow]:
         # a user's memories are few and change one by one: read each time, not cached
-        if not scopes or limit < 1:
+        if not scopes or purposes == () or limit < 1:
             return []
         rows = self._db.execute(
             f"SELECT {PREFIXED_MEMORY_COLUMNS}, v.vector FROM memory_vectors v JOIN memories m "
             "ON m.tenant_id = v.tenant_id AND m.id = v.memory_id "
             "WHERE v.tenant_id = ? AND v.user_id = ? AND v.embedder = ? AND m.user_id = ? AND "
             + _CURRENT_MEMORY
-            + f"AND m.scope IN ({_in(scopes)})",
-            (tenant, user, embedder, user, utc_text(now), *scopes),
+            + f"AND m.scope IN ({_in(scopes)}) {_purpose_filter(purposes)}",
+            (tenant, user, embedder, user, utc_text(now), *scopes, *(purposes or ())),
         ).fetchall()
         if not rows:
             return []
