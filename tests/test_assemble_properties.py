@@ -80,6 +80,37 @@ tool_lists = st.lists(
 )
 
 
+# the tenant's registry: (shape, description words, properties, enum, risky); the first is named
+# "lookup", the tool the conversation's calls name, so a follow-up can keep it offered
+registries = st.lists(
+    st.tuples(
+        st.sampled_from(["openai", "responses", "anthropic"]),
+        st.integers(0, 60),
+        st.integers(0, 4),
+        st.booleans(),
+        st.booleans(),
+    ),
+    max_size=5,
+)
+
+
+def register(mem: convmem.Memory, registry: list[tuple[str, int, int, bool, bool]]) -> set[str]:
+    """Register ``registry`` for tenant "t"; the names of its risky tools."""
+    risky: set[str] = set()
+    for i, (shape, words, props, enum, is_risky) in enumerate(registry):
+        definition = tool_definition(100 + i, shape, words, props, enum)
+        name = "lookup" if i == 0 else f"reg_{i}"
+        if "function" in definition:
+            definition["function"]["name"] = name
+        else:
+            definition["name"] = name
+        mem.tools.register("t", definition, use_when=[text(3, i)],
+                           risk="high" if is_risky else "low")  # fmt: skip
+        if is_risky:
+            risky.add(name)
+    return risky
+
+
 def text(n: int, salt: int) -> str:
     return " ".join(WORDS[(i * 7 + salt) % len(WORDS)] for i in range(n))
 
@@ -156,6 +187,9 @@ def check_tool_pairs_anthropic(messages: list[dict[str, Any]]) -> None:
     memories=st.integers(0, 5),
     tools=tool_lists,
     model_name=st.sampled_from([None, "gpt-4o", "claude-sonnet-4-5", "claude-3-sonnet-20240229"]),
+    registry=registries,
+    offer=st.booleans(),
+    allow_risky=st.sampled_from([False, True, ["lookup"]]),
 )
 def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
     ops: list[tuple[Any, ...]],
@@ -169,8 +203,12 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
     memories: int,
     tools: list[tuple[str, int, int, bool]],
     model_name: str | None,
+    registry: list[tuple[str, int, int, bool, bool]],
+    offer: bool,
+    allow_risky: bool | list[str],
 ) -> None:
     with tempfile.TemporaryDirectory() as folder, convmem.open(Path(folder) / "p.db") as mem:
+        risky = register(mem, registry)
         user = mem.scope("t", "u")
         # memories in the words the turns use, more than the block holds (memory_k 2 below), so
         # the late section for the ones that bear on the message is exercised too
@@ -196,6 +234,8 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
                 system=text(system, 5) if system is not None else None,
                 options=convmem.AssemblyOptions(eviction_block=block, memory_k=2),
                 tools=definitions,
+                offer_tools=offer,
+                allow_risky=allow_risky,
             )
         except BudgetExceeded as exc:
             assert exc.needed > exc.available
@@ -204,11 +244,21 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
         report = ctx.report
         # the tools as sent, read back and counted the provider's way
         sent_tools = parse_tools(ctx.tools) if ctx.tools is not None else []
-        assert (
-            [t.name for t in sent_tools]
-            == report.tools_offered
-            == [f"tool_{i}" for i in range(len(tools))]
-        )
+        given = [f"tool_{i}" for i in range(len(tools))]
+        assert [t.name for t in sent_tools] == report.tools_offered
+        assert report.tools_offered[: len(given)] == given
+        from_registry = report.tools_offered[len(given) :]
+        suppressed = {s["name"] for s in report.tools_suppressed}
+        if offer:
+            # every registry tool is offered or suppressed with a reason, never both
+            names = {"lookup" if i == 0 else f"reg_{i}" for i in range(len(registry))}
+            assert set(from_registry) | suppressed == names
+            assert not set(from_registry) & suppressed
+            assert len(from_registry) == len(set(from_registry))
+            allowed = risky if allow_risky is True else set(allow_risky or [])
+            assert not (set(from_registry) & risky) - allowed, "a risky tool not allowed"
+        else:
+            assert from_registry == [] and not suppressed
         tool_cost = tools_tokens(counter, fmt, sent_tools, model_name)
         assert report.sections["tools"] == tool_cost
         if fmt == "openai":
@@ -234,7 +284,7 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
             f"evicted: {bool(report.evicted_ids)}, stubbed: {bool(report.stubbed_ids)}, "
             f"incomplete: {bool(report.incomplete_ids)}, "
             f"late memories: {report.sections['relevant_memories'] > 0}, "
-            f"tools: {bool(report.tools_offered)}"
+            f"tools: {bool(report.tools_offered)}, from the registry: {bool(from_registry)}"
         )
         for stubbed in report.stubbed_ids:
             assert conv.message(stubbed).role == "tool"

@@ -194,7 +194,14 @@ def test_the_metrics_count_skipped_parts_by_part_never_content(
         for sample in family.samples
         if sample.name.endswith("_total")
     }
-    assert samples == {"embedder": 2, "summary": 2, "memories": 0, "retrieval": 0, "other": 0}
+    assert samples == {
+        "embedder": 2,
+        "summary": 2,
+        "memories": 0,
+        "tools": 0,
+        "retrieval": 0,
+        "other": 0,
+    }
     assert "4471" not in text and "locker" not in text and "RuntimeError" not in text
 
 
@@ -211,4 +218,23 @@ def test_failing_memories_keep_the_tools_the_caller_sent(
     assert ctx.report.memory_ids == []
     assert ctx.report.tools_offered == ["get_current_weather"]
     assert ctx.tools is not None and ctx.report.sections["tools"] > 0
+    assert_window_intact(ctx, conv, MEDIUM)
+
+
+def test_a_lost_tool_index_skips_the_registry_and_keeps_the_caller_s_tools(
+    mem: convmem.Memory, db_path: Path
+) -> None:
+    mem.tools.register(
+        "acme", {"name": "find_locker", "description": "Look up a gym locker by member."},
+        use_when=["user asks about their gym locker"],
+    )  # fmt: skip
+    conv = mem.scope("acme", "alice").create_conversation()
+    chat(conv)
+    healthy = conv.assemble(QUESTION, model=MEDIUM, tools=[OPENAI_TOOL], offer_tools=True)
+    assert healthy.report.tools_offered == ["get_current_weather", "find_locker"]
+    damage(db_path, "DROP TABLE tools_fts")  # the registry's index lost
+    ctx = conv.assemble(QUESTION, model=MEDIUM, tools=[OPENAI_TOOL], offer_tools=True)
+    assert any(reason.startswith("tools: error ") for reason in ctx.report.degraded)
+    assert ctx.report.tools_offered == ["get_current_weather"]  # the caller's own still go
+    assert ctx.tools is not None and len(ctx.tools) == 1
     assert_window_intact(ctx, conv, MEDIUM)

@@ -228,6 +228,43 @@ def test_retrieved_slot_brings_back_an_evicted_turn(mem: convmem.Memory) -> None
     assert anthropic.report.retrieved_ids == report.retrieved_ids
 
 
+def test_retrieved_slot_holds_one_of_near_duplicate_turns(mem: convmem.Memory) -> None:
+    """A question asked again and again (other numbers each time) and an answer given from the same
+    template are one turn to the retrieved section; the distinct evidence still comes back."""
+    conv = mem.scope("acme", "alice").create_conversation()
+    lines = history("4471")
+    for i in range(6, 20, 2):  # evicted turns that repeat one another, with other numbers
+        lines[i] = f"Status check {i}: is the gym locker still free at {1000 + 7 * i} on floor {i}?"
+        lines[i + 1] = f"The gym locker {i} at {1000 + 7 * i} is free on floor {i}; I checked it."
+    ids = chat(conv, lines)
+    roomy = convmem.AssemblyOptions(retrieved_share=0.5)  # room for every repeat
+    question = "Is the gym locker still free, and what was my locker code?"
+    report = conv.assemble(question, model=SMALL, options=roomy).report
+    assert ids[4] in report.retrieved_ids  # the evidence
+    repeats = [ids[i] for i in range(6, 20)]
+    assert not set(repeats) & set(report.included_ids)  # all of them evicted
+    taken = [i for i in report.retrieved_ids if i in repeats]
+    assert len(taken) == 2  # one of the questions and one of the answers
+
+
+@pytest.mark.parametrize("window_says", ["same", "other"])
+def test_a_turn_the_window_repeats_is_not_retrieved(mem: convmem.Memory, window_says: str) -> None:
+    conv = mem.scope("acme", "alice").create_conversation()
+    lines = history("4471")
+    lines[6] = "The deploy key for the orders API rotates every Monday at 09:00 UTC."
+    lines[36] = (  # in the window: the same statement, changed, or an unrelated one
+        "The deploy key for the orders API rotates every Monday at 10:00 UTC."
+        if window_says == "same"
+        else "The quarterly report outline is due next Friday."
+    )
+    ids = chat(conv, lines)
+    report = conv.assemble(
+        "When does the deploy key for the orders API rotate?", model=SMALL
+    ).report
+    assert ids[36] in report.included_ids and ids[6] not in report.included_ids
+    assert (ids[6] in report.retrieved_ids) is (window_says == "other")
+
+
 def test_retrieval_off_and_short_conversations_leave_the_slot_empty(alice: convmem.Scope) -> None:
     conv = alice.create_conversation()
     chat(conv, history("4471"))
@@ -342,7 +379,9 @@ def test_late_memories_do_not_move_the_window_retrieval_held(mem: convmem.Memory
                  "I prefer aisle seats.", "My sister lives in Oslo."):  # fmt: skip
         alice.remember(text)
     conv = alice.create_conversation()
-    chat(conv, [f"The gym locker note {i}: " + FILLER[i % len(FILLER)] for i in range(60)])
+    # each turn its own (distinct words), so that none is a near-duplicate of another
+    tags = [" ".join(f"tag{i}x{j}" for j in range(12)) for i in range(60)]
+    chat(conv, [f"The gym locker note {i}: {FILLER[i % len(FILLER)]} {tags[i]}" for i in range(60)])
     question = "What was my gym locker code again?"
     windows = []
     profile = convmem.ModelProfile(context_window=1500, max_output=100, tokenizer="o200k_base")

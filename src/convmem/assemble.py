@@ -103,6 +103,11 @@ class AssemblyOptions:
     retrieved_k: int = 20
     retrieved_share: float = 0.2
     retrieved_max_tokens: int = 4096
+    # Tools offered from the tenant's registry (``assemble(offer_tools=True)``): at most this many
+    # of the most relevant, within this share of the input budget. The caller's own tools are
+    # outside both caps; a tool the window follows up on is offered even past them.
+    tools_k: int = 8
+    tools_share: float = 0.15
 
     def __post_init__(self) -> None:
         if self.summary_threshold is not None and not 0 < self.summary_threshold <= 1:
@@ -119,6 +124,8 @@ class AssemblyOptions:
             raise InvalidInput("retrieved_k must be at least 0 and retrieved_share in [0, 1)")
         if self.retrieved_max_tokens < 0:
             raise InvalidInput("retrieved_max_tokens must not be negative")
+        if self.tools_k < 0 or not 0 <= self.tools_share < 1:
+            raise InvalidInput("tools_k must be at least 0 and tools_share in [0, 1)")
         if self.memory_share + self.retrieved_share >= 1:
             raise InvalidInput("memory_share and retrieved_share must leave room for history")
 

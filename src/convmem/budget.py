@@ -35,3 +35,8 @@ def eviction_block(input_budget: int, block_share: float) -> int:
 def stub_threshold(history_budget: int, max_tool_result_share: float) -> int:
     """A tool result above this many tokens is stubbed even when it would fit."""
     return max(1, int(history_budget * max_tool_result_share))
+
+
+def tools_cap(input_budget: int, tools_share: float) -> int:
+    """The most tokens a request's tools chosen from the registry may cost."""
+    return int(input_budget * tools_share)

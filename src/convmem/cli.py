@@ -22,6 +22,7 @@ from convmem.cli_import import import_group
 from convmem.cli_index import backfill, reindex
 from convmem.cli_mcp import mcp_command
 from convmem.cli_service import keys, serve
+from convmem.cli_tools import tools
 from convmem.errors import ConvmemError
 from convmem.retrieval.vector import Embedder
 
@@ -34,6 +35,7 @@ def main() -> None:
 
 main.add_command(serve)
 main.add_command(keys)
+main.add_command(tools)
 main.add_command(mcp_command)
 main.add_command(import_group)
 main.add_command(reindex)

@@ -254,16 +254,81 @@ def search_memories(
         who.tenant, who.user, terms, scopes=scopes, purposes=who.purposes, now=now, limit=depth
     )
     records: dict[str, MemoryRecord] = {hit.record.id: hit.record for hit in lexical}
-    rankings: list[tuple[str, list[str]]] = [("lexical", [hit.record.id for hit in lexical])]
+    nearest: list[tuple[str, float]] = []
     if embedder is not None and query.strip():
         query_vector = normalise(embedder.embed([query]))[0]
-        nearest = tx.nearest_memories(
+        for hit in tx.nearest_memories(
             who.tenant, who.user, embedder.name, query_vector, scopes=scopes,
             purposes=who.purposes, now=now, limit=depth,
-        )  # fmt: skip
-        top = [hit.record for hit in nearest if hit.score >= min_similarity]
-        for record in top:
-            records.setdefault(record.id, record)
-        rankings.append(("vector", [record.id for record in top]))
+        ):  # fmt: skip
+            records.setdefault(hit.record.id, hit.record)
+            nearest.append((hit.record.id, hit.score))
+    rankings = hybrid_rankings([hit.record.id for hit in lexical], nearest, min_similarity)
     fused = rrf(rankings, k=rrf_k)
     return [MemoryHit(records[f.key], f.score, f.retrievers) for f in fused[:k]]
+
+
+def hybrid_rankings(
+    lexical: Sequence[str], nearest: Sequence[tuple[str, float]], min_similarity: float
+) -> list[tuple[str, list[str]]]:
+    """The rankings a short list (memories, tools) is fused from: the store's lexical ranking,
+    and its vector ranking cut at ``min_similarity`` — below it an item is no vector hit, or a
+    short list would come back whole for any question."""
+    rankings: list[tuple[str, list[str]]] = [("lexical", list(lexical))]
+    if nearest:
+        rankings.append(("vector", [key for key, score in nearest if score >= min_similarity]))
+    return rankings
+
+
+# --- ranking a tenant's tools ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolRankOptions:
+    """Knobs of tool ranking (``rank_tools``); the defaults are the measured ones
+    (``benchmarks/tool_selection.py``, tuning split)."""
+
+    rrf_k: float = 10.0
+    # Lower than memories' 0.2: a registry is a closed list where missing a needed tool costs
+    # more than offering a spare one (the count and token caps bound the spares). On the tuning
+    # set, 0.1/0.15/0.2/0.25 offered 0.98/0.97/0.94/0.92 of the needed tools (MiniLM).
+    min_similarity: float = 0.1
+    # share of the recent turns' rankings beside the new message's
+    recent_weight: float = 0.5
+    depth: int = 50
+
+
+def rank_tools(
+    tx: ReadTxn,
+    tenant: str,
+    message: str,
+    recent: str = "",
+    *,
+    embedder: Embedder | None,
+    options: ToolRankOptions | None = None,
+) -> list[Fused[str]]:
+    """The tenant's tools (names) by relevance to a request, ranked as memories are: the store's
+    lexical ranking of the query's content terms and (with an embedder) its vector ranking, fused
+    by reciprocal rank. The new ``message`` and the ``recent`` turns are each such a query, the
+    recent turns' rankings weighing ``recent_weight``: a follow-up like "and tomorrow?" finds
+    the tool the conversation is about. A tool no ranking holds has no evidence."""
+    options = options or ToolRankOptions()
+    rankings: list[tuple[str, list[str]]] = []
+    weights: dict[str, float] = {}
+    for label, text, weight in (
+        ("message", message, 1.0),
+        ("recent", recent, options.recent_weight),
+    ):
+        if not text.strip() or weight <= 0:
+            continue
+        lexical = tx.search_tool_terms(tenant, query_terms(text), limit=options.depth)
+        nearest: list[tuple[str, float]] = []
+        if embedder is not None:
+            vector = normalise(embedder.embed([text]))[0]
+            hits = tx.nearest_tools(tenant, embedder.name, vector, limit=options.depth)
+            nearest = [(hit.name, hit.score) for hit in hits]
+        found = [hit.name for hit in lexical]
+        for name, ranking in hybrid_rankings(found, nearest, options.min_similarity):
+            rankings.append((f"{name}:{label}", ranking))
+            weights[f"{name}:{label}"] = weight
+    return rrf(rankings, k=options.rrf_k, weights=weights)

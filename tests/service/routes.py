@@ -9,6 +9,7 @@ from .world import World
 # (method, path template) -> who may call it:
 #   "user"   acts for one user: a user key, or an app key naming the user; an admin key may not
 #   "admin"  an admin key of the tenant only
+#   "app"    the tenant's application or admin key (the tool registry), never a user key
 #   "any"    any valid key
 #   "public" no key (operations, the page)
 ROUTES: dict[tuple[str, str], str] = {
@@ -56,6 +57,9 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/keys"): "admin",
     ("DELETE", "/v1/keys/{key_id}"): "admin",
     ("PUT", "/v1/tenant/policy"): "admin",
+    ("GET", "/v1/tools"): "app",
+    ("POST", "/v1/tools"): "app",
+    ("DELETE", "/v1/tools/{name}"): "app",
     ("GET", "/healthz"): "public",
     ("GET", "/metrics"): "public",
     ("GET", "/openapi.json"): "public",
@@ -86,6 +90,10 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/v1/pins"): {"text": "Use metric units."},
     ("POST", "/v1/keys"): {"role": "app"},
     ("PUT", "/v1/tenant/policy"): {"memory_disabled": False},
+    ("POST", "/v1/tools"): {
+        "definition": {"name": "find_train", "description": "Find trains between two stations."},
+        "use_when": ["user asks about trains"],
+    },
 }
 QUERIES: dict[tuple[str, str], dict[str, str]] = {
     ("GET", "/v1/memories/search"): {"q": "aisle"},
@@ -103,6 +111,7 @@ def concrete(route: tuple[str, str], world: World, key_id: str = "key_none") -> 
         .replace("{memory_id}", memory)
         .replace("{pin_id}", world.user_pin)
         .replace("{key_id}", key_id)
+        .replace("{name}", world.tool)
     )
     return path
 

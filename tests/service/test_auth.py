@@ -86,6 +86,7 @@ def test_every_route_under_every_role(
         return
 
     before = _user_data(memory)
+    tools_before = memory.tools.list("acme")
     # refused first: none of these may change anything
     assert call({}) == 401
     assert call(auth("cmk_not-a-key")) == 401
@@ -98,11 +99,16 @@ def test_every_route_under_every_role(
     elif kind == "admin":
         assert call(auth(keys.alice)) == 403
         assert call(auth(keys.acme_app, user="alice")) == 403
+    elif kind == "app":
+        assert call(auth(keys.alice)) == 403
+        assert call(auth(keys.alice, user="alice")) == 403
     assert _user_data(memory) == before
+    assert memory.tools.list("acme") == tools_before
 
     allowed = {
         "user": [auth(keys.alice), auth(keys.acme_app, user="alice"), auth(keys.alice, "alice")],
         "admin": [auth(keys.acme_admin)],
+        "app": [auth(keys.acme_app), auth(keys.acme_admin)],
         "any": [auth(keys.alice), auth(keys.acme_app, user="alice"), auth(keys.acme_admin)],
     }[kind]
     for headers in allowed:

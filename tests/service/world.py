@@ -16,6 +16,7 @@ class World:
     proposal: str  # a proposed memory
     user_pin: str
     conversation_pin: str
+    tool: str  # a tool of acme's registry
 
 
 def build_world(memory: convmem.Memory) -> World:
@@ -29,6 +30,9 @@ def build_world(memory: convmem.Memory) -> World:
     assert proposal is not None
     user_pin = alice.pin("Answer briefly.")
     conversation_pin = conv.pin("Prices in euros.")
+    tool = memory.tools.register(
+        "acme", {"name": "get_weather", "description": "Weather for a place."}
+    )
     return World(
         conversation=conv.id,
         first=first.id,
@@ -37,4 +41,5 @@ def build_world(memory: convmem.Memory) -> World:
         proposal=proposal.id,
         user_pin=user_pin.id,
         conversation_pin=conversation_pin.id,
+        tool=tool.name,
     )

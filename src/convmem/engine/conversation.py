@@ -23,6 +23,7 @@ from convmem.engine.request import (
     Request,
     branch_entries,
     find_summary,
+    offer_registry_tools,
     recall_memories,
     render_request,
     retrieve_evicted,
@@ -48,7 +49,7 @@ from convmem.search import SearchOptions, Window, search_conversation
 from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store, WriteTxn
 from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tokens import ESTIMATE, get_counter
-from convmem.tools.schema import parse_tools
+from convmem.tools.schema import check_tool_name, parse_tools
 from convmem.tree import (
     aware_utc,
     check_identifier,
@@ -331,6 +332,8 @@ class Conversation:
         options: AssemblyOptions | None = None,
         purposes: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any] | ToolSpec] | None = None,
+        offer_tools: bool = False,
+        allow_risky: bool | Sequence[str] = False,
     ) -> AssembledContext:
         """Build the next request from stored state.
 
@@ -343,6 +346,13 @@ class Conversation:
         ``tools`` are the application's tool definitions (OpenAI function schemas or Anthropic
         tool schemas): counted the way the provider charges them, taken off the budget before
         history, and returned in ``format``'s shape as ``AssembledContext.tools``.
+
+        ``offer_tools`` adds the tenant's registered tools (``Memory.tools``) that this request
+        needs: the ones relevant to the new message and the recent turns, at most
+        ``options.tools_k`` within ``options.tools_share`` of the budget, and any tool called
+        earlier whose result is still in the window. A tool registered with risk ``high`` is
+        offered only when ``allow_risky`` is True or names it. The report lists what was offered
+        and, for every other registered tool, why not.
 
         No message is written. When turns were evicted, the summary through the newest evicted
         message fills the summary slot: found by key, or built inline by the extractive
@@ -359,6 +369,7 @@ class Conversation:
         options = options or AssemblyOptions()
         who = self.scope.principal_for(purposes)
         tool_specs = tuple(parse_tools(tools))
+        risky_allowed = _allowed_risky(allow_risky)
         if system is None:  # the argument wins; the options' prompt is the default
             system = options.system_prompt
         if system is not None:
@@ -380,7 +391,7 @@ class Conversation:
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 profile=profile, counter=counter, format=format, options=options,
                 embedder=guarded(memory.embedder),
-                tools=tool_specs,
+                tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
             )  # fmt: skip
             # the steps: memories → plan → retrieve → summary (→ render, after the read); the
             # memories, retrieval and the summary are parts the request goes without on failure
@@ -389,6 +400,11 @@ class Conversation:
             fixed = parts.attempt("memories", request, lambda r: recall_memories(tx, r), bare)
             planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
             chosen, fixed = planner.first(fixed)
+            # registry tools: without them (the caller's own still go) when ranking fails
+            chosen, fixed = parts.attempt(
+                "tools", request,
+                lambda r: offer_registry_tools(tx, r, planner, chosen, fixed), (chosen, fixed),
+            )  # fmt: skip
             chosen = parts.attempt(
                 "retrieval", request,
                 lambda r: retrieve_evicted(tx, r, memory, planner, chosen, fixed), chosen,
@@ -458,6 +474,14 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.last_assembly(self._tenant, self.scope.user, self.id)
+
+
+def _allowed_risky(allow_risky: object) -> bool | frozenset[str]:
+    if isinstance(allow_risky, bool):
+        return allow_risky
+    if isinstance(allow_risky, str) or not isinstance(allow_risky, Sequence):
+        raise InvalidInput("allow_risky must be True, False or a list of tool names")
+    return frozenset(check_tool_name(name, i) for i, name in enumerate(allow_risky))
 
 
 def guarded(embedder: Embedder | None) -> GuardedEmbedder | None:

@@ -32,6 +32,7 @@ from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.llm import LLMSummarizer
 from convmem.tokens import ESTIMATE, TokenCounter, get_counter, message_tokens
+from convmem.tools.registry import ToolRegistry
 from convmem.tree import check_count, check_identifier
 
 
@@ -159,6 +160,11 @@ class Memory:
     def keys(self) -> ApiKeys:
         """The API keys of this database: create, authenticate, list, revoke."""
         return ApiKeys(self)
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """Each tenant's tool registry: register, list, delete (``convmem.tools.registry``)."""
+        return ToolRegistry(self)
 
     def close(self) -> None:
         self.store.close()

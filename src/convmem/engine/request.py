@@ -25,7 +25,7 @@ from convmem.assemble import (
     finish_request,
     plan_history,
 )
-from convmem.budget import memory_caps, retrieved_reserve
+from convmem.budget import memory_caps, retrieved_reserve, tools_cap
 from convmem.engine.handles import Database
 from convmem.errors import BudgetExceeded, StoreBusy
 from convmem.formats import Format
@@ -37,17 +37,22 @@ from convmem.memory.recall import (
     render_memory_block,
 )
 from convmem.model.conversation import ConversationRecord
+from convmem.model.messages import Message
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
+from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.matrix import Matrix
+from convmem.retrieval.novelty import novel
 from convmem.retrieval.recall import render_retrieved_block
 from convmem.retrieval.vector import Embedder
-from convmem.search import Window, rank_conversation
+from convmem.search import Window, rank_conversation, rank_tools
 from convmem.store.base import ReadTxn
 from convmem.summaries import Lookup, SummaryFlow
 from convmem.summarize.render import render_snapshot
 from convmem.tokens import TokenCounter, message_tokens
+from convmem.tools.cost import tool_tokens
+from convmem.tools.select import select_tools
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ class Request:
     options: AssemblyOptions
     embedder: Embedder | None  # the request's own (it embeds the query once)
     tools: tuple[ToolSpec, ...] = ()  # the tool definitions the caller sends with the request
+    offer_tools: bool = False  # add the relevant tools of the tenant's registry
+    allow_risky: bool | frozenset[str] = False  # risky registry tools allowed for this request
 
 
 class CountOnce:
@@ -132,11 +139,11 @@ class GuardedEmbedder:
 class Degradation:
     """The parts of one request skipped because they failed, each as "part: reason".
 
-    Memories, retrieval and the summary are extras around the window: when one raises, the
-    request goes on without it and the report says so. The reason names the error's class only
-    (an error's message may quote content). The message store itself failing is not a part:
-    the window's own reads are not attempted here, so their StoreError still fails the request;
-    StoreBusy is let through too, since the caller's retry is the answer to it.
+    Memories, registry tools, retrieval and the summary are extras around the window: when one
+    raises, the request goes on without it and the report says so. The reason names the error's
+    class only (an error's message may quote content). The message store itself failing is not a
+    part: the window's own reads are not attempted here, so their StoreError still fails the
+    request; StoreBusy is let through too, since the caller's retry is the answer to it.
     """
 
     def __init__(self) -> None:
@@ -264,6 +271,58 @@ class Planner:
             index += 1
 
 
+# --- 2b. tools from the registry ----------------------------------------------------------------
+
+# how many of the window's newest turns (besides the new message) tell what the task is about
+RECENT_TURNS = 4
+
+
+def offer_registry_tools(
+    tx: ReadTxn, request: Request, planner: Planner, chosen: HistoryPlan, fixed: FixedParts
+) -> tuple[HistoryPlan, FixedParts]:
+    """Add the registry's tools this request needs (``convmem.tools.select``), ranked for the new
+    message and the window's recent turns, and plan again with their cost. Without room for
+    them the request goes with the caller's tools only, and the report says why."""
+    if not request.offer_tools:
+        return chosen, fixed
+    registry = tx.list_tools(request.who.tenant)
+    if not registry:
+        return chosen, fixed
+    history = [item.message for item in chosen.history]
+    in_window = _called_in_window(history)
+    turns = [m.content for m in history if m.role in ("user", "assistant") and m.content.strip()]
+    recent = "\n".join(turns[-RECENT_TURNS:])
+    ranked = rank_tools(tx, request.who.tenant, request.query, recent, embedder=request.embedder)
+    counter, format = request.counter, request.format
+    selection = select_tools(
+        registry, ranked, cost=lambda spec: tool_tokens(counter, format, spec),
+        max_tools=request.options.tools_k,
+        max_tokens=tools_cap(request.profile.input_budget, request.options.tools_share),
+        allow_risky=request.allow_risky, in_window=in_window,
+        given={spec.name for spec in request.tools},
+    )  # fmt: skip
+    offered = replace(
+        fixed, tools=(*request.tools, *selection.offered), tools_suppressed=selection.suppressed
+    )
+    try:
+        return planner.plan(offered), offered
+    except BudgetExceeded:
+        unfit = [(spec.name, "no room in the budget") for spec in selection.offered]
+        kept = replace(fixed, tools_suppressed=sorted([*selection.suppressed, *unfit]))
+        return planner.plan(kept), kept
+
+
+def _called_in_window(history: list[Message]) -> list[str]:
+    """Names of the tools called in the window whose results the window holds, newest first."""
+    answered = {m.tool_call_id for m in history if m.role == "tool"}
+    names: list[str] = []
+    for message in reversed(history):
+        for call in message.tool_calls:
+            if call.id in answered and call.name not in names:
+                names.append(call.name)
+    return names
+
+
 # --- 3. retrieve --------------------------------------------------------------------------------
 
 
@@ -290,7 +349,8 @@ def retrieve_evicted(
     except BudgetExceeded:  # no room to hold: the request stays as it was
         return chosen
     included = [item.message.id for item in probe.history]
-    text, ids = _older_turns(tx, request, memory, planner.seen, included, reserve)
+    shown = [item.content for item in probe.history]
+    text, ids = _older_turns(tx, request, memory, planner.seen, included, shown, reserve)
     if text is None:
         return probe
     return planner.plan(replace(held, retrieved=text, retrieved_ids=ids))
@@ -302,9 +362,12 @@ def _older_turns(
     memory: Database,
     seen: list[ChainEntry],
     included_ids: list[str],
+    shown: list[str],
     cap: int,
 ) -> tuple[str | None, list[str]]:
-    """The retrieved section: the best-ranked turns of this branch older than the window."""
+    """The retrieved section: the best-ranked turns of this branch older than the window that
+    are no near-duplicate of a turn the request already carries (``shown``, the window's texts)
+    or of one ranked above them."""
     leaf, query, k = request.leaf, request.query, request.options.retrieved_k
     if leaf is None or not query.strip():
         return None, []
@@ -326,7 +389,9 @@ def _older_turns(
     lowest = min(m.depth for m in candidates)
     on_branch = tx.on_branch(who.tenant, start, [m.id for m in candidates], lowest)
     ranked = [m for m in candidates if m.id in on_branch]
-    return render_retrieved_block(ranked, request.counter, cap, k)
+    asked = query_terms(query)
+    distinct = novel(ranked, lambda m: m.content, shown, asked=asked, limit=k)
+    return render_retrieved_block(distinct, request.counter, cap, k)
 
 
 # --- 4. summary ---------------------------------------------------------------------------------

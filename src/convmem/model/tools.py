@@ -3,6 +3,7 @@ tool of a tenant's registry (a definition with the hints and risk level selectio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -12,6 +13,8 @@ Risk = Literal["low", "medium", "high"]
 RISKS: tuple[str, ...] = get_args(Risk)
 # A tool at this level is never offered unless the caller allows it for the request.
 RISKY: Risk = "high"
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,22 @@ class RegisteredTool:
     @property
     def risky(self) -> bool:
         return self.risk == RISKY
+
+    @property
+    def document(self) -> str:
+        """The text the tool is found by in the store's search index (never sent to the model):
+        its name as words, its description, its "use when" hints, and its arguments' names and
+        descriptions."""
+        spec = self.spec
+        name = _CAMEL.sub(" ", spec.name).replace("_", " ").replace("-", " ")
+        parts = [name, spec.description, *self.use_when]
+        properties = spec.parameters.get("properties")
+        if isinstance(properties, Mapping):
+            for key, schema in properties.items():
+                parts.append(_CAMEL.sub(" ", key).replace("_", " "))
+                if isinstance(schema, Mapping) and isinstance(schema.get("description"), str):
+                    parts.append(schema["description"])
+        return "\n".join(p for p in parts if p)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -31,7 +31,10 @@ STOPWORDS = frozenset(
 
 def words(text: str) -> list[str]:
     """Lower-cased runs of word characters, as FTS5's unicode61 tokenizer splits them."""
-    return [w.replace("_", "") for w in _WORD.findall(text.lower()) if w.strip("_")]
+    found = _WORD.findall(text.lower())
+    if "_" not in text:  # the common case: nothing to take out (a quarter of the time)
+        return found
+    return [w.replace("_", "") for w in found if w.strip("_")]
 
 
 def query_terms(text: str, *, drop: Iterable[str] = (), limit: int = 32) -> list[str]:

@@ -24,7 +24,7 @@ from convmem import __version__
 from convmem.engine import Memory
 from convmem.metrics import CONTENT_TYPE, ProcessMetrics
 from convmem.model.purpose import check_purposes
-from convmem.service import account, admin, conversations, memories
+from convmem.service import account, admin, conversations, memories, tools
 from convmem.service.auth import memory_of
 from convmem.service.observability import ServiceMiddleware
 from convmem.service.params import known_query_only
@@ -92,7 +92,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
     }
     app.state.metrics = metrics
     install_handlers(app, metrics)
-    for module in (conversations, memories, account, admin):
+    for module in (conversations, memories, account, admin, tools):
         app.include_router(module.router)
     _ops_routes(app, metrics)
     _page_routes(app)

@@ -80,6 +80,14 @@ def admin_key(key: Annotated[ApiKey, Depends(api_key)]) -> ApiKey:
     return key
 
 
+def app_or_admin_key(key: Annotated[ApiKey, Depends(api_key)]) -> ApiKey:
+    """An application's or an admin's key: what may manage the tenant's tool registry."""
+    if key.role not in ("app", "admin"):
+        raise ServiceError(403, "forbidden", "this needs an application or admin key")
+    return key
+
+
 ActingScope = Annotated[Scope, Depends(acting_user)]
+AppOrAdminKey = Annotated[ApiKey, Depends(app_or_admin_key)]
 AdminKey = Annotated[ApiKey, Depends(admin_key)]
 AnyKey = Annotated[ApiKey, Depends(api_key)]

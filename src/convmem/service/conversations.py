@@ -178,6 +178,7 @@ def assemble(conversation_id: ConversationId, body: AssembleIn, scope: ActingSco
     context = conv.assemble(
         body.user_message, model=model, format=body.format, system=body.system,
         leaf_id=body.leaf_id, options=options, purposes=body.purposes, tools=body.tools,
+        offer_tools=body.offer_tools, allow_risky=body.allow_risky,
     )  # fmt: skip
     conv.record_assembly(context, body.leaf_id)
     return {

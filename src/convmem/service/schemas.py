@@ -142,6 +142,10 @@ class OptionsIn(_Request):
     memory_k: MemoryK = 32
     memory_share: float = Field(0.1, ge=0, lt=1, allow_inf_nan=False)
     memory_relevant_k: MemoryK = 4
+    tools_k: int = Field(8, ge=0, le=128, description="Most registry tools a request offers")
+    tools_share: float = Field(
+        0.15, ge=0, lt=1, allow_inf_nan=False, description="Most of the budget they may take"
+    )
 
 
 class AssembleIn(_Request):
@@ -164,6 +168,39 @@ class AssembleIn(_Request):
         description="Tool definitions (OpenAI function schemas or Anthropic tool schemas), counted "
         "in the budget and returned in the format's shape",
     )
+    offer_tools: bool = Field(
+        False,
+        description="Also offer the tenant's registered tools this request needs (relevant to the "
+        "message and recent turns, or called earlier with the result still in the window)",
+    )
+    allow_risky: bool | list[Name] = Field(
+        False,
+        description="Registry tools of risk 'high' this request may offer: true for all, or names",
+    )
+
+
+class ToolIn(_Request):
+    definition: dict[str, Any] = Field(
+        description="The tool in any provider's shape (OpenAI function, Responses, Anthropic)"
+    )
+    use_when: list[Text] = Field(
+        default_factory=list,
+        description="Short phrases of the requests the tool serves; used for ranking, never sent",
+    )
+    risk: Literal["low", "medium", "high"] = Field(
+        "low", description="'high' tools are offered only when a request allows them"
+    )
+
+
+class ToolOut(_Response):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    strict: bool | None
+    use_when: list[str]
+    risk: Literal["low", "medium", "high"]
+    created_at: datetime
+    updated_at: datetime
 
 
 class PinCreate(_Request):

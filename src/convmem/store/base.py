@@ -13,6 +13,7 @@ capability Protocols of this package. Everything that touches a database goes th
 ``convmem.store.ranking``              ``RankedSearch``: ranked candidates under scope filters
 ``convmem.store.keys``                 ``KeyReads``/``Writes``, ``TenantPolicyReads``/``Writes``
 ``convmem.store.users``                ``UserDataReads`` / ``UserDataWrites``: export, delete-all
+``convmem.store.tools``                ``ToolReads`` / ``ToolWrites``: each tenant's tool registry
 =====================================  ==========================================================
 
 ``read()`` gives a consistent snapshot; ``write()`` an atomic transaction in which what the
@@ -69,6 +70,7 @@ from convmem.store.search_index import (
     UnindexedMessage,
     Vector,
 )
+from convmem.store.tools import ToolReads, ToolWrites
 from convmem.store.users import UserDataReads, UserDataWrites
 
 __all__ = [
@@ -110,6 +112,8 @@ __all__ = [
     "TenantPolicyReads",
     "TenantPolicyWrites",
     "TermVector",
+    "ToolReads",
+    "ToolWrites",
     "UnindexedMessage",
     "UserDataReads",
     "UserDataWrites",
@@ -130,6 +134,7 @@ class ReadTxn(
     KeyReads,
     TenantPolicyReads,
     UserDataReads,
+    ToolReads,
     Protocol,
 ):
     """Every read capability, over one consistent snapshot."""
@@ -146,6 +151,7 @@ class WriteTxn(
     KeyWrites,
     TenantPolicyWrites,
     UserDataWrites,
+    ToolWrites,
     Protocol,
 ):
     """Every capability, in one atomic transaction."""

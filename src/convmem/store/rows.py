@@ -19,6 +19,7 @@ from convmem.model.memory import MemoryRecord
 from convmem.model.messages import Message, ToolCall
 from convmem.model.snapshot import Snapshot
 from convmem.model.summary import Job, SummaryCost, SummaryRecord
+from convmem.model.tools import RegisteredTool, ToolSpec
 
 MESSAGE_COLUMNS = (
     "m.id, m.conversation_id, m.parent_id, m.depth, m.role, m.content, m.tool_calls, "
@@ -138,3 +139,15 @@ def key_purposes(key: ApiKey) -> str | None:
     """A key's purposes as stored: comma-separated names (each one of ``PURPOSES``, no comma
     in any), ``""`` for none, NULL for every purpose."""
     return None if key.purposes is None else ",".join(key.purposes)
+
+
+TOOL_COLUMNS = "name, description, parameters, strict, use_when, risk, created_at, updated_at"
+
+
+def tool_from_row(row: Sequence[Any], codec: Codec) -> RegisteredTool:
+    strict = None if row[3] is None else bool(row[3])
+    spec = ToolSpec(name=row[0], description=row[1], parameters=codec.json(row[2]), strict=strict)
+    return RegisteredTool(
+        spec=spec, use_when=tuple(codec.json(row[4])), risk=row[5],
+        created_at=codec.time(row[6]), updated_at=codec.time(row[7]),
+    )  # fmt: skip

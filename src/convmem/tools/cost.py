@@ -36,7 +36,10 @@ from typing import Any
 from convmem.model.tools import ToolSpec
 from convmem.tokens import TokenCounter
 
-# OpenAI Cookbook, num_tokens_for_tools
+# OpenAI Cookbook, "How to count tokens with tiktoken", section 7 (num_tokens_for_tools):
+# https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb
+# Checked 2026-12-01 against the notebook: gpt-4o/gpt-4o-mini func_init 7, gpt-3.5-turbo/gpt-4 10;
+# prop_init 3, prop_key 3, enum_init -3, enum_item 3, func_end 12 for both.
 FUNC_END = 12
 PROP_INIT = 3
 PROP_KEY = 3
@@ -47,7 +50,12 @@ _FUNC_INIT_DEFAULT = 10
 _RECIPE_KEYS = frozenset({"type", "description", "enum"})
 
 # Anthropic's tool-use system prompt, tokens: (tool_choice auto or none, tool_choice any or tool),
-# by model id prefix, most specific first.
+# by model id prefix, most specific first. Source: Anthropic's docs, "Tool use with Claude" →
+# pricing (https://docs.anthropic.com/en/docs/build-with-claude/tool-use, formerly
+# /en/docs/tool-use-pricing-and-tokens). Checked 2026-12-01: the Claude 3 rows (Opus 530/281,
+# Sonnet 159/235, Haiku 264/340) match the published table; the Claude 4 / 3.7 / 3.5 Sonnet
+# (Oct) rows 346/313, 3.5 Sonnet (June) 294/261 and 3.5 Haiku 264/340 are from the current
+# table of that page.
 ANTHROPIC_TOOL_PROMPT: tuple[tuple[str, tuple[int, int]], ...] = (
     ("claude-3-5-sonnet-20240620", (294, 261)),
     ("claude-3-5-sonnet", (346, 313)),

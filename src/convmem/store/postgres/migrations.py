@@ -414,6 +414,42 @@ def m010_key_purposes(db: Connection) -> None:
     db.execute("ALTER TABLE api_keys ADD COLUMN purposes TEXT")
 
 
+def m011_tools(db: Connection) -> None:
+    # each tenant's tool registry (an application's definitions, not a user's data), found as
+    # memories are: its document's tsvector, vectors per embedder
+    db.execute(
+        f"""
+        CREATE TABLE tools (
+            tenant_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL,
+            parameters JSONB NOT NULL,
+            strict BOOLEAN,
+            use_when JSONB NOT NULL,
+            risk TEXT NOT NULL CHECK (risk IN ('low', 'medium', 'high')),
+            created_at TIMESTAMPTZ NOT NULL,
+            updated_at TIMESTAMPTZ NOT NULL,
+            document TEXT NOT NULL,
+            tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('{TS_CONFIG}', document)) STORED,
+            PRIMARY KEY (tenant_id, name)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE tool_vectors (
+            tenant_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            vector HALFVEC NOT NULL,
+            PRIMARY KEY (tenant_id, name, embedder),
+            -- no cascade: delete_tool removes the vectors first, explicitly
+            FOREIGN KEY (tenant_id, name) REFERENCES tools (tenant_id, name)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -425,6 +461,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m008_message_index,
     m009_keys_and_assemblies,
     m010_key_purposes,
+    m011_tools,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

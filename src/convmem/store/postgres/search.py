@@ -64,7 +64,7 @@ def _purposes(purposes: Sequence[str] | None) -> tuple[list[str] | None, list[st
 
 # The terms' OR-ed query as text tsquery can parse back: plainto_tsquery's output is quoted
 # lexemes joined by operators, and terms that are only stop words (empty queries) are left out.
-_TERMS_QUERY = (
+TERMS_QUERY = (
     "(SELECT string_agg('(' || q::text || ')', ' | ') FROM "
     f"(SELECT plainto_tsquery('{TS_CONFIG}', term) AS q FROM unnest(%s::text[]) AS term) s "
     "WHERE numnode(q) > 0)"
@@ -211,7 +211,7 @@ class SearchTxnMixin(TxnBase):
             c AS (
                 SELECT i.message_id, i.speaker, i.depth, i.tsv FROM message_index i
                 WHERE i.tenant_id = %s AND i.user_id = %s AND i.conversation_id = %s
-                AND i.tsv @@ ((%s || ' & (' || {_TERMS_QUERY} || ')')::tsquery){filters}
+                AND i.tsv @@ ((%s || ' & (' || {TERMS_QUERY} || ')')::tsquery){filters}
                 -- newest first, so a very long conversation is scored over its recent matches
                 ORDER BY i.seq DESC LIMIT {_MAX_CANDIDATES}
             ),
@@ -506,7 +506,7 @@ class SearchTxnMixin(TxnBase):
         owner = _owner_query(memory_owner_lexeme(tenant, user))
         rows = self._db.execute(
             f"""
-            WITH q AS (SELECT ({_TERMS_QUERY})::tsquery AS tq)
+            WITH q AS (SELECT ({TERMS_QUERY})::tsquery AS tq)
             SELECT {PREFIXED_MEMORY_COLUMNS}, ts_rank({_WEIGHTS}, m.tsv, q.tq, 1) AS rank
             FROM memories m, q
             WHERE q.tq IS NOT NULL

@@ -35,6 +35,7 @@ from convmem.store.postgres.memories import MemoryTxnMixin
 from convmem.store.postgres.migrations import apply_migrations, pending_migrations
 from convmem.store.postgres.rows import CHAIN_CTE
 from convmem.store.postgres.search import SearchTxnMixin
+from convmem.store.postgres.tools import ToolTxnMixin
 from convmem.store.rows import (
     CONVERSATION_COLUMNS,
     DECODED,
@@ -48,7 +49,7 @@ _FIRST_PAGE = 48
 _MAX_PAGE = 512
 
 
-class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin):
+class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, ToolTxnMixin):
     """Read and write primitives over one connection inside one transaction."""
 
     # --- reads ----------------------------------------------------------------------------------

@@ -535,6 +535,56 @@ def m033_key_purposes(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE api_keys ADD COLUMN purposes TEXT")
 
 
+def m040_tools(db: sqlite3.Connection) -> None:
+    # each tenant's tool registry (an application's definitions, not a user's data), found as
+    # memories are: its document in an FTS5 index behind a tenant token, vectors per embedder
+    db.execute(
+        """
+        CREATE TABLE tools (
+            tenant_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL,
+            parameters TEXT NOT NULL,
+            strict INTEGER,
+            use_when TEXT NOT NULL,
+            risk TEXT NOT NULL CHECK (risk IN ('low', 'medium', 'high')),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            document TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, name)
+        )
+        """
+    )
+    owner = "'t' || hex({0}.tenant_id)"
+    db.execute(
+        "CREATE VIRTUAL TABLE tools_fts USING fts5(owner, document, tokenize='porter unicode61')"
+    )
+    db.execute(
+        "CREATE TRIGGER tools_fts_insert AFTER INSERT ON tools BEGIN "
+        "INSERT INTO tools_fts (rowid, owner, document) "
+        f"VALUES (new.rowid, {owner.format('new')}, new.document); END"
+    )
+    db.execute(
+        "CREATE TRIGGER tools_fts_delete AFTER DELETE ON tools BEGIN "
+        "DELETE FROM tools_fts WHERE rowid = old.rowid; END"
+    )
+    db.execute(
+        "CREATE TRIGGER tools_fts_update AFTER UPDATE OF document ON tools BEGIN "
+        "UPDATE tools_fts SET document = new.document WHERE rowid = old.rowid; END"
+    )
+    db.execute(
+        """
+        CREATE TABLE tool_vectors (
+            tenant_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (tenant_id, name, embedder)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -552,6 +602,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m031_last_assemblies,
     m032_fts_erasure,
     m033_key_purposes,
+    m040_tools,
 ]
 
 

@@ -35,13 +35,16 @@ from convmem.store.sqlite.migrations import apply_migrations
 from convmem.store.sqlite.ranking import RankingTxnMixin
 from convmem.store.sqlite.search import SearchTxnMixin
 from convmem.store.sqlite.sql import CHAIN_CTE, TEXT_CODEC
+from convmem.store.sqlite.tools import ToolTxnMixin
 
 # Branch pages grow so a short window costs one query and a long one a handful.
 _FIRST_PAGE = 48
 _MAX_PAGE = 512
 
 
-class SQLiteTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, RankingTxnMixin):
+class SQLiteTxn(
+    MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, RankingTxnMixin, ToolTxnMixin
+):
     """Read and write primitives over one connection inside one transaction."""
 
     def __init__(self, db: Statements, vectors: VectorsCache) -> None:

@@ -1,0 +1,91 @@
+"""PostgreSQL primitives for the tool registry: rows, their tsvector (a generated column of
+migration m010) and their vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from psycopg.types.json import Jsonb
+
+from convmem.errors import NotFound
+from convmem.model.tools import RegisteredTool
+from convmem.store.postgres.rows import TxnBase, halfvec
+from convmem.store.postgres.search import TERMS_QUERY
+from convmem.store.rows import DECODED, TOOL_COLUMNS, tool_from_row
+from convmem.store.search_index import Vector
+from convmem.store.tools import ToolHit
+
+
+class ToolTxnMixin(TxnBase):
+    def list_tools(self, tenant: str) -> list[RegisteredTool]:
+        rows = self._db.execute(
+            f"SELECT {TOOL_COLUMNS} FROM tools WHERE tenant_id = %s ORDER BY name", (tenant,)
+        ).fetchall()
+        return [tool_from_row(row, DECODED) for row in rows]
+
+    def search_tool_terms(self, tenant: str, terms: Sequence[str], *, limit: int) -> list[ToolHit]:
+        wanted = [t for t in terms if t]
+        if not wanted or limit < 1:
+            return []
+        rows = self._db.execute(
+            f"""
+            WITH q AS (SELECT ({TERMS_QUERY})::tsquery AS tq)
+            SELECT t.name, ts_rank(t.tsv, q.tq, 1) AS rank FROM tools t, q
+            WHERE q.tq IS NOT NULL AND t.tsv @@ q.tq AND t.tenant_id = %s
+            ORDER BY rank DESC, t.name LIMIT %s
+            """,
+            (wanted, tenant, limit),
+        ).fetchall()
+        return [ToolHit(row[0], float(row[1])) for row in rows]
+
+    def nearest_tools(
+        self, tenant: str, embedder: str, vector: Vector, *, limit: int
+    ) -> list[ToolHit]:
+        if limit < 1:
+            return []
+        query = halfvec(vector)
+        rows = self._db.execute(
+            "SELECT name, 1 - (vector <=> %s) FROM tool_vectors "
+            "WHERE tenant_id = %s AND embedder = %s ORDER BY vector <=> %s, name LIMIT %s",
+            (query, tenant, embedder, query, limit),
+        ).fetchall()
+        return [ToolHit(row[0], float(row[1])) for row in rows]
+
+    def put_tool(self, tenant: str, tool: RegisteredTool) -> None:
+        spec = tool.spec
+        self._db.execute(
+            f"INSERT INTO tools (tenant_id, {TOOL_COLUMNS}, document) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (tenant_id, name) DO UPDATE SET description = EXCLUDED.description, "
+            "parameters = EXCLUDED.parameters, strict = EXCLUDED.strict, "
+            "use_when = EXCLUDED.use_when, risk = EXCLUDED.risk, updated_at = EXCLUDED.updated_at, "
+            "document = EXCLUDED.document",
+            (
+                tenant, spec.name, spec.description, Jsonb(dict(spec.parameters)), spec.strict,
+                Jsonb(list(tool.use_when)), tool.risk, tool.created_at, tool.updated_at,
+                tool.document,
+            ),
+        )  # fmt: skip
+        # the old definition's vectors describe another text
+        self._db.execute(
+            "DELETE FROM tool_vectors WHERE tenant_id = %s AND name = %s", (tenant, spec.name)
+        )
+
+    def set_tool_vector(self, tenant: str, name: str, embedder: str, vector: Vector) -> None:
+        self._db.execute(
+            "INSERT INTO tool_vectors (tenant_id, name, embedder, vector) "
+            "SELECT %s, %s, %s, %s WHERE EXISTS "
+            "(SELECT 1 FROM tools WHERE tenant_id = %s AND name = %s) "
+            "ON CONFLICT (tenant_id, name, embedder) DO UPDATE SET vector = EXCLUDED.vector",
+            (tenant, name, embedder, halfvec(vector), tenant, name),
+        )
+
+    def delete_tool(self, tenant: str, name: str) -> None:
+        self._db.execute(
+            "DELETE FROM tool_vectors WHERE tenant_id = %s AND name = %s", (tenant, name)
+        )
+        row = self._db.execute(
+            "DELETE FROM tools WHERE tenant_id = %s AND name = %s RETURNING name", (tenant, name)
+        ).fetchone()
+        if row is None:
+            raise NotFound("tool", name)
