@@ -15,6 +15,7 @@ from convmem.blocks import quote_data
 from convmem.model.snapshot import Snapshot
 from convmem.summarize import LLMSummarizerConfig
 from convmem.summarize.render import CLOSE_TAG, OPEN_TAG
+from convmem.summarize.rolling import ChainStart, build_chain
 from convmem.worker import Worker
 from tests.fake_llm import FORGED_TOOL, FakeLLM
 from tests.store.backends import Backend
@@ -194,3 +195,44 @@ def test_a_model_summary_gets_tool_provenance_from_the_cited_ids_not_the_model(
     assert note_citing(record, result.id).tools == (
         ToolSource(result.id, "export_status", AT_10_03),
     )
+
+
+def test_a_run_of_turns_starting_inside_a_tool_run_learns_the_calls_from_above(
+    memory: convmem.Memory, alice: convmem.Scope
+) -> None:
+    conv = alice.create_conversation()
+    conv.append("user", "Check the export and look up the owner.")
+    calls = [ToolCall("c1", "export_status", json.dumps(JOB)), ToolCall("c2", "owner_lookup")]
+    asked = conv.append("assistant", "", tool_calls=calls)
+    first = conv.append("tool", '{"status": "done"}', tool_call_id="c1", created_at=AT_10_03)
+    second = conv.append("tool", '{"owner": "ops-7"}', tool_call_id="c2", created_at=AT_10_41)
+    tail = conv.append("assistant", "Done, and ops-7 owns it.")
+    flow = memory.summaries
+    # the previous summary ends at the call, or between its results: the walk after it starts
+    # with results whose call is above it
+    for through, results in ((asked, (first, second)), (first, (second,))):
+        (ancestor,) = build_chain(
+            ChainStart(None), conv.branch(through.id), flow.summarizer, conversation_id=conv.id
+        )
+        with memory.store.write() as tx:
+            assert tx.insert_summary(alice.tenant, alice.user, ancestor)
+        with memory.store.read() as tx:
+            walk = flow.walk(tx, alice.tenant, conv.id, tail.id, None, [])
+        assert walk.ancestor is not None and walk.ancestor.id == ancestor.id
+        assert walk.turns[0].id == results[0].id
+        assert dict(walk.open_calls) == {call.id: call for call in calls}
+        (record,) = build_chain(
+            ChainStart(walk.ancestor),
+            walk.turns,
+            flow.summarizer,
+            conversation_id=conv.id,
+            open_calls=walk.open_calls,
+        )
+        assert note_citing(record, second.id).tools == (
+            ToolSource(second.id, "owner_lookup", AT_10_41),
+        )
+        assert note_citing(record, first.id).tools == (
+            ToolSource(first.id, "export_status", AT_10_03),
+        )
+        with memory.store.write() as tx:
+            tx.delete_summary(alice.tenant, ancestor.id)
