@@ -42,7 +42,7 @@ from convmem.model import (
     ToolCall,
 )
 from convmem.model.purpose import PURPOSES
-from convmem.model.snapshot import Snapshot, SnapshotItem
+from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
 from convmem.search import SearchOptions
@@ -96,6 +96,7 @@ __all__ = [
     "SummaryRecord",
     "TokenCounter",
     "ToolCall",
+    "ToolSource",
     "UserError",
     "WriteConflict",
     "get_counter",
