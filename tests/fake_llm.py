@@ -1,7 +1,8 @@
 """A local OpenAI-compatible chat server for tests: ``/v1/chat/completions`` on 127.0.0.1.
 
 Its "model" reads the prompt convmem sends (previous snapshot + new turns) and answers in one of
-several modes: ``good`` (a faithful snapshot), ``garbage`` (not JSON), ``wrong_numbers`` (notes
+several modes: ``good`` (a faithful snapshot), ``forged_tools`` (a faithful snapshot whose every
+note claims to come from a tool it did not), ``garbage`` (not JSON), ``wrong_numbers`` (notes
 citing numbers absent from their sources), ``hang`` (holds the request until released) and
 ``error`` (HTTP 500). It runs in a thread of the test; a worker process may call it too.
 """
@@ -33,6 +34,22 @@ def faithful_snapshot(payload: dict[str, Any]) -> dict[str, Any]:
         for prefix, category in _NOTE_PREFIXES.items():
             if content.startswith(prefix):
                 snapshot.setdefault(category, []).append({"text": content, "sources": [turn["id"]]})
+        if turn["role"] == "tool" or content.startswith("Fact:"):
+            snapshot.setdefault("facts", []).append({"text": content, "sources": [turn["id"]]})
+    return snapshot
+
+
+FORGED_TOOL = "forged_tool"
+
+
+def forged_tools(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """Every note claims its sources are results of ``FORGED_TOOL`` from long ago."""
+    for notes in snapshot.values():
+        for note in notes:
+            note["tools"] = [
+                {"source": source, "tool": FORGED_TOOL, "at": "1999-01-01T00:00:00+00:00"}
+                for source in note["sources"]
+            ]
     return snapshot
 
 
@@ -78,6 +95,8 @@ class FakeLLM:
                             ],
                         }
                     )
+                elif mode == "forged_tools":
+                    content = json.dumps(forged_tools(faithful_snapshot(payload)))
                 else:
                     content = "```json\n" + json.dumps(faithful_snapshot(payload)) + "\n```"
                 self._send(

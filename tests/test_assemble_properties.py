@@ -5,7 +5,10 @@ branch."""
 
 from __future__ import annotations
 
+import base64
+import json
 import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ from hypothesis import strategies as st
 import convmem
 from convmem import BudgetExceeded, ModelProfile, ToolCall
 from convmem.formats import count_anthropic_request, count_openai_request
+from convmem.media_tokens import image_tokens, provider_of
 from convmem.tokens import get_counter
 from convmem.tools.cost import tools_tokens
 from convmem.tools.schema import parse_tools
@@ -115,12 +119,21 @@ def text(n: int, salt: int) -> str:
     return " ".join(WORDS[(i * 7 + salt) % len(WORDS)] for i in range(n))
 
 
-def build(conv: convmem.Conversation, ops: list[tuple[Any, ...]]) -> None:
+def build(
+    conv: convmem.Conversation,
+    ops: list[tuple[Any, ...]],
+    user_turn: Callable[[int, tuple[Any, ...]], str] | None = None,
+) -> None:
+    """Play ``ops``; ``user_turn`` writes the user turns of kinds this function does not know
+    (and returns their ids)."""
     ids: list[str] = []
     user_ids: list[str] = []
     for step, operation in enumerate(ops):
         kind = operation[0]
-        if kind in ("user", "assistant"):
+        if user_turn is not None and kind not in ("user", "assistant", "tools", "edit", "switch"):
+            ids.append(user_turn(step, operation))
+            user_ids.append(ids[-1])
+        elif kind in ("user", "assistant"):
             m = conv.append(kind, text(operation[1], step))
             ids.append(m.id)
             if kind == "user":
@@ -288,3 +301,140 @@ def test_assembled_requests_fit_pair_tools_and_keep_the_newest_turns(
         )
         for stubbed in report.stubbed_ids:
             assert conv.message(stubbed).role == "tool"
+
+
+# --- messages with content parts ----------------------------------------------------------------
+
+image_op = st.tuples(
+    st.just("image"),
+    st.integers(0, 30),
+    st.sampled_from([(1280, 720), (4096, 8192), (512, 512), (200, 3000), (1920, 1080)]),
+    st.sampled_from(["low", "high", "auto"]),
+    st.booleans(),
+    st.one_of(st.none(), st.integers(1, 4000)),
+)
+# user turns with text and an image by URL (or kept inline), and sometimes a document, among the
+# plain operations
+part_op = st.one_of(op, image_op, image_op)
+
+
+class Media:
+    """What the test sent, by the reference a rendered request names it with: each image's
+    size and detail, each document's stated estimate; counted by the provider's published rule."""
+
+    def __init__(self, tokenizer: str) -> None:
+        self.provider = provider_of(tokenizer)
+        self.images: dict[str, tuple[int, int, str]] = {}
+        self.files: dict[str, int] = {}
+        self.image_ids: set[str] = set()
+
+    def cost(self, part: Mapping[str, Any]) -> int:
+        kind = part["type"]
+        if kind in ("image_url", "image"):
+            if kind == "image_url":
+                ref = part["image_url"]["url"]
+            elif part["source"]["type"] == "url":
+                ref = part["source"]["url"]
+            else:
+                ref = f"data:{part['source']['media_type']};base64,{part['source']['data']}"
+            width, height, detail = self.images[ref]
+            return image_tokens(width, height, detail, self.provider)
+        file_id = part["file"]["file_id"] if kind == "file" else part["source"]["file_id"]
+        return self.files[file_id]
+
+
+def build_with_parts(conv: convmem.Conversation, ops: list[tuple[Any, ...]], media: Media) -> None:
+    def user_turn(step: int, operation: tuple[Any, ...]) -> str:
+        _, words, (width, height), detail, inline, document = operation
+        content: list[dict[str, Any]] = [{"type": "text", "text": text(words + 1, step)}]
+        if inline:
+            data = base64.b64encode(b"\x89PNG" + step.to_bytes(4, "big")).decode()
+            ref = f"data:image/png;base64,{data}"
+        else:
+            ref = f"https://img.example/{step}.png"
+        media.images[ref] = (width, height, detail)
+        content.append({"type": "image_url", "image_url": {"url": ref, "detail": detail},
+                        "width": width, "height": height, "name": f"shot-{step}.png"})  # fmt: skip
+        if document is not None:
+            media.files[f"file-{step}"] = document
+            content.append({"type": "file", "blob_id": f"file-{step}", "name": f"d{step}.pdf",
+                            "token_estimate": document})  # fmt: skip
+        message_id = conv.append("user", content, keep_bytes=inline).id
+        media.image_ids.add(message_id)
+        return message_id
+
+    build(conv, ops, user_turn)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    ops=st.lists(part_op, min_size=1, max_size=30),
+    window=st.integers(300, 20_000),
+    output_share=st.floats(0.0, 0.5),
+    fmt=st.sampled_from(["openai", "anthropic"]),
+    tokenizer=st.sampled_from(["o200k_base", "cl100k_base", "estimate"]),
+    current=st.one_of(st.none(), st.integers(1, 300)),
+    block=st.sampled_from([0.0, 0.25]),
+)
+def test_requests_with_images_fit_pair_tools_and_stub_old_media_before_dropping_turns(
+    ops: list[tuple[Any, ...]],
+    window: int,
+    output_share: float,
+    fmt: str,
+    tokenizer: str,
+    current: int | None,
+    block: float,
+) -> None:
+    with tempfile.TemporaryDirectory() as folder, convmem.open(Path(folder) / "p.db") as mem:
+        conv = mem.scope("t", "u").create_conversation()
+        media = Media(tokenizer)
+        build_with_parts(conv, ops, media)
+        profile = ModelProfile(
+            context_window=window, max_output=int(window * output_share), tokenizer=tokenizer
+        )
+        counter = get_counter(tokenizer)
+        current_text = text(current, 99) if current is not None else None
+        if current_text is None and conv.record().active_leaf_id is None:
+            current_text = "hello"
+        options = convmem.AssemblyOptions(eviction_block=block)
+        try:
+            ctx = conv.assemble(current_text, model=profile, format=fmt, options=options)  # type: ignore[arg-type]
+        except BudgetExceeded as exc:
+            assert exc.needed > exc.available
+            event("budget exceeded")
+            return
+        report = ctx.report
+        if fmt == "openai":
+            counted = count_openai_request(counter, ctx.messages, media.cost)
+            check_tool_pairs_openai(ctx.messages)
+        else:
+            assert ctx.system is not None
+            counted = count_anthropic_request(counter, ctx.system, ctx.messages, media.cost)
+            check_tool_pairs_anthropic(ctx.messages)
+        # media is charged at write as the larger of its provider rule and its text: a bound
+        assert counted <= report.total_tokens <= profile.input_budget
+
+        branch = [m.id for m in conv.branch()]
+        eligible = [mid for mid in branch if mid not in set(report.incomplete_ids)]
+        included = report.included_ids
+        assert included == eligible[len(eligible) - len(included) :], "newest contiguous part"
+        stubbed = set(report.media_stubbed_ids)
+        assert stubbed <= media.image_ids & set(included)
+        rendered = json.dumps(ctx.messages)
+        sent_whole = [i for i in included if i in media.image_ids and i not in stubbed]
+        for message_id in stubbed:
+            assert f"described in message {message_id}" in rendered
+        for message_id in sent_whole:
+            assert f"described in message {message_id}" not in rendered
+        assert 0 <= report.media_tokens["history"] <= report.sections["history"]
+        assert 0 <= report.media_tokens["user"] <= report.sections["user"]
+        newest_image = next((i for i in reversed(branch) if i in media.image_ids), None)
+        event(
+            f"images whole: {len(sent_whole) > 0}, media stubbed: {bool(stubbed)}, "
+            f"evicted: {bool(report.evicted_ids)}, "
+            f"newest image whole: {newest_image in sent_whole if newest_image else 'none'}"
+        )

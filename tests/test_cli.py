@@ -24,6 +24,10 @@ def test_demo_plays_sixty_turns_with_tool_stub_and_edit() -> None:
     assert any("edited" in line for line in turns)
     assert any("evicted" in line for line in turns)
     assert any("tool call" in line for line in turns)
+    # two pasted screenshots: counted as image tokens, the older one stubbed once a newer came
+    assert sum("screenshot" in line for line in turns) == 2
+    assert any("image tokens" in line for line in turns)
+    assert any("stubbed 1 older image" in line for line in turns)
 
 
 def test_conversations_list_and_show(db_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -13,6 +14,7 @@ from convmem.cli import main
 SMALL = convmem.ModelProfile(context_window=1500, max_output=200, tokenizer="o200k_base")
 DECISION = "Decision: we'll use PostgreSQL 16 for the orders database."
 TASK = "TODO: migrate the `orders_v2` table before release 3.4."
+RESULT_AT = datetime(2026, 11, 30, 10, 3, tzinfo=UTC)
 
 
 def build(db_path: Path, config: convmem.Config | None = None) -> tuple[str, str, str]:
@@ -20,6 +22,8 @@ def build(db_path: Path, config: convmem.Config | None = None) -> tuple[str, str
         conv = memory.scope("acme", "alice").create_conversation()
         decision = conv.append("user", DECISION)
         task = conv.append("user", TASK)
+        conv.append("assistant", "", tool_calls=[convmem.ToolCall("c1", "export_status")])
+        conv.append("tool", '{"status": "done"}', tool_call_id="c1", created_at=RESULT_AT)
         for i in range(40):
             conv.append("user", f"Turn {i}: tell me something nice about tea.")
             conv.append("assistant", "Tea has been enjoyed for ages by many people.")
@@ -40,6 +44,10 @@ def test_summaries_show_prints_every_note_with_the_message_it_points_to(db_path:
     assert lines[at + 1].startswith(f"      <- {decision_id} [user] Decision: we'll use")
     at = lines.index(f"  - {TASK}")
     assert lines[at + 1].startswith(f"      <- {task_id} [user] TODO: migrate")
+    at = lines.index('  - returned: {"status": "done"}')
+    assert lines[at + 1].endswith(
+        ' [tool, from export_status at 2026-11-30 10:03 UTC] {"status": "done"}'
+    )
     assert "summarizer extractive" in shown.output
 
     as_json = runner.invoke(main, ["summaries", "show", *scope, conv_id, "--json"])

@@ -79,3 +79,22 @@ def test_slice_keeps_only_questions_whose_evidence_was_imported() -> None:
         assert {t.session for t in sample.turns} == {1, 2}
         assert all(set(q.evidence) <= known for q in sample.questions)
         assert all(t.text for t in sample.turns)
+
+
+@needs_dev
+def test_shared_images_are_image_parts_with_their_captions(tmp_path: Path) -> None:
+    import convmem
+    from convmem.model.parts import ImagePart, TextPart
+
+    (sample,) = [s for s in locomo.load(DEV, sessions=1) if s.sample_id == "conv-26"]
+    shared = next(t for t in sample.turns if t.dia_id == "D1:5")
+    with convmem.open(tmp_path / "l.db") as memory:
+        conv, dia_of = locomo.import_sample(memory, sample)
+        (message,) = [m for m in conv.messages() if dia_of[m.id] == "D1:5"]
+    text, image = message.parts
+    assert isinstance(text, TextPart) and text.text == shared.text
+    assert isinstance(image, ImagePart)
+    assert image.ref.url == "https://i.redd.it/l7hozpetnhlb1.jpg"
+    assert image.caption == "a photo of a dog walking past a wall with a painting of a woman"
+    assert "a photo of a dog walking past a wall" in message.content  # searched as text
+    assert conv.search("dog walking past a wall painting")[0].message.id == message.id

@@ -44,7 +44,7 @@ from convmem.model import (
 )
 from convmem.model.deadline import TimeLimits
 from convmem.model.purpose import PURPOSES
-from convmem.model.snapshot import Snapshot, SnapshotItem
+from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
 from convmem.model.summary import Job, SummaryRecord
 from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
 from convmem.search import SearchOptions
@@ -100,6 +100,7 @@ __all__ = [
     "TimeLimits",
     "TokenCounter",
     "ToolCall",
+    "ToolSource",
     "UserError",
     "WriteConflict",
     "get_counter",

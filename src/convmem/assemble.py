@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,8 @@ from convmem.model.deadline import TimeLimits
 from convmem.model.messages import Message
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
+from convmem.parts import sends_parts, stubbed_cost
+from convmem.parts_render import stub_media
 from convmem.prompt_cache import cached_tokens, prefix_chain
 from convmem.tokens import REPLY_PRIMING, TokenCounter, message_tokens
 from convmem.tools.cost import tools_tokens
@@ -74,6 +76,7 @@ class ChainEntry:
     message: Message
     tokens: int  # in the request's tokenizer, framing included
     estimate_before: int  # estimate tokens of all its ancestors: a stable position on the branch
+    media_tokens: int = 0  # the share of ``tokens`` its media (sent as such) costs
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,11 @@ class AssemblyReport:
     # {"name", "reason"}
     tools_offered: list[str] = field(default_factory=list)
     tools_suppressed: list[dict[str, str]] = field(default_factory=list)
+    # the share of a section's tokens that media (images, files, audio sent as such) costs, for
+    # "history" and "user"; the text's share is the rest
+    media_tokens: dict[str, int] = field(default_factory=lambda: {"history": 0, "user": 0})
+    # messages whose media went as stubs naming them (old images before whole turns)
+    media_stubbed_ids: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -267,15 +275,51 @@ def _stub_text(message: Message, tokens: int) -> str:
     return f"[tool result omitted to fit the context window: {tokens} tokens, id {message.id}]"
 
 
+def _media_choices(
+    entry: ChainEntry, counter: TokenCounter
+) -> tuple[HistoryItem, HistoryItem | None]:
+    """A message as sent whole, and with its media replaced by stubs naming it (None when it
+    has no media sent as such, or the stubs would save nothing)."""
+    message = entry.message
+    parts = message.parts if sends_parts(message.role, message.parts) else ()
+    whole = HistoryItem(message, message.content, entry.tokens, parts=parts,
+                        media_tokens=entry.media_tokens)  # fmt: skip
+    if not entry.media_tokens or not parts:
+        return whole, None
+    cost = entry.tokens - entry.media_tokens + stubbed_cost(counter, parts, message.id)
+    if cost >= entry.tokens:
+        return whole, None
+    stubs = stub_media(parts, message.id)
+    return whole, HistoryItem(message, message.content, cost, parts=stubs, whole=whole)
+
+
+def _restore_media(kept: list[list[HistoryItem]], spare: int) -> None:
+    """Send whole the media of kept messages that ``spare`` tokens allow, newest first."""
+    for items in kept:
+        for index, item in enumerate(items):
+            whole = item.whole
+            if whole is not None and whole.tokens - item.tokens <= spare:
+                spare -= whole.tokens - item.tokens
+                items[index] = whole
+
+
+def _has_media(unit: _Unit) -> bool:
+    return len(unit.entries) == 1 and unit.entries[0].media_tokens > 0
+
+
 def _fit_unit(
-    unit: _Unit, room: int, stub_above: int, counter: TokenCounter
+    unit: _Unit, room: int, stub_above: int, counter: TokenCounter, protected: str | None = None
 ) -> list[HistoryItem] | None:
     """The unit's items, with tool results stubbed as needed to fit ``room``; None if it can't."""
     if len(unit.entries) == 1 and unit.entries[0].message.role != "tool":
-        entry = unit.entries[0]  # the common case: one message, nothing to stub
-        if entry.tokens > room:
-            return None
-        return [HistoryItem(entry.message, entry.message.content, entry.tokens)]
+        entry = unit.entries[0]  # the common case: one message, no tool result to stub
+        whole, without_media = _media_choices(entry, counter)
+        # media is stubbed unless it is the newest the user sent and fits: the window is chosen
+        # as if it were, so old images never cost whole turns; ``_restore_media`` then sends
+        # what the room left allows, newest first
+        if without_media is not None and (entry.message.id != protected or whole.tokens > room):
+            return [without_media] if without_media.tokens <= room else None
+        return [whole] if whole.tokens <= room else None
     contents = {e.message.id: e.message.content for e in unit.entries}
     costs = {e.message.id: e.tokens for e in unit.entries}
     stubbed: set[str] = set()
@@ -423,14 +467,20 @@ def plan_history(
     room = history_budget
     oldest_depth: int | None = None
     newest_evicted: str | None = None
+    protected: str | None = None  # the newest message with media on the branch, kept if it fits
+    media_seen = False
     for unit in _units(branch):
         if not unit.complete:
             incomplete.extend(e.message.id for e in unit.entries)
             continue
-        items = _fit_unit(unit, room, stub_above, counter)
+        if not media_seen and _has_media(unit):
+            media_seen = True
+            if unit.entries[0].message.role == "user":
+                protected = unit.entries[0].message.id
+        items = _fit_unit(unit, room, stub_above, counter, protected)
         if items is None and current is None and not kept and reserve:
             # the turn being answered must be sent: the summary gives up room for it
-            items = _fit_unit(unit, room + reserve, stub_above, counter)
+            items = _fit_unit(unit, room + reserve, stub_above, counter, protected)
             if items is not None:
                 taken = max(0, sum(item.tokens for item in items) - room)
                 reserve -= taken
@@ -463,6 +513,7 @@ def plan_history(
                 evicted.extend(item.message.id for item in items)
             kept, kept_positions = kept[:keep], kept_positions[:keep]
 
+    _restore_media(kept, history_budget - sum(i.tokens for items in kept for i in items))
     history = [item for items in reversed(kept) for item in items]
     memory_ids = [
         *fixed.memory_ids,
@@ -511,10 +562,15 @@ class SummaryUse:
 
 
 def finish_request(
-    plan: HistoryPlan, summary: SummaryUse | None = None, previous_prefix: Sequence[str] = ()
+    plan: HistoryPlan,
+    summary: SummaryUse | None = None,
+    previous_prefix: Sequence[str] = (),
+    blobs: Mapping[str, bytes] | None = None,
 ) -> AssembledContext:
     """Add the summary section (it must fit ``plan.summary_room``) and render the request.
-    ``previous_prefix``: the previous request's ``prefix_digests``, for the cached share."""
+    ``previous_prefix``: the previous request's ``prefix_digests``, for the cached share.
+    ``blobs`` are the kept media bytes of the window's messages, by sha256 (sent inline)."""
+    blobs = blobs or {}
     counter = plan.counter
     leading = list(plan.leading)
     section = _section(counter, "summary", summary.text) if summary is not None else None
@@ -530,18 +586,21 @@ def finish_request(
     sections["tools"] = plan.tools_tokens
     sections["history"] = sum(item.tokens for item in history)
     sections["user"] = message_tokens(counter, "user", current) if current is not None else 0
+    media = {"history": sum(item.media_tokens for item in history), "user": 0}
     if current is None and history and history[-1].message.role == "user":
         # the stored turn being answered is the request's user message
         sections["history"] -= history[-1].tokens
         sections["user"] = history[-1].tokens
+        media["history"] -= history[-1].media_tokens
+        media["user"] = history[-1].media_tokens
     total = REPLY_PRIMING + sum(sections.values())
     system_blocks = None
     if plan.format == "openai":
-        messages = render_openai(leading, history, plan.trailing, current)
+        messages = render_openai(leading, history, plan.trailing, current, blobs)
     elif plan.format == "responses":
-        messages = render_responses(leading, history, plan.trailing, current)
+        messages = render_responses(leading, history, plan.trailing, current, blobs)
     else:
-        system_blocks, messages = render_anthropic(leading, history, plan.trailing, current)
+        system_blocks, messages = render_anthropic(leading, history, plan.trailing, current, blobs)
         if history and history[0].message.role == "assistant":
             total += lead_placeholder_tokens(counter)
 
@@ -585,6 +644,8 @@ def finish_request(
         prefix_digests=chain,
         tools_offered=[spec.name for spec in plan.tools],
         tools_suppressed=[{"name": n, "reason": r} for n, r in plan.tools_suppressed],
+        media_tokens=media,
+        media_stubbed_ids=[item.message.id for item in history if item.whole is not None],
     )
     return AssembledContext(messages=messages, report=report, system=system_blocks, tools=tools)
 

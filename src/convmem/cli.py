@@ -141,6 +141,7 @@ def summaries_show(
 ) -> None:
     """Print the branch's newest snapshot; every note with the message(s) it points to."""
     from convmem.model.snapshot import CATEGORY_TITLES
+    from convmem.summarize.render import tool_label
 
     with opened(db) as memory:
         conv = memory.scope(tenant, user).conversation(conversation_id)
@@ -185,7 +186,9 @@ def summaries_show(
                 continue
             text = message.content.replace("\n", " ")
             text = text if len(text) <= 90 else text[:87] + "..."
-            click.echo(f"      <- {source} [{message.role}] {text}")
+            tool = item.tool_source(source)
+            role = message.role if tool is None else f"tool, {tool_label(tool)}"
+            click.echo(f"      <- {source} [{role}] {text}")
 
 
 @summaries.command("list")

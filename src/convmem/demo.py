@@ -1,4 +1,5 @@
-"""``convmem demo``: a scripted 60-turn conversation assembled turn by turn at a small budget."""
+"""``convmem demo``: a scripted 60-turn conversation assembled turn by turn at a small budget
+(with a tool call, an oversized tool result, an edit and two pasted screenshots)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
+from typing import Any
 
 from convmem.assemble import AssemblyReport
 from convmem.engine import Conversation, open
@@ -53,10 +55,32 @@ def _assistant_turn(turn: int) -> str:
     )
 
 
+# turns where the user pastes a screenshot: an image part by the application's URL, with the
+# size counting needs and a caption (what search and summaries see of it)
+SCREENSHOTS = {
+    20: ("booking-page.png", 800, 450, "the booking page showing seat 14C (aisle) selected"),
+    21: ("seat-map.png", 1280, 720, "the seat map of flight TP1351 with rows 12-16 free"),
+}
+
+
+def _user_content(turn: int) -> str | list[dict[str, Any]]:
+    if turn not in SCREENSHOTS:
+        return _user_turn(turn)
+    name, width, height, caption = SCREENSHOTS[turn]
+    detail = "high" if width < 1000 else "low"  # 800x450 high: 2 tiles; 1280x720 low: 85 tokens
+    return [
+        {"type": "text", "text": f"Turn {turn}: here is a screenshot, is this right?"},
+        {"type": "image_url", "image_url": {"url": f"https://demo.example/{name}",
+         "detail": detail}, "width": width, "height": height, "name": name, "caption": caption},
+    ]  # fmt: skip
+
+
 def _play_turn(conv: Conversation, turn: int) -> tuple[str, AssemblyReport]:
     """Store the user's turn, assemble the request for it, then store a reply."""
     note = ""
-    asked = conv.append("user", _user_turn(turn))
+    asked = conv.append("user", _user_content(turn))
+    if turn in SCREENSHOTS:
+        note = f"screenshot {SCREENSHOTS[turn][0]}"
     if turn == 45:  # the user fixes their message: a new branch from the same parent
         edited = conv.edit(asked.id, _user_turn(turn) + " Actually, a window seat this time.")
         note = f"edited the user turn (new branch at ...{edited.id[-6:]})"
@@ -124,6 +148,11 @@ def _play(echo: Callable[[str], None], turns: int, path: str, kept: bool = True)
             events = [note] if note else []
             if report.stubbed_ids:
                 events.append(f"stubbed {len(report.stubbed_ids)} tool result")
+            media = report.media_tokens["history"] + report.media_tokens["user"]
+            if media:
+                events.append(f"{media} image tokens")
+            if report.media_stubbed_ids:
+                events.append(f"stubbed {len(report.media_stubbed_ids)} older image")
             if report.evicted_count > evicted_before:
                 events.append(f"evicted {report.evicted_count - evicted_before} more")
             evicted_before = report.evicted_count

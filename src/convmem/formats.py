@@ -13,11 +13,14 @@ the messages it holds, so the stored per-message counts bound the rendered reque
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from convmem.model.messages import Message, ToolCall
+from convmem.model.parts import Part
+from convmem.parts import sends_parts
+from convmem.parts_render import anthropic_content, openai_content, responses_content
 from convmem.tokens import (
     ESTIMATE,
     REPLY_PRIMING,
@@ -31,16 +34,24 @@ from convmem.tokens import (
 Format = Literal["openai", "anthropic", "responses"]
 FORMATS: tuple[str, ...] = ("openai", "anthropic", "responses")
 ANTHROPIC_LEAD_PLACEHOLDER = "(earlier turns omitted)"
+# what a rendered media part or block costs (recounting a request: the caller knows its images)
+MediaCounter = Callable[[Mapping[str, Any]], int]
 
 
 @dataclass(frozen=True)
 class HistoryItem:
-    """A message kept in the window; ``content`` is the stub when ``stubbed``."""
+    """A message kept in the window; ``content`` is the stub when ``stubbed``. A user turn
+    with content parts is sent as ``parts`` (media stubbed in them when ``whole`` holds the
+    item as it would be sent with its media; ``media_tokens`` is the media's share of
+    ``tokens``)."""
 
     message: Message
     content: str
     tokens: int
     stubbed: bool = False
+    parts: tuple[Part, ...] = ()
+    media_tokens: int = 0
+    whole: HistoryItem | None = None
 
 
 @dataclass(frozen=True)
@@ -59,9 +70,12 @@ def lead_placeholder_tokens(counter: TokenCounter) -> int:
 # --- OpenAI -------------------------------------------------------------------------------------
 
 
-def openai_history_message(item: HistoryItem) -> dict[str, Any]:
+def openai_history_message(
+    item: HistoryItem, blobs: Mapping[str, bytes] | None = None
+) -> dict[str, Any]:
     message = item.message
-    rendered: dict[str, Any] = {"role": message.role, "content": item.content}
+    content = openai_content(item.parts, blobs or {}) if item.parts else item.content
+    rendered: dict[str, Any] = {"role": message.role, "content": content}
     if message.role == "assistant" and message.tool_calls:
         rendered["content"] = item.content or None
         rendered["tool_calls"] = [
@@ -78,8 +92,10 @@ def openai_history_message(item: HistoryItem) -> dict[str, Any]:
 
 
 def openai_message(message: Message) -> dict[str, Any]:
-    """A stored message as one Chat Completions message (integrations map it onward)."""
-    return openai_history_message(HistoryItem(message, message.content, 0))
+    """A stored message as one Chat Completions message (integrations map it onward); a user
+    turn with parts as its parts (kept bytes, not read here, go as their label)."""
+    parts = message.parts if sends_parts(message.role, message.parts) else ()
+    return openai_history_message(HistoryItem(message, message.content, 0, parts=parts))
 
 
 def render_openai(
@@ -87,41 +103,71 @@ def render_openai(
     history: Sequence[HistoryItem],
     trailing: Sequence[Section],
     current: str | None,
+    blobs: Mapping[str, bytes] | None = None,
 ) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": section.text} for section in leading
     ]
-    messages.extend(openai_history_message(item) for item in history)
+    messages.extend(openai_history_message(item, blobs) for item in history)
     messages.extend({"role": "system", "content": section.text} for section in trailing)
     if current is not None:
         messages.append({"role": "user", "content": current})
     return messages
 
 
-def count_openai_request(counter: TokenCounter, messages: Sequence[dict[str, Any]]) -> int:
-    """Tokens of a rendered OpenAI request, counted the way assembly budgets it."""
+def count_openai_request(
+    counter: TokenCounter,
+    messages: Sequence[dict[str, Any]],
+    media: MediaCounter | None = None,
+) -> int:
+    """Tokens of a rendered OpenAI request, counted the way assembly budgets it. Content parts
+    other than text are counted by ``media`` (what the caller knows each image costs)."""
     total = REPLY_PRIMING
     for message in messages:
         calls = message.get("tool_calls") or []
         tool_calls = [
             ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls
         ]
+        content = message.get("content") or ""
+        if isinstance(content, list):
+            total += _parts_tokens(counter, content, media)
+            content = ""
         total += message_tokens(
             counter,
             message["role"],
-            message.get("content") or "",
+            content,
             tool_calls,
             message.get("tool_call_id"),
         )
     return total
 
 
+def _parts_tokens(
+    counter: TokenCounter, parts: Sequence[dict[str, Any]], media: MediaCounter | None
+) -> int:
+    total = 0
+    for part in parts:
+        if part["type"] in ("text", "input_text"):
+            total += counter.count(part["text"])
+        elif media is None:
+            raise ValueError(f"a {part['type']} part needs a media counter")
+        else:
+            total += media(part)
+    return total
+
+
 # --- OpenAI Responses ----------------------------------------------------------------------------
 
 
-def responses_items(message: Message, content: str) -> list[dict[str, Any]]:
-    """A stored message as Responses API input items: a message item for its text, one
-    ``function_call`` item per tool call, a ``function_call_output`` for a tool result."""
+def responses_items(
+    message: Message, content: str, parts: Sequence[Part] = (), blobs: Mapping[str, bytes] = {}
+) -> list[dict[str, Any]]:
+    """A stored message as Responses API input items: a message item for its text (its parts,
+    for a user turn sent as parts), one ``function_call`` item per tool call, a
+    ``function_call_output`` for a tool result."""
+    if parts:
+        return [{"type": "message", "role": message.role,
+                 "content": responses_content(parts, blobs)}]  # fmt: skip
     if message.role == "tool":
         return [
             {"type": "function_call_output", "call_id": message.tool_call_id, "output": content}
@@ -146,13 +192,14 @@ def render_responses(
     history: Sequence[HistoryItem],
     trailing: Sequence[Section],
     current: str | None,
+    blobs: Mapping[str, bytes] | None = None,
 ) -> list[dict[str, Any]]:
     """The Responses API's ``input``: the same order as the Chat Completions rendering, each
     message as its items. An item costs what its chat message costs, so the budget holds."""
     system = [{"type": "message", "role": "system", "content": s.text} for s in leading]
     items: list[dict[str, Any]] = list(system)
     for item in history:
-        items.extend(responses_items(item.message, item.content))
+        items.extend(responses_items(item.message, item.content, item.parts, blobs or {}))
     items.extend({"type": "message", "role": "system", "content": s.text} for s in trailing)
     if current is not None:
         items.append({"type": "message", "role": "user", "content": current})
@@ -162,8 +209,12 @@ def render_responses(
 # --- Anthropic ----------------------------------------------------------------------------------
 
 
-def _anthropic_blocks(item: HistoryItem) -> tuple[str, list[dict[str, Any]]]:
+def _anthropic_blocks(
+    item: HistoryItem, blobs: Mapping[str, bytes]
+) -> tuple[str, list[dict[str, Any]]]:
     message = item.message
+    if item.parts:
+        return "user", anthropic_content(item.parts, blobs)
     if message.role == "tool":
         block = {
             "type": "tool_result",
@@ -194,10 +245,13 @@ def render_anthropic(
     history: Sequence[HistoryItem],
     trailing: Sequence[Section],
     current: str | None,
+    blobs: Mapping[str, bytes] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Returns ``(system_blocks, messages)``."""
     system = [{"type": "text", "text": section.text} for section in leading]
-    turns: list[tuple[str, list[dict[str, Any]]]] = [_anthropic_blocks(item) for item in history]
+    turns: list[tuple[str, list[dict[str, Any]]]] = [
+        _anthropic_blocks(item, blobs or {}) for item in history
+    ]
     turns.extend(("user", [{"type": "text", "text": s.text}]) for s in trailing)
     if current is not None:
         turns.append(("user", [{"type": "text", "text": current}]))
@@ -212,10 +266,14 @@ def render_anthropic(
     return system, messages
 
 
-def _block_tokens(counter: TokenCounter, block: dict[str, Any]) -> int:
+def _block_tokens(
+    counter: TokenCounter, block: dict[str, Any], media: MediaCounter | None = None
+) -> int:
     kind = block["type"]
     if kind == "text":
         return counter.count(block["text"])
+    if kind in ("image", "document") and media is not None:
+        return media(block)
     if kind == "tool_use":
         arguments = json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False)
         return (
@@ -230,14 +288,18 @@ def _block_tokens(counter: TokenCounter, block: dict[str, Any]) -> int:
 
 
 def count_anthropic_request(
-    counter: TokenCounter, system: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]]
+    counter: TokenCounter,
+    system: Sequence[dict[str, Any]],
+    messages: Sequence[dict[str, Any]],
+    media: MediaCounter | None = None,
 ) -> int:
-    """Tokens of a rendered Anthropic request, counted the way assembly budgets it."""
+    """Tokens of a rendered Anthropic request, counted the way assembly budgets it (image and
+    document blocks by ``media``)."""
     per_message = TOKENS_PER_MESSAGE + (1 if counter.name == ESTIMATE else 0)
     total = REPLY_PRIMING
     for block in system:
         total += per_message + counter.count("system") + counter.count(block["text"])
     for message in messages:
         total += per_message + counter.count(message["role"])
-        total += sum(_block_tokens(counter, block) for block in message["content"])
+        total += sum(_block_tokens(counter, block, media) for block in message["content"])
     return total

@@ -28,8 +28,10 @@ from convmem.model.memory import (
     MemoryRecord,
     SourceKind,
 )
+from convmem.model.parts import Part
 from convmem.model.principal import Principal as Principal  # re-exported: its home before model/
 from convmem.model.purpose import DEFAULT_PURPOSE, check_purpose
+from convmem.parts import policy_fields
 from convmem.retrieval.vector import Embedder
 from convmem.search import search_memories
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
@@ -88,15 +90,20 @@ def check_scope_name(scope: str) -> str:
 def _policy(
     text: str, subject: str | None, scope: str, purpose: str, *, source_kind: str,
     from_tool_output: bool = False, temporary_conversation: bool = False,
+    source_parts: Sequence[Part] = (),
 ) -> PolicyDecision:  # fmt: skip
     """The never-store decision for a memory's text, then for its other caller-supplied values,
-    which are stored, returned and indexed as well."""
+    which are stored, returned and indexed as well, then for every caller string of the source
+    message's parts (text, captions, file names, extracted text): a memory drawn from a message
+    whose attachment holds a secret is refused like one whose text does."""
     decision = check_memory_write(
         text, source_kind=source_kind, from_tool_output=from_tool_output,
         temporary_conversation=temporary_conversation,
     )  # fmt: skip
     if decision.allowed:
         decision = check_fields({"subject": subject, "scope": scope, "purpose": purpose})
+    if decision.allowed and source_parts:
+        decision = check_fields(policy_fields(source_parts))
     return decision
 
 
@@ -147,15 +154,18 @@ def save_memory(
         updated_at = aware_utc(updated_at, "updated_at")
 
     from_tool = temporary = False
+    source_parts: tuple[Part, ...] = ()
     if source_message_id is not None:
         check_identifier(source_message_id, "source message id")
         message = tx.get_message(who.tenant, who.user, source_message_id)
         from_tool = message.role == "tool"
+        source_parts = message.parts
         conversation = tx.get_conversation(who.tenant, who.user, message.conversation_id)
         temporary = conversation.temporary
     decision = _policy(
         text, subject, scope, purpose,
         source_kind=source_kind, from_tool_output=from_tool, temporary_conversation=temporary,
+        source_parts=source_parts,
     )  # fmt: skip
     reason = None if decision.allowed else str(decision.reason)
     reason = memory_gate(tx, who) or reason

@@ -9,16 +9,19 @@ write transaction.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from convmem.ids import new_id
-from convmem.model.messages import Message
+from convmem.model.messages import Message, ToolCall
 from convmem.model.summary import Job, SummaryRecord
 from convmem.store.base import ReadTxn, Store, WriteTxn
+from convmem.store.conversations import BranchRow
 from convmem.store.retry import conflicts_retried
 from convmem.summarize.base import Summarizer
 from convmem.summarize.rolling import ChainStart, build_chain, segment_is_intact
@@ -59,6 +62,20 @@ class Walk:
     ancestor: SummaryRecord | None
     turns: list[Message]  # oldest first, after the ancestor's through-message
     complete: bool  # False when the walk gave up at its limit
+    # when ``turns`` start with tool results: the calls of the assistant message above them
+    open_calls: Mapping[str, ToolCall] = field(default_factory=dict)
+
+
+def _calls_above(rows: Iterator[BranchRow]) -> dict[str, ToolCall]:
+    """The calls in force below the next of ``rows`` (newest first): its own, or through the
+    tool results there (parallel calls answer in a chain) those of the assistant message that
+    made them. Read only when a run of turns starts with a tool result."""
+    for row in rows:
+        if row.message.role == "assistant":
+            return {call.id: call for call in row.message.tool_calls}
+        if row.message.role != "tool":
+            break
+    return {}
 
 
 class SummaryFlow:
@@ -112,7 +129,9 @@ class SummaryFlow:
         name, version = self.summarizer.name, self.summarizer.prompt_version
         candidates: dict[str, SummaryRecord] | None = None
         turns: list[Message] = []
-        for row in tx.branch(tenant, through, ESTIMATE):
+        rows = tx.branch(tenant, through, ESTIMATE)
+        ancestor: SummaryRecord | None = None
+        for row in rows:
             message = row.message
             if candidates is None:
                 above = tx.summaries_above(
@@ -127,12 +146,17 @@ class SummaryFlow:
             elif message.id in candidates:
                 record = candidates[message.id]
                 if self.is_valid(tx, tenant, record):
-                    return Walk(record, list(reversed(turns)), True)
+                    ancestor = record
+                    break
                 invalid.append(record.id)
             if limit is not None and len(turns) >= limit:
                 return Walk(None, [], False)
             turns.append(message)
-        return Walk(None, list(reversed(turns)), True)
+        turns.reverse()
+        open_calls: Mapping[str, ToolCall] = {}
+        if ancestor is not None and turns and turns[0].role == "tool":
+            open_calls = _calls_above(itertools.chain([row], rows))
+        return Walk(ancestor, turns, True, open_calls)
 
     # --- the request's lookup -------------------------------------------------------------------
 
@@ -159,6 +183,7 @@ class SummaryFlow:
                     summarizer,
                     conversation_id=conversation_id,
                     max_segment=self.segment,
+                    open_calls=walk.open_calls,
                 )
                 lookup.use, lookup.source = lookup.to_store[-1], "built"
                 return lookup

@@ -205,6 +205,7 @@ class Worker:
             summarizer,
             conversation_id=conversation,
             max_segment=flow.segment,
+            open_calls=walk.open_calls,
         )
 
         def keep(tx: WriteTxn) -> bool:

@@ -4,6 +4,7 @@ Screenshots are saved under ``artifacts/e2e/`` in the repository (git-ignored)."
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
@@ -386,3 +387,67 @@ def test_a_replaced_memory_is_shown_and_restored_with_a_button(
     expect(page.locator("#memory-list")).not_to_contain_text("window seats")
     assert [m.text for m in alice.memories.list()] == ["I prefer aisle seats."]
     shot(page, "26-restored")
+
+
+# --- content parts: thumbnails from the caller's URL, chips, captions as text ---------------------
+
+# a real 1x1 PNG, served for the application's URL
+PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+SHOT = "https://img.example/u/screenshot.png"
+HOSTILE = '<img src=x onerror="window.pwned = 1">the quota banner'
+
+
+def test_images_are_thumbnails_from_the_callers_url_files_are_chips(
+    page: Page, live_server: str, memory: convmem.Memory
+) -> None:
+    token = memory.keys.create("acme", "user", user="alice", name="alice's page").token
+    conv = memory.scope("acme", "alice").create_conversation(title="Quota")
+    sent = conv.append("user", [
+        {"type": "text", "text": "What is this banner?"},
+        {"type": "image_url", "image_url": {"url": SHOT}, "width": 1280, "height": 720,
+         "name": "screenshot.png", "caption": HOSTILE},
+        {"type": "file", "blob_id": "file-1", "name": "limits.pdf", "page_count": 3,
+         "extracted_text": "Quota: 500 requests per minute."},
+        {"type": "image", "blob_id": "img-9", "width": 64, "height": 64, "name": "icon.png"},
+    ])  # fmt: skip
+    conv.append("assistant", "Your quota was reached.")
+
+    outside: list[str] = []
+
+    def serve_image(route: Route) -> None:
+        outside.append(route.request.url)
+        route.fulfill(status=200, content_type="image/png", body=PIXEL)
+
+    def refuse(route: Route) -> None:
+        outside.append(route.request.url)
+        route.abort()
+
+    page.route("https://img.example/**", serve_image)
+    page.route(lambda url: not url.startswith(live_server) and "img.example" not in url, refuse)
+    page.goto(live_server)
+    page.get_by_label("API key").fill(token)
+    page.get_by_label("API key").press("Enter")
+    expect(page.get_by_role("heading", name="What convmem remembers about you")).to_be_visible()
+    page.goto(f"{live_server}/#/conversations/{conv.id}")
+    expect(page.get_by_role("heading", name="Quota")).to_be_visible()
+
+    node = page.locator(f"#node-{sent.id}")
+    thumb = node.locator("figure.thumb img")
+    expect(thumb).to_have_count(1)
+    expect(thumb).to_have_attribute("src", SHOT)
+    expect(thumb).to_have_attribute("alt", HOSTILE)
+    page.wait_for_function(
+        "(el) => el.complete && el.naturalWidth === 1", arg=thumb.element_handle()
+    )
+    expect(node.locator("figcaption")).to_contain_text("screenshot.png, 1280\u00d7720")
+    expect(node.locator("figcaption")).to_contain_text(HOSTILE)  # as text, not markup
+    expect(node.locator(".chip-file")).to_have_text("limits.pdf, 3 pages")
+    expect(node.locator(".chip-image")).to_have_text("icon.png, 64\u00d764")  # no URL: a chip
+    expect(node).to_contain_text("What is this banner?")
+    shot(page, "30-conversation-with-parts")
+
+    injected = page.evaluate("() => [window.pwned, document.querySelectorAll('img').length]")
+    assert injected == [None, 1]
+    assert outside == [SHOT]  # the caller's URL, once; nothing else from outside

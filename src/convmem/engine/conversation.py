@@ -24,6 +24,7 @@ from convmem.engine.request import (
     branch_entries,
     find_summary,
     hold_retrieved_room,
+    kept_media,
     offer_registry_tools,
     recall_memories,
     render_request,
@@ -43,11 +44,13 @@ from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import SummaryRecord
 from convmem.model.tools import ToolSpec
+from convmem.parts import Content, read_content
+from convmem.parts_render import text_parts
 from convmem.prompt_cache import previous_prefix
 from convmem.retention import delete_conversation
 from convmem.retrieval.vector import Embedder, RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
-from convmem.store.base import BranchRow, MessageRow, PinnedInstruction, ReadTxn, Store, WriteTxn
+from convmem.store.base import BranchRow, PinnedInstruction, ReadTxn, Store, WriteTxn
 from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tokens import ESTIMATE, get_counter
 from convmem.tools.schema import check_tool_name, parse_tools
@@ -91,37 +94,52 @@ class Conversation:
     def append(
         self,
         role: Role,
-        content: str,
+        content: Content,
         *,
         tool_calls: Sequence[ToolCall] | None = None,
         tool_call_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         created_at: datetime | None = None,
         parent_id: str | None = None,
+        keep_bytes: bool = False,
     ) -> Message:
-        """Add a message under ``parent_id`` (default: the active leaf) and make it the leaf."""
-        new = self._new_message(role, content, tool_calls, tool_call_id, metadata, created_at)
+        """Add a message under ``parent_id`` (default: the active leaf) and make it the leaf.
+
+        ``content`` is a string or a list of content parts as OpenAI (chat or Responses) or
+        Anthropic take them, or convmem's own (``convmem.parts``): media by URL or by the
+        caller's blob id, images with their width and height. Inline media (data URLs, base64)
+        is hashed and dropped unless ``keep_bytes``: then the bytes are kept with the message
+        (and deleted with it)."""
+        new = self._new_message(
+            role, content, tool_calls, tool_call_id, metadata, created_at, keep_bytes
+        )
         parent: object = _ACTIVE_LEAF if parent_id is None else parent_id
         return self._write_message(new, parent, revision_of=None, revision_kind=None)
 
     def edit(
-        self, message_id: str, content: str, *, metadata: Mapping[str, Any] | None = None
+        self,
+        message_id: str,
+        content: Content,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        keep_bytes: bool = False,
     ) -> Message:
         """A new version of a user, system or assistant message, as its sibling; the leaf moves."""
         original = self.message(message_id)
         if original.role == "tool" or original.tool_calls:
             raise InvalidMessage("tool calls and tool results cannot be edited")
         merged = dict(original.metadata) if metadata is None else metadata
-        new = self._new_message(original.role, content, None, None, merged, None)
+        new = self._new_message(original.role, content, None, None, merged, None, keep_bytes)
         return self._write_message(new, original.parent_id, original.id, "edit")
 
     def regenerate(
         self,
         reply_id: str,
-        content: str | None = None,
+        content: Content | None = None,
         *,
         tool_calls: Sequence[ToolCall] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        keep_bytes: bool = False,
     ) -> Message:
         """Start a new version of an assistant reply.
 
@@ -137,7 +155,9 @@ class Conversation:
                 raise InvalidMessage("a reply at the root answers nothing to regenerate from")
             self.switch_branch(original.parent_id)
             return self.message(original.parent_id)
-        new = self._new_message("assistant", content or "", tool_calls, None, metadata, None)
+        new = self._new_message(
+            "assistant", content or "", tool_calls, None, metadata, None, keep_bytes
+        )
         return self._write_message(new, original.parent_id, original.id, "regenerate")
 
     @conflicts_retried
@@ -199,16 +219,19 @@ class Conversation:
     def _new_message(
         self,
         role: Role,
-        content: str,
+        content: Content,
         tool_calls: Sequence[ToolCall] | None,
         tool_call_id: str | None,
         metadata: Mapping[str, Any] | None,
         created_at: datetime | None,
+        keep_bytes: bool = False,
     ) -> NewMessage:
-        given = NewMessage(role, content, tuple(tool_calls or ()), tool_call_id,
+        max_bytes = self.scope.memory.config.max_content_bytes
+        text, parts, blobs = read_content(content, keep_bytes=keep_bytes, max_bytes=max_bytes)
+        given = NewMessage(role, text, tuple(tool_calls or ()), tool_call_id,
                            {} if metadata is None else metadata,
-                           created_at)  # fmt: skip
-        return checked_message(given, self.scope.memory.config.max_content_bytes)
+                           created_at, parts, blobs)  # fmt: skip
+        return checked_message(given, max_bytes)
 
     def _write_message(
         self,
@@ -217,15 +240,17 @@ class Conversation:
         revision_of: str | None,
         revision_kind: str | None,
     ) -> Message:
-        tokens, estimate = self.scope.memory.count_message(new)  # outside the write lock
-        intent = detect_intent(new.content) if new.role == "user" else None
+        cost = self.scope.memory.count_message(new)  # outside the write lock
+        # what the user typed: a caption or a file's text is the application's, not a request
+        said = text_parts(new.parts) if new.parts else new.content
+        intent = detect_intent(said) if new.role == "user" and said.strip() else None
         tenant, user = self._tenant, self.scope.user
         assert new.created_at is not None
         message_id = new_id("msg")
         memory = self.scope.memory
         unplaced = Message(
             message_id, self.id, None, 0, new.role, new.content, new.tool_calls,
-            new.tool_call_id, new.metadata, new.created_at,
+            new.tool_call_id, new.metadata, new.created_at, parts=new.parts,
         )  # fmt: skip
         # the model runs outside the write lock too
         prepared = prepare_turn(unplaced, memory.write_embedder, memory.vector_cache)
@@ -242,7 +267,7 @@ class Conversation:
                 0 if parent_row is None else parent_row.estimate_before + parent_row.estimate_tokens
             )
             stored = replace(unplaced, parent_id=parent_id, depth=depth)
-            row = MessageRow(stored, revision_of, revision_kind, tokens, estimate, before)
+            row = cost.row(stored, revision_of, revision_kind, before, new.blobs)
             tx.insert_messages(tenant, user, [row])
             if prepared is not None:
                 write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
@@ -421,12 +446,13 @@ class Conversation:
                 "summary", request,
                 lambda r: find_summary(tx, memory.summaries, r, chosen), None, tx,
             )  # fmt: skip
+            blobs = kept_media(tx, self._tenant, chosen)
         if lookup is not None:  # what the summary step built or queued is written after the read
             found, flow, store, user = lookup, memory.summaries, self._store, self.scope.user
             lookup = parts.attempt(
                 "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
             )
-        context = parts.report(render_request(chosen, lookup, previous))
+        context = parts.report(render_request(chosen, lookup, previous, blobs))
         memory.observer.assembled(context.report)
         return context
 

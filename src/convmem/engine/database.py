@@ -21,17 +21,18 @@ from convmem.model.memory import MemoryRecord
 from convmem.model.messages import NewMessage
 from convmem.model.purpose import check_purposes
 from convmem.model.summary import Job
+from convmem.parts import message_cost
 from convmem.retention import apply_retention
 from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder, normalise
-from convmem.store.base import MemoryVector, Store
+from convmem.store.base import MemoryVector, MessageCost, Store
 from convmem.store.registry import open_store, scheme_of
 from convmem.store.retry import conflicts_retried, write_retried
 from convmem.summaries import SummaryFlow
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.llm import LLMSummarizer
-from convmem.tokens import ESTIMATE, TokenCounter, get_counter, message_tokens
+from convmem.tokens import ESTIMATE, TokenCounter, get_counter
 from convmem.tools.registry import ToolRegistry
 from convmem.tree import check_count, check_identifier
 
@@ -192,15 +193,19 @@ class Memory:
         with self.store.write() as tx:
             tx.retry_job(job_id, time.time())
 
-    def count_message(self, message: NewMessage) -> tuple[dict[str, int], int]:
-        """Per-tokenizer costs of a message and its estimate, computed once at write."""
-        counts = {
-            counter.name: message_tokens(
-                counter, message.role, message.content, message.tool_calls, message.tool_call_id
+    def count_message(self, message: NewMessage) -> MessageCost:
+        """Per-tokenizer costs of a message (media's share apart) and its estimate, computed
+        once at write."""
+        m = message
+        costs = {
+            counter.name: message_cost(
+                counter, m.role, m.content, m.parts, m.tool_calls, m.tool_call_id
             )
             for counter in self._write_counters
         }
-        return counts, counts[ESTIMATE]
+        tokens = {name: cost[0] for name, cost in costs.items()}
+        media = {name: cost[1] for name, cost in costs.items() if cost[1]}
+        return MessageCost(tokens, tokens[ESTIMATE], media)
 
 
 def default_path() -> str:

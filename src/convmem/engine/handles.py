@@ -18,7 +18,7 @@ from convmem.model.messages import NewMessage
 from convmem.model.principal import Principal
 from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder
-from convmem.store.base import Store
+from convmem.store.base import MessageCost, Store
 from convmem.summaries import SummaryFlow
 
 
@@ -47,7 +47,7 @@ class Database(Protocol):
     @property
     def observer(self) -> Observer: ...
 
-    def count_message(self, message: NewMessage) -> tuple[dict[str, int], int]: ...
+    def count_message(self, message: NewMessage) -> MessageCost: ...
 
     def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None: ...
 

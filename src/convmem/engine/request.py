@@ -10,7 +10,7 @@ is chosen by the pure functions of ``convmem.assemble``, and the sections' rooms
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -38,9 +38,11 @@ from convmem.memory.recall import (
 )
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message
+from convmem.model.parts import TextPart
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
+from convmem.parts import message_cost
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.novelty import novel
 from convmem.retrieval.recall import render_retrieved_block
@@ -49,7 +51,7 @@ from convmem.search import Window, rank_conversation, rank_tools
 from convmem.store.base import ReadTxn
 from convmem.summaries import Lookup, SummaryFlow
 from convmem.summarize.render import render_snapshot
-from convmem.tokens import TokenCounter, message_tokens
+from convmem.tokens import TokenCounter
 from convmem.tools.cost import tool_tokens
 from convmem.tools.select import select_tools
 
@@ -105,11 +107,13 @@ def branch_entries(
     if leaf is None:
         return
     for row in tx.branch(tenant, leaf, counter.name):
-        tokens = row.tokens
+        tokens, media = row.tokens, row.media_tokens
         if tokens is None:  # a tokenizer not counted at write: count now
             m = row.message
-            tokens = message_tokens(counter, m.role, m.content, m.tool_calls, m.tool_call_id)
-        yield ChainEntry(row.message, tokens, row.estimate_before)
+            tokens, media = message_cost(
+                counter, m.role, m.content, m.parts, m.tool_calls, m.tool_call_id
+            )
+        yield ChainEntry(row.message, tokens, row.estimate_before, media)
 
 
 # --- 1. memories --------------------------------------------------------------------------------
@@ -368,12 +372,26 @@ def find_summary(
 # --- 5. render ----------------------------------------------------------------------------------
 
 
+def kept_media(tx: ReadTxn, tenant: str, chosen: HistoryPlan) -> dict[str, bytes]:
+    """The kept bytes of the media the window sends whole (read only when there are some)."""
+    ids = [
+        item.message.id
+        for item in chosen.history
+        if any(not isinstance(part, TextPart) and part.ref.kept for part in item.parts)
+    ]
+    return tx.message_blobs(tenant, ids) if ids else {}
+
+
 def render_request(
-    chosen: HistoryPlan, lookup: Lookup | None, previous_prefix: Sequence[str] = ()
+    chosen: HistoryPlan,
+    lookup: Lookup | None,
+    previous_prefix: Sequence[str] = (),
+    blobs: Mapping[str, bytes] | None = None,
 ) -> AssembledContext:
     """The request in the plan's format, with the summary section when there is one to use;
-    ``previous_prefix`` is the previous recorded request's digests (convmem.prompt_cache)."""
-    return finish_request(chosen, _summary_use(chosen, lookup), previous_prefix)
+    ``previous_prefix`` is the previous recorded request's digests (convmem.prompt_cache);
+    ``blobs`` the kept media bytes of the window's messages."""
+    return finish_request(chosen, _summary_use(chosen, lookup), previous_prefix, blobs)
 
 
 def _summary_use(plan: HistoryPlan, lookup: Lookup | None) -> SummaryUse | None:

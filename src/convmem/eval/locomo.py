@@ -4,8 +4,10 @@ LoCoMo (Maharana et al., ACL 2024) holds very long two-person conversations in d
 with questions whose answers rest on named turns (``evidence``). Each conversation is imported as
 its own user: one convmem conversation, a turn per message (the first speaker as ``user``, the
 second as ``assistant``, the speaker's name in ``name`` metadata, the ``dia_id`` and the session
-in metadata, ``created_at`` from the session's date, image captions appended as
-``[image: caption]``). Then, for every question with evidence:
+in metadata, ``created_at`` from the session's date; a shared image as an image part by its URL
+with the BLIP caption as its caption, which is what search and summaries read of it — LoCoMo gives
+no image sizes, so images are stored as 512 x 512 at low detail, a stated assumption). Then, for
+every question with evidence:
 
 * **evidence recall@k** — the fraction of its evidence turns among the top k of a ranking (the
   LoCoMo paper's measure), for k in 1, 5, 10, 25, 50, per category, for the lexical retriever
@@ -48,8 +50,11 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 
 KS = (1, 5, 10, 25, 50)
 BUDGETS = (1024, 2048, 4096, 8192)
 TENANT = "locomo"
+# LoCoMo's images come without their sizes; counting needs one (see the module docstring)
+IMAGE_SIZE = {"width": 512, "height": 512}
 _EVIDENCE = re.compile(r"D(\d+):(\d+)")
 _SESSION = re.compile(r"session_(\d+)")
+_WEB = re.compile(r"https?://", re.I)
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,19 @@ class Turn:
     text: str
     session: int
     at: datetime
+    images: tuple[str, ...] = ()  # the shared images' URLs
+    caption: str | None = None  # the dataset's BLIP caption of them
+
+    def content(self) -> str | list[dict[str, Any]]:
+        """The turn as convmem stores it: its text, then each image as an image part."""
+        if not self.images:
+            return self.text
+        parts: list[dict[str, Any]] = [{"type": "text", "text": self.text}] if self.text else []
+        for index, url in enumerate(self.images):
+            parts.append({"type": "image", "url": url, **IMAGE_SIZE, "detail": "low"})
+            if index == 0 and self.caption:
+                parts[-1]["caption"] = self.caption
+        return parts
 
 
 @dataclass(frozen=True)
@@ -106,13 +124,16 @@ def load(path: str | Path, *, sessions: int | None = None) -> list[Sample]:
             start = parse_session_date(conv[f"session_{n}_date_time"])
             for i, turn in enumerate(conv[f"session_{n}"]):
                 text = str(turn.get("text") or "").strip()
-                caption = turn.get("blip_caption")
-                if caption:
-                    text = f"{text} [image: {str(caption).strip()}]".strip()
+                caption = str(turn.get("blip_caption") or "").strip() or None
+                urls = tuple(str(url) for url in turn.get("img_url") or () if _WEB.match(str(url)))
+                if caption and not urls:  # a caption with no image to hang it on: as text
+                    text = f"{text} [image: {caption}]".strip()
                 # one second apart keeps the order and the session in one sitting
                 at = start + timedelta(seconds=i)
                 dia_id = normalise_evidence([turn["dia_id"]])[0]
-                turns.append(Turn(dia_id, turn["speaker"], text or "(no text)", n, at))
+                if not urls:
+                    text = text or "(no text)"
+                turns.append(Turn(dia_id, turn["speaker"], text, n, at, urls, caption))
         known = {t.dia_id for t in turns}
         questions = []
         for qa in item.get("qa", []):
@@ -133,7 +154,7 @@ def import_sample(memory: Memory, sample: Sample) -> tuple[Conversation, dict[st
     for turn in sample.turns:
         role: Role = "user" if turn.speaker == sample.speakers[0] else "assistant"
         metadata = {"name": turn.speaker, "dia_id": turn.dia_id, "session": turn.session}
-        message = conv.append(role, turn.text, metadata=metadata, created_at=turn.at)
+        message = conv.append(role, turn.content(), metadata=metadata, created_at=turn.at)
         dia_of[message.id] = turn.dia_id
     return conv, dia_of
 

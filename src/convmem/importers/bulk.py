@@ -207,15 +207,16 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
             report.skipped[type(exc).__name__] += 1
             placed[node.key] = parent_id
             continue
-        tokens, estimate = memory.count_message(new)
+        cost = memory.count_message(new)
         assert new.created_at is not None
         message = Message(
             new_id("msg"), record.id, parent_id, 0 if parent is None else parent.depth + 1,
             new.role, new.content, new.tool_calls, new.tool_call_id, new.metadata, new.created_at,
+            parts=new.parts,
         )  # fmt: skip
         start = 0 if parent_id is None else before[parent_id]
-        before[message.id] = start + estimate
-        rows.append(MessageRow(message, None, None, tokens, estimate, start))
+        before[message.id] = start + cost.estimate
+        rows.append(cost.row(message, None, None, start, new.blobs))
         stored[message.id] = message
         placed[node.key] = message.id
         prepared = prepare_turn(message, None, memory.vector_cache)

@@ -1,4 +1,9 @@
-"""Message values. ``NewMessage`` is what a caller writes; ``Message`` is what the store holds."""
+"""Message values. ``NewMessage`` is what a caller writes; ``Message`` is what the store holds.
+
+A message sent as content parts (text, images, files, audio) keeps them in ``parts``; its
+``content`` is then the message as text (text parts verbatim, media by a short label and the
+caller's caption or extracted text, never a URL or bytes): what search indexes, summaries and
+memory read, and what a format that cannot carry the media sends instead."""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from convmem.model.parts import Part
 
 if TYPE_CHECKING:
     from convmem.model.memory import MemoryNotice
@@ -43,6 +50,9 @@ class NewMessage:
     tool_call_id: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     created_at: datetime | None = None
+    parts: tuple[Part, ...] = ()
+    # inline media the caller asked convmem to keep, by sha256 (the parts mark them ``kept``)
+    blobs: Mapping[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -60,9 +70,10 @@ class Message:
     metadata: Mapping[str, Any]
     created_at: datetime
     notices: tuple[MemoryNotice, ...] = ()
+    parts: tuple[Part, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "conversation_id": self.conversation_id,
             "parent_id": self.parent_id,
@@ -74,3 +85,6 @@ class Message:
             "metadata": dict(self.metadata),
             "created_at": self.created_at.isoformat(),
         }
+        if self.parts:
+            out["parts"] = [part.to_dict() for part in self.parts]
+        return out

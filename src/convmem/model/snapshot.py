@@ -4,12 +4,18 @@ A snapshot is a plain value. Every item quotes or restates something said in the
 names the messages it came from (``sources``), so a person can check each note against its proof.
 ``subject`` is an optional key: a newer decision (or preference, fact) on the same subject replaces
 the older one instead of standing beside it.
+
+When a source is a tool's result, the item also carries a :class:`ToolSource` for it — the tool's
+name and the result's time — so a reader can tell what a system answered (and when) from what a
+person claimed. Convmem derives these from the stored messages, never from a summarizer's output;
+a stored snapshot without them (written before they existed) reads as notes with none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 CATEGORIES: tuple[str, ...] = (
@@ -38,17 +44,55 @@ class SnapshotSchemaError(ValueError):
 
 
 @dataclass(frozen=True)
+class ToolSource:
+    """A source message that is a tool's result: which tool answered (the name on the assistant's
+    call the result answers; None if that call is not on the branch) and when (the result
+    message's ``created_at``, in UTC)."""
+
+    message_id: str
+    tool: str | None
+    at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.message_id, "tool": self.tool, "at": self.at.isoformat()}
+
+    @classmethod
+    def from_dict(cls, value: object, where: str) -> ToolSource:
+        if not isinstance(value, Mapping):
+            raise SnapshotSchemaError(f"{where} must be an object")
+        source, tool, at = value.get("source"), value.get("tool"), value.get("at")
+        if not isinstance(source, str) or not source:
+            raise SnapshotSchemaError(f"{where}.source must be a message id")
+        if tool is not None and not isinstance(tool, str):
+            raise SnapshotSchemaError(f"{where}.tool must be a string or null")
+        try:
+            when = datetime.fromisoformat(at) if isinstance(at, str) else None
+        except ValueError:
+            when = None
+        if when is None or when.tzinfo is None:
+            raise SnapshotSchemaError(f"{where}.at must be an ISO time with a zone")
+        return cls(source, tool, when.astimezone(UTC))
+
+
+@dataclass(frozen=True)
 class SnapshotItem:
-    """One note: its text (identifiers, numbers and code verbatim) and its source message ids."""
+    """One note: its text (identifiers, numbers and code verbatim), its source message ids, and
+    for each source that is a tool's result, that tool's name and the result's time."""
 
     text: str
     sources: tuple[str, ...]
     subject: str | None = None
+    tools: tuple[ToolSource, ...] = ()
+
+    def tool_source(self, message_id: str) -> ToolSource | None:
+        return next((t for t in self.tools if t.message_id == message_id), None)
 
     def to_dict(self) -> dict[str, Any]:
         value: dict[str, Any] = {"text": self.text, "sources": list(self.sources)}
         if self.subject is not None:
             value["subject"] = self.subject
+        if self.tools:  # absent, not empty, so a note from a person serialises as it always did
+            value["tools"] = [tool.to_dict() for tool in self.tools]
         return value
 
     @classmethod
@@ -64,7 +108,15 @@ class SnapshotItem:
             raise SnapshotSchemaError(f"{where}.sources must be a list of message ids")
         if subject is not None and not isinstance(subject, str):
             raise SnapshotSchemaError(f"{where}.subject must be a string or null")
-        return cls(text.strip(), tuple(dict.fromkeys(sources)), subject or None)
+        raw_tools = value.get("tools", [])
+        if not isinstance(raw_tools, list):
+            raise SnapshotSchemaError(f"{where}.tools must be a list")
+        tools = tuple(
+            ToolSource.from_dict(tool, f"{where}.tools[{i}]") for i, tool in enumerate(raw_tools)
+        )
+        if not {tool.message_id for tool in tools} <= set(sources):
+            raise SnapshotSchemaError(f"{where}.tools must name sources of the note")
+        return cls(text.strip(), tuple(dict.fromkeys(sources)), subject or None, tools)
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,11 @@ from convmem.service.schemas import HealthOut
 from convmem.tree import DEFAULT_MAX_CONTENT_BYTES
 
 WEB = files("convmem") / "web"
-# The page loads only its own script and style; nothing inline, nothing from elsewhere.
+# The page loads only its own script and style; nothing inline, nothing from elsewhere — except
+# the images of messages' content parts, from the application's own https URLs (thumbnails).
 PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
-    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "img-src 'self' data: https:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
     "form-action 'self'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",

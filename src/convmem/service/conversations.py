@@ -96,6 +96,7 @@ def append_message(
         metadata=body.metadata,
         created_at=body.created_at,
         parent_id=body.parent_id,
+        keep_bytes=body.keep_bytes,
     )
     return appended(message)
 
@@ -125,8 +126,9 @@ def edit_message(
     scope: ActingScope,
 ) -> dict[str, Any]:
     """A new version of the message, as its sibling; the active leaf moves to it."""
-    edited = scope.conversation(conversation_id).edit(message_id, body.content,
-                                                      metadata=body.metadata)  # fmt: skip
+    edited = scope.conversation(conversation_id).edit(
+        message_id, body.content, metadata=body.metadata, keep_bytes=body.keep_bytes
+    )
     return appended(edited)
 
 

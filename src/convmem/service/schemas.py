@@ -51,6 +51,9 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=256), _unicode]
 Label = Annotated[str, StringConstraints(max_length=200), _unicode]
 Subject = Annotated[str, StringConstraints(min_length=1, max_length=200), _unicode]
 # text the engine refuses when blank
+# content parts as OpenAI, the Responses API, Anthropic or convmem write them (convmem.parts
+# reads and checks them)
+Parts = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=100)]
 NonBlank = Annotated[str, StringConstraints(min_length=1, pattern=r"\S"), _unicode]
 MemoryText = Annotated[
     str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S"), _unicode
@@ -97,7 +100,8 @@ class ToolCallIn(_Request):
 
 class MessageCreate(_Request):
     role: Role
-    content: Text = ""
+    content: Text | Parts = ""
+    keep_bytes: bool = Field(False, description="Keep inline media (data URLs, base64) bytes.")
     tool_calls: list[ToolCallIn] = Field(default_factory=list, max_length=128)
     tool_call_id: Name | None = None
     metadata: Metadata | None = None
@@ -108,7 +112,8 @@ class MessageCreate(_Request):
 
 
 class MessageEdit(_Request):
-    content: NonBlank
+    content: NonBlank | Parts
+    keep_bytes: bool = False
     metadata: Metadata | None = None
 
 
@@ -269,6 +274,7 @@ class MessageOut(_Response):
     tool_call_id: str | None
     metadata: Metadata
     created_at: datetime
+    parts: list[dict[str, Any]] | None = None
 
 
 class MemoryOut(_Response):
@@ -360,6 +366,10 @@ class ReportOut(_Response):
         default_factory=list,
         description="Digests of the request's parts in order (no content), for the estimate.",
     )
+    media_tokens: dict[str, int] = Field(
+        default_factory=dict, description="The media's share of the history and user sections."
+    )
+    media_stubbed_ids: list[str] = []
 
 
 class AssembledOut(_Response):

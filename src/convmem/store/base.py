@@ -36,6 +36,7 @@ from convmem.store.conversations import (
     ConversationReads,
     ConversationRef,
     ConversationWrites,
+    MessageCost,
     MessageRow,
     PinnedInstruction,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "MemoryUpdate",
     "MemoryVector",
     "MemoryWrites",
+    "MessageCost",
     "MessageHitRow",
     "MessageRow",
     "MessageVector",

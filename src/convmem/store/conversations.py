@@ -22,7 +22,7 @@ Rules every backend honours (the contract suite checks them):
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
@@ -38,6 +38,8 @@ class BranchRow:
     tokens: int | None
     estimate_tokens: int
     estimate_before: int
+    # what media (images, files, audio a request sends as such) adds to ``tokens``
+    media_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,33 @@ class MessageRow:
     tokens: Mapping[str, int]
     estimate_tokens: int
     estimate_before: int
+    # per tokenizer, the media's share of ``tokens``; and the inline bytes the caller asked
+    # to keep, by sha256 (stored with the message, deleted with it)
+    media_tokens: Mapping[str, int] = field(default_factory=dict)
+    blobs: Mapping[str, bytes] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MessageCost:
+    """A message's costs as counted once at write: per tokenizer (framing included), the
+    conservative estimate, and per tokenizer the media's share."""
+
+    tokens: Mapping[str, int]
+    estimate: int
+    media: Mapping[str, int]
+
+    def row(
+        self,
+        message: Message,
+        revision_of: str | None,
+        revision_kind: str | None,
+        estimate_before: int,
+        blobs: Mapping[str, bytes],
+    ) -> MessageRow:
+        return MessageRow(
+            message, revision_of, revision_kind, self.tokens, self.estimate, estimate_before,
+            self.media, blobs,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -87,6 +116,10 @@ class ConversationReads(Protocol):
     ) -> dict[str, Message]:
         """The principal's messages among ``message_ids``, by id, in one read (unknown ids and
         other principals' are left out)."""
+        ...
+
+    def message_blobs(self, tenant: str, message_ids: Sequence[str]) -> dict[str, bytes]:
+        """The kept media bytes of these messages, by sha256 (none for messages without)."""
         ...
 
     def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
@@ -135,8 +168,9 @@ class ConversationWrites(Protocol):
     def insert_conversation(self, tenant: str, record: ConversationRecord) -> None: ...
 
     def insert_messages(self, tenant: str, user: str, rows: Sequence[MessageRow]) -> None:
-        """Insert the messages with their token counts, parents before their children; their
-        places in write order are now, in the order given."""
+        """Insert the messages with their token counts (media shares included) and kept media
+        bytes, parents before their children; their places in write order are now, in the
+        order given."""
         ...
 
     def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None: ...
@@ -146,15 +180,16 @@ class ConversationWrites(Protocol):
         ...
 
     def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
-        """Delete the messages with their token counts, search-index rows (full text and
-        vectors), summaries through any of them and every job about them (finished ones too: a
-        job names its message and user). Vocabulary words only these messages used are the
-        caller's to retire (``retain_terms``)."""
+        """Delete the messages with their token counts, kept media bytes, search-index rows (full
+        text and vectors), summaries through any of them and every job about them (finished
+        ones too: a job names its message and user). Vocabulary words only these messages used
+        are the caller's to retire (``retain_terms``)."""
         ...
 
     def delete_conversation(self, tenant: str, conversation_id: str) -> None:
-        """Delete the conversation and everything of it: messages, token counts, index rows,
-        vocabulary, search bookkeeping, summaries, jobs, pins and its last assembly."""
+        """Delete the conversation and everything of it: messages, token counts, kept media
+        bytes, index rows, vocabulary, search bookkeeping, summaries, jobs, pins and its last
+        assembly."""
         ...
 
     def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None: ...

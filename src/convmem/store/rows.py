@@ -8,6 +8,7 @@ rest (which column is which field, what a missing value means) lives here once.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,14 +18,17 @@ from convmem.model.conversation import ConversationRecord
 from convmem.model.keys import ApiKey
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import Message, ToolCall
+from convmem.model.parts import part_from_dict
 from convmem.model.snapshot import Snapshot
 from convmem.model.summary import Job, SummaryCost, SummaryRecord
 from convmem.model.tools import RegisteredTool, ToolSpec
 
 MESSAGE_COLUMNS = (
     "m.id, m.conversation_id, m.parent_id, m.depth, m.role, m.content, m.tool_calls, "
-    "m.tool_call_id, m.metadata, m.created_at"
+    "m.tool_call_id, m.metadata, m.created_at, m.parts"
 )
+# where the columns a query selects after MESSAGE_COLUMNS start
+MESSAGE_WIDTH = 11
 CONVERSATION_COLUMNS = (
     "id, tenant_id, user_id, title, temporary, active_leaf_id, metadata, created_at"
 )
@@ -68,6 +72,13 @@ def _as_is(value: Any) -> Any:
 DECODED = Codec(json=_as_is, time=_as_is)
 
 
+def export_bytes(value: Any) -> Any:
+    """A column value as an export holds it: bytes (kept media) as base64 text, the rest as is."""
+    if isinstance(value, bytes | memoryview):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    return value
+
+
 def message_from_row(row: Sequence[Any], codec: Codec) -> Message:
     calls = tuple(ToolCall(**call) for call in codec.json(row[6])) if row[6] else ()
     return Message(
@@ -81,6 +92,7 @@ def message_from_row(row: Sequence[Any], codec: Codec) -> Message:
         tool_call_id=row[7],
         metadata=codec.json(row[8]),
         created_at=codec.time(row[9]),
+        parts=tuple(part_from_dict(part) for part in codec.json(row[10])) if row[10] else (),
     )
 
 

@@ -5,7 +5,13 @@
 pure rules of the rolling chain (keys, hashes, segments).
 """
 
-from convmem.model.snapshot import CATEGORIES, Snapshot, SnapshotItem, SnapshotSchemaError
+from convmem.model.snapshot import (
+    CATEGORIES,
+    Snapshot,
+    SnapshotItem,
+    SnapshotSchemaError,
+    ToolSource,
+)
 from convmem.model.summary import SummaryCost, SummaryRecord
 from convmem.summarize.base import Summarizer, SummaryResult
 from convmem.summarize.extractive import ExtractiveSummarizer
@@ -24,5 +30,6 @@ __all__ = [
     "SummaryCost",
     "SummaryRecord",
     "SummaryResult",
+    "ToolSource",
     "render_snapshot",
 ]

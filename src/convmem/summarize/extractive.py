@@ -7,26 +7,39 @@ It reads the newly evicted turns oldest first and carries the previous snapshot 
   citing its message;
 * a newer decision, preference or fact on the same subject replaces the older one;
 * a sentence that reports a task done removes that task; an assistant reply that answers a
-  question (its child message, not a deferral) or a decision that settles it removes the question.
+  question (its child message, not a deferral) or a decision that settles it removes the question;
+* a tool's result is kept as a fact (compacted, clipped), and a newer result of the same call —
+  same tool, same arguments — replaces the older one: what a system answered last is what counts,
+  and the rendered note says which tool answered and when (``convmem.summarize.provenance``).
 
 Cues are English phrases. What they miss stays available to recall; what they catch is cited.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from convmem.model.messages import Message
+from convmem.model.messages import Message, ToolCall
+from convmem.model.parts import Part, TextPart
 from convmem.model.snapshot import CATEGORIES, Snapshot, SnapshotItem
+from convmem.parts_render import as_text, text_parts
 from convmem.summarize.base import SummaryResult
+from convmem.summarize.provenance import calls_answered
 from convmem.summarize.text import overlap, significant_words, split_sentences
 
 NAME = "extractive"
-VERSION = "extractive-v1"
+# v2: tool results are kept as facts (v1 skipped them), so a v1 summary is not reused
+VERSION = "extractive-v2"
 
 MAX_ITEM_CHARS = 800
+TOOL_NOTE_CHARS = 400  # a tool's answer is often a dump; its head is what a later turn needs
+MAX_TOOL_FACTS = 8  # of the facts, at most this many from tool results (the newest)
+# prefix of a tool fact's subject; a sentence's subject is words and numbers, never a colon
+TOOL_SUBJECT = "tool result: "
 LIMITS = {
     "goal": 1,
     "decisions": 24,
@@ -186,11 +199,42 @@ def _subject(sentence: str, category: str) -> str | None:
     return None
 
 
-def _clip(text: str) -> str:
-    if len(text) <= MAX_ITEM_CHARS:
+def _clip(text: str, limit: int = MAX_ITEM_CHARS) -> str:
+    if len(text) <= limit:
         return text
-    cut = text.rfind(" ", 0, MAX_ITEM_CHARS)
-    return text[: cut if cut > 0 else MAX_ITEM_CHARS] + " […]"
+    cut = text.rfind(" ", 0, limit)  # at a word's end, unless that throws away half the room
+    return text[: cut if cut > limit // 2 else limit] + " […]"
+
+
+def _compact(text: str) -> str:
+    """JSON re-written on one line (keys and values verbatim), other text with its whitespace
+    runs collapsed."""
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False, separators=(", ", ": "))
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python will follow
+        return " ".join(text.split())
+
+
+def tool_fact(content: str, call: ToolCall | None, message_id: str) -> tuple[str, str]:
+    """A tool result as a fact's text, and its subject: the call (tool and arguments), so a
+    newer answer to the same question replaces the older. The arguments are hashed into the
+    subject, never copied: a subject is a key, not a second copy of caller data. A result whose
+    call is not among the turns read gets a subject of its own (it replaces nothing)."""
+    result = _compact(content)
+    if call is None:
+        return _clip(f"returned: {result}", TOOL_NOTE_CHARS), f"{TOOL_SUBJECT}? {message_id}"
+    arguments = _compact(call.arguments)
+    said = (
+        f"returned: {result}"
+        if arguments in ("{}", "")
+        else (f"called with {arguments}, returned: {result}")
+    )
+    key = hashlib.sha256(f"{call.name}\0{arguments}".encode()).hexdigest()[:16]
+    return _clip(said, TOOL_NOTE_CHARS), f"{TOOL_SUBJECT}{key}"
+
+
+def _is_tool_fact(item: SnapshotItem) -> bool:
+    return (item.subject or "").startswith(TOOL_SUBJECT)
 
 
 @dataclass
@@ -223,6 +267,15 @@ class _Working:
             items.clear()
         items.append(SnapshotItem(text, sources, subject))
         del items[: max(0, len(items) - LIMITS[category])]
+
+    def add_tool_fact(self, text: str, source: str, subject: str) -> None:
+        facts = self.lists["facts"]
+        facts[:] = [item for item in facts if item.subject != subject]
+        facts.append(SnapshotItem(text, (source,), subject))
+        from_tools = [i for i, item in enumerate(facts) if _is_tool_fact(item)]
+        for index in reversed(from_tools[: max(0, len(from_tools) - MAX_TOOL_FACTS)]):
+            del facts[index]
+        del facts[: max(0, len(facts) - LIMITS["facts"])]
 
     def _superseded(
         self, category: str, text: str, subject: str | None, supersede: bool
@@ -272,6 +325,23 @@ class _Working:
         self.lists["open_questions"] = kept
 
 
+def _said(message: Message) -> str:
+    """The message's own words: its text parts when it has parts (media go as notes)."""
+    return text_parts(message.parts) if message.parts else message.content
+
+
+def media_notes(parts: Sequence[Part]) -> list[str]:
+    """One fact per media part: its label and the caller's caption (or the start of its text),
+    never bytes or URLs; the item cites the message, which holds the reference."""
+    notes = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            continue
+        label, _, own = as_text(part, None).partition("\n")
+        notes.append(f"Shared {label}: {own}" if own else f"Shared {label}")
+    return notes
+
+
 class ExtractiveSummarizer:
     """Deterministic, model-free summarizer; cheap enough to run on the request path."""
 
@@ -282,17 +352,25 @@ class ExtractiveSummarizer:
     def summarize(self, previous: Snapshot | None, turns: Sequence[Message]) -> SummaryResult:
         state = _Working.of(previous)
         by_id = {m.id: m for m in turns}
+        calls = calls_answered(turns)
         for message in turns:
-            if message.role == "tool" or not message.content.strip():
+            if not message.content.strip():
                 continue
-            deferring = message.role == "assistant" and bool(DEFERRAL.search(message.content))
+            if message.role == "tool":
+                text, subject = tool_fact(message.content, calls.get(message.id), message.id)
+                state.add_tool_fact(text, message.id, subject)
+                continue
+            said = _said(message)
+            deferring = message.role == "assistant" and bool(DEFERRAL.search(said))
             if not deferring:
                 state.settle_questions(message, None)
-            for sentence in split_sentences(message.content):
+            for sentence in split_sentences(said):
                 self._sentence(state, message, sentence)
+            for note in media_notes(message.parts):
+                state.add("facts", note, (message.id,), supersede=False)
             parent = by_id.get(message.parent_id or "")
             if deferring and parent is not None and parent.role == "user":
-                for sentence in split_sentences(parent.content):
+                for sentence in split_sentences(_said(parent)):
                     if sentence.endswith("?"):
                         state.add(
                             "open_questions", sentence, (parent.id, message.id), supersede=False

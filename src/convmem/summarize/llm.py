@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PROMPT_VERSION = "llm-snapshot-v1"
+# v2: notes from tool results carry the tool and the result's time (attached by convmem from the
+# cited ids, see convmem.summarize.provenance), and the prompt says what a tool turn is
+PROMPT_VERSION = "llm-snapshot-v2"
 MAX_TURN_CHARS = 4000  # a turn longer than this is cut for the prompt (tool dumps, pastes)
 
 SYSTEM_PROMPT = """\
@@ -55,6 +57,8 @@ Rules:
 - Copy identifiers, numbers, dates, amounts, names and code exactly as written.
 - "sources" lists the ids of the messages a note comes from: ids from the new turns, or ids a
   note of the previous snapshot already cites. Never invent ids.
+- A turn with role "tool" is a system's answer to a tool call, not something the user said: a
+  note taken from it cites that turn's id, so the note shows which tool answered and when.
 - Be brief: one sentence per note. Answer with the JSON object only.
 """
 
@@ -86,6 +90,8 @@ def _turn(message: Message) -> dict[str, Any]:
     value: dict[str, Any] = {"id": message.id, "role": message.role, "content": content}
     if message.tool_calls:
         value["tool_calls"] = [call.to_dict() for call in message.tool_calls]
+    if message.tool_call_id is not None:
+        value["tool_call_id"] = message.tool_call_id
     return value
 
 
@@ -113,7 +119,19 @@ def parse_snapshot(text: str | None) -> Snapshot:
     if not isinstance(document, dict) or not set(document) & set(CATEGORIES):
         raise SnapshotSchemaError("the answer is not a snapshot object")
     # extra keys (a model's "notes" or "reasoning") are ignored; the categories must be right
-    return Snapshot.from_dict({key: document[key] for key in CATEGORIES if key in document})
+    return Snapshot.from_dict(
+        {key: _without_tools(document[key]) for key in CATEGORIES if key in document}
+    )
+
+
+def _without_tools(notes: object) -> object:
+    """A category's notes without the "tools" a model may echo from the previous snapshot: tool
+    provenance comes from the stored messages a note cites, never from the model."""
+    if isinstance(notes, dict):  # a lone goal note
+        return {key: value for key, value in notes.items() if key != "tools"}
+    if isinstance(notes, list):
+        return [_without_tools(note) if isinstance(note, dict) else note for note in notes]
+    return notes
 
 
 class LLMSummarizer:

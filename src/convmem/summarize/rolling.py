@@ -8,15 +8,16 @@ before, so a summary's own segment — what a use re-checks — stays short howe
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from convmem.errors import InvalidInput
 from convmem.ids import new_id
-from convmem.model.messages import Message
+from convmem.model.messages import Message, ToolCall
 from convmem.model.summary import SummaryRecord
 from convmem.summarize.base import Summarizer
+from convmem.summarize.provenance import attach_tool_provenance, known_sources, tool_sources
 from convmem.summarize.render import render_snapshot
 from convmem.summarize.withhold import withhold_never_store
 from convmem.tokens import ESTIMATE, get_counter, message_tokens
@@ -62,20 +63,25 @@ def build_chain(
     *,
     conversation_id: str,
     max_segment: int = 256,
+    open_calls: Mapping[str, ToolCall] | None = None,
 ) -> list[SummaryRecord]:
     """Summaries through successive messages of ``turns`` (oldest first, the messages right after
-    ``start``), one per segment of at most ``max_segment``; the last is through ``turns[-1]``."""
+    ``start``), one per segment of at most ``max_segment``; the last is through ``turns[-1]``.
+    ``open_calls``: the calls of the assistant message above ``turns`` when they start with its
+    tool results (see :mod:`convmem.summarize.provenance`)."""
     if max_segment < 1:
         raise InvalidInput("max_segment must be at least 1")
     if not turns:
         return []
     estimate = get_counter(ESTIMATE)
+    results = tool_sources(turns, open_calls)
     records: list[SummaryRecord] = []
     previous = start.previous
     for begin in range(0, len(turns), max_segment):
         segment = turns[begin : begin + max_segment]
         result = summarizer.summarize(previous.snapshot if previous else None, segment)
-        snapshot = withhold_never_store(result.snapshot)
+        known = {**known_sources(previous.snapshot if previous else None), **results}
+        snapshot = withhold_never_store(attach_tool_provenance(result.snapshot, known))
         rendered = render_snapshot(snapshot)
         base = previous.covered_hash if previous else ROOT_HASH
         record = SummaryRecord(

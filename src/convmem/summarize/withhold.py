@@ -2,7 +2,8 @@
 
 A summary is kept (stored, rendered into every later request), so a note that would carry a
 secret or a sensitive disclosure is replaced by a placeholder naming the kind of thing withheld;
-its source ids stay, so a person can still find the message it came from.
+its source ids (and their tool provenance) stay, so a person can still find the message it came
+from.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def withheld_note(reason: str) -> str:
 def _withhold(item: SnapshotItem) -> SnapshotItem:
     decision = check_text(item.text)
     if not decision.allowed:
-        return SnapshotItem(withheld_note(str(decision.reason)), item.sources, None)
+        return replace(item, text=withheld_note(str(decision.reason)), subject=None)
     if item.subject is not None and not check_text(item.subject).allowed:
         return replace(item, subject=None)
     return item

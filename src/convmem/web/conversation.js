@@ -23,6 +23,7 @@ const SECTION_NAMES = {
 const MARKS = {
   included: ["in the request", "Sent verbatim in the last request."],
   stubbed: ["stubbed", "A tool result too large for the budget: the request held a short stub instead."],
+  media_stubbed: ["image stubbed", "An older image or file: the request named it in a short stub instead."],
   retrieved: ["retrieved", "Evicted, then brought back as relevant to the new message."],
   summarised: ["summarised", "Evicted; the request's summary covers it."],
   evicted: ["evicted", "Left out of the last request."],
@@ -93,13 +94,18 @@ function marksOf(assembly, byId) {
   const add = (id, mark) => marks.set(id, [...(marks.get(id) || []), mark]);
   const included = new Set(r.included_ids);
   const stubbed = new Set(r.stubbed_ids);
+  const mediaStubbed = new Set(r.media_stubbed_ids || []);
   const retrieved = new Set(r.retrieved_ids || []);
   const summarised = new Set();
   for (let id = r.summary_through_id; id; id = byId.get(id)?.parent_id) summarised.add(id);
   const newest = r.included_ids.filter((id) => byId.has(id))
     .reduce((a, b) => (byId.get(b).depth > (a ? byId.get(a).depth : -1) ? b : a), null);
   for (let id = newest; id; id = byId.get(id)?.parent_id) {
-    if (included.has(id)) { add(id, stubbed.has(id) ? "stubbed" : "included"); continue; }
+    if (included.has(id)) {
+      add(id, stubbed.has(id) ? "stubbed" : "included");
+      if (mediaStubbed.has(id)) add(id, "media_stubbed");
+      continue;
+    }
     if (summarised.has(id)) add(id, "summarised");
     if (retrieved.has(id)) add(id, "retrieved");
     if (!summarised.has(id) && !retrieved.has(id)) add(id, "evicted");
@@ -166,12 +172,39 @@ function messageItem(m, active) {
         marks.map((mark) => h("span", { class: `mark mark-${mark}`, title: MARKS[mark][1] }, MARKS[mark][0])),
         h("time", { class: "hint", datetime: m.created_at }, formatDate(m.created_at)),
       ),
-      long
-        ? h("details", { class: "content" }, h("summary", {}, excerpt(text, FULL_TEXT_OVER)), h("p", {}, text))
-        : h("p", { class: "content" }, text),
+      m.parts
+        ? partsView(m.parts)
+        : long
+          ? h("details", { class: "content" }, h("summary", {}, excerpt(text, FULL_TEXT_OVER)), h("p", {}, text))
+          : h("p", { class: "content" }, text),
       m.content && calls ? h("p", { class: "hint" }, calls) : null,
     ),
   );
+}
+
+// Content parts: text as text, an image as a thumbnail loaded from the application's own https
+// URL (never from convmem, never inline bytes), anything else as a chip naming it. Every caller
+// string goes in as text (h() never parses HTML), so a caption cannot add markup.
+function partsView(parts) {
+  return h("div", { class: "parts" }, parts.map((part) => {
+    if (part.type === "text") return h("p", { class: "content" }, part.text);
+    if (part.type === "image" && /^https:\/\//i.test(part.url || "")) {
+      return h("figure", { class: "thumb" },
+        h("img", {
+          src: part.url, alt: part.caption || part.name || "image", loading: "lazy",
+          referrerpolicy: "no-referrer", width: Math.min(part.width, 240),
+        }),
+        h("figcaption", { class: "hint" }, mediaLabel(part), part.caption ? ` · ${part.caption}` : ""));
+    }
+    return h("span", { class: `chip chip-${part.type}`, title: part.caption || part.extracted_text?.slice(0, 200) || "" },
+      mediaLabel(part));
+  }));
+}
+
+function mediaLabel(part) {
+  if (part.type === "image") return `${part.name || "image"}, ${part.width}\u00d7${part.height}`;
+  if (part.type === "file") return `${part.name}${part.page_count ? `, ${part.page_count} pages` : ""}`;
+  return part.name || part.type;
 }
 
 function versionSwitcher(m, siblings) {

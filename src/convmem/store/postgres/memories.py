@@ -36,12 +36,17 @@ _BY_CONVERSATION = (
     "tenant_id = %s AND conversation_id IN "
     "(SELECT id FROM conversations WHERE tenant_id = %s AND user_id = %s)"
 )
+_BY_MESSAGE = (
+    "tenant_id = %s AND message_id IN "
+    "(SELECT id FROM messages WHERE tenant_id = %s AND user_id = %s)"
+)
 USER_TABLES: tuple[tuple[str, str], ...] = (
     ("audit_events", _BY_USER),
     ("conversations", _BY_USER),
     ("jobs", _BY_CONVERSATION),
     ("last_assemblies", _BY_USER),
     ("memories", _BY_USER),
+    ("message_blobs", _BY_MESSAGE),
     ("messages", _BY_USER),
     ("pinned_instructions", _BY_USER),
     ("summaries", _BY_USER),
@@ -56,8 +61,8 @@ DERIVED_TABLES: tuple[tuple[str, str], ...] = (
 # dependants before the rows they reference
 _DELETE_ORDER = (
     "jobs", "summaries", "last_assemblies", "pinned_instructions", "message_index",
-    "conversation_terms", "search_generations", "messages", "conversations", "memory_vectors",
-    "memories", "user_settings",
+    "conversation_terms", "search_generations", "message_blobs", "messages", "conversations",
+    "memory_vectors", "memories", "user_settings",
 )  # fmt: skip
 # columns that are internal machinery, not the user's data
 _NOT_EXPORTED = {"seq", "tsv", "owner_lexeme"}

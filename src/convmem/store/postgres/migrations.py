@@ -450,6 +450,26 @@ def m011_tools(db: Connection) -> None:
     )
 
 
+def m012_message_parts(db: Connection) -> None:
+    # a message sent as content parts keeps them (NULL for plain text); ``content`` holds the
+    # message as text beside them. media_tokens: {tokenizer: the media's share of tokens}
+    db.execute("ALTER TABLE messages ADD COLUMN parts JSONB")
+    db.execute("ALTER TABLE messages ADD COLUMN media_tokens JSONB NOT NULL DEFAULT '{}'")
+    db.execute(
+        """
+        CREATE TABLE message_blobs (
+            tenant_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            -- inline media the caller asked convmem to keep, named by its hash as the part is
+            sha256 TEXT NOT NULL,
+            data BYTEA NOT NULL,
+            PRIMARY KEY (tenant_id, message_id, sha256),
+            FOREIGN KEY (tenant_id, message_id) REFERENCES messages (tenant_id, id)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -462,6 +482,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m009_keys_and_assemblies,
     m010_key_purposes,
     m011_tools,
+    m012_message_parts,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

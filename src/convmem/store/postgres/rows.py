@@ -15,6 +15,7 @@ from psycopg import errors as pg_errors
 from convmem.errors import StoreError, TimeLimitExceeded
 from convmem.model.deadline import Deadline
 from convmem.store.postgres.connection import Connection, map_error
+from convmem.store.rows import export_bytes
 from convmem.store.search_index import Vector
 
 # The path from a message towards the root, at most ``limit`` messages, as (id, n) with n = 0 at
@@ -114,4 +115,4 @@ def export_value(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, HalfVector):
         return None
-    return value
+    return export_bytes(value)

@@ -40,6 +40,7 @@ from convmem.store.rows import (
     CONVERSATION_COLUMNS,
     DECODED,
     MESSAGE_COLUMNS,
+    MESSAGE_WIDTH,
     conversation_from_row,
     message_from_row,
 )
@@ -122,7 +123,15 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Tool
         ).fetchone()
         if row is None:
             raise NotFound("message", message_id)
-        return BranchRow(message_from_row(row, DECODED), None, row[10], row[11])
+        estimate, before = row[MESSAGE_WIDTH:]
+        return BranchRow(message_from_row(row, DECODED), None, estimate, before)
+
+    def message_blobs(self, tenant: str, message_ids: Sequence[str]) -> dict[str, bytes]:
+        rows = self._db.execute(
+            "SELECT sha256, data FROM message_blobs WHERE tenant_id = %s AND message_id = ANY(%s)",
+            (tenant, list(message_ids)),
+        ).fetchall()
+        return {row[0]: bytes(row[1]) for row in rows}
 
     def children(self, tenant: str, conversation_id: str, parent_id: str | None) -> list[Message]:
         parent = "m.parent_id IS NULL" if parent_id is None else "m.parent_id = %s"
@@ -152,14 +161,17 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Tool
                 CHAIN_CTE
                 + f"""
                 SELECT {MESSAGE_COLUMNS}, (m.tokens ->> %s)::int, m.estimate_tokens,
-                    m.estimate_before
+                    m.estimate_before, (m.media_tokens ->> %s)::int
                 FROM chain JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
                 ORDER BY chain.n
                 """,
-                (next_id, tenant, page, tokenizer, tenant),
+                (next_id, tenant, page, tokenizer, tokenizer, tenant),
             ).fetchall()
             for row in rows:
-                yield BranchRow(message_from_row(row, DECODED), row[10], row[11], row[12])
+                tokens, estimate, before, media = row[MESSAGE_WIDTH:]
+                yield BranchRow(
+                    message_from_row(row, DECODED), tokens, estimate, before, media or 0
+                )
             next_id = rows[-1][2] if rows else None
             page = min(page * 2, _MAX_PAGE)
 
@@ -201,8 +213,8 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Tool
         self._db.cursor().executemany(
             "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, depth, "
             "role, content, tool_calls, tool_call_id, metadata, created_at, revision_of, "
-            "revision_kind, tokens, estimate_tokens, estimate_before) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            "revision_kind, tokens, estimate_tokens, estimate_before, parts, media_tokens) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             [
                 (
                     tenant, m.id, user, m.conversation_id, m.parent_id, m.depth, m.role,
@@ -211,11 +223,24 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Tool
                     m.tool_call_id, Jsonb(dict(m.metadata)), m.created_at, row.revision_of,
                     row.revision_kind, Jsonb(dict(row.tokens)), row.estimate_tokens,
                     row.estimate_before,
+                    Jsonb([part.to_dict() for part in m.parts]) if m.parts else None,
+                    Jsonb({k: v for k, v in row.media_tokens.items() if v}),
                 )
                 for row in rows
                 for m in (row.message,)
             ],
         )  # fmt: skip
+        blobs = [
+            (tenant, row.message.id, sha256, data)
+            for row in rows
+            for sha256, data in row.blobs.items()
+        ]
+        if blobs:
+            self._db.cursor().executemany(
+                "INSERT INTO message_blobs (tenant_id, message_id, sha256, data) "
+                "VALUES (%s, %s, %s, %s)",
+                blobs,
+            )
 
     def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None:
         self._db.execute(
@@ -242,6 +267,9 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Tool
         self.delete_derived(tenant, ids)
         self.forget_indexed(tenant, ids)
         self._db.execute(
+            "DELETE FROM message_blobs WHERE tenant_id = %s AND message_id = ANY(%s)", (tenant, ids)
+        )
+        self._db.execute(
             "DELETE FROM messages WHERE tenant_id = %s AND id = ANY(%s)", (tenant, ids)
         )
 
@@ -252,6 +280,11 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Tool
                 f"DELETE FROM {table} WHERE tenant_id = %s AND conversation_id = %s", key
             )
         self.forget_conversation_index(tenant, conversation_id)
+        self._db.execute(
+            "DELETE FROM message_blobs WHERE tenant_id = %s AND message_id IN (SELECT id FROM "
+            "messages WHERE tenant_id = %s AND conversation_id = %s)",
+            (tenant, *key),
+        )
         self._db.execute("DELETE FROM messages WHERE tenant_id = %s AND conversation_id = %s", key)
         self._db.execute("DELETE FROM conversations WHERE tenant_id = %s AND id = %s", key)
 

@@ -11,7 +11,7 @@ from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.keys import RetentionPolicy
 from convmem.store.memories import MemoryUpdate
-from convmem.store.rows import MEMORY_COLUMNS, memory_from_row
+from convmem.store.rows import MEMORY_COLUMNS, export_bytes, memory_from_row
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.sql import TEXT_CODEC
 
@@ -239,7 +239,10 @@ class MemoryTxnMixin:
                 f"SELECT * FROM {table} WHERE {where}", self._params(where, tenant, user)
             )
             names = [d[0] for d in cursor.description]
-            out[table] = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            out[table] = [
+                {name: export_bytes(value) for name, value in zip(names, row, strict=True)}
+                for row in cursor.fetchall()
+            ]
         return out
 
     def delete_user(self, tenant: str, user: str) -> dict[str, int]:

@@ -585,6 +585,28 @@ def m040_tools(db: sqlite3.Connection) -> None:
     )
 
 
+def m041_message_parts(db: sqlite3.Connection) -> None:
+    # a message sent as content parts keeps them as JSON (NULL for plain text); ``content``
+    # holds the message as text beside them
+    db.execute("ALTER TABLE messages ADD COLUMN parts TEXT")
+    # the media's share of a count (images by the provider's rule, files, audio), for reports
+    db.execute("ALTER TABLE message_tokens ADD COLUMN media_tokens INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        """
+        CREATE TABLE message_blobs (
+            tenant_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            -- inline media the caller asked convmem to keep, named by its hash as the part is
+            sha256 TEXT NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (tenant_id, message_id, sha256),
+            FOREIGN KEY (tenant_id, message_id) REFERENCES messages (tenant_id, id)
+                ON DELETE CASCADE
+        ) WITHOUT ROWID
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -603,6 +625,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m032_fts_erasure,
     m033_key_purposes,
     m040_tools,
+    m041_message_parts,
 ]
 
 

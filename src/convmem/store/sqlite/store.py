@@ -23,6 +23,7 @@ from convmem.store.conversations import (
 from convmem.store.rows import (
     CONVERSATION_COLUMNS,
     MESSAGE_COLUMNS,
+    MESSAGE_WIDTH,
     conversation_from_row,
     message_from_row,
 )
@@ -114,7 +115,16 @@ class SQLiteTxn(
         ).fetchone()
         if row is None:
             raise NotFound("message", message_id)
-        return BranchRow(message_from_row(row, TEXT_CODEC), None, row[10], row[11])
+        estimate, before = row[MESSAGE_WIDTH:]
+        return BranchRow(message_from_row(row, TEXT_CODEC), None, estimate, before)
+
+    def message_blobs(self, tenant: str, message_ids: Sequence[str]) -> dict[str, bytes]:
+        rows = self._db.execute(
+            "SELECT sha256, data FROM message_blobs WHERE tenant_id = ? "
+            "AND message_id IN (SELECT value FROM json_each(?))",
+            (tenant, json.dumps(list(message_ids))),
+        ).fetchall()
+        return {row[0]: bytes(row[1]) for row in rows}
 
     def children(self, tenant: str, conversation_id: str, parent_id: str | None) -> list[Message]:
         rows = self._db.execute(
@@ -139,7 +149,8 @@ class SQLiteTxn(
             rows = self._db.execute(
                 CHAIN_CTE
                 + f"""
-                SELECT {MESSAGE_COLUMNS}, t.tokens, m.estimate_tokens, m.estimate_before
+                SELECT {MESSAGE_COLUMNS}, t.tokens, m.estimate_tokens, m.estimate_before,
+                    t.media_tokens
                 FROM chain
                 JOIN messages m ON m.tenant_id = ? AND m.id = chain.id
                 LEFT JOIN message_tokens t
@@ -149,7 +160,10 @@ class SQLiteTxn(
                 (next_id, tenant, page, tenant, tokenizer),
             ).fetchall()
             for row in rows:
-                yield BranchRow(message_from_row(row, TEXT_CODEC), row[10], row[11], row[12])
+                tokens, estimate, before, media = row[MESSAGE_WIDTH:]
+                yield BranchRow(
+                    message_from_row(row, TEXT_CODEC), tokens, estimate, before, media or 0
+                )
             next_id = rows[-1][2] if rows else None
             page = min(page * 2, _MAX_PAGE)
 
@@ -189,8 +203,8 @@ class SQLiteTxn(
         self._db.executemany(
             "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, depth, "
             "role, content, tool_calls, tool_call_id, metadata, created_at, revision_of, "
-            "revision_kind, estimate_tokens, estimate_before) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "revision_kind, estimate_tokens, estimate_before, parts) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     tenant, m.id, user, m.conversation_id, m.parent_id, m.depth, m.role,
@@ -198,18 +212,27 @@ class SQLiteTxn(
                     json.dumps([call.to_dict() for call in m.tool_calls]) if m.tool_calls else None,
                     m.tool_call_id, json.dumps(dict(m.metadata)), m.created_at.isoformat(),
                     row.revision_of, row.revision_kind, row.estimate_tokens, row.estimate_before,
+                    json.dumps([part.to_dict() for part in m.parts]) if m.parts else None,
                 )
                 for row in rows
                 for m in (row.message,)
             ],
         )  # fmt: skip
         self._db.executemany(
-            "INSERT INTO message_tokens (tenant_id, message_id, tokenizer, tokens) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT INTO message_tokens (tenant_id, message_id, tokenizer, tokens, media_tokens) "
+            "VALUES (?, ?, ?, ?, ?)",
             [
-                (tenant, row.message.id, name, count)
+                (tenant, row.message.id, name, count, row.media_tokens.get(name, 0))
                 for row in rows
                 for name, count in row.tokens.items()
+            ],
+        )
+        self._db.executemany(
+            "INSERT INTO message_blobs (tenant_id, message_id, sha256, data) VALUES (?, ?, ?, ?)",
+            [
+                (tenant, row.message.id, sha256, data)
+                for row in rows
+                for sha256, data in row.blobs.items()
             ],
         )
 
@@ -246,11 +269,12 @@ class SQLiteTxn(
                 f"DELETE FROM {table} WHERE tenant_id = ? AND conversation_id = ?",
                 (tenant, conversation_id),
             )
-        self._db.execute(
-            "DELETE FROM message_tokens WHERE tenant_id = ? AND message_id IN "
-            "(SELECT id FROM messages WHERE tenant_id = ? AND conversation_id = ?)",
-            (tenant, tenant, conversation_id),
-        )
+        for table in ("message_tokens", "message_blobs"):
+            self._db.execute(
+                f"DELETE FROM {table} WHERE tenant_id = ? AND message_id IN "
+                "(SELECT id FROM messages WHERE tenant_id = ? AND conversation_id = ?)",
+                (tenant, tenant, conversation_id),
+            )
         self._db.execute(
             "DELETE FROM messages WHERE tenant_id = ? AND conversation_id = ?",
             (tenant, conversation_id),
