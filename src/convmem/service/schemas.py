@@ -67,6 +67,7 @@ _as_number = BeforeValidator(_number)
 Tokens = Annotated[int, Strict(False), Field(ge=0, le=100_000_000), _as_number]
 Window = Annotated[int, Strict(False), Field(ge=1, le=100_000_000), _as_number]
 MemoryK = Annotated[int, Strict(False), Field(ge=0, le=100), _as_number]
+ToolsK = Annotated[int, Strict(False), Field(ge=0, le=128), _as_number]
 Days = Annotated[int, Strict(False), Field(ge=1, le=36_500), _as_number]
 Role = Literal["system", "user", "assistant", "tool"]
 Category = Literal["preference", "profile", "constraint", "decision", "fact"]
@@ -147,7 +148,7 @@ class OptionsIn(_Request):
     memory_k: MemoryK = 32
     memory_share: float = Field(0.1, ge=0, lt=1, allow_inf_nan=False)
     memory_relevant_k: MemoryK = 4
-    tools_k: int = Field(8, ge=0, le=128, description="Most registry tools a request offers")
+    tools_k: ToolsK = Field(8, description="Most registry tools a request offers")
     tools_share: float = Field(
         0.15, ge=0, lt=1, allow_inf_nan=False, description="Most of the budget they may take"
     )
