@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,12 +53,10 @@ from convmem.formats import (
     render_openai,
     render_responses,
 )
+from convmem.history_units import ChainEntry, fit_unit, has_media, restore_media, units
 from convmem.model.deadline import TimeLimits
-from convmem.model.messages import Message
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
-from convmem.parts import sends_parts, stubbed_cost
-from convmem.parts_render import stub_media
 from convmem.prompt_cache import cached_tokens, prefix_chain
 from convmem.tokens import REPLY_PRIMING, TokenCounter, message_tokens
 from convmem.tools.cost import tools_tokens
@@ -67,16 +65,6 @@ from convmem.tools.schema import render_tools
 # Section names in request order. Later features fill the empty ones without reordering.
 LEADING_SECTIONS = ("system", "pinned", "memories", "summary")
 SECTION_ORDER = ("tools", *LEADING_SECTIONS, "history", "relevant_memories", "retrieved", "user")
-
-
-@dataclass(frozen=True)
-class ChainEntry:
-    """A message on the branch with its stored costs."""
-
-    message: Message
-    tokens: int  # in the request's tokenizer, framing included
-    estimate_before: int  # estimate tokens of all its ancestors: a stable position on the branch
-    media_tokens: int = 0  # the share of ``tokens`` its media (sent as such) costs
 
 
 @dataclass(frozen=True)
@@ -234,121 +222,6 @@ class AssembledContext:
     tools: list[dict[str, Any]] | None = None
 
 
-# --- units --------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Unit:
-    entries: list[ChainEntry]  # oldest first
-
-    @property
-    def tokens(self) -> int:
-        return sum(entry.tokens for entry in self.entries)
-
-    @property
-    def complete(self) -> bool:
-        head = self.entries[0].message
-        if not head.tool_calls:
-            return True
-        answered = {entry.message.tool_call_id for entry in self.entries[1:]}
-        return all(call.id in answered for call in head.tool_calls)
-
-
-def _units(branch: Iterable[ChainEntry]) -> Iterator[_Unit]:
-    """Group the branch, newest first, into units (a tool call travels with its results)."""
-    pending_results: list[ChainEntry] = []
-    for entry in branch:
-        if entry.message.role == "tool":
-            pending_results.append(entry)
-            continue
-        if pending_results:
-            # The store only accepts a tool result directly under its call or a sibling result.
-            yield _Unit([entry, *reversed(pending_results)])
-            pending_results = []
-        else:
-            yield _Unit([entry])
-    if pending_results:  # results whose call lies beyond the root cannot happen; be safe anyway
-        yield _Unit(list(reversed(pending_results)))
-
-
-def _stub_text(message: Message, tokens: int) -> str:
-    return f"[tool result omitted to fit the context window: {tokens} tokens, id {message.id}]"
-
-
-def _media_choices(
-    entry: ChainEntry, counter: TokenCounter
-) -> tuple[HistoryItem, HistoryItem | None]:
-    """A message as sent whole, and with its media replaced by stubs naming it (None when it
-    has no media sent as such, or the stubs would save nothing)."""
-    message = entry.message
-    parts = message.parts if sends_parts(message.role, message.parts) else ()
-    whole = HistoryItem(message, message.content, entry.tokens, parts=parts,
-                        media_tokens=entry.media_tokens)  # fmt: skip
-    if not entry.media_tokens or not parts:
-        return whole, None
-    cost = entry.tokens - entry.media_tokens + stubbed_cost(counter, parts, message.id)
-    if cost >= entry.tokens:
-        return whole, None
-    stubs = stub_media(parts, message.id)
-    return whole, HistoryItem(message, message.content, cost, parts=stubs, whole=whole)
-
-
-def _restore_media(kept: list[list[HistoryItem]], spare: int) -> None:
-    """Send whole the media of kept messages that ``spare`` tokens allow, newest first."""
-    for items in kept:
-        for index, item in enumerate(items):
-            whole = item.whole
-            if whole is not None and whole.tokens - item.tokens <= spare:
-                spare -= whole.tokens - item.tokens
-                items[index] = whole
-
-
-def _has_media(unit: _Unit) -> bool:
-    return len(unit.entries) == 1 and unit.entries[0].media_tokens > 0
-
-
-def _fit_unit(
-    unit: _Unit, room: int, stub_above: int, counter: TokenCounter, protected: str | None = None
-) -> list[HistoryItem] | None:
-    """The unit's items, with tool results stubbed as needed to fit ``room``; None if it can't."""
-    if len(unit.entries) == 1 and unit.entries[0].message.role != "tool":
-        entry = unit.entries[0]  # the common case: one message, no tool result to stub
-        whole, without_media = _media_choices(entry, counter)
-        # media is stubbed unless it is the newest the user sent and fits: the window is chosen
-        # as if it were, so old images never cost whole turns; ``_restore_media`` then sends
-        # what the room left allows, newest first
-        if without_media is not None and (entry.message.id != protected or whole.tokens > room):
-            return [without_media] if without_media.tokens <= room else None
-        return [whole] if whole.tokens <= room else None
-    contents = {e.message.id: e.message.content for e in unit.entries}
-    costs = {e.message.id: e.tokens for e in unit.entries}
-    stubbed: set[str] = set()
-
-    def stub(entry: ChainEntry) -> None:
-        text = _stub_text(entry.message, entry.tokens)
-        message = entry.message
-        cost = message_tokens(counter, message.role, text, (), message.tool_call_id)
-        if cost < costs[message.id]:
-            contents[message.id], costs[message.id] = text, cost
-            stubbed.add(message.id)
-
-    results = [e for e in unit.entries if e.message.role == "tool"]
-    for entry in results:
-        if entry.tokens > stub_above:
-            stub(entry)
-    for entry in sorted(results, key=lambda e: e.tokens, reverse=True):
-        if sum(costs.values()) <= room:
-            break
-        if entry.message.id not in stubbed:
-            stub(entry)
-    if sum(costs.values()) > room:
-        return None
-    return [
-        HistoryItem(e.message, contents[e.message.id], costs[e.message.id], e.message.id in stubbed)
-        for e in unit.entries
-    ]
-
-
 # --- assembly -----------------------------------------------------------------------------------
 
 
@@ -469,18 +342,18 @@ def plan_history(
     newest_evicted: str | None = None
     protected: str | None = None  # the newest message with media on the branch, kept if it fits
     media_seen = False
-    for unit in _units(branch):
+    for unit in units(branch):
         if not unit.complete:
             incomplete.extend(e.message.id for e in unit.entries)
             continue
-        if not media_seen and _has_media(unit):
+        if not media_seen and has_media(unit):
             media_seen = True
             if unit.entries[0].message.role == "user":
                 protected = unit.entries[0].message.id
-        items = _fit_unit(unit, room, stub_above, counter, protected)
+        items = fit_unit(unit, room, stub_above, counter, protected)
         if items is None and current is None and not kept and reserve:
             # the turn being answered must be sent: the summary gives up room for it
-            items = _fit_unit(unit, room + reserve, stub_above, counter, protected)
+            items = fit_unit(unit, room + reserve, stub_above, counter, protected)
             if items is not None:
                 taken = max(0, sum(item.tokens for item in items) - room)
                 reserve -= taken
@@ -513,7 +386,7 @@ def plan_history(
                 evicted.extend(item.message.id for item in items)
             kept, kept_positions = kept[:keep], kept_positions[:keep]
 
-    _restore_media(kept, history_budget - sum(i.tokens for items in kept for i in items))
+    restore_media(kept, history_budget - sum(i.tokens for items in kept for i in items))
     history = [item for items in reversed(kept) for item in items]
     memory_ids = [
         *fixed.memory_ids,

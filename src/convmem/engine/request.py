@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from convmem.assemble import (
     AssembledContext,
     AssemblyOptions,
-    ChainEntry,
     FixedParts,
     HistoryPlan,
     SummaryUse,
@@ -28,6 +27,7 @@ from convmem.budget import memory_caps, retrieved_reserve, tools_cap
 from convmem.engine.handles import Database
 from convmem.errors import BudgetExceeded, StoreError
 from convmem.formats import Format
+from convmem.history_units import ChainEntry
 from convmem.memories import memory_gate, recall_candidates
 from convmem.memory.current_turn import outdated_memories
 from convmem.memory.recall import (
