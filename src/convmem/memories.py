@@ -16,8 +16,9 @@ from typing import Any, Protocol, TypedDict
 
 from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
 from convmem.ids import new_id
-from convmem.memory.intent import Intent, classify, matches_forget, subject_slot
+from convmem.memory.intent import Intent, matches_forget
 from convmem.memory.policy import PolicyDecision, check_fields, check_memory_write
+from convmem.memory.slots import classify, subject_slot
 from convmem.model.memory import (
     CATEGORIES,
     STATUSES,

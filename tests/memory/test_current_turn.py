@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from convmem.memory.current_turn import outdated_memories
-from convmem.memory.intent import classify, slot_value
+from convmem.memory.slots import classify, slot_value
 from convmem.model.memory import MemoryRecord
 
 SAVED = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from convmem.memory.intent import SlotValue, slot_value, statements
+from convmem.memory.intent import statements
+from convmem.memory.slots import SlotValue, slot_value
 from convmem.model.memory import MemoryRecord
 
 # A slot's subject key is one or two words ("home", "answer length"); any other memory's is the
