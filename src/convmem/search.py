@@ -42,7 +42,7 @@ from convmem.errors import InvalidInput, InvalidQuery
 from convmem.model.memory import MemoryHit, MemoryRecord
 from convmem.model.search import MessageHit
 from convmem.retrieval.caches import VectorCache, embed_with_words
-from convmem.retrieval.fusion import Fused, boost, lift_by_neighbours, rrf
+from convmem.retrieval.fusion import Fused, Scores, rrf
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MessageHitRow, ReadTxn, TermVector
@@ -162,14 +162,14 @@ def rank_conversation(
             limit=options.depth,
         )  # fmt: skip
         rankings.append(("vector", ranked(nearest)))
-    fused = rrf(rankings, k=options.rrf_k)
+    fused = Scores.rrf(rankings, k=options.rrf_k)
     if len(plan.names) == 1:
         named = plan.names[0]
         favoured = {key for key, speaker in speaker_of.items() if speaker == named}
-        fused = boost(fused, favoured, options.speaker_boost)
+        fused = fused.boost(favoured, options.speaker_boost)
     if embedder is not None and use & {"expansion", "vector"} and options.neighbour_lift > 0:
-        fused = lift_by_neighbours(fused, depth_of, options.neighbour_lift)
-    return fused
+        fused = fused.lift(depth_of, options.neighbour_lift)
+    return fused.ranked()
 
 
 def widening_words(
