@@ -134,3 +134,44 @@ def test_backend_choices_are_checked() -> None:
         convmem.SentenceTransformerEmbedder(backend="tensorflow")
     with pytest.raises(convmem.InvalidInput):
         convmem.SentenceTransformerEmbedder(quantize=True, backend="onnx")
+
+
+# --- int8 queries ---------------------------------------------------------------------------------
+
+
+def test_queries_run_an_int8_graph_close_to_the_model(
+    onnx_cache: Path, torch_minilm: convmem.SentenceTransformerEmbedder
+) -> None:
+    onnx = convmem.SentenceTransformerEmbedder(threads=1, backend="onnx")
+    assert onnx.query_backend == "onnx-int8"
+    assert isinstance(onnx, convmem.QueryEmbedder)
+    texts = [*TEXTS[:3], "hobbies", "What did Caroline research after the support group?"]
+    queries, documents = onnx.embed_queries(texts), torch_minilm.embed(texts)
+    assert np.allclose(np.linalg.norm(queries, axis=1), 1.0, atol=1e-4)
+    cosines = (queries * documents).sum(axis=1)
+    assert cosines.min() > 0.95  # close to the float model's vectors ...
+    assert float(np.abs(queries - documents).max()) > 1e-3  # ... but from another graph
+    assert np.array_equal(onnx.embed_queries([texts[4]])[0], queries[4])  # one at a time
+    # documents still go through the float graph, which is what the index stores
+    assert float(np.abs(onnx.embed(texts) - documents).max()) < 1e-4
+    assert len(list(onnx_cache.glob("*.onnx"))) == 1
+    assert len(list((onnx_cache / "qint8").glob("*.onnx"))) == 1
+    plain = convmem.SentenceTransformerEmbedder(threads=1, backend="onnx", int8_queries=False)
+    assert plain.query_backend == "onnx"
+    assert float(np.abs(plain.embed_queries(texts) - documents).max()) < 1e-4
+
+
+def test_a_damaged_int8_graph_leaves_queries_on_the_float_graph(
+    onnx_cache: Path, torch_minilm: convmem.SentenceTransformerEmbedder
+) -> None:
+    from convmem.retrieval.onnx_runtime import OnnxSentenceEncoder
+
+    OnnxSentenceEncoder(torch_minilm._load(), int8=True)
+    (graph,) = (onnx_cache / "qint8").glob("*.onnx")
+    graph.write_bytes(b"damaged")
+    onnx = convmem.SentenceTransformerEmbedder(threads=1, backend="onnx")
+    assert onnx.query_backend == "onnx"
+    assert not graph.exists()  # removed: the next load quantizes afresh
+    want = torch_minilm.embed(TEXTS[:3])
+    assert float(np.abs(onnx.embed_queries(TEXTS[:3]) - want).max()) < 1e-4
+    assert convmem.SentenceTransformerEmbedder(threads=1).query_backend == "onnx-int8"

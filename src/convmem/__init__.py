@@ -46,7 +46,12 @@ from convmem.model.deadline import TimeLimits
 from convmem.model.purpose import PURPOSES
 from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
 from convmem.model.summary import Job, SummaryRecord
-from convmem.retrieval.vector import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from convmem.retrieval.vector import (
+    Embedder,
+    HashingEmbedder,
+    QueryEmbedder,
+    SentenceTransformerEmbedder,
+)
 from convmem.search import SearchOptions
 from convmem.store.base import PinnedInstruction, Store
 from convmem.summarize import ExtractiveSummarizer, LLMSummarizer, LLMSummarizerConfig, Summarizer
@@ -86,6 +91,7 @@ __all__ = [
     "PURPOSES",
     "PinnedInstruction",
     "PurposeNotAllowed",
+    "QueryEmbedder",
     "Scope",
     "SearchOptions",
     "SentenceTransformerEmbedder",

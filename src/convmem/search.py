@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from convmem.errors import InvalidInput, InvalidQuery
 from convmem.model.memory import MemoryHit, MemoryRecord
 from convmem.model.search import MessageHit
-from convmem.retrieval.caches import VectorCache, embed_with_words
+from convmem.retrieval.caches import VectorCache, embed_with_words, query_vector
 from convmem.retrieval.fusion import Fused, Scores, rrf
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.vector import Embedder, normalise
@@ -123,9 +123,11 @@ def rank_conversation(
     cache: VectorCache,
     options: SearchOptions,
     window: Window = EVERY_TURN,
+    limit: int | None = None,
 ) -> list[Fused[str]]:
-    """Fused ranking of a conversation's turns (message ids) for ``query``. The store ranks
-    each retriever's candidates in its own engine; this fuses them."""
+    """Fused ranking of a conversation's turns (message ids) for ``query``, the best ``limit``
+    (every candidate when None). The store ranks each retriever's candidates in its own engine;
+    this fuses them."""
     tenant, user = who.tenant, who.user
     speakers = tx.conversation_speakers(tenant, conversation_id)
     plan = plan_query(query, speakers)
@@ -156,9 +158,9 @@ def rank_conversation(
         if extra:
             rankings.append(("expansion", lexical([*plan.terms, *extra])))
     if embedder is not None and "vector" in use:
-        query_vector = normalise(embedder.embed([plan.vector_text]))[0]
+        vector = query_vector(embedder, cache, plan.vector_text)
         nearest = tx.nearest_messages(
-            tenant, user, conversation_id, embedder.name, query_vector, window=window,
+            tenant, user, conversation_id, embedder.name, vector, window=window,
             limit=options.depth,
         )  # fmt: skip
         rankings.append(("vector", ranked(nearest)))
@@ -169,7 +171,7 @@ def rank_conversation(
         fused = fused.boost(favoured, options.speaker_boost)
     if embedder is not None and use & {"expansion", "vector"} and options.neighbour_lift > 0:
         fused = fused.lift(depth_of, options.neighbour_lift)
-    return fused.ranked()
+    return fused.ranked(limit)
 
 
 def widening_words(
@@ -215,7 +217,7 @@ def search_conversation(
     check_query(query, k)
     fused = rank_conversation(
         tx, who, conversation_id, query, embedder=embedder, cache=cache, options=options,
-        window=window,
+        window=window, limit=k,
     )  # fmt: skip
     found = tx.get_messages(who.tenant, who.user, [item.key for item in fused[:k]])
     return [MessageHit(found[item.key], item.score, item.retrievers) for item in fused[:k]]
@@ -256,9 +258,9 @@ def search_memories(
     records: dict[str, MemoryRecord] = {hit.record.id: hit.record for hit in lexical}
     nearest: list[tuple[str, float]] = []
     if embedder is not None and query.strip():
-        query_vector = normalise(embedder.embed([query]))[0]
+        vector = normalise(embedder.embed([query]))[0]
         for hit in tx.nearest_memories(
-            who.tenant, who.user, embedder.name, query_vector, scopes=scopes,
+            who.tenant, who.user, embedder.name, vector, scopes=scopes,
             purposes=who.purposes, now=now, limit=depth,
         ):  # fmt: skip
             records.setdefault(hit.record.id, hit.record)

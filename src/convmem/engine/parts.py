@@ -39,7 +39,7 @@ from convmem.engine.request import Request
 from convmem.errors import StoreBusy, TimeLimitExceeded
 from convmem.model.deadline import Deadline, TimeLimits
 from convmem.retrieval.matrix import Matrix
-from convmem.retrieval.vector import Embedder
+from convmem.retrieval.vector import Embedder, embed_queries
 from convmem.store.base import TimeLimitedReads
 
 T = TypeVar("T")
@@ -154,20 +154,26 @@ class GuardedEmbedder:
         return self._inner.dimensions
 
     def embed(self, texts: Sequence[str]) -> Matrix:
+        return self._guarded(lambda: self._inner.embed(texts))
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self._guarded(lambda: embed_queries(self._inner, texts))
+
+    def _guarded(self, call: Callable[[], Matrix]) -> Matrix:
         if self.failure is None:
             try:
-                return self._embed(texts)
+                return self._timed(call)
             except Exception as exc:
                 self.failure = exc
         raise _EmbedderFailed from self.failure
 
-    def _embed(self, texts: Sequence[str]) -> Matrix:
+    def _timed(self, call: Callable[[], Matrix]) -> Matrix:
         if self._left is None or self._limit is None:
-            return self._inner.embed(texts)
+            return call()
         deadline = Deadline(self._left)
         with self._parts.waiting_on_another_part():
             try:
-                return run_with_limit(lambda: self._inner.embed(texts), deadline.remaining())
+                return run_with_limit(call, deadline.remaining())
             except FutureTimeout:
                 raise TimeLimitExceeded(self._limit) from None
             finally:

@@ -340,8 +340,8 @@ def _older_turns(
     fused = rank_conversation(
         tx, who, conversation_id, query, embedder=request.embedder,
         cache=memory.vector_cache, options=memory.config.search,
-        window=Window(max_depth=window_depth),
-    )[: 4 * k]  # fmt: skip
+        window=Window(max_depth=window_depth), limit=4 * k,
+    )  # fmt: skip
     found = tx.get_messages(who.tenant, who.user, [f.key for f in fused])
     candidates = [found[f.key] for f in fused]
     if not candidates:

@@ -1,43 +1,95 @@
-"""The in-process word-vector cache, and embedding texts with their words through it.
+"""The in-process vector cache (words, and queries by digest), and embedding through it.
 
-It holds vectors of single words, never other text, and only in memory. (A conversation's turn
-vectors are cached by the store backend that needs it: ``convmem.store.sqlite.accelerator``.)
+It holds vectors of single words and of recent queries, only in memory; a query is keyed by a
+digest of its text, so no text beyond single words is held. (A conversation's turn vectors are
+cached by the store backend that needs it: ``convmem.store.sqlite.accelerator``.)
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Generic, TypeVar
 
 import numpy as np
 
-from convmem.retrieval.vector import Embedder, Matrix, normalise
+from convmem.retrieval.vector import Embedder, Matrix, embed_queries, normalise
 from convmem.store.base import Vector
+
+KT = TypeVar("KT", bound=Hashable)
 
 
 class VectorCache:
-    """In-process word → vector memo (per embedder), bounded. Words recur across turns and
-    queries; embedding each once per process takes the model off the common path. Holds no
-    content beyond single words, and only in memory."""
+    """In-process word → vector memo (per embedder), bounded, and a smaller one of query
+    vectors. Words recur across turns and queries; embedding each once per process takes the
+    model off the common path. A query recurs less, but when it does (a retried request, a
+    search and an assembly for the same message) its vector costs nothing. Holds no content
+    beyond single words (queries are keyed by a digest), and only in memory."""
 
-    def __init__(self, capacity: int = 50_000) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[tuple[str, str], Matrix] = OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, capacity: int = 50_000, queries: int = 1024) -> None:
+        self._words: _Lru[tuple[str, str]] = _Lru(capacity)
+        self._queries: _Lru[tuple[str, bytes]] = _Lru(queries)
 
     def get(self, embedder: str, word: str) -> Matrix | None:
-        with self._lock:
-            vector = self._items.get((embedder, word))
-            if vector is not None:
-                self._items.move_to_end((embedder, word))
-            return vector
+        return self._words.get((embedder, word))
 
     def put(self, embedder: str, word: str, vector: Matrix) -> None:
+        self._words.put((embedder, word), vector)
+
+    def query(self, embedder: str, text: str) -> Matrix | None:
+        return self._queries.get((embedder, _digest(text)))
+
+    def put_query(self, embedder: str, text: str, vector: Matrix) -> None:
+        self._queries.put((embedder, _digest(text)), vector)
+
+    def forget_queries(self) -> None:
+        """Drop every query vector (a benchmark timing the model, say)."""
+        self._queries.clear()
+
+
+class _Lru(Generic[KT]):
+    """A bounded, thread-safe map that forgets the least recently used entry first."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[KT, Matrix] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: KT) -> Matrix | None:
         with self._lock:
-            self._items[(embedder, word)] = vector
-            if len(self._items) > self._capacity:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: KT, value: Matrix) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def query_vector(embedder: Embedder, cache: VectorCache, text: str) -> Matrix:
+    """``text``'s unit vector as a query (``embed_queries``), from the cache when it was
+    embedded recently by the same embedder."""
+    known = cache.query(embedder.name, text)
+    if known is not None:
+        return known
+    vector: Matrix = embed_queries(embedder, [text])[0]
+    vector.setflags(write=False)  # shared between requests: nobody may change it
+    cache.put_query(embedder.name, text, vector)
+    return vector
 
 
 def embed_with_words(

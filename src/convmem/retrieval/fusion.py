@@ -78,7 +78,7 @@ class Scores(Generic[K]):
         for key in favoured:
             if key in scores:
                 scores[key] *= factor
-        return Scores(sorted(self._order, key=scores.__getitem__, reverse=True), scores, self._retrievers)
+        return self._resorted(scores)
 
     def lift(self, position: Mapping[K, int], weight: float) -> Scores[K]:
         """See ``lift_by_neighbours``."""
@@ -96,7 +96,12 @@ class Scores(Generic[K]):
             if at is not None:
                 near = max(best_at.get(at - 1, 0.0), best_at.get(at + 1, 0.0))
                 lifted[key] = scores[key] + weight * near
-        return Scores(sorted(self._order, key=lifted.__getitem__, reverse=True), lifted, self._retrievers)
+        return self._resorted(lifted)
+
+    def _resorted(self, scores: dict[K, float]) -> Scores[K]:
+        # stable: equal scores keep this step's input order
+        order = sorted(self._order, key=scores.__getitem__, reverse=True)
+        return Scores(order, scores, self._retrievers)
 
     def ranked(self, limit: int | None = None) -> list[Fused[K]]:
         """The results best first (the first ``limit`` of them)."""
