@@ -151,12 +151,18 @@ def rank_conversation(
             )
         )
 
-    if "lexical" in use and plan.terms:
-        rankings.append(("lexical", lexical(plan.terms)))
+    extra: list[str] = []
     if embedder is not None and "expansion" in use and plan.terms:
         extra = widening_words(tx, who, conversation_id, plan.terms, embedder, cache, options)
-        if extra:
-            rankings.append(("expansion", lexical([*plan.terms, *extra])))
+    if "lexical" in use and plan.terms and extra:  # both from one pass where the store can
+        narrow, wide = tx.search_messages_widened(
+            tenant, user, conversation_id, plan.terms, extra, window=window, limit=options.depth
+        )
+        rankings += [("lexical", ranked(narrow)), ("expansion", ranked(wide))]
+    elif "lexical" in use and plan.terms:
+        rankings.append(("lexical", lexical(plan.terms)))
+    elif extra:
+        rankings.append(("expansion", lexical([*plan.terms, *extra])))
     if embedder is not None and "vector" in use:
         vector = query_vector(embedder, cache, plan.vector_text)
         nearest = tx.nearest_messages(

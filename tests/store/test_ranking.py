@@ -69,6 +69,35 @@ def test_search_messages_returns_depth_and_speaker_under_the_window(backend: Bac
     assert syntax == []  # terms are text, never query syntax: no error, and no match
 
 
+def test_a_widened_search_ranks_the_terms_and_the_wider_query(backend: Backend) -> None:
+    with backend.open() as memory:
+        conv, ids = _conversation(memory)
+        memory.scope("acme", "bob").create_conversation().append("user", "A lake and a class.")
+        with memory.store.read() as tx:
+
+            def search(terms: list[str], user: str = "alice") -> list[str]:
+                rows = tx.search_messages("acme", user, conv, terms, window=Window(), limit=10)
+                return [r.message_id for r in rows]
+
+            narrow, wide = tx.search_messages_widened(
+                "acme", "alice", conv, ["pottery"], ["lake"], window=Window(), limit=10
+            )
+            shallow = tx.search_messages_widened(
+                "acme", "alice", conv, ["pottery"], ["lake"], window=Window(max_depth=2), limit=1
+            )
+            bobs = tx.search_messages_widened(
+                "acme", "bob", conv, ["pottery"], ["lake"], window=Window(), limit=10
+            )
+            expected_narrow, expected_wide = search(["pottery"]), search(["pottery", "lake"])
+    # each ranking is the one its own query gives
+    assert [r.message_id for r in wide] == expected_wide
+    assert [r.message_id for r in narrow] == expected_narrow
+    assert {r.message_id for r in narrow[:2]} == {ids[1], ids[3]}  # who says it, first
+    assert {r.message_id: r.depth for r in wide} == {m: i for i, m in enumerate(ids)}
+    assert len(shallow[0]) == len(shallow[1]) == 1 and shallow[1][0].message_id in ids[:2]
+    assert bobs == ([], [])  # another user's conversation: nothing, whatever the words
+
+
 def test_nearest_memories_are_the_principals_current_ones(backend: Backend) -> None:
     with backend.open(embedder=EMBEDDER) as memory:
         alice = memory.scope("acme", "alice")

@@ -64,6 +64,24 @@ class RankedSearch(Protocol):
         (SQLite and PostgreSQL stem English); a turn's own text weighs twice its neighbours'."""
         ...
 
+    def search_messages_widened(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        terms: Sequence[str],
+        extra: Sequence[str],
+        *,
+        window: Window,
+        limit: int,
+    ) -> tuple[list[MessageHitRow], list[MessageHitRow]]:
+        """Two rankings: ``search_messages`` of ``terms``, and of ``terms`` and ``extra`` (the
+        words a query is widened with) together. A backend may rank both from one pass over the
+        wider query's matches; its first ranking may then differ from ``search_messages``'s in
+        how it attributes a matched inflection to a term (SQLite: the term sharing the longest
+        prefix, among all of them), never in which conversation's turns it returns."""
+        ...
+
     def nearest_messages(
         self,
         tenant: str,

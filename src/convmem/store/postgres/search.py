@@ -197,15 +197,48 @@ class SearchTxnMixin(TxnBase):
         limit: int,
     ) -> list[MessageHitRow]:
         """Messages of one conversation matching any of ``terms``, best first."""
+        return self._ranked(tenant, user, conversation_id, [], terms, window, 0, limit)[1]
+
+    def search_messages_widened(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        terms: Sequence[str],
+        extra: Sequence[str],
+        *,
+        window: Window,
+        limit: int,
+    ) -> tuple[list[MessageHitRow], list[MessageHitRow]]:
+        """One statement: each term's weight is its own ``ts_rank`` and IDF, so the narrower
+        ranking is the wider query's matches scored by the narrower terms only — exactly
+        ``search_messages``'s (below ``_MAX_CANDIDATES`` matches) — and a round trip less."""
+        wider = [*terms, *extra]
+        return self._ranked(tenant, user, conversation_id, terms, wider, window, limit, limit)
+
+    def _ranked(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        narrow: Sequence[str],
+        terms: Sequence[str],
+        window: Window,
+        narrow_limit: int,
+        limit: int,
+    ) -> tuple[list[MessageHitRow], list[MessageHitRow]]:
+        """The turns matching any of ``terms`` ranked by all of them, and those matching any of
+        ``narrow`` (a subset) ranked by those alone; at most ``narrow_limit`` / ``limit``."""
         wanted = [t for t in terms if t]
         if not wanted or limit < 1:
-            return []
+            return [], []
         filters, params = _window(window)
         owner = _owner_query(conversation_lexeme(tenant, conversation_id))
         rows = self._db.execute(
             f"""
             WITH q AS (
-                SELECT term, plainto_tsquery('{TS_CONFIG}', term) AS tq
+                SELECT term, plainto_tsquery('{TS_CONFIG}', term) AS tq,
+                    term = ANY(%s::text[]) AS narrow
                 FROM unnest(%s::text[]) AS term
             ),
             c AS (
@@ -216,7 +249,7 @@ class SearchTxnMixin(TxnBase):
                 ORDER BY i.seq DESC LIMIT {_MAX_CANDIDATES}
             ),
             hits AS (
-                SELECT c.message_id, c.speaker, c.depth, q.term,
+                SELECT c.message_id, c.speaker, c.depth, q.term, q.narrow,
                     ts_rank({_WEIGHTS}, c.tsv, q.tq, 1) AS tf
                 FROM c JOIN q ON numnode(q.tq) > 0 AND c.tsv @@ q.tq
             ),
@@ -226,19 +259,34 @@ class SearchTxnMixin(TxnBase):
                 -- seek where count(*) would read the whole conversation's rows
                 SELECT coalesce(max(depth) + 1, 1) AS n FROM message_index
                 WHERE tenant_id = %s AND conversation_id = %s
+            ),
+            scored AS (
+                SELECT h.message_id, min(h.speaker) AS speaker, min(h.depth) AS depth,
+                    sum(w.idf * h.tf) AS score,
+                    sum(w.idf * h.tf) FILTER (WHERE h.narrow) AS narrow_score
+                FROM hits h JOIN df d USING (term) CROSS JOIN total t
+                CROSS JOIN LATERAL (SELECT greatest(1e-6,
+                    ln((greatest(t.n, d.n) - d.n + 0.5) / (d.n + 0.5))) AS idf) w
+                GROUP BY h.message_id
             )
-            SELECT h.message_id, min(h.speaker), min(h.depth),
-                sum(greatest(1e-6, ln((greatest(t.n, d.n) - d.n + 0.5) / (d.n + 0.5))) * h.tf)
-                    AS score
-            FROM hits h JOIN df d USING (term) CROSS JOIN total t
-            GROUP BY h.message_id ORDER BY score DESC, h.message_id LIMIT %s
+            -- each ranking's order travels as a number: UNION ALL promises none of its own
+            (SELECT true, message_id, speaker, depth, narrow_score,
+                row_number() OVER (ORDER BY narrow_score DESC, message_id) AS n
+             FROM scored WHERE narrow_score IS NOT NULL ORDER BY n LIMIT %s)
+            UNION ALL
+            (SELECT false, message_id, speaker, depth, score,
+                row_number() OVER (ORDER BY score DESC, message_id) AS n
+             FROM scored ORDER BY n LIMIT %s)
             """,
             (
-                wanted, tenant, user, conversation_id, owner, wanted, *params, tenant,
-                conversation_id, limit,
+                list(narrow), wanted, tenant, user, conversation_id, owner, wanted, *params,
+                tenant, conversation_id, narrow_limit, limit,
             ),
         ).fetchall()  # fmt: skip
-        return [MessageHitRow(r[0], r[1], r[2], float(r[3])) for r in rows]
+        found: tuple[list[MessageHitRow], list[MessageHitRow]] = ([], [])
+        for r in sorted(rows, key=lambda r: (not r[0], r[5])):
+            found[0 if r[0] else 1].append(MessageHitRow(r[1], r[2], r[3], float(r[4])))
+        return found
 
     def _bump(self, tenant: str, conversation_ids: Sequence[str]) -> None:
         if conversation_ids:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 # runs of word characters, lower-cased, underscores out: as FTS5's unicode61 tokenizer splits text
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -37,6 +37,18 @@ def or_query(terms: Sequence[str], *, columns: Sequence[str] = ()) -> str | None
 
 
 MARK_OPEN, MARK_CLOSE = "\x01", "\x02"
+
+
+def highlighted_tokens(texts: Iterable[str]) -> set[str]:
+    """The distinct tokens inside highlight marks."""
+    found: set[str] = set()
+    for text in texts:
+        if MARK_OPEN in text:
+            for span in _MARKED.findall(text):
+                found.update(_tokens(span))
+    return found
+
+
 _MARKED = re.compile("\x01([^\x02]*)\x02")
 
 
@@ -63,6 +75,7 @@ def bm25_scores(
     weights: Sequence[float],
     *,
     terms: Sequence[str] = (),
+    keep: Callable[[str], bool] | None = None,
     k1: float = 1.2,
     b: float = 0.75,
 ) -> dict[str, float]:
@@ -76,6 +89,10 @@ def bm25_scores(
     highlighted spans) counts for the query term of ``terms`` it shares the longest prefix with,
     standing in for the stemmer's grouping. Column weights as in FTS5: a column's hits count
     ``weight`` times; document length is the word count of all columns.
+
+    ``keep``: count only the highlighted tokens it accepts, and leave out a candidate with none
+    — with ``keep`` accepting the tokens that match ``terms``, the highlights of a wider query
+    score as a query of ``terms`` alone would.
     """
     lowered = [t.lower() for t in terms]
     # a marked span → the query terms its tokens count for; spans repeat across candidates
@@ -83,7 +100,8 @@ def bm25_scores(
     hits: list[dict[str, float]] = []
     lengths: list[int] = []
     df: dict[str, int] = {}
-    for _key, columns in candidates:
+    keys: list[str] = []
+    for key, columns in candidates:
         tf: dict[str, float] = {}
         length = 0
         for weight, text in zip(weights, columns, strict=True):
@@ -91,11 +109,17 @@ def bm25_scores(
             if MARK_OPEN not in text:
                 continue
             for span in _MARKED.findall(text):
-                counted = memo.get(span)
-                if counted is None:
-                    counted = memo[span] = [_term_of(w, lowered) for w in _tokens(span)]
-                for term in counted:
+                matched = memo.get(span)
+                if matched is None:
+                    tokens = _tokens(span)
+                    if keep is not None:
+                        tokens = [w for w in tokens if keep(w)]
+                    matched = memo[span] = [_term_of(w, lowered) for w in tokens]
+                for term in matched:
                     tf[term] = tf.get(term, 0.0) + weight
+        if keep is not None and not tf:
+            continue
+        keys.append(key)
         hits.append(tf)
         lengths.append(length)
         for term in tf:
@@ -106,7 +130,7 @@ def bm25_scores(
     n = max(total, len(hits))
     idf = {t: max(1e-6, math.log((n - d + 0.5) / (d + 0.5))) for t, d in df.items()}
     scores: dict[str, float] = {}
-    for (key, _), tf, length in zip(candidates, hits, lengths, strict=True):
+    for key, tf, length in zip(keys, hits, lengths, strict=True):
         norm = k1 * (1 - b + b * length / average)
         scores[key] = sum(idf[t] * (f * (k1 + 1)) / (f + norm) for t, f in tf.items())
     return scores
