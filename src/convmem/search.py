@@ -8,7 +8,8 @@ The pipeline (measured on the LoCoMo development split; see ``convmem.eval.locom
 2. **Lexical**: the terms, OR-ed, ranked by the store (SQLite: FTS5 with porter stemming and
    bm25 weighting the turn's own text 1 and its neighbours' text 0.5).
 3. **Expansion** (with an embedder): each term widened to at most 5 words of the conversation's
-   own vocabulary at cosine ≥ 0.6, run as a second lexical query. Word vectors are stored when the
+   own vocabulary at cosine ≥ 0.6, run as a second lexical query (the store ranks both from one
+   pass where it can: ``search_messages_widened``). Word vectors are stored when the
    words first appear, so a query embeds only words its tenant never used — apart from the query,
    in a call of their own (batched with it, each word would be padded to the query's length).
 4. **Vector**: cosine between the query without speaker names (a name dominates the embedding of a

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 # runs of word characters, lower-cased, underscores out: as FTS5's unicode61 tokenizer splits text
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -39,16 +40,6 @@ def or_query(terms: Sequence[str], *, columns: Sequence[str] = ()) -> str | None
 MARK_OPEN, MARK_CLOSE = "\x01", "\x02"
 
 
-def highlighted_tokens(texts: Iterable[str]) -> set[str]:
-    """The distinct tokens inside highlight marks."""
-    found: set[str] = set()
-    for text in texts:
-        if MARK_OPEN in text:
-            for span in _MARKED.findall(text):
-                found.update(_tokens(span))
-    return found
-
-
 _MARKED = re.compile("\x01([^\x02]*)\x02")
 
 
@@ -69,13 +60,21 @@ def _term_of(token: str, terms: Sequence[str]) -> str:
     return best
 
 
+@dataclass(frozen=True)
+class Terms:
+    """One ranking's terms for ``bm25_rankings``; ``keep`` (when set) accepts the highlighted
+    tokens that count for them — a candidate none counts for is left out."""
+
+    terms: Sequence[str]
+    keep: Callable[[str], bool] | None = None
+
+
 def bm25_scores(
     candidates: Sequence[tuple[str, Sequence[str]]],
     total: int,
     weights: Sequence[float],
     *,
     terms: Sequence[str] = (),
-    keep: Callable[[str], bool] | None = None,
     k1: float = 1.2,
     b: float = 0.75,
 ) -> dict[str, float]:
@@ -89,20 +88,30 @@ def bm25_scores(
     highlighted spans) counts for the query term of ``terms`` it shares the longest prefix with,
     standing in for the stemmer's grouping. Column weights as in FTS5: a column's hits count
     ``weight`` times; document length is the word count of all columns.
-
-    ``keep``: count only the highlighted tokens it accepts, and leave out a candidate with none
-    — with ``keep`` accepting the tokens that match ``terms``, the highlights of a wider query
-    score as a query of ``terms`` alone would.
     """
-    lowered = [t.lower() for t in terms]
-    # a marked span → the query terms its tokens count for; spans repeat across candidates
-    memo: dict[str, list[str]] = {}
-    hits: list[dict[str, float]] = []
+    (scores,) = bm25_rankings(candidates, total, weights, [Terms(terms)], k1=k1, b=b)
+    return scores
+
+
+def bm25_rankings(
+    candidates: Sequence[tuple[str, Sequence[str]]],
+    total: int,
+    weights: Sequence[float],
+    views: Sequence[Terms],
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> list[dict[str, float]]:
+    """``bm25_scores`` for each of ``views`` from one pass over the candidates' highlights: with
+    a view's ``keep`` accepting the tokens that match its terms, the highlights of a wider query
+    score as a query of those terms alone would."""
+    lowered = [[t.lower() for t in view.terms] for view in views]
+    # a marked span → (view, query term) for each of its tokens; spans repeat across candidates
+    memo: dict[str, list[tuple[int, str]]] = {}
+    tfs: list[list[dict[str, float]]] = []
     lengths: list[int] = []
-    df: dict[str, int] = {}
-    keys: list[str] = []
-    for key, columns in candidates:
-        tf: dict[str, float] = {}
+    for _key, columns in candidates:
+        tf: list[dict[str, float]] = [{} for _ in views]
         length = 0
         for weight, text in zip(weights, columns, strict=True):
             length += len(text.split())  # whitespace words: near enough the token count
@@ -111,26 +120,47 @@ def bm25_scores(
             for span in _MARKED.findall(text):
                 matched = memo.get(span)
                 if matched is None:
-                    tokens = _tokens(span)
-                    if keep is not None:
-                        tokens = [w for w in tokens if keep(w)]
-                    matched = memo[span] = [_term_of(w, lowered) for w in tokens]
-                for term in matched:
-                    tf[term] = tf.get(term, 0.0) + weight
-        if keep is not None and not tf:
-            continue
-        keys.append(key)
-        hits.append(tf)
+                    matched = memo[span] = [
+                        (i, _term_of(w, lowered[i]))
+                        for i, view in enumerate(views)
+                        for w in _tokens(span)
+                        if view.keep is None or view.keep(w)
+                    ]
+                for i, term in matched:
+                    counts = tf[i]
+                    counts[term] = counts.get(term, 0.0) + weight
+        tfs.append(tf)
         lengths.append(length)
+    out = []
+    for i, view in enumerate(views):
+        kept = [j for j, tf in enumerate(tfs) if view.keep is None or tf[i]]
+        out.append(
+            _scored([candidates[j][0] for j in kept], [tfs[j][i] for j in kept],
+                    [lengths[j] for j in kept], total, k1, b)
+        )  # fmt: skip
+    return out
+
+
+def _scored(
+    keys: Sequence[str],
+    tfs: Sequence[dict[str, float]],
+    lengths: Sequence[int],
+    total: int,
+    k1: float,
+    b: float,
+) -> dict[str, float]:
+    """BM25 of documents (key, term frequencies, length), with statistics over them."""
+    if not keys:
+        return {}
+    df: dict[str, int] = {}
+    for tf in tfs:
         for term in tf:
             df[term] = df.get(term, 0) + 1
-    if not hits:
-        return {}
     average = max(1.0, sum(lengths) / len(lengths))
-    n = max(total, len(hits))
+    n = max(total, len(keys))
     idf = {t: max(1e-6, math.log((n - d + 0.5) / (d + 0.5))) for t, d in df.items()}
     scores: dict[str, float] = {}
-    for key, tf, length in zip(keys, hits, lengths, strict=True):
+    for key, tf, length in zip(keys, tfs, lengths, strict=True):
         norm = k1 * (1 - b + b * length / average)
         scores[key] = sum(idf[t] * (f * (k1 + 1)) / (f + norm) for t, f in tf.items())
     return scores

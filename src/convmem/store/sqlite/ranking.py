@@ -28,8 +28,9 @@ from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.fts import (
     MARK_CLOSE,
     MARK_OPEN,
+    Terms,
+    bm25_rankings,
     bm25_scores,
-    highlighted_tokens,
     or_query,
     quote,
 )
@@ -104,17 +105,20 @@ class RankingTxnMixin:
         if matched is None or limit < 1:
             return [], []
         rows, total = matched
-        columns = _columns(rows)
-        marked = highlighted_tokens(text for r in rows for text in (r[3], r[4]))
-        stems = STEMS.of([*(t.lower() for t in terms), *marked])
-        wide = _best(rows, bm25_scores(columns, total, _COLUMN_WEIGHTS, terms=wider), limit)
-        if any(len(stems[t.lower()]) > 1 for t in terms):  # a phrase: not one token's match
-            return self.search_messages(*key, terms, window=window, limit=limit), wide
-        wanted = {stems[t.lower()] for t in terms if stems[t.lower()]}
-        narrow = bm25_scores(
-            columns, total, _COLUMN_WEIGHTS, terms=terms, keep=lambda w: stems[w] in wanted
+        stems = STEMS.of(t.lower() for t in terms)
+        if any(len(stem) > 1 for stem in stems.values()):  # a phrase: not one token's match
+            wide = bm25_scores(_columns(rows), total, _COLUMN_WEIGHTS, terms=wider)
+            narrow_rows = self.search_messages(*key, terms, window=window, limit=limit)
+            return narrow_rows, _best(rows, wide, limit)
+        wanted = {stem for stem in stems.values() if stem}
+
+        def matches_terms(token: str) -> bool:
+            return STEMS.of([token])[token] in wanted
+
+        narrow, wide = bm25_rankings(
+            _columns(rows), total, _COLUMN_WEIGHTS, [Terms(terms, matches_terms), Terms(wider)]
         )
-        return _best(rows, narrow, limit), wide
+        return _best(rows, narrow, limit), _best(rows, wide, limit)
 
     def _matching(
         self, tenant: str, user: str, conversation_id: str, terms: Sequence[str], window: Window
