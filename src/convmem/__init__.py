@@ -43,6 +43,7 @@ from convmem.model import (
     ToolCall,
 )
 from convmem.model.deadline import TimeLimits
+from convmem.model.entities import Entity, EntityFact
 from convmem.model.purpose import PURPOSES
 from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
 from convmem.model.summary import Job, SummaryRecord
@@ -70,6 +71,8 @@ __all__ = [
     "ConversationRecord",
     "ConvmemError",
     "Embedder",
+    "Entity",
+    "EntityFact",
     "ExtractiveSummarizer",
     "HashingEmbedder",
     "InvalidInput",

@@ -30,6 +30,9 @@ class Config:
     write lock); off, ``Memory.backfill_embeddings`` does it in batches later, which suits imports.
     ``session_gap``: a pause longer than this separates two turns' sessions; neighbours in
     different sessions are not indexed as context of each other.
+    ``entities``: derive entity memory (the people, places and things turns mention, and the
+    sentences about them) as each user or assistant turn is written; off, nothing is derived
+    until ``Scope.entities.rebuild``.
     ``time_limits``: how long each optional part of an assembly (memory recall, retrieval, the
     summary lookup, the embedder) may take before the request goes on without it; a request's
     ``AssemblyOptions.time_limits`` overrides them.
@@ -46,3 +49,4 @@ class Config:
     embed_on_write: bool = True
     session_gap: timedelta = DEFAULT_SESSION_GAP
     time_limits: TimeLimits = field(default_factory=TimeLimits)
+    entities: bool = True

@@ -30,6 +30,7 @@ from convmem.engine.request import (
     render_request,
     retrieve_evicted,
 )
+from convmem.entities.derive import derive_turn, extract_turn
 from convmem.errors import InvalidInput, InvalidMessage, InvalidQuery, NotFound
 from convmem.formats import Format
 from convmem.ids import new_id
@@ -252,8 +253,9 @@ class Conversation:
             message_id, self.id, None, 0, new.role, new.content, new.tool_calls,
             new.tool_call_id, new.metadata, new.created_at, parts=new.parts,
         )  # fmt: skip
-        # the model runs outside the write lock too
+        # the model runs outside the write lock too, and so does reading the turn's entities
         prepared = prepare_turn(unplaced, memory.write_embedder, memory.vector_cache)
+        mentions = extract_turn(unplaced) if memory.config.entities else None
 
         def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...]]:
             record = tx.get_conversation(tenant, user, self.id)
@@ -271,6 +273,7 @@ class Conversation:
             tx.insert_messages(tenant, user, [row])
             if prepared is not None:
                 write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
+            derive_turn(tx, record, stored, mentions)
             tx.set_active_leaf(tenant, self.id, stored.id)
             if intent is None:
                 return stored, ()

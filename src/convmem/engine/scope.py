@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Unpack
 
 from convmem.engine.conversation import Conversation
+from convmem.engine.entities import Entities
 from convmem.engine.handles import Database
 from convmem.engine.pins import pin_instruction
 from convmem.errors import NeverStoreViolation
@@ -52,6 +53,12 @@ class Scope:
     def memories(self) -> Memories:
         """The principal's memories: list, get, confirm, reject, update, delete, resolve."""
         return Memories(self)
+
+    @property
+    def entities(self) -> Entities:
+        """The people, places and things this user's conversations mention, with what was said
+        about each (derived from messages): list, get, search, delete, promote a fact, rebuild."""
+        return Entities(self, self.remember)
 
     def remember(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
         """Save a statement the user asked to keep. Returns a notice: saved, or blocked with a

@@ -16,6 +16,8 @@ capability Protocols of this package. Everything that touches a database goes th
 ``convmem.store.limits``               ``TimeLimitedReads``: a stretch of reads that stops at a
                                        deadline and leaves the transaction usable
 ``convmem.store.tools``                ``ToolReads`` / ``ToolWrites``: each tenant's tool registry
+``convmem.store.entities``             ``EntityReads`` / ``EntityWrites``: each user's entities
+                                       and their facts (derived from messages)
 =====================================  ==========================================================
 
 ``read()`` gives a consistent snapshot; ``write()`` an atomic transaction in which what the
@@ -48,6 +50,7 @@ from convmem.store.derived import (
     SummaryReads,
     SummaryWrites,
 )
+from convmem.store.entities import EntityReads, EntityRow, EntityWrites
 from convmem.store.keys import (
     KeyReads,
     KeyWrites,
@@ -82,6 +85,9 @@ __all__ = [
     "AssemblyReads",
     "AssemblyWrites",
     "BranchRow",
+    "EntityReads",
+    "EntityRow",
+    "EntityWrites",
     "ConversationReads",
     "ConversationRef",
     "ConversationWrites",
@@ -142,6 +148,7 @@ class ReadTxn(
     UserDataReads,
     TimeLimitedReads,
     ToolReads,
+    EntityReads,
     Protocol,
 ):
     """Every read capability, over one consistent snapshot."""
@@ -159,6 +166,7 @@ class WriteTxn(
     TenantPolicyWrites,
     UserDataWrites,
     ToolWrites,
+    EntityWrites,
     Protocol,
 ):
     """Every capability, in one atomic transaction."""

@@ -43,6 +43,9 @@ _BY_MESSAGE = (
 USER_TABLES: tuple[tuple[str, str], ...] = (
     ("audit_events", _BY_USER),
     ("conversations", _BY_USER),
+    ("entities", _BY_USER),
+    ("entity_facts", _BY_USER),
+    ("entity_names", _BY_USER),
     ("jobs", _BY_CONVERSATION),
     ("last_assemblies", _BY_USER),
     ("memories", _BY_USER),
@@ -60,6 +63,7 @@ DERIVED_TABLES: tuple[tuple[str, str], ...] = (
 )
 # dependants before the rows they reference
 _DELETE_ORDER = (
+    "entity_facts", "entity_names", "entities",
     "jobs", "summaries", "last_assemblies", "pinned_instructions", "message_index",
     "conversation_terms", "search_generations", "message_blobs", "messages", "conversations",
     "memory_vectors", "memories", "user_settings",

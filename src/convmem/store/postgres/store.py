@@ -30,6 +30,7 @@ from convmem.store.postgres.connection import (
     transaction,
 )
 from convmem.store.postgres.derived import DerivedRows
+from convmem.store.postgres.entities import EntityTxnMixin
 from convmem.store.postgres.keys import KeyTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
 from convmem.store.postgres.migrations import apply_migrations, pending_migrations
@@ -50,7 +51,9 @@ _FIRST_PAGE = 48
 _MAX_PAGE = 512
 
 
-class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, ToolTxnMixin):
+class PostgresTxn(
+    MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, ToolTxnMixin, EntityTxnMixin
+):
     """Read and write primitives over one connection inside one transaction."""
 
     # --- reads ----------------------------------------------------------------------------------
@@ -265,6 +268,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Tool
     def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
         ids = list(message_ids)
         self.delete_derived(tenant, ids)
+        self.delete_message_facts(tenant, ids)
         self.forget_indexed(tenant, ids)
         self._db.execute(
             "DELETE FROM message_blobs WHERE tenant_id = %s AND message_id = ANY(%s)", (tenant, ids)
@@ -275,6 +279,7 @@ class PostgresTxn(MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, Tool
 
     def delete_conversation(self, tenant: str, conversation_id: str) -> None:
         key = (tenant, conversation_id)
+        self.delete_conversation_facts(tenant, conversation_id)
         for table in ("summaries", "jobs", "pinned_instructions", "last_assemblies"):
             self._db.execute(
                 f"DELETE FROM {table} WHERE tenant_id = %s AND conversation_id = %s", key

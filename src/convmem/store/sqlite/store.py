@@ -30,6 +30,7 @@ from convmem.store.rows import (
 from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.connection import Statements, connect, transaction
 from convmem.store.sqlite.derived import DerivedRows
+from convmem.store.sqlite.entities import EntityTxnMixin
 from convmem.store.sqlite.erase import erase_deleted_fts
 from convmem.store.sqlite.keys import KeyTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
@@ -45,7 +46,13 @@ _MAX_PAGE = 512
 
 
 class SQLiteTxn(
-    MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, RankingTxnMixin, ToolTxnMixin
+    MemoryTxnMixin,
+    DerivedRows,
+    KeyTxnMixin,
+    SearchTxnMixin,
+    RankingTxnMixin,
+    ToolTxnMixin,
+    EntityTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
 
@@ -258,12 +265,14 @@ class SQLiteTxn(
 
     def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
         self.delete_derived(tenant, message_ids)
+        self.delete_message_facts(tenant, message_ids)
         self._db.executemany(
             "DELETE FROM messages WHERE tenant_id = ? AND id = ?",
             [(tenant, message_id) for message_id in message_ids],
         )
 
     def delete_conversation(self, tenant: str, conversation_id: str) -> None:
+        self.delete_conversation_facts(tenant, conversation_id)
         for table in ("summaries", "jobs"):
             self._db.execute(
                 f"DELETE FROM {table} WHERE tenant_id = ? AND conversation_id = ?",

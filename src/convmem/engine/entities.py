@@ -1,0 +1,113 @@
+"""The entity handle: the people, places and things a principal's conversations mention.
+
+Derived data (``convmem.entities.derive``): listed, read, searched and deleted here; a fact
+becomes a memory only by ``promote``, the user's explicit act, through the normal memory path.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+from convmem.engine.handles import Owner
+from convmem.entities.derive import rebuild_entities
+from convmem.entities.lookup import name_keys
+from convmem.errors import InvalidInput, NotFound
+from convmem.memories import audit
+from convmem.model.conversation import ConversationRecord
+from convmem.model.entities import Entity
+from convmem.model.memory import MemoryNotice
+from convmem.store.retry import conflicts_retried
+from convmem.tree import check_count, check_identifier
+
+# how many of the user's conversations a rebuild reads per page
+_PAGE = 200
+
+
+class Entities:
+    """The principal's entities: list, get, search, delete, promote a fact, rebuild."""
+
+    def __init__(self, owner: Owner, remember: Callable[..., MemoryNotice]) -> None:
+        self._owner = owner
+        self._remember = remember
+
+    @property
+    def _store(self) -> Any:
+        return self._owner.memory.store
+
+    def list(
+        self, *, scope: str | None = None, limit: int = 50, offset: int = 0
+    ) -> builtins.list[Entity]:
+        """The entities, most recently mentioned first (without their facts: ``get`` has them).
+        ``scope``: "user" or "project:<id>" only."""
+        check_count(limit, "limit")
+        check_count(offset, "offset", minimum=0)
+        scopes = None if scope is None else (_checked_scope(scope),)
+        with self._store.read() as tx:
+            return list(
+                tx.list_entities(
+                    self._owner.tenant, self._owner.user, scopes=scopes, limit=limit,
+                    offset=offset,
+                )
+            )  # fmt: skip
+
+    def get(self, entity_id: str) -> Entity:
+        """The entity with its facts, newest first; ``NotFound`` unless it is this principal's."""
+        check_identifier(entity_id, "entity id")
+        with self._store.read() as tx:
+            entity: Entity = tx.get_entity(self._owner.tenant, self._owner.user, entity_id)
+            return entity
+
+    def search(self, query: str, k: int = 10) -> builtins.list[Entity]:
+        """The entities ``query`` names (by any of their names or aliases, in any case)."""
+        if not isinstance(query, str):
+            raise InvalidInput("query must be a string")
+        check_count(k, "k")
+        keys = name_keys(query)
+        if not keys:
+            return []
+        with self._store.read() as tx:
+            found = tx.entities_named(self._owner.tenant, self._owner.user, keys, scopes=None)
+        return list(found[:k])
+
+    @conflicts_retried
+    def delete(self, entity_id: str) -> None:
+        """Delete the entity and its facts (never the messages they came from)."""
+        check_identifier(entity_id, "entity id")
+        who = self._owner.principal
+        with self._store.write() as tx:
+            tx.delete_entity(who.tenant, who.user, entity_id)
+            audit(tx, who, "entity.deleted", "entity", entity_id)
+
+    def promote(self, entity_id: str, fact_id: str) -> MemoryNotice:
+        """Keep one of the entity's facts as a confirmed memory (the user's explicit act),
+        through the normal memory path: never-store, supersession and the audit apply; the
+        memory's source is the message the fact came from."""
+        check_identifier(fact_id, "fact id")
+        entity = self.get(entity_id)
+        fact = next((f for f in entity.facts if f.id == fact_id), None)
+        if fact is None:
+            raise NotFound("fact", fact_id)
+        scope = entity.scope if entity.scope.startswith("project:") else "user"
+        return self._remember(fact.text, scope=scope, source_message_id=fact.message_id)
+
+    @conflicts_retried
+    def rebuild(self) -> int:
+        """Derive the principal's entities again from every message; how many facts."""
+        tenant, user = self._owner.tenant, self._owner.user
+        with self._store.write() as tx:
+            records: builtins.list[ConversationRecord] = []
+            while True:
+                page = tx.list_conversations(tenant, user, limit=_PAGE, offset=len(records))
+                records.extend(page)
+                if len(page) < _PAGE:
+                    break
+            stored: int = rebuild_entities(tx, tenant, user, records)
+            return stored
+
+
+def _checked_scope(scope: str) -> str:
+    if scope == "user" or (scope.startswith("project:") and len(scope) > len("project:")):
+        return scope
+    raise InvalidInput("scope must be 'user' or 'project:<id>'")

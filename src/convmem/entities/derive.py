@@ -1,0 +1,178 @@
+"""From a turn's mentions to stored entities and facts, inside the engine's write transaction.
+
+Rules of derived data kept here:
+
+- only user and assistant turns of a conversation that is not temporary are read (a tool result
+  is not what anyone said; a temporary conversation leaves nothing behind);
+- every name, alias and fact passes the never-store policy memories use
+  (``convmem.memory.policy.check_text``): a blocked name drops the entity's mention, a blocked
+  sentence drops that fact, and a mention left with no fact is dropped;
+- a mention merges into the entity of its scope that already goes by one of its names (or, for a
+  person's full name, by its first name): "Caroline", then "Caroline Smith", is one person;
+- everything is rebuildable from the messages (``rebuild_entities``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from convmem.entities.extract import EXTRACTOR, Extraction, extract
+from convmem.entities.names import name_key
+from convmem.ids import new_id
+from convmem.memory.policy import check_text
+from convmem.model.conversation import ConversationRecord
+from convmem.model.entities import Entity, EntityFact, EntityType, Mention
+from convmem.model.messages import Message
+from convmem.parts_render import text_parts
+from convmem.store.base import EntityRow, WriteTxn
+
+EXTRACTED_ROLES = frozenset({"user", "assistant"})
+# how many of a conversation's messages a rebuild reads per transaction
+_REBUILD_BATCH = 500
+
+
+def entity_scope(record: ConversationRecord) -> str:
+    """The scope a conversation's entities live in: its project's when it has one."""
+    project = record.metadata.get("project")
+    return f"project:{project}" if isinstance(project, str) and project else "user"
+
+
+def recall_scopes(record: ConversationRecord) -> tuple[str, ...]:
+    """The scopes a conversation may recall entities from: the user's, and its project's."""
+    scope = entity_scope(record)
+    return ("user",) if scope == "user" else ("user", scope)
+
+
+def said_text(message: Message) -> str:
+    """What a turn says, as text: its text parts when it has parts."""
+    return text_parts(message.parts) if message.parts else message.content
+
+
+def speaker_of(message: Message) -> str | None:
+    name = message.metadata.get("name")
+    return name.strip() if isinstance(name, str) and name.strip() else None
+
+
+def extract_turn(message: Message) -> Extraction | None:
+    """The mentions of a turn, or None for a turn entities are not read from."""
+    if message.role not in EXTRACTED_ROLES:
+        return None
+    text = said_text(message)
+    if not text.strip():
+        return None
+    return extract(text, speaker_of(message))
+
+
+@dataclass
+class _Allowed:
+    """Never-store decisions within one turn (a sentence about two entities is checked once)."""
+
+    seen: dict[str, bool] = field(default_factory=dict)
+
+    def __call__(self, text: str) -> bool:
+        decision = self.seen.get(text)
+        if decision is None:
+            decision = self.seen[text] = check_text(text).allowed
+        return decision
+
+
+def _first_name(mention: Mention) -> str | None:
+    words = mention.name.split()
+    if mention.type == "person" and len(words) > 1 and not mention.name.startswith("@"):
+        return words[0]
+    return None
+
+
+def _merge_type(old: EntityType, new: EntityType) -> EntityType:
+    return new if old == "thing" else old
+
+
+def record_mentions(
+    tx: WriteTxn,
+    tenant: str,
+    user: str,
+    scope: str,
+    message: Message,
+    extraction: Extraction,
+    extractor: str = EXTRACTOR,
+) -> int:
+    """Store what ``extraction`` found in ``message``; returns how many facts were stored.
+    Nothing is taken from a message the never-store policy blocks as a whole: cut into
+    sentences, a secret (a token with dots, a number split over a line) might pass in pieces."""
+    allowed = _Allowed()
+    if not allowed(said_text(message)):
+        return 0
+    weak_keys = [name_key(m.name) for m in extraction.weak]
+    known_weak = {
+        name_key(a) for e in tx.entities_named(tenant, user, weak_keys, scopes=[scope])
+        for a in (e.name, *e.aliases)
+    } if weak_keys else set()  # fmt: skip
+    mentions = [*extraction.strong, *(m for m in extraction.weak if name_key(m.name) in known_weak)]
+    stored = 0
+    for mention in mentions:
+        if not allowed(mention.name):
+            continue
+        names = [mention.name, *(a for a in mention.aliases if allowed(a))]
+        first = _first_name(mention)
+        if first is not None and allowed(first):
+            names.append(first)
+        facts = [(text, conf) for text, conf in mention.sentences if allowed(text)]
+        if not facts:
+            continue
+        keys = list(dict.fromkeys(k for k in (name_key(n) for n in names) if k))
+        existing = tx.entities_named(tenant, user, keys, scopes=[scope])
+        row = _merged_row(existing[0] if existing else None, mention, scope, names)
+        tx.put_entity(tenant, user, row)
+        tx.add_entity_facts(
+            tenant, user,
+            [
+                EntityFact(new_id("fact"), row.id, text, message.id, message.conversation_id,
+                           message.created_at, confidence, extractor)
+                for text, confidence in facts
+            ],
+        )  # fmt: skip
+        stored += len(facts)
+    return stored
+
+
+def _merged_row(
+    existing: Entity | None, mention: Mention, scope: str, names: Iterable[str]
+) -> EntityRow:
+    if existing is None:
+        entity_id, name, kind = new_id("ent"), mention.name, mention.type
+        created = datetime.now(UTC)
+    else:
+        entity_id, kind = existing.id, _merge_type(existing.type, mention.type)
+        created = existing.first_mention
+        # the fuller name becomes the canonical one: "Caroline" then "Caroline Smith"
+        old, new = existing.name, mention.name
+        name = new if len(new) > len(old) and name_key(new).startswith(name_key(old)) else old
+    aliases = tuple(dict.fromkeys((n, name_key(n)) for n in (name, *names) if name_key(n)))
+    return EntityRow(entity_id, scope, name, kind, aliases, created)
+
+
+def derive_turn(
+    tx: WriteTxn, record: ConversationRecord, message: Message, extraction: Extraction | None
+) -> int:
+    """Record a newly written turn's mentions (none for a temporary conversation)."""
+    if extraction is None or record.temporary:
+        return 0
+    return record_mentions(
+        tx, record.tenant_id, record.user_id, entity_scope(record), message, extraction
+    )
+
+
+def rebuild_entities(
+    tx: WriteTxn, tenant: str, user: str, conversations: Sequence[ConversationRecord]
+) -> int:
+    """Drop the user's entities and derive them again from every message of ``conversations``
+    (the user's, all of them); how many facts were stored."""
+    tx.delete_user_entities(tenant, user)
+    stored = 0
+    for record in conversations:
+        messages = tx.conversation_messages(tenant, record.id)
+        for message in sorted(messages, key=lambda m: (m.created_at, m.id)):
+            stored += derive_turn(tx, record, message, extract_turn(message))
+    return stored

@@ -1,0 +1,171 @@
+"""The words the entity extractor reads names by, in the seven languages of
+:mod:`convmem.memory.phrases`: words that are capitalised without being names (pronouns,
+determiners, weekdays, months, greetings), relation nouns ("my sister Ana"), the cues that give a
+name its type, and the key a name is looked up by."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from convmem.memory.phrases import LANGUAGES
+from convmem.memory.slots import word_set
+
+
+def _pronouns() -> frozenset[str]:
+    words: set[str] = set()
+    for lang in LANGUAGES:
+        for alternation in (lang.first_person, lang.second_person, lang.third_person):
+            # the alternations' words, without regex syntax (the "s" of "\s+" included)
+            words.update(re.findall(r"(?<!\\)\b[^\W\d_]{2,}(?:'[^\W\d_]+)?", alternation))
+    return frozenset(w.lower() for w in words)
+
+
+PRONOUNS = _pronouns() | word_set(
+    "we us our ours they their we're wir uns nous on nosotros noi nós wij"
+)
+
+# Capitalised at a sentence's start or in a greeting, never a name by themselves.
+NOT_NAMES = PRONOUNS | word_set(
+    # English function words, interjections and courtesy
+    "a an the this that these those there here what when where why how who which whose if "
+    "and but or so then also just yes no not ok okay oh ah wow hey hi hello thanks thank "
+    "please sorry cool great awesome nice yeah yep nope haha lol omg bye dear well anyway "
+    "congrats congratulations good happy sure totally absolutely definitely maybe "
+    "today tomorrow yesterday tonight last next every some any all many much more most "
+    "is are was were do does did have has had can could would should will shall may might "
+    "let lets let's it's that's i'm i've i'd i'll you're don't didn't can't won't isn't "
+    "mr mrs ms dr sir madam "
+    # German
+    "der die das den dem des ein eine einen einem einer und aber oder ja nein nicht danke "
+    "bitte hallo heute morgen gestern wie was wo wann warum wer welche ist sind war hat "
+    # French
+    "le la les un une des et mais ou oui non merci salut bonjour aujourd'hui demain hier "
+    "comment quoi où quand pourquoi qui est sont était c'est "
+    # Spanish
+    "el los las una unos unas y pero sí gracias hola hoy mañana ayer cómo qué dónde cuándo "
+    "por porque quién es son era "
+    # Italian
+    "il lo gli uno e ma sì grazie ciao oggi domani ieri come cosa dove quando perché chi "
+    "sono era "
+    # Portuguese
+    "o os um uma mas sim obrigado obrigada olá hoje amanhã ontem onde quem são "
+    # Dutch
+    "de het een en maar ja nee dank bedankt hallo vandaag morgen gisteren hoe wat waar "
+    "wanneer waarom wie zijn was"
+)
+
+# Imperatives and adverbs that open a sentence before a name ("Contact Ana Lopez", "Ask Bruno"):
+# taken off the front of a sentence-opening run of capitalised words.
+SENTENCE_OPENERS = word_set(
+    "contact call ask tell meet email text message invite thank visit see check send remind "
+    "ping help give get take make find introduce welcome congratulate maybe also only even "
+    "ruf frag schreib kontaktiere appelle demande écris contacte llama pregunta escribe "
+    "contacta chiama chiedi scrivi ligue pergunte escreva bel vraag schrijf"
+)
+
+WEEKDAYS_AND_MONTHS = word_set(
+    "monday tuesday wednesday thursday friday saturday sunday "
+    "january february march april may june july august september october november december "
+    "montag dienstag mittwoch donnerstag freitag samstag sonntag januar februar märz mai juni "
+    "juli oktober dezember "
+    "lundi mardi mercredi jeudi vendredi samedi dimanche janvier février mars avril juin "
+    "juillet août septembre octobre novembre décembre "
+    "lunes martes miércoles jueves viernes sábado domingo enero febrero marzo abril mayo junio "
+    "julio agosto septiembre octubre noviembre diciembre "
+    "lunedì martedì mercoledì giovedì venerdì sabato domenica gennaio febbraio aprile maggio "
+    "giugno luglio settembre ottobre dicembre "
+    "segunda terça quarta quinta sexta janeiro fevereiro março maio junho julho setembro "
+    "outubro novembro dezembro "
+    "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag januari februari maart juni "
+    "juli augustus oktober"
+)
+
+# "my <relation> <Name>": the relation nouns per language; the animals among them name pets.
+PERSON_RELATIONS = word_set(
+    "sister brother mother mom mum mommy father dad daddy wife husband partner boyfriend "
+    "girlfriend fiance fiancé fiancée son daughter kid child friend bestie boss manager "
+    "colleague coworker co-worker neighbour neighbor cousin aunt uncle grandma grandmother "
+    "grandpa grandfather granny niece nephew teacher mentor roommate flatmate buddy pal "
+    "schwester bruder mutter mama vater papa frau mann freund freundin chef chefin kollege "
+    "kollegin sohn tochter nachbar nachbarin cousine tante onkel oma opa "
+    "sœur soeur frère frere mère père femme mari ami amie copain copine patron patronne "
+    "collègue fils fille voisin voisine cousin tante oncle "
+    "hermana hermano madre mamá padre papá esposa esposo marido amigo amiga jefe jefa colega "
+    "hijo hija vecino vecina prima primo tía tío abuela abuelo novio novia "
+    "sorella fratello mamma papà moglie marito amico amica capo collega figlio figlia "
+    "vicino vicina cugino cugina zia zio nonna nonno fidanzato fidanzata "
+    "irmã irmão mãe pai esposa chefe colega filho filha vizinho vizinha primo prima tia tio "
+    "avó avô namorado namorada "
+    "zus zuster broer moeder vader vrouw man vriend vriendin baas collega zoon dochter buurman "
+    "buurvrouw neef nicht tante oom oma opa"
+)
+ANIMAL_RELATIONS = word_set(
+    "dog cat puppy kitten horse pony pet bird parrot rabbit bunny hamster fish turtle "
+    "hund katze pferd hase chien chat chienne chatte cheval lapin perro perra gato gata "
+    "caballo conejo cane gatto cavallo coniglio cachorro cadela cão cavalo coelho hond kat "
+    "paard konijn"
+)
+# an optional word between the relation and the name: "my dog, named Rex", "mon chien Rex"
+NAMING_WORDS = (
+    r"named|called|genannt|namens|nommée?|appelée?|llamad[oa]|chiamat[oa]|chamad[oa]|genaamd"
+)
+
+# "Caroline (Caro)", "Robert, aka Bob", "Margaret, known as Peggy"
+NICKNAME_WORDS = (
+    r"aka|a\.k\.a\.?|also\s+known\s+as|known\s+as|nicknamed|alias|genannt|dite?|apodad[oa]|"
+    r"dett[oa]|apelidad[oa]|bijgenaamd|or\s+just"
+)
+# "we call her Caro", "everyone calls him Bob": a nickname for the sentence's name
+CALL_NICKNAME = (
+    r"(?:we|everyone|everybody|people|i|they|friends)\s+(?:all\s+)?calls?\s+(?:him|her|them)"
+)
+
+ORGANISATION_WORDS = word_set(
+    "inc inc. ltd ltd. llc gmbh ag sa bv corp corp. corporation company co co. group bank "
+    "university universität université universidad università universidade universiteit "
+    "college institute foundation association agency labs council ministry hospital school "
+    "club team studio studios"
+)
+PLACE_WORDS = word_set(
+    "city town street st. avenue road lake river mountain mount park beach island bay "
+    "county state province country valley"
+)
+# the words before a name that make it a place
+PLACE_CUE = re.compile(
+    r"(?:\b(?:in|from|near|visited|visiting|moved\s+to|went\s+to|trip\s+to|flew\s+to|"
+    r"travel+ed\s+to|nach|aus|à|en|em|naar|uit|vivo\s+en|moro\s+em)\s+)$",
+    re.I,
+)
+PERSON_CUE_AFTER = re.compile(
+    r"^\s*(?:said|says|told|tells|asked|asks|thinks|wants|loves|likes|is\s+my|was\s+my|"
+    r"and\s+I|and\s+me|sagt|dit|dice|disse|zegt)\b",
+    re.I,
+)
+PERSON_CUE_BEFORE = re.compile(
+    r"(?:\b(?:hey|hi|hello|thanks|thank\s+you|dear|met|with|hallo|salut|hola|ciao|olá|"
+    r"mit|avec|con|com|met)\s*,?\s*)$",
+    re.I,
+)
+PROJECT_WORDS = word_set("project projekt projet proyecto progetto projeto")
+
+_SPACE = re.compile(r"\s+")
+_EDGE = re.compile(r"^[\W_]+|[\W_]+$")
+_POSSESSIVE = re.compile(r"['’]s$")
+
+
+def name_key(name: str) -> str:
+    """The key a name is looked up by: case and width folded, outer punctuation and a
+    possessive 's dropped, spaces collapsed."""
+    folded = unicodedata.normalize("NFKC", name).casefold().strip()
+    folded = _POSSESSIVE.sub("", folded)
+    folded = _EDGE.sub("", folded)
+    return _SPACE.sub(" ", folded)
+
+
+def is_name_word(word: str) -> bool:
+    """A capitalised word that may be (part of) a name."""
+    if not word or not word[0].isupper():
+        return False
+    key = name_key(word)
+    return bool(key) and key not in NOT_NAMES and key not in WEEKDAYS_AND_MONTHS

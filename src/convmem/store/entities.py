@@ -1,0 +1,130 @@
+"""Entity memory rows: each user's entities (per scope: "user" or "project:<id>"), the names they
+go by, and their facts — derived data, rebuilt from messages (``convmem.entities.derive``).
+
+Semantics every backend keeps:
+
+- An entity's first and last mention and its mention count are computed from its facts; an
+  entity is never left without facts: every write that removes facts removes the entities it
+  left without any (``delete_message_facts``, ``delete_entity_facts_before``), in the same
+  statement sequence.
+- ``ConversationWrites.delete_messages`` and ``delete_conversation`` delete the facts their
+  messages sourced (through ``delete_message_facts``); ``UserDataWrites.delete_user`` deletes
+  every entity row of the user; exports hold them.
+- Names are looked up by key (``convmem.entities.names.name_key``) among one scope's entities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from convmem.model.entities import Entity, EntityFact, EntityType
+from convmem.store.rows import Codec
+
+
+@dataclass(frozen=True)
+class EntityRow:
+    """An entity as written: its names (display form → key) and type; the aggregates are the
+    store's to compute."""
+
+    id: str
+    scope: str
+    name: str
+    type: EntityType
+    aliases: tuple[tuple[str, str], ...]  # (alias as said, its key), the name's own included
+    created_at: datetime
+
+
+class EntityReads(Protocol):
+    def list_entities(
+        self, tenant: str, user: str, *, scopes: Sequence[str] | None, limit: int, offset: int
+    ) -> list[Entity]:
+        """The user's entities (of ``scopes``; None: every scope), most recently mentioned
+        first, without their facts."""
+        ...
+
+    def get_entity(self, tenant: str, user: str, entity_id: str) -> Entity:
+        """The user's entity with its facts (newest first); ``NotFound`` for any other id."""
+        ...
+
+    def entities_named(
+        self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str] | None
+    ) -> list[Entity]:
+        """The user's entities of ``scopes`` (None: any) going by any of the name ``keys``,
+        most recently mentioned first, without their facts."""
+        ...
+
+    def entity_facts(
+        self,
+        tenant: str,
+        user: str,
+        entity_ids: Sequence[str],
+        *,
+        conversation_id: str | None = None,
+        limit: int,
+    ) -> list[EntityFact]:
+        """The facts of these entities of the user (of one conversation, if given), newest
+        first."""
+        ...
+
+
+class EntityWrites(Protocol):
+    def put_entity(self, tenant: str, user: str, row: EntityRow) -> None:
+        """Insert the entity, or update its name and type and add the aliases it lacks."""
+        ...
+
+    def add_entity_facts(self, tenant: str, user: str, facts: Sequence[EntityFact]) -> None:
+        """Store facts of the user's entities (a fact of a missing entity is a ``StoreError``
+        or dropped — callers put the entity first)."""
+        ...
+
+    def delete_entity(self, tenant: str, user: str, entity_id: str) -> None:
+        """Delete the user's entity with its names and facts (never the messages);
+        ``NotFound`` for any other id."""
+        ...
+
+    def delete_message_facts(self, tenant: str, message_ids: Sequence[str]) -> None:
+        """Delete the facts these messages sourced, and the entities left without facts."""
+        ...
+
+    def delete_conversation_facts(self, tenant: str, conversation_id: str) -> None:
+        """Delete the facts a conversation's messages sourced, and the entities left without
+        facts."""
+        ...
+
+    def delete_user_entities(self, tenant: str, user: str) -> int:
+        """Delete every entity of the user (before a rebuild); how many."""
+        ...
+
+    def delete_entity_facts_before(self, tenant: str, cutoff: datetime) -> int:
+        """Retention: delete the tenant's facts said before ``cutoff`` and the entities left
+        without facts (so an entity last mentioned before it goes whole); how many facts."""
+        ...
+
+
+# --- rows (shared by the backends: one column order, decoded by the backend's codec) --------------
+
+# an entity's aggregates over its facts; the query joins ``entities e`` to ``entity_facts f``
+ENTITY_SELECT = "e.id, e.scope, e.name, e.type, MIN(f.said_at), MAX(f.said_at), COUNT(f.id)"
+FACT_COLUMNS = "id, entity_id, text, message_id, conversation_id, said_at, confidence, extractor"
+
+
+def entity_from_row(
+    row: Sequence[Any], aliases: Sequence[str], codec: Codec, facts: Sequence[EntityFact] = ()
+) -> Entity:
+    name = row[2]
+    return Entity(
+        id=row[0], scope=row[1], name=name, type=row[3],
+        aliases=tuple(a for a in aliases if a != name),
+        first_mention=codec.time(row[4]), last_mention=codec.time(row[5]),
+        mention_count=int(row[6]), facts=tuple(facts),
+    )  # fmt: skip
+
+
+def fact_from_row(row: Sequence[Any], codec: Codec) -> EntityFact:
+    return EntityFact(
+        id=row[0], entity_id=row[1], text=row[2], message_id=row[3], conversation_id=row[4],
+        said_at=codec.time(row[5]), confidence=float(row[6]), extractor=row[7],
+    )  # fmt: skip

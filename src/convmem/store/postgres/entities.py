@@ -1,0 +1,194 @@
+"""PostgreSQL rows of entity memory (migration m013): entities, their names, their facts.
+
+A user's entity writes are serialised by the owner lock (``TxnBase._lock_owner``), taken before
+a write transaction reads the names it will merge into: two turns naming the same new person in
+two conversations at once make one entity, not two."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from convmem.errors import NotFound
+from convmem.model.entities import Entity, EntityFact
+from convmem.store.entities import (
+    ENTITY_SELECT,
+    FACT_COLUMNS,
+    EntityRow,
+    entity_from_row,
+    fact_from_row,
+)
+from convmem.store.postgres.rows import TxnBase
+from convmem.store.rows import DECODED
+
+_JOINED = "FROM entities e JOIN entity_facts f ON f.tenant_id = e.tenant_id AND f.entity_id = e.id "
+
+
+class EntityTxnMixin(TxnBase):
+    # --- reads ----------------------------------------------------------------------------------
+
+    def _entities(self, tenant: str, where: str, params: tuple[object, ...], tail: str = "",
+                  tail_params: tuple[object, ...] = ()) -> list[Entity]:  # fmt: skip
+        rows = self._db.execute(
+            f"SELECT {ENTITY_SELECT} {_JOINED} WHERE e.tenant_id = %s {where} "
+            f"GROUP BY e.id, e.scope, e.name, e.type ORDER BY MAX(f.said_at) DESC, e.id {tail}",
+            (tenant, *params, *tail_params),
+        ).fetchall()
+        aliases = self._aliases(tenant, [row[0] for row in rows])
+        return [entity_from_row(row, aliases.get(row[0], []), DECODED) for row in rows]
+
+    def _aliases(self, tenant: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+        if not entity_ids:
+            return {}
+        rows = self._db.execute(
+            "SELECT entity_id, alias FROM entity_names WHERE tenant_id = %s "
+            "AND entity_id = ANY(%s) ORDER BY entity_id, seq",
+            (tenant, list(entity_ids)),
+        ).fetchall()
+        out: dict[str, list[str]] = {}
+        for entity_id, alias in rows:
+            out.setdefault(entity_id, []).append(alias)
+        return out
+
+    def list_entities(
+        self, tenant: str, user: str, *, scopes: Sequence[str] | None, limit: int, offset: int
+    ) -> list[Entity]:
+        where = "AND e.user_id = %s"
+        params: tuple[object, ...] = (user,)
+        if scopes is not None:
+            where += " AND e.scope = ANY(%s)"
+            params += (list(scopes),)
+        return self._entities(tenant, where, params, "LIMIT %s OFFSET %s", (limit, offset))
+
+    def get_entity(self, tenant: str, user: str, entity_id: str) -> Entity:
+        found = self._entities(tenant, "AND e.user_id = %s AND e.id = %s", (user, entity_id))
+        if not found:
+            raise NotFound("entity", entity_id)
+        rows = self._db.execute(
+            f"SELECT {FACT_COLUMNS} FROM entity_facts WHERE tenant_id = %s AND user_id = %s "
+            "AND entity_id = %s ORDER BY said_at DESC, id",
+            (tenant, user, entity_id),
+        ).fetchall()
+        facts = tuple(fact_from_row(row, DECODED) for row in rows)
+        entity = found[0]
+        return Entity(**{**entity.__dict__, "facts": facts})
+
+    def entities_named(
+        self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str] | None
+    ) -> list[Entity]:
+        if not keys or (scopes is not None and not scopes):
+            return []
+        self._lock_owner(tenant, user)  # in a write: what is read here is merged into
+        return self._entities(
+            tenant,
+            "AND e.user_id = %s AND (%s::text[] IS NULL OR e.scope = ANY(%s)) AND e.id IN "
+            "(SELECT n.entity_id FROM entity_names n WHERE n.tenant_id = %s AND n.user_id = %s "
+            "AND n.key = ANY(%s))",
+            (user, scopes and list(scopes), scopes and list(scopes), tenant, user, list(keys)),
+        )
+
+    def entity_facts(
+        self,
+        tenant: str,
+        user: str,
+        entity_ids: Sequence[str],
+        *,
+        conversation_id: str | None = None,
+        limit: int,
+    ) -> list[EntityFact]:
+        if not entity_ids:
+            return []
+        rows = self._db.execute(
+            f"SELECT {FACT_COLUMNS} FROM entity_facts WHERE tenant_id = %s AND user_id = %s "
+            "AND entity_id = ANY(%s) AND (%s::text IS NULL OR conversation_id = %s) "
+            "ORDER BY said_at DESC, id LIMIT %s",
+            (tenant, user, list(entity_ids), conversation_id, conversation_id, limit),
+        ).fetchall()
+        return [fact_from_row(row, DECODED) for row in rows]
+
+    # --- writes ---------------------------------------------------------------------------------
+
+    def put_entity(self, tenant: str, user: str, row: EntityRow) -> None:
+        self._lock_owner(tenant, user)
+        self._db.execute(
+            "INSERT INTO entities (tenant_id, id, user_id, scope, name, type, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, id) DO UPDATE SET "
+            "name = EXCLUDED.name, type = EXCLUDED.type",
+            (tenant, row.id, user, row.scope, row.name, row.type, row.created_at),
+        )
+        for alias, key in row.aliases:
+            self._db.execute(
+                "INSERT INTO entity_names (tenant_id, entity_id, key, user_id, scope, alias) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (tenant, row.id, key, user, row.scope, alias),
+            )
+
+    def add_entity_facts(self, tenant: str, user: str, facts: Sequence[EntityFact]) -> None:
+        for f in facts:
+            self._db.execute(
+                f"INSERT INTO entity_facts (tenant_id, user_id, {FACT_COLUMNS}) "
+                "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM "
+                "entities WHERE tenant_id = %s AND id = %s AND user_id = %s)",
+                (
+                    tenant, user, f.id, f.entity_id, f.text, f.message_id, f.conversation_id,
+                    f.said_at, f.confidence, f.extractor, tenant, f.entity_id, user,
+                ),
+            )  # fmt: skip
+
+    def delete_entity(self, tenant: str, user: str, entity_id: str) -> None:
+        self._lock_owner(tenant, user)
+        for table in ("entity_facts", "entity_names"):
+            self._db.execute(
+                f"DELETE FROM {table} WHERE tenant_id = %s AND user_id = %s AND entity_id = %s",
+                (tenant, user, entity_id),
+            )
+        row = self._db.execute(
+            "DELETE FROM entities WHERE tenant_id = %s AND user_id = %s AND id = %s RETURNING id",
+            (tenant, user, entity_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound("entity", entity_id)
+
+    def _drop_entities_without_facts(self, tenant: str, entity_ids: Iterable[str]) -> None:
+        ids = sorted(set(entity_ids))
+        orphan = (
+            "= ANY(%s) AND NOT EXISTS (SELECT 1 FROM entity_facts f "
+            "WHERE f.tenant_id = %s AND f.entity_id = {0})"
+        )
+        self._db.execute(
+            "DELETE FROM entity_names WHERE tenant_id = %s AND entity_id "
+            + orphan.format("entity_names.entity_id"),
+            (tenant, ids, tenant),
+        )
+        self._db.execute(
+            "DELETE FROM entities WHERE tenant_id = %s AND id " + orphan.format("entities.id"),
+            (tenant, ids, tenant),
+        )
+
+    def _delete_facts(self, tenant: str, where: str, params: tuple[object, ...]) -> int:
+        rows = self._db.execute(
+            f"DELETE FROM entity_facts WHERE tenant_id = %s AND {where} RETURNING entity_id",
+            (tenant, *params),
+        ).fetchall()
+        if rows:
+            self._drop_entities_without_facts(tenant, (row[0] for row in rows))
+        return len(rows)
+
+    def delete_message_facts(self, tenant: str, message_ids: Sequence[str]) -> None:
+        self._delete_facts(tenant, "message_id = ANY(%s)", (list(message_ids),))
+
+    def delete_conversation_facts(self, tenant: str, conversation_id: str) -> None:
+        self._delete_facts(tenant, "conversation_id = %s", (conversation_id,))
+
+    def delete_user_entities(self, tenant: str, user: str) -> int:
+        self._lock_owner(tenant, user)
+        for table in ("entity_facts", "entity_names"):
+            self._db.execute(
+                f"DELETE FROM {table} WHERE tenant_id = %s AND user_id = %s", (tenant, user)
+            )
+        return self._db.execute(
+            "DELETE FROM entities WHERE tenant_id = %s AND user_id = %s", (tenant, user)
+        ).rowcount
+
+    def delete_entity_facts_before(self, tenant: str, cutoff: datetime) -> int:
+        return self._delete_facts(tenant, "said_at < %s", (cutoff,))

@@ -1,0 +1,204 @@
+"""SQLite rows of entity memory (migration m050): entities, their names, their facts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from convmem.errors import NotFound
+from convmem.model.entities import Entity, EntityFact
+from convmem.store.entities import (
+    ENTITY_SELECT,
+    FACT_COLUMNS,
+    EntityRow,
+    entity_from_row,
+    fact_from_row,
+)
+from convmem.store.sqlite.connection import Statements
+from convmem.store.sqlite.memories import utc_text
+from convmem.store.sqlite.sql import TEXT_CODEC
+
+_JOINED = "FROM entities e JOIN entity_facts f ON f.tenant_id = e.tenant_id AND f.entity_id = e.id "
+
+
+def _ids(values: Iterable[str]) -> str:
+    return json.dumps(list(values))
+
+
+class EntityTxnMixin:
+    _db: Statements
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    def _entities(self, tenant: str, where: str, params: tuple[object, ...], tail: str = "",
+                  tail_params: tuple[object, ...] = ()) -> list[Entity]:  # fmt: skip
+        rows = self._db.execute(
+            f"SELECT {ENTITY_SELECT} {_JOINED} WHERE e.tenant_id = ? {where} "
+            f"GROUP BY e.id ORDER BY MAX(f.said_at) DESC, e.id {tail}",
+            (tenant, *params, *tail_params),
+        ).fetchall()
+        aliases = self._aliases(tenant, [row[0] for row in rows])
+        return [entity_from_row(row, aliases.get(row[0], []), TEXT_CODEC) for row in rows]
+
+    def _aliases(self, tenant: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+        if not entity_ids:
+            return {}
+        rows = self._db.execute(
+            "SELECT entity_id, alias FROM entity_names WHERE tenant_id = ? "
+            "AND entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, rowid",
+            (tenant, _ids(entity_ids)),
+        ).fetchall()
+        out: dict[str, list[str]] = {}
+        for entity_id, alias in rows:
+            out.setdefault(entity_id, []).append(alias)
+        return out
+
+    def list_entities(
+        self, tenant: str, user: str, *, scopes: Sequence[str] | None, limit: int, offset: int
+    ) -> list[Entity]:
+        where = "AND e.user_id = ?"
+        params: tuple[object, ...] = (user,)
+        if scopes is not None:
+            where += " AND e.scope IN (SELECT value FROM json_each(?))"
+            params += (_ids(scopes),)
+        return self._entities(tenant, where, params, "LIMIT ? OFFSET ?", (limit, offset))
+
+    def get_entity(self, tenant: str, user: str, entity_id: str) -> Entity:
+        found = self._entities(tenant, "AND e.user_id = ? AND e.id = ?", (user, entity_id))
+        if not found:
+            raise NotFound("entity", entity_id)
+        rows = self._db.execute(
+            f"SELECT {FACT_COLUMNS} FROM entity_facts WHERE tenant_id = ? AND user_id = ? "
+            "AND entity_id = ? ORDER BY said_at DESC, id",
+            (tenant, user, entity_id),
+        ).fetchall()
+        facts = tuple(fact_from_row(row, TEXT_CODEC) for row in rows)
+        entity = found[0]
+        return Entity(**{**entity.__dict__, "facts": facts})
+
+    def entities_named(
+        self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str] | None
+    ) -> list[Entity]:
+        if not keys or (scopes is not None and not scopes):
+            return []
+        return self._entities(
+            tenant,
+            "AND e.user_id = ? AND (? IS NULL OR e.scope IN (SELECT value FROM json_each(?))) "
+            "AND e.id IN (SELECT n.entity_id FROM entity_names n WHERE n.tenant_id = ? "
+            "AND n.user_id = ? AND n.key IN (SELECT value FROM json_each(?)))",
+            (user, scopes and 1, _ids(scopes or ()), tenant, user, _ids(keys)),
+        )
+
+    def entity_facts(
+        self,
+        tenant: str,
+        user: str,
+        entity_ids: Sequence[str],
+        *,
+        conversation_id: str | None = None,
+        limit: int,
+    ) -> list[EntityFact]:
+        if not entity_ids:
+            return []
+        rows = self._db.execute(
+            f"SELECT {FACT_COLUMNS} FROM entity_facts WHERE tenant_id = ? AND user_id = ? "
+            "AND entity_id IN (SELECT value FROM json_each(?)) "
+            "AND (? IS NULL OR conversation_id = ?) ORDER BY said_at DESC, id LIMIT ?",
+            (tenant, user, _ids(entity_ids), conversation_id, conversation_id, limit),
+        ).fetchall()
+        return [fact_from_row(row, TEXT_CODEC) for row in rows]
+
+    # --- writes ---------------------------------------------------------------------------------
+
+    def put_entity(self, tenant: str, user: str, row: EntityRow) -> None:
+        self._db.execute(
+            "INSERT INTO entities (tenant_id, id, user_id, scope, name, type, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO UPDATE SET "
+            "name = excluded.name, type = excluded.type",
+            (tenant, row.id, user, row.scope, row.name, row.type, utc_text(row.created_at)),
+        )
+        self._db.executemany(
+            "INSERT OR IGNORE INTO entity_names (tenant_id, entity_id, key, user_id, scope, alias) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(tenant, row.id, key, user, row.scope, alias) for alias, key in row.aliases],
+        )
+
+    def add_entity_facts(self, tenant: str, user: str, facts: Sequence[EntityFact]) -> None:
+        self._db.executemany(
+            f"INSERT INTO entity_facts (tenant_id, user_id, {FACT_COLUMNS}) "
+            "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM entities "
+            "WHERE tenant_id = ? AND id = ? AND user_id = ?)",
+            [
+                (
+                    tenant, user, f.id, f.entity_id, f.text, f.message_id, f.conversation_id,
+                    utc_text(f.said_at), f.confidence, f.extractor, tenant, f.entity_id, user,
+                )
+                for f in facts
+            ],
+        )  # fmt: skip
+
+    def delete_entity(self, tenant: str, user: str, entity_id: str) -> None:
+        deleted = self._db.execute(
+            "DELETE FROM entities WHERE tenant_id = ? AND user_id = ? AND id = ?",
+            (tenant, user, entity_id),
+        ).rowcount
+        if not deleted:
+            raise NotFound("entity", entity_id)
+        for table in ("entity_facts", "entity_names"):
+            self._db.execute(
+                f"DELETE FROM {table} WHERE tenant_id = ? AND entity_id = ?", (tenant, entity_id)
+            )
+
+    def _drop_entities_without_facts(self, tenant: str, entity_ids: Iterable[str]) -> None:
+        ids = _ids(set(entity_ids))
+        orphan = (
+            "entity_id IN (SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM "
+            "entity_facts f WHERE f.tenant_id = ? AND f.entity_id = {0})"
+        )
+        self._db.execute(
+            "DELETE FROM entity_names WHERE tenant_id = ? AND "
+            + orphan.format("entity_names.entity_id"),
+            (tenant, ids, tenant),
+        )
+        self._db.execute(
+            "DELETE FROM entities WHERE tenant_id = ? AND "
+            + orphan.replace("entity_id IN", "id IN", 1).format("entities.id"),
+            (tenant, ids, tenant),
+        )
+
+    def delete_message_facts(self, tenant: str, message_ids: Sequence[str]) -> None:
+        rows = self._db.execute(
+            "DELETE FROM entity_facts WHERE tenant_id = ? "
+            "AND message_id IN (SELECT value FROM json_each(?)) RETURNING entity_id",
+            (tenant, _ids(message_ids)),
+        ).fetchall()
+        if rows:
+            self._drop_entities_without_facts(tenant, (row[0] for row in rows))
+
+    def delete_conversation_facts(self, tenant: str, conversation_id: str) -> None:
+        rows = self._db.execute(
+            "DELETE FROM entity_facts WHERE tenant_id = ? AND conversation_id = ? "
+            "RETURNING entity_id",
+            (tenant, conversation_id),
+        ).fetchall()
+        if rows:
+            self._drop_entities_without_facts(tenant, (row[0] for row in rows))
+
+    def delete_user_entities(self, tenant: str, user: str) -> int:
+        for table in ("entity_facts", "entity_names"):
+            self._db.execute(
+                f"DELETE FROM {table} WHERE tenant_id = ? AND user_id = ?", (tenant, user)
+            )
+        return self._db.execute(
+            "DELETE FROM entities WHERE tenant_id = ? AND user_id = ?", (tenant, user)
+        ).rowcount
+
+    def delete_entity_facts_before(self, tenant: str, cutoff: datetime) -> int:
+        rows = self._db.execute(
+            "DELETE FROM entity_facts WHERE tenant_id = ? AND said_at < ? RETURNING entity_id",
+            (tenant, utc_text(cutoff)),
+        ).fetchall()
+        if rows:
+            self._drop_entities_without_facts(tenant, (row[0] for row in rows))
+        return len(rows)

@@ -1,0 +1,111 @@
+"""The deterministic entity extractor over the classes it must read: names and capitalised
+phrases (not sentence-initial ordinary words, weekdays, months or pronouns), @handles, quoted
+titles in every common quote style, "my <relation> <Name>" in seven languages, stated nicknames,
+and a named speaker's first-person sentences."""
+
+from __future__ import annotations
+
+import pytest
+
+from convmem.entities.extract import extract
+from convmem.entities.lookup import name_keys
+from convmem.entities.names import name_key
+from convmem.model.entities import Mention
+
+
+def strong(text: str, speaker: str | None = None) -> dict[str, Mention]:
+    return {m.name: m for m in extract(text, speaker).strong}
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "kind", "alias"),
+    [
+        ("I had dinner with my sister Ana yesterday.", "Ana", "person", "my sister"),
+        ("My boss, Heidrun Kessler, approved it.", "Heidrun Kessler", "person", "my boss"),
+        ("my dog named Rex barks.", "Rex", "animal", "my dog"),
+        ("Meine Schwester Lena wohnt hier.", "Lena", "person", "meine schwester"),
+        ("Mon frère Julien arrive demain.", "Julien", "person", "mon frère"),
+        ("Mi perro Toby es feliz.", "Toby", "animal", "mi perro"),
+        ("Il mio capo Marco è severo.", "Marco", "person", "il mio capo"),
+        ("A minha irmã Beatriz mora longe.", "Beatriz", "person", "minha irmã"),
+        ("Mijn buurman Pieter fietst.", "Pieter", "person", "mijn buurman"),
+    ],
+)
+def test_my_relation_name_in_seven_languages(text: str, name: str, kind: str, alias: str) -> None:
+    found = strong(text)
+    assert name in found, list(found)
+    assert found[name].type == kind
+    assert any(alias in a for a in found[name].aliases), found[name].aliases
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ('I just finished "The Lean Startup" again.', "The Lean Startup"),
+        ("I just finished “Nothing is impossible” again.", "Nothing is impossible"),
+        ("J'ai lu « Le Petit Prince » hier.", "Le Petit Prince"),
+        ("Ich lese „Der Zauberberg“ gerade.", "Der Zauberberg"),
+        ("昨日「千と千尋の神隠し」を見た。", "千と千尋の神隠し"),
+        ("We watched 'Spirited Away' twice.", "Spirited Away"),
+        ("We watched ‘Spirited Away’ twice.", "Spirited Away"),
+    ],
+)
+def test_quoted_titles_in_every_common_quote_style(text: str, title: str) -> None:
+    found = strong(text)
+    assert title in found, list(found)
+    assert found[title].type == "work"
+
+
+def test_handles_organisations_places_and_projects() -> None:
+    found = strong("Ping @bob_smith about Project Apollo at Acme Inc when you are in Berlin.")
+    assert found["@bob_smith"].type == "person"
+    assert found["Project Apollo"].type == "project"
+    assert found["Acme Inc"].type == "organisation"
+    assert found["Berlin"].type == "place"
+    assert "bob@example.com" not in strong("Mail bob@example.com now.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Yesterday was long. Monday I start. She said hi.",
+        "Montag war gut. Heute ist Dienstag.",
+        "Hier, c'était lundi. Demain, mardi.",
+        "Hoy es lunes. Ayer fue domingo.",
+        "Oggi è lunedì. Domani è martedì.",
+        "Hoje é segunda. Ontem foi domingo.",
+        "Vandaag is het maandag. Gisteren was zondag.",
+        "Thanks! Wow. OK. Sure, I will. Hello there.",
+    ],
+)
+def test_no_entities_from_ordinary_capitalised_words(text: str) -> None:
+    assert strong(text) == {}
+
+
+def test_a_sentence_opening_word_is_weak_until_known() -> None:
+    found = extract("Bruno runs marathons.")
+    assert [m.name for m in found.strong] == []
+    assert [m.name for m in found.weak] == ["Bruno"]
+
+
+def test_stated_nicknames_are_aliases_not_entities_of_their_own() -> None:
+    found = strong("Caroline (Caro) moved here. We call her Caro. Robert, aka Bob, sings.")
+    assert "Caro" in found["Caroline"].aliases and "Caro" not in found
+    assert "Bob" in found["Robert"].aliases
+    assert len(found["Caroline"].sentences) == 2
+
+
+def test_a_named_speakers_first_person_sentences_are_about_them() -> None:
+    found = strong("I went to a support group. It was great. My kids loved it.", "Melanie")
+    assert [s for s, _ in found["Melanie"].sentences] == [
+        "I went to a support group.",
+        "My kids loved it.",
+    ]
+
+
+def test_name_keys_fold_case_possessives_and_quotes() -> None:
+    assert name_key("Caroline's") == name_key("CAROLINE") == "caroline"
+    assert name_key("“The Lean Startup”") == "the lean startup"
+    keys = name_keys("What did caro's sister read in the Lean Startup?")
+    assert "caro" in keys and "lean startup" in keys and "the lean startup" in keys
+    assert "what" not in keys
