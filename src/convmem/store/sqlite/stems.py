@@ -9,6 +9,7 @@ its vocabulary gives their tokens. Memoised per process (single words only, in m
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -25,9 +26,8 @@ class Stems:
         self._capacity = capacity
         self._known: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._db.execute(f"CREATE VIRTUAL TABLE words USING fts5(w, tokenize='{TOKENIZER}')")
-        self._db.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab(words, 'instance')")
+        self._db: sqlite3.Connection | None = None
+        self._pid = 0
 
     def of(self, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
         with self._lock:
@@ -43,12 +43,22 @@ class Stems:
                 self._known.popitem(last=False)
             return out
 
+    def _connection(self) -> sqlite3.Connection:
+        # made in the process that uses it: a connection must not cross a fork (serve --workers)
+        if self._db is None or self._pid != os.getpid():
+            self._db = sqlite3.connect(":memory:", check_same_thread=False)
+            self._db.execute(f"CREATE VIRTUAL TABLE words USING fts5(w, tokenize='{TOKENIZER}')")
+            self._db.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab(words, 'instance')")
+            self._pid = os.getpid()
+        return self._db
+
     def _tokenize(self, words: list[str]) -> None:
-        self._db.executemany("INSERT INTO words (rowid, w) VALUES (?, ?)", enumerate(words, 1))
+        db = self._connection()
+        db.executemany("INSERT INTO words (rowid, w) VALUES (?, ?)", enumerate(words, 1))
         found: dict[int, list[str]] = {}
-        for term, doc in self._db.execute("SELECT term, doc FROM tokens ORDER BY doc, offset"):
+        for term, doc in db.execute("SELECT term, doc FROM tokens ORDER BY doc, offset"):
             found.setdefault(doc, []).append(term)
-        self._db.execute("DELETE FROM words")
+        db.execute("DELETE FROM words")
         for i, word in enumerate(words, 1):
             self._known[word] = tuple(found.get(i, ()))
 
