@@ -291,3 +291,31 @@ def test_deleting_a_conversation_or_a_user_removes_every_derived_row(
         alice.delete_all()
         left = _rows_mentioning(postgres_url, "alice")
         assert left == {}, left
+
+
+# --- time-limited stretches -----------------------------------------------------------------------
+
+
+def test_a_stretch_that_went_well_keeps_prepared_statements_and_the_session_timeout(
+    mem: convmem.Memory,
+) -> None:
+    """An assembly's parts run in time-limited stretches; ending one must neither drop the
+    connection's prepared statements (psycopg forgets them all on a ROLLBACK, so every request
+    re-planned every statement) nor leave the stretch's timeout behind."""
+    from convmem.model.deadline import Deadline
+
+    conv = mem.scope(tenant="acme", user="alice").create_conversation()
+    first = conv.append("user", "hello there")
+    with mem.store.read() as tx:
+        db = tx._db  # type: ignore[attr-defined]
+        before = db.execute("SHOW statement_timeout").fetchone()[0]
+        for _ in range(8):  # past psycopg's prepare threshold
+            tx.get_message("acme", "alice", first.id)
+        prepared = db.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0]
+        assert prepared > 0
+        with tx.time_limited(Deadline(5.0)):
+            assert db.execute("SHOW statement_timeout").fetchone()[0] != before
+            tx.get_message("acme", "alice", first.id)
+        assert db.execute("SHOW statement_timeout").fetchone()[0] == before
+        after = db.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0]
+        assert after >= prepared

@@ -64,6 +64,18 @@ def test_the_database_going_away_is_a_503_and_the_service_recovers(own_server: o
         assert [m["content"] for m in branch] == ["one", "three"]
 
 
+def _appends_served(base: str) -> int:
+    """The appends the process answering this new connection served (its own /metrics)."""
+    text = httpx.get(f"{base}/metrics", timeout=10).text
+    return sum(
+        int(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("convmem_http_requests_total")
+        and 'status="201"' in line
+        and "/messages" in line
+    )
+
+
 def _children(pid: int) -> list[int]:
     """Processes whose parent is ``pid`` (Linux's /proc)."""
     found = []
@@ -124,8 +136,12 @@ def test_two_service_processes_append_to_one_conversation(postgres_url: str) -> 
         for thread in threads:
             thread.join(120)
         assert len(acknowledged) == 150
-        # two service processes answered: the server forked two workers
+        # two service processes answered: the server forked two workers, and the kernel spread
+        # the clients' connections over both (each reports the appends it served itself)
         assert len(_children(server.pid)) == 2
+        served = {_appends_served(base) for _ in range(30)}
+        assert len(served) == 2, served
+        assert sum(served) == 150 and min(served) > 0
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(60)

@@ -32,6 +32,8 @@ def memory_of(request: Request) -> Memory:
     return memory
 
 
+# Dependencies that do no I/O are coroutines: FastAPI runs a plain function on the thread pool,
+# a hop that costs more than the work itself. ``api_key`` reads the key store, so it stays one.
 def api_key(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
@@ -47,7 +49,7 @@ def api_key(
     return key
 
 
-def acting_user(
+async def acting_user(
     request: Request,
     key: Annotated[ApiKey, Depends(api_key)],
     user: Annotated[
@@ -74,13 +76,13 @@ def acting_user(
     )
 
 
-def admin_key(key: Annotated[ApiKey, Depends(api_key)]) -> ApiKey:
+async def admin_key(key: Annotated[ApiKey, Depends(api_key)]) -> ApiKey:
     if key.role != "admin":
         raise ServiceError(403, "forbidden", "this needs an admin key")
     return key
 
 
-def app_or_admin_key(key: Annotated[ApiKey, Depends(api_key)]) -> ApiKey:
+async def app_or_admin_key(key: Annotated[ApiKey, Depends(api_key)]) -> ApiKey:
     """An application's or an admin's key: what may manage the tenant's tool registry."""
     if key.role not in ("app", "admin"):
         raise ServiceError(403, "forbidden", "this needs an application or admin key")

@@ -10,7 +10,8 @@ from fastapi import Request
 from convmem.service.problems import ServiceError
 
 
-def known_query_only(request: Request) -> None:
+async def known_query_only(request: Request) -> None:
+    # a coroutine: no I/O, so no hop to the thread pool
     route = request.scope.get("route")
     dependant = getattr(route, "dependant", None)
     if dependant is None or not request.query_params:

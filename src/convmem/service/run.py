@@ -56,18 +56,24 @@ def serve(
         return
     # opened once here first: migrations run once, and a bad URL fails before any fork
     open_memory(db).close()
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((host, port))
-    listener.listen(2048)
+    # Where the kernel can, each worker listens on a socket of its own on the same port
+    # (SO_REUSEPORT) and the kernel spreads new connections evenly over them; one socket shared
+    # by every worker goes to whichever accepts first, and a client's keep-alive connections
+    # then pile onto one process while another idles. The port is bound here first, so one in
+    # use fails before any fork.
+    per_worker = hasattr(socket, "SO_REUSEPORT")
+    listener = _listen(host, port, reuse_port=per_worker)
+    port = listener.getsockname()[1]  # port 0: the one the kernel chose, for every worker
+    if per_worker:
+        listener.close()
     children: list[int] = []
     for _ in range(workers):
         pid = os.fork()
-        if pid == 0:  # a worker: its own database connections, the shared socket
+        if pid == 0:  # a worker: its own database connections, its socket or the shared one
             code = 0
             try:
-                _run(db, config, base, embedder, listener)
+                own = _listen(host, port, reuse_port=True) if per_worker else listener
+                _run(db, config, base, embedder, own)
             except BaseException:
                 code = 1
             os._exit(code)
@@ -82,7 +88,19 @@ def serve(
     signal.signal(signal.SIGINT, forward)
     for child in children:
         os.waitpid(child, 0)
-    listener.close()
+    if not per_worker:
+        listener.close()
+
+
+def _listen(host: str, port: int, *, reuse_port: bool) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    listener.bind((host, port))
+    listener.listen(2048)
+    return listener
 
 
 def _run(

@@ -57,8 +57,8 @@ class TxnBase:
         """Statements inside stop at ``deadline`` (``convmem.store.limits``): a savepoint, so a
         statement that fails or is cancelled there does not abort the whole transaction, and
         ``statement_timeout`` for the time left, so the server cancels the one still running
-        when it passes. The savepoint also scopes the ``SET LOCAL``: rolling back to it (a
-        read keeps nothing of the stretch but what it fetched) restores the timeout."""
+        when it passes. After a failure the transaction rolls back to the savepoint (which also
+        restores the timeout); after success it releases it and resets the timeout."""
         if self._writable:  # rolling back to the savepoint would drop the stretch's writes
             raise StoreError("a time-limited stretch runs in a read transaction only")
         ms = max(1, int(deadline.remaining() * 1000))
@@ -74,9 +74,22 @@ class TxnBase:
         except BaseException:
             self._undo_stretch()
             raise
-        self._undo_stretch()
+        self._end_stretch()
         if deadline.passed():  # finished, but late: what it found comes too late to use
             raise TimeLimitExceeded(deadline.limit)
+
+    def _end_stretch(self) -> None:
+        # A stretch that went well is released, not rolled back: psycopg forgets every prepared
+        # statement of the connection when it sees a ROLLBACK (the server would keep them), so
+        # rolling back after each assembly's stretches re-planned every statement of every
+        # request. The timeout goes back to the session's own value (DEFAULT is what it was at
+        # connect: the server's, the role's or the connection options').
+        try:
+            self._db.execute(
+                "RELEASE SAVEPOINT time_limited; SET LOCAL statement_timeout TO DEFAULT"
+            )
+        except psycopg.Error as exc:
+            raise map_error(exc) from exc
 
     def _undo_stretch(self) -> None:
         try:

@@ -316,6 +316,20 @@ class SQLiteTxn(
             raise NotFound("pinned instruction", pin_id)
 
 
+_WRITER_LOCKS: dict[str, threading.RLock] = {}
+_WRITER_LOCKS_GUARD = threading.Lock()
+
+
+def writer_lock(path: str) -> threading.RLock:
+    """The one lock of this process that every writer of the file at ``path`` takes.
+
+    Re-entrant, so a write opened inside another on the same thread still reaches SQLite, which
+    refuses it plainly rather than waiting on itself."""
+    key = path if path == ":memory:" else os.path.realpath(path)
+    with _WRITER_LOCKS_GUARD:
+        return _WRITER_LOCKS.setdefault(key, threading.RLock())
+
+
 class SQLiteStore:
     """A database file shared safely by threads (a connection each) and processes (WAL)."""
 
@@ -354,7 +368,11 @@ class SQLiteStore:
     @contextmanager
     def write(self) -> Iterator[SQLiteTxn]:
         db = self._connection()
-        with transaction(db, "IMMEDIATE") as statements:
+        # The process's writers queue on a lock of ours before SQLite's: a thread waiting here is
+        # woken the moment the lock is free, where SQLite's busy handler sleeps in steps of up to
+        # 100 ms and lets a freed lock sit idle (most of the tail under a service's threads).
+        # Other processes still meet at SQLite's lock.
+        with writer_lock(self.path), transaction(db, "IMMEDIATE") as statements:
             yield SQLiteTxn(statements, self._vectors)
             erase_deleted_fts(statements)
 
