@@ -312,10 +312,12 @@ def _proposed_in_conversation(
 
 
 def delete_with_history(
-    tx: WriteTxn, who: Principal, memory_ids: Sequence[str], *, action: str = "memory.deleted"
+    tx: WriteTxn, who: Principal, memory_ids: Sequence[str], *, action: str = "memory.deleted",
+    **why: Any,
 ) -> list[str]:
     """Hard-delete records and the superseded versions behind them (derived from the same
-    statement). The audit keeps that each was deleted, by whom and when — not what it said."""
+    statement). The audit keeps that each was deleted, by whom and when (and ``why``) — not
+    what it said."""
     every = {m.id: m for m in tx.list_memories(who.tenant, who.user)}
     doomed: list[str] = []
     for memory_id in memory_ids:
@@ -325,7 +327,7 @@ def delete_with_history(
             current = every[current].supersedes_id
     tx.delete_memories(who.tenant, who.user, doomed)
     for memory_id in doomed:
-        audit(tx, who, action, "memory", memory_id)
+        audit(tx, who, action, "memory", memory_id, **why)
     return doomed
 
 
