@@ -22,6 +22,7 @@ from convmem.cli_import import import_group
 from convmem.cli_index import backfill, reindex
 from convmem.cli_mcp import mcp_command
 from convmem.cli_service import keys, serve
+from convmem.cli_retention import retention
 from convmem.cli_tools import tools
 from convmem.errors import ConvmemError
 from convmem.retrieval.vector import Embedder
@@ -36,6 +37,7 @@ def main() -> None:
 main.add_command(serve)
 main.add_command(keys)
 main.add_command(tools)
+main.add_command(retention)
 main.add_command(mcp_command)
 main.add_command(import_group)
 main.add_command(reindex)
@@ -257,29 +259,11 @@ def worker(
             if metrics_port is not None:
                 start_http_server(metrics_port, metrics_host, registry=metrics.registry)
                 click.echo(f"metrics on http://{metrics_host}:{metrics_port}/metrics", err=True)
-            click.echo(f"worker {runner.owner} serving {', '.join(runner.flows)}", err=True)
+            click.echo(f"worker {runner.owner} serving {', '.join(runner.kinds)}", err=True)
             count = runner.run(poll_seconds=poll_seconds, max_jobs=max_jobs, exit_when_idle=once)
     except KeyboardInterrupt:
         return
     click.echo(f"ran {count} jobs", err=True)
-
-
-@main.group()
-def retention() -> None:
-    """Tenants' retention periods."""
-
-
-@retention.command("apply")
-@_db
-def retention_apply(db: str) -> None:
-    """Delete the conversations nothing was written to for longer than their tenant's retention
-    period (the worker does this hourly)."""
-    with opened(db) as memory:
-        deleted = memory.apply_retention()
-    for tenant, count in deleted.items():
-        click.echo(f"{tenant}: {count} conversations deleted")
-    if not deleted:
-        click.echo("no tenant has a retention period")
 
 
 @main.command()

@@ -11,8 +11,12 @@ With an embedder on the memory, the worker also embeds, a batch at a time betwee
 words and memories that have no vector yet (written with ``embed_on_write`` off, or before a
 model change): vectors are derived data, so several workers doing it at once only repeat work.
 
-Every ``retention_seconds`` (an hour by default) it applies the tenants' retention periods
-(``convmem.retention``): deleting is idempotent, so several workers may do it.
+Every ``retention_seconds`` (an hour by default) it queues one retention sweep job per tenant
+with a period (``convmem.retention``), keyed by the tenant and the hour so several workers queue
+it once, and runs them: a sweep is a job like any other — its state, attempts and retries in
+``convmem jobs list``, its counts per layer as the job's note — and idempotent, so a sweep
+that failed half way runs again from where it stopped. ``clock`` gives the sweeps their time
+(tests pass their own).
 """
 
 from __future__ import annotations
@@ -21,14 +25,17 @@ import logging
 import os
 import socket
 import threading
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 
 from convmem.engine import Memory
 from convmem.errors import NotFound
 from convmem.ids import new_id
 from convmem.metrics import ProcessMetrics
 from convmem.model.summary import Job
+from convmem.retention import sweep_tenant
 from convmem.store.base import WriteTxn
 from convmem.store.retry import write_retried
 from convmem.summaries import SummaryFlow, job_kind
@@ -39,6 +46,12 @@ from convmem.summarize.rolling import ChainStart, build_chain
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 300.0
+RETENTION_JOB = "retention.sweep"
+RETENTION_ATTEMPTS = 5
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class Worker:
@@ -54,12 +67,15 @@ class Worker:
         owner: str | None = None,
         retention_seconds: float = 3600.0,
         metrics: ProcessMetrics | None = None,
+        clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         """``metrics``: where jobs, failures and retention passes are counted (a registry of
-        the worker's own by default; ``convmem worker --metrics-port`` serves it)."""
+        the worker's own by default; ``convmem worker --metrics-port`` serves it). ``clock``:
+        the time retention sweeps apply the periods at."""
         if lease_seconds <= 0 or retention_seconds <= 0:
             raise ValueError("lease_seconds and retention_seconds must be positive")
         self.retention_seconds = retention_seconds
+        self.clock = clock
         self._retention_due = 0.0  # monotonic time of the next pass: the first loop runs one
         self.memory = memory
         self.metrics = metrics or ProcessMetrics()
@@ -77,15 +93,26 @@ class Worker:
             )
             for s in chosen
         }
+        self._handlers: dict[str, Callable[[Job], str | None]] = {
+            kind: self._summarize for kind in self.flows
+        }
+        self._handlers[RETENTION_JOB] = self._sweep
+        self._swept: dict[str, dict[str, int]] = {}  # a sweep job's counts, until reported
         self.lease_seconds = lease_seconds
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{new_id('w')[-6:]}"
 
-    def run_once(self) -> Job | None:
-        """Claim and run one ready job; None when none is ready."""
+    @property
+    def kinds(self) -> list[str]:
+        """The job kinds this worker runs."""
+        return list(self._handlers)
+
+    def run_once(self, kinds: Sequence[str] | None = None) -> Job | None:
+        """Claim and run one ready job (of ``kinds``, default every kind this worker runs);
+        None when none is ready."""
         store = self.memory.store
+        wanted = list(kinds or self._handlers)
         job = write_retried(
-            store,
-            lambda tx: tx.claim_job(self.owner, time.time(), self.lease_seconds, list(self.flows)),
+            store, lambda tx: tx.claim_job(self.owner, time.time(), self.lease_seconds, wanted)
         )
         if job is None:
             return None
@@ -101,7 +128,7 @@ class Worker:
         heart = threading.Thread(target=self._heartbeat, args=(job, beating), daemon=True)
         heart.start()
         try:
-            note = self._summarize(job)
+            note = self._handlers[job.kind](job)
         except Exception as exc:  # a job must never take the worker down; the reason is kept
             reason = type(exc).__name__
             retry_at = None
@@ -145,16 +172,52 @@ class Worker:
         return done
 
     def apply_retention_if_due(self) -> dict[str, int] | None:
-        """Apply the retention periods when the last pass is ``retention_seconds`` old; the
-        conversations deleted per tenant, or None when not due."""
+        """When the last pass is ``retention_seconds`` old: queue a sweep job per tenant with a
+        retention period and run the ready sweeps. The conversations deleted per tenant
+        swept, or None when not due."""
         if time.monotonic() < self._retention_due:
             return None
         self._retention_due = time.monotonic() + self.retention_seconds
-        deleted = self.memory.apply_retention()
-        self.metrics.retention_swept(sum(deleted.values()))
-        if any(deleted.values()):
-            log.info("retention deleted %d conversations", sum(deleted.values()))
+        self.queue_retention()
+        deleted: dict[str, int] = {}
+        layers: dict[str, int] = {}
+        while (job := self.run_once([RETENTION_JOB])) is not None:
+            counts = self._swept.pop(job.id, {})
+            if "transcripts" in counts:
+                deleted[job.tenant_id] = deleted.get(job.tenant_id, 0) + counts["transcripts"]
+            for layer, count in counts.items():
+                layers[layer] = layers.get(layer, 0) + count
+        self.metrics.retention_swept(sum(deleted.values()), layers)
+        if any(layers.values()):
+            log.info("retention deleted %s", ", ".join(f"{n} {k}" for k, n in layers.items()))
         return deleted
+
+    def queue_retention(self) -> int:
+        """Queue this period's sweep job for every tenant with a retention period (once per
+        tenant and period, whichever worker does it); how many were new."""
+        store = self.memory.store
+        with store.read() as tx:
+            tenants = [p.tenant_id for p in tx.tenant_policies()]
+        slot = int(time.time() // self.retention_seconds)
+        queued = 0
+        for tenant in tenants:
+            job = Job(
+                id=new_id("job"), tenant_id=tenant, kind=RETENTION_JOB,
+                key=f"retention:{slot}", conversation_id=None, payload={}, status="pending",
+                attempts=0, max_attempts=RETENTION_ATTEMPTS, lease_owner=None,
+                lease_expires_at=None, run_after=time.time(), last_error=None,
+                created_at=_utc_now(), updated_at=_utc_now(),
+            )  # fmt: skip
+            queued += write_retried(store, lambda tx, job=job: tx.enqueue_job(job))
+        return queued
+
+    def _sweep(self, job: Job) -> str:
+        """Run a tenant's sweep under its policy as it is now; the counts are the job's note."""
+        with self.memory.store.read() as tx:
+            policy = tx.tenant_policy(job.tenant_id)
+        counts = sweep_tenant(self.memory.store, policy, self.clock())
+        self._swept[job.id] = counts
+        return json.dumps(counts, sort_keys=True)
 
     def embed_pending(self, batch_size: int = 256) -> int:
         """Embed one batch of each kind of row still lacking a vector; how many were embedded

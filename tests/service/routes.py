@@ -56,6 +56,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/v1/keys"): "admin",
     ("POST", "/v1/keys"): "admin",
     ("DELETE", "/v1/keys/{key_id}"): "admin",
+    ("GET", "/v1/tenant/policy"): "admin",
     ("PUT", "/v1/tenant/policy"): "admin",
     ("GET", "/v1/tools"): "app",
     ("POST", "/v1/tools"): "app",
