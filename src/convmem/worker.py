@@ -17,6 +17,11 @@ it once, and runs them: a sweep is a job like any other — its state, attempts 
 ``convmem jobs list``, its counts per layer as the job's note — and idempotent, so a sweep
 that failed half way runs again from where it stopped. ``clock`` gives the sweeps their time
 (tests pass their own).
+
+Every ``consolidate_seconds`` it reads the user turns stored since its last look (across
+tenants) and queues a consolidation job (``convmem.consolidate.run``) for each user who stated
+something about themselves — or for every user who wrote, when a model (``extractor``) proposes
+candidates too. Consolidation only ever writes proposals: the user confirms.
 """
 
 from __future__ import annotations
@@ -28,12 +33,20 @@ import threading
 import json
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from convmem.consolidate.llm import LLMExtractor
+from convmem.consolidate.run import (
+    CONSOLIDATION_ACTOR,
+    ConsolidationSettings,
+    consolidate_user,
+    statements_of,
+)
 from convmem.engine import Memory
 from convmem.errors import NotFound
-from convmem.ids import new_id
+from convmem.ids import floor_id, new_id
 from convmem.metrics import ProcessMetrics
+from convmem.model.principal import Principal
 from convmem.model.summary import Job
 from convmem.retention import sweep_tenant
 from convmem.store.base import WriteTxn
@@ -48,6 +61,8 @@ log = logging.getLogger(__name__)
 MAX_BACKOFF_SECONDS = 300.0
 RETENTION_JOB = "retention.sweep"
 RETENTION_ATTEMPTS = 5
+CONSOLIDATE_JOB = "memory.consolidate"
+_SCAN = 5000  # user turns looked at per consolidation pass
 
 
 def _utc_now() -> datetime:
@@ -68,12 +83,24 @@ class Worker:
         retention_seconds: float = 3600.0,
         metrics: ProcessMetrics | None = None,
         clock: Callable[[], datetime] = _utc_now,
+        consolidation: ConsolidationSettings | None = None,
+        consolidate_seconds: float = 3600.0,
+        extractor: LLMExtractor | None = None,
     ) -> None:
         """``metrics``: where jobs, failures and retention passes are counted (a registry of
         the worker's own by default; ``convmem worker --metrics-port`` serves it). ``clock``:
-        the time retention sweeps apply the periods at."""
-        if lease_seconds <= 0 or retention_seconds <= 0:
-            raise ValueError("lease_seconds and retention_seconds must be positive")
+        the time retention sweeps and consolidation apply their periods at. ``consolidation``:
+        its settings (the defaults when None); ``extractor``: a model proposing candidate
+        memories from new turns."""
+        if min(lease_seconds, retention_seconds, consolidate_seconds) <= 0:
+            raise ValueError("lease, retention and consolidation periods must be positive")
+        self.consolidation = consolidation or ConsolidationSettings()
+        self.consolidate_seconds = consolidate_seconds
+        self._consolidate_due = 0.0
+        self.extractor = extractor
+        lookback = timedelta(days=self.consolidation.lookback_days)
+        # the newest user turn looked at: a new worker looks back over the whole lookback
+        self._scanned = floor_id("msg", int((clock() - lookback).timestamp() * 1000))
         self.retention_seconds = retention_seconds
         self.clock = clock
         self._retention_due = 0.0  # monotonic time of the next pass: the first loop runs one
@@ -97,6 +124,7 @@ class Worker:
             kind: self._summarize for kind in self.flows
         }
         self._handlers[RETENTION_JOB] = self._sweep
+        self._handlers[CONSOLIDATE_JOB] = self._consolidate
         self._swept: dict[str, dict[str, int]] = {}  # a sweep job's counts, until reported
         self.lease_seconds = lease_seconds
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{new_id('w')[-6:]}"
@@ -161,6 +189,7 @@ class Worker:
         done = 0
         while not stop.is_set() and (max_jobs is None or done < max_jobs):
             self.apply_retention_if_due()
+            self.queue_consolidation_if_due()
             if self.run_once() is None:
                 if self.embed_pending():
                     continue
@@ -218,6 +247,53 @@ class Worker:
         counts = sweep_tenant(self.memory.store, policy, self.clock())
         self._swept[job.id] = counts
         return json.dumps(counts, sort_keys=True)
+
+    def queue_consolidation_if_due(self) -> int | None:
+        """When the last look is ``consolidate_seconds`` old, queue consolidation jobs (see
+        ``queue_consolidation``); how many, or None when not due."""
+        if time.monotonic() < self._consolidate_due:
+            return None
+        self._consolidate_due = time.monotonic() + self.consolidate_seconds
+        return self.queue_consolidation()
+
+    def queue_consolidation(self) -> int:
+        """Queue a consolidation job for every user whose turns stored since the last look
+        state something about themselves (every user who wrote, with an extractor); how many
+        were queued. Turns are looked at once per worker process; each job reads the user's
+        whole lookback again, so a job lost with its worker is made up by the next one."""
+        store = self.memory.store
+        queued = 0
+        while True:
+            after = self._scanned
+            with store.read() as tx:
+                writers = tx.recent_writers(after, _SCAN)
+                wanted = [
+                    w for w in writers if self.extractor is not None or statements_of(
+                        tx.user_turns_after(w.tenant_id, w.user_id, after, _SCAN)
+                    )
+                ]  # fmt: skip
+            for writer in wanted:
+                job = Job(
+                    id=new_id("job"), tenant_id=writer.tenant_id, kind=CONSOLIDATE_JOB,
+                    key=f"consolidate:{writer.user_id}:{writer.last_message_id}",
+                    conversation_id=None, payload={"user_id": writer.user_id, "after": after},
+                    status="pending", attempts=0, max_attempts=RETENTION_ATTEMPTS,
+                    lease_owner=None, lease_expires_at=None, run_after=time.time(),
+                    last_error=None, created_at=_utc_now(), updated_at=_utc_now(),
+                )  # fmt: skip
+                queued += write_retried(store, lambda tx, job=job: tx.enqueue_job(job))
+            if not writers:
+                return queued
+            self._scanned = max(w.last_message_id for w in writers)
+
+    def _consolidate(self, job: Job) -> str:
+        who = Principal(job.tenant_id, str(job.payload["user_id"]), CONSOLIDATION_ACTOR)
+        after = job.payload.get("after")
+        report = consolidate_user(
+            self.memory.store, who, self.clock(), self.consolidation, extractor=self.extractor,
+            extract_after=str(after) if after else None,
+        )  # fmt: skip
+        return json.dumps(report.to_dict(), sort_keys=True)
 
     def embed_pending(self, batch_size: int = 256) -> int:
         """Embed one batch of each kind of row still lacking a vector; how many were embedded

@@ -38,7 +38,7 @@ COORDINATOR = frozenset({"jobs", "_migrations"})
 FAN_OUT = frozenset(
     {
         "unindexed_messages", "missing_message_vectors", "missing_term_vectors",
-        "missing_memory_vectors",
+        "missing_memory_vectors", "recent_writers",
     }
 )  # fmt: skip
 

@@ -22,7 +22,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from convmem.model.messages import Message
 from convmem.model.policy import RetentionPeriods, TenantPolicy
+
+
+@dataclass(frozen=True)
+class WriterRef:
+    """A user who wrote a user turn in the range scanned, with the newest such turn's id."""
+
+    tenant_id: str
+    user_id: str
+    last_message_id: str
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,19 @@ class MemoryRef:
 
 
 class LifecycleReads(Protocol):
+    def recent_writers(self, after_id: str, limit: int) -> list[WriterRef]:
+        """Across tenants (the worker's scan, never a request): the users among the first
+        ``limit`` user turns stored after ``after_id`` (message ids sort by the time convmem
+        stored them)."""
+        ...
+
+    def user_turns_after(
+        self, tenant: str, user: str, after_id: str, limit: int
+    ) -> list[Message]:
+        """The user's own turns (role ``user``) stored after ``after_id`` in conversations that
+        are not temporary, oldest first, at most ``limit``."""
+        ...
+
     def memories_untouched_before(
         self, tenant: str, id_cutoff: str, updated_before: datetime, limit: int
     ) -> list[MemoryRef]:

@@ -7,15 +7,18 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from convmem.model.messages import Message
 from convmem.model.policy import TenantPolicy
 from convmem.store.lifecycle import (
     ANY_PERIOD,
     POLICY_COLUMNS,
     MemoryRef,
+    WriterRef,
     policy_from_row,
     policy_values,
 )
 from convmem.store.postgres.rows import TxnBase
+from convmem.store.rows import DECODED, MESSAGE_COLUMNS, message_from_row
 
 
 class LifecycleTxnMixin(TxnBase):
@@ -48,6 +51,30 @@ class LifecycleTxnMixin(TxnBase):
             "indexes_days = EXCLUDED.indexes_days, updated_at = EXCLUDED.updated_at",
             (policy.tenant_id, policy.memory_disabled, *policy_values(policy), at),
         )
+
+    # --- consolidation's reads -----------------------------------------------------------------
+
+    def recent_writers(self, after_id: str, limit: int) -> list[WriterRef]:
+        rows = self._db.execute(
+            "SELECT tenant_id, user_id, MAX(id) FROM (SELECT tenant_id, user_id, id FROM messages "
+            "WHERE id > %s AND role = 'user' ORDER BY id LIMIT %s) AS turns "
+            "GROUP BY tenant_id, user_id ORDER BY MAX(id)",
+            (after_id, limit),
+        ).fetchall()
+        return [WriterRef(row[0], row[1], row[2]) for row in rows]
+
+    def user_turns_after(
+        self, tenant: str, user: str, after_id: str, limit: int
+    ) -> list[Message]:
+        rows = self._db.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages m JOIN conversations c "
+            "ON c.tenant_id = m.tenant_id AND c.id = m.conversation_id "
+            "WHERE m.tenant_id = %s AND c.tenant_id = %s AND m.user_id = %s "
+            "AND m.role = 'user' AND c.temporary = FALSE AND m.id > %s "
+            "ORDER BY m.id LIMIT %s",
+            (tenant, tenant, user, after_id, limit),
+        ).fetchall()
+        return [message_from_row(row, DECODED) for row in rows]
 
     # --- sweeps ---------------------------------------------------------------------------------
 

@@ -7,16 +7,20 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from convmem.model.messages import Message
 from convmem.model.policy import TenantPolicy
 from convmem.store.lifecycle import (
     ANY_PERIOD,
     POLICY_COLUMNS,
     MemoryRef,
+    WriterRef,
     policy_from_row,
     policy_values,
 )
+from convmem.store.rows import MESSAGE_COLUMNS, message_from_row
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.memories import utc_text
+from convmem.store.sqlite.sql import TEXT_CODEC
 
 
 class LifecycleTxnMixin:
@@ -47,6 +51,30 @@ class LifecycleTxnMixin:
             "indexes_days = excluded.indexes_days, updated_at = excluded.updated_at",
             (policy.tenant_id, int(policy.memory_disabled), *policy_values(policy), utc_text(at)),
         )
+
+    # --- consolidation's reads -----------------------------------------------------------------
+
+    def recent_writers(self, after_id: str, limit: int) -> list[WriterRef]:
+        rows = self._db.execute(
+            "SELECT tenant_id, user_id, MAX(id) FROM (SELECT tenant_id, user_id, id FROM messages "
+            "WHERE id > ? AND role = 'user' ORDER BY id LIMIT ?) AS turns "
+            "GROUP BY tenant_id, user_id ORDER BY MAX(id)",
+            (after_id, limit),
+        ).fetchall()
+        return [WriterRef(row[0], row[1], row[2]) for row in rows]
+
+    def user_turns_after(
+        self, tenant: str, user: str, after_id: str, limit: int
+    ) -> list[Message]:
+        rows = self._db.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages m JOIN conversations c "
+            "ON c.tenant_id = m.tenant_id AND c.id = m.conversation_id "
+            "WHERE m.tenant_id = ? AND c.tenant_id = ? AND m.user_id = ? "
+            "AND m.role = 'user' AND c.temporary = 0 AND m.id > ? "
+            "ORDER BY m.id LIMIT ?",
+            (tenant, tenant, user, after_id, limit),
+        ).fetchall()
+        return [message_from_row(row, TEXT_CODEC) for row in rows]
 
     # --- sweeps ---------------------------------------------------------------------------------
 

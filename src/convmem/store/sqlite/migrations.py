@@ -527,6 +527,12 @@ def m061_memory_evidence(db: sqlite3.Connection) -> None:
     )
 
 
+def m062_messages_by_time(db: sqlite3.Connection) -> None:
+    # the worker's consolidation pass reads the user turns stored since its last pass, across
+    # tenants, by id (ids sort by the time convmem stored them)
+    db.execute("CREATE INDEX messages_by_time ON messages (id, role)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -549,6 +555,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m050_entities,
     m060_retention_layers,
     m061_memory_evidence,
+    m062_messages_by_time,
 ]
 
 
