@@ -229,6 +229,9 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
               help="The address --metrics-port listens on.")  # fmt: skip
 @embedder_option("none", "Also embed, between jobs, what was written without vectors (minilm: "
                  "the embeddings extra; auto: minilm when installed).")  # fmt: skip
+@click.option("--extract-memories", is_flag=True,
+              help="Let the --llm-base-url model propose candidate memories from new turns (only "
+              "as proposals, each checked against the turns it cites).")  # fmt: skip
 def worker(
     db: str,
     llm_base_url: str | None,
@@ -242,12 +245,17 @@ def worker(
     metrics_port: int | None,
     metrics_host: str,
     embedder: Embedder | None,
+    extract_memories: bool,
 ) -> None:
-    """Build queued summaries off the request path (run one or more beside the app); with
-    --embedder, also embed what was written without vectors."""
+    """Build queued summaries off the request path (run one or more beside the app), sweep the
+    tenants' retention periods and consolidate memory proposals (with --extract-memories, the
+    summarizer's model also proposes candidates, checked against the turns they cite); with --embedder, also embed
+    what was written without vectors."""
     from prometheus_client import start_http_server
 
+    from convmem.consolidate.llm import LLMExtractor
     from convmem.metrics import ProcessMetrics
+    from convmem.summarize.llm import LLMSummarizer
     from convmem.worker import Worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -255,7 +263,13 @@ def worker(
     try:
         with opened(db, config=config, embedder=embedder) as memory:
             metrics = ProcessMetrics()
-            runner = Worker(memory, lease_seconds=lease_seconds, metrics=metrics)
+            # the summarizer's endpoint may propose candidate memories (checked, proposals only)
+            llm = memory.summarizer if isinstance(memory.summarizer, LLMSummarizer) else None
+            if extract_memories and llm is None:
+                fail("--extract-memories needs the model: --llm-base-url and --llm-model")
+            extractor = LLMExtractor(llm.config) if llm is not None and extract_memories else None
+            runner = Worker(memory, lease_seconds=lease_seconds, metrics=metrics,
+                            extractor=extractor)  # fmt: skip
             if metrics_port is not None:
                 start_http_server(metrics_port, metrics_host, registry=metrics.registry)
                 click.echo(f"metrics on http://{metrics_host}:{metrics_port}/metrics", err=True)
