@@ -4,10 +4,11 @@ Its "model" reads the prompt convmem sends and answers it. A memory-extraction p
 turns; ``convmem.consolidate.extract``) gets candidate memories (``extracted_memories``: every
 turn of the user's, whatever it says, cited by id; the modes ``invented_number``,
 ``invented_name``, ``wrong_source`` and ``garbage`` answer wrongly). A summary prompt (previous
-snapshot + new turns) is answered in one of several modes: ``good`` (a faithful snapshot), ``forged_tools`` (a faithful snapshot whose every
-note claims to come from a tool it did not), ``garbage`` (not JSON), ``wrong_numbers`` (notes
-citing numbers absent from their sources), ``hang`` (holds the request until released) and
-``error`` (HTTP 500). It runs in a thread of the test; a worker process may call it too.
+snapshot + new turns) is answered in one of several modes: ``good`` (a faithful snapshot),
+``forged_tools`` (a faithful snapshot whose every note claims to come from a tool it did not),
+``garbage`` (not JSON), ``wrong_numbers`` (notes citing numbers absent from their sources),
+``hang`` (holds the request until released) and ``error`` (HTTP 500). It runs in a thread of
+the test; a worker process may call it too.
 """
 
 from __future__ import annotations

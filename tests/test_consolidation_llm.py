@@ -27,8 +27,13 @@ def _extractor(llm: FakeLLM) -> LLMExtractor:
 def _chat(scope: convmem.Scope) -> dict[str, str]:
     conv = scope.create_conversation()
     ids = {}
-    for text in ("Remember when we went to Porto?", "We fly out on Friday, by the way.",
-                 "Do you think it will rain?", CARD, "My sister Ana Lopez lives in Lisbon."):
+    for text in (
+        "Remember when we went to Porto?",
+        "We fly out on Friday, by the way.",
+        "Do you think it will rain?",
+        CARD,
+        "My sister Ana Lopez lives in Lisbon.",
+    ):
         ids[text] = conv.append("user", text).id
         conv.append("assistant", f"Noted: {text[:10]} Beatrix 1999.")
     temp = scope.create_conversation(temporary=True)

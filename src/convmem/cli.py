@@ -21,8 +21,8 @@ from convmem.cli_eval import behaviour_command
 from convmem.cli_import import import_group
 from convmem.cli_index import backfill, reindex
 from convmem.cli_mcp import mcp_command
-from convmem.cli_service import keys, serve
 from convmem.cli_retention import retention
+from convmem.cli_service import keys, serve
 from convmem.cli_tools import tools
 from convmem.errors import ConvmemError
 from convmem.retrieval.vector import Embedder
@@ -249,8 +249,8 @@ def worker(
 ) -> None:
     """Build queued summaries off the request path (run one or more beside the app), sweep the
     tenants' retention periods and consolidate memory proposals (with --extract-memories, the
-    summarizer's model also proposes candidates, checked against the turns they cite); with --embedder, also embed
-    what was written without vectors."""
+    summarizer's model also proposes candidates, checked against the turns they cite); with
+    --embedder, also embed what was written without vectors."""
     from prometheus_client import start_http_server
 
     from convmem.consolidate.llm import LLMExtractor

@@ -58,14 +58,19 @@ _DAYS = click.IntRange(0, None)
 @retention.command("set")
 @db_option()
 @click.option("--tenant", required=True, help="Tenant id.")
-@click.option("--memory-disabled/--memory-enabled", default=None,
-              help="Switch long-term memory off (or on) for the tenant (default: as it is).")
+@click.option(
+    "--memory-disabled/--memory-enabled",
+    default=None,
+    help="Switch long-term memory off (or on) for the tenant (default: as it is).",
+)
 @click.option(
     "--days", "days", multiple=True, metavar="LAYER=DAYS",
     help="A layer's period, e.g. transcripts=30 (0: kept until deleted). Repeat per layer; "
     "layers not named keep their period.",
 )  # fmt: skip
-def retention_set(db: str, tenant: str, memory_disabled: bool | None, days: tuple[str, ...]) -> None:
+def retention_set(
+    db: str, tenant: str, memory_disabled: bool | None, days: tuple[str, ...]
+) -> None:
     """Change a tenant's retention periods (what the admin route PUT /v1/tenant/policy does)."""
     changes: dict[str, int | None] = {}
     for item in days:

@@ -341,7 +341,11 @@ def _proposed_in_conversation(
 
 
 def delete_with_history(
-    tx: WriteTxn, who: Principal, memory_ids: Sequence[str], *, action: str = "memory.deleted",
+    tx: WriteTxn,
+    who: Principal,
+    memory_ids: Sequence[str],
+    *,
+    action: str = "memory.deleted",
     **why: Any,
 ) -> list[str]:
     """Hard-delete records and the superseded versions behind them (derived from the same

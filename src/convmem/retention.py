@@ -62,9 +62,7 @@ def sweep_all(store: Store, now: datetime | None = None) -> dict[str, dict[str, 
     return {policy.tenant_id: sweep_tenant(store, policy, now) for policy in policies}
 
 
-def sweep_tenant(
-    store: Store, policy: TenantPolicy, now: datetime | None = None
-) -> dict[str, int]:
+def sweep_tenant(store: Store, policy: TenantPolicy, now: datetime | None = None) -> dict[str, int]:
     """Apply one tenant's periods: rows deleted per layer that has one (in sweep order)."""
     now = now or datetime.now(UTC)
     counts: dict[str, int] = {}

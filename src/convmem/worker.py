@@ -26,11 +26,11 @@ candidates too. Consolidation only ever writes proposals: the user confirms.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
 import threading
-import json
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -120,9 +120,10 @@ class Worker:
             )
             for s in chosen
         }
-        self._handlers: dict[str, Callable[[Job], str | None]] = {
-            kind: self._summarize for kind in self.flows
-        }
+        handlers: dict[str, Callable[[Job], str | None]] = dict.fromkeys(
+            self.flows, self._summarize
+        )
+        self._handlers = handlers
         self._handlers[RETENTION_JOB] = self._sweep
         self._handlers[CONSOLIDATE_JOB] = self._consolidate
         self._swept: dict[str, dict[str, int]] = {}  # a sweep job's counts, until reported
@@ -237,7 +238,7 @@ class Worker:
                 lease_expires_at=None, run_after=time.time(), last_error=None,
                 created_at=_utc_now(), updated_at=_utc_now(),
             )  # fmt: skip
-            queued += write_retried(store, lambda tx, job=job: tx.enqueue_job(job))
+            queued += write_retried(store, _enqueue, job)
         return queued
 
     def _sweep(self, job: Job) -> str:
@@ -281,7 +282,7 @@ class Worker:
                     lease_owner=None, lease_expires_at=None, run_after=time.time(),
                     last_error=None, created_at=_utc_now(), updated_at=_utc_now(),
                 )  # fmt: skip
-                queued += write_retried(store, lambda tx, job=job: tx.enqueue_job(job))
+                queued += write_retried(store, _enqueue, job)
             if not writers:
                 return queued
             self._scanned = max(w.last_message_id for w in writers)
@@ -366,3 +367,7 @@ class Worker:
 
 def _extend_lease(tx: WriteTxn, job_id: str, owner: str, until: float) -> bool:
     return tx.extend_lease(job_id, owner, until)
+
+
+def _enqueue(tx: WriteTxn, job: Job) -> bool:
+    return tx.enqueue_job(job)

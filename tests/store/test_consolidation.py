@@ -75,8 +75,13 @@ def test_a_statement_made_in_one_conversation_only_is_not_consolidated(
 
 def test_small_talk_never_becomes_a_proposal(memory: convmem.Memory) -> None:
     alice = memory.scope("acme", "alice")
-    _say(alice, "Remember when we went to Porto?", "Remember when we went to Porto? Fun times!",
-         "Do you remember the time we went to Porto?", "remember when we went to porto")
+    _say(
+        alice,
+        "Remember when we went to Porto?",
+        "Remember when we went to Porto? Fun times!",
+        "Do you remember the time we went to Porto?",
+        "remember when we went to porto",
+    )
     assert _consolidate(memory, alice) == {}
     assert alice.memories.list(status=None) == []
     assert Worker(memory).queue_consolidation() == 0  # nothing to consolidate: no job

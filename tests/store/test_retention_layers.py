@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import convmem
-import convmem.worker
+import convmem.retention
 from convmem.worker import RETENTION_JOB, Worker
 from tests.test_summaries import DECISION, chat
 
@@ -37,8 +37,9 @@ def test_the_old_period_keeps_its_meaning_and_name(memory: convmem.Memory) -> No
     policy = memory.set_tenant_policy("acme", retention_days=30)
     assert policy.retention == convmem.RetentionPeriods(transcripts=30)
     assert memory.tenant_policy("acme").retention_days == 30
-    both = memory.set_tenant_policy("acme", retention_days=30, retention={"transcripts": 30,
-                                                                          "audit": 400})
+    both = memory.set_tenant_policy(
+        "acme", retention_days=30, retention={"transcripts": 30, "audit": 400}
+    )
     assert both.retention.audit == 400 and both.retention_days == 30
     with pytest.raises(convmem.InvalidInput):
         memory.set_tenant_policy("acme", retention_days=30, retention={"transcripts": 31})
@@ -64,8 +65,11 @@ def test_transcripts_go_whole_after_their_period(memory: convmem.Memory) -> None
     assert sweep(memory, 31) == {"transcripts": 0}  # idempotent
     assert len(carol.conversations()) == 1
     (event,) = [e for e in alice.audit() if e.action == "conversation.deleted"]
-    assert (event.object_id, event.actor, event.details["reason"]) == (conv.id, "retention",
-                                                                       "retention")
+    assert (event.object_id, event.actor, event.details["reason"]) == (
+        conv.id,
+        "retention",
+        "retention",
+    )
     _content_free(memory, alice)
 
 
@@ -140,7 +144,7 @@ def test_index_rows_go_the_transcript_stays(memory: convmem.Memory) -> None:
     assert sweep(memory, 29) == {"indexes": 0}
     assert sweep(memory, 31) == {"indexes": 2}
     assert conv.search("periwinkle", k=5) == []
-    assert [m.content for m in conv.messages()][0].startswith("Which aisle")
+    assert conv.messages()[0].content.startswith("Which aisle")
     assert sweep(memory, 31) == {"indexes": 0}
     newer = conv.append("user", "And the periwinkle brushes?")
     assert [h.message.id for h in conv.search("periwinkle", k=5)] == [newer.id]
@@ -173,7 +177,7 @@ def test_the_worker_sweeps_as_observable_jobs_and_retries(
     worker = Worker(memory, clock=lambda: later(8))
 
     calls = {"n": 0}
-    real = convmem.worker.sweep_tenant
+    real = convmem.retention.sweep_tenant
 
     def flaky(*args: object, **kwargs: object) -> dict[str, int]:
         calls["n"] += 1
@@ -181,15 +185,19 @@ def test_the_worker_sweeps_as_observable_jobs_and_retries(
             raise RuntimeError("database went away")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(convmem.worker, "sweep_tenant", flaky)
+    monkeypatch.setattr("convmem.worker.sweep_tenant", flaky)
     assert worker.apply_retention_if_due() == {}  # the first attempt failed
     (job,) = memory.jobs()
-    assert (job.kind, job.tenant_id, job.status, job.attempts) == (RETENTION_JOB, "acme",
-                                                                   "pending", 1)
+    assert (job.kind, job.tenant_id, job.status, job.attempts) == (
+        RETENTION_JOB,
+        "acme",
+        "pending",
+        1,
+    )
     assert job.last_error == "RuntimeError"
     assert alice.conversations()  # nothing was deleted by the failed attempt
     assert worker.queue_retention() == 0  # queued once per tenant and period
-    monkeypatch.setattr(convmem.worker.time, "time", lambda: 1e10)  # past the backoff
+    monkeypatch.setattr("convmem.worker.time.time", lambda: 1e10)  # past the backoff
     assert worker.run(exit_when_idle=True) == 1  # the retry
     (job,) = memory.jobs()
     assert (job.status, job.attempts) == ("done", 2)

@@ -92,7 +92,9 @@ def parse_candidates(text: str | None) -> list[Candidate]:
         said, sources = item.get("text"), item.get("sources")
         if not isinstance(said, str) or not isinstance(sources, list):
             continue
-        found.append(Candidate(" ".join(said.split()), tuple(s for s in sources if isinstance(s, str))))
+        found.append(
+            Candidate(" ".join(said.split()), tuple(s for s in sources if isinstance(s, str)))
+        )
     return found
 
 
@@ -105,8 +107,10 @@ _RECOLLECTION = re.compile(
 )
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 # capitalised words of the candidate: names must come from the cited turns
-_CAPITALISED = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*")
-_FIRST_PERSON = frozenset({"i", "i'm", "i’m", "i've", "i’ve", "i'd", "i’d", "i'll", "i’ll"})
+_CAPITALISED = re.compile(r"(?<![\w'\u2019-])[^\W\d_][\w'\u2019-]*")
+_FIRST_PERSON = frozenset(
+    {"i", "i'm", "i've", "i'd", "i'll"} | {f"i\u2019{end}" for end in ("m", "ve", "d", "ll")}
+)
 
 
 def _says_something(turn: Message) -> bool:

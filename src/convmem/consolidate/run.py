@@ -57,9 +57,13 @@ class ConsolidationSettings:
     max_extracted_turns: int = 50  # per conversation, sent to the model
 
     def __post_init__(self) -> None:
-        if min(self.lookback_days, self.proposal_ttl_days) <= 0 or min(
-            self.max_proposals, self.min_conversations, self.max_turns, self.max_extracted_turns
-        ) < 1:
+        if (
+            min(self.lookback_days, self.proposal_ttl_days) <= 0
+            or min(
+                self.max_proposals, self.min_conversations, self.max_turns, self.max_extracted_turns
+            )
+            < 1
+        ):
             raise ValueError("consolidation settings must be positive")
 
 

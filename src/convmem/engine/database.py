@@ -296,7 +296,5 @@ def _periods(value: RetentionPeriods | Mapping[str, int | None] | None) -> Reten
         raise InvalidInput(f"retention layers are {', '.join(RETENTION_LAYERS)}")
     days: dict[str, int | None] = {}
     for layer, period in given.items():
-        if period is not None:
-            check_count(period, f"retention.{layer}")
-        days[layer] = period  # type: ignore[assignment]
-    return RetentionPeriods(**days)  # type: ignore[arg-type]
+        days[layer] = None if period is None else check_count(period, f"retention.{layer}")
+    return RetentionPeriods(**days)

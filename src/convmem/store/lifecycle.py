@@ -50,9 +50,7 @@ class LifecycleReads(Protocol):
         stored them)."""
         ...
 
-    def user_turns_after(
-        self, tenant: str, user: str, after_id: str, limit: int
-    ) -> list[Message]:
+    def user_turns_after(self, tenant: str, user: str, after_id: str, limit: int) -> list[Message]:
         """The user's own turns (role ``user``) stored after ``after_id`` in conversations that
         are not temporary, oldest first, at most ``limit``."""
         ...

@@ -63,9 +63,7 @@ class LifecycleTxnMixin(TxnBase):
         ).fetchall()
         return [WriterRef(row[0], row[1], row[2]) for row in rows]
 
-    def user_turns_after(
-        self, tenant: str, user: str, after_id: str, limit: int
-    ) -> list[Message]:
+    def user_turns_after(self, tenant: str, user: str, after_id: str, limit: int) -> list[Message]:
         rows = self._db.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM messages m JOIN conversations c "
             "ON c.tenant_id = m.tenant_id AND c.id = m.conversation_id "

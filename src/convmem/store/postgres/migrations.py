@@ -565,6 +565,7 @@ def m018_messages_by_time(db: Connection) -> None:
     # tenants, by id (ids sort by the time convmem stored them)
     db.execute("CREATE INDEX messages_by_time ON messages (id, role)")
 
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,

@@ -53,7 +53,12 @@ _MAX_PAGE = 512
 
 
 class PostgresTxn(
-    MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, ToolTxnMixin, EntityTxnMixin,
+    MemoryTxnMixin,
+    DerivedRows,
+    KeyTxnMixin,
+    SearchTxnMixin,
+    ToolTxnMixin,
+    EntityTxnMixin,
     LifecycleTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
