@@ -114,3 +114,36 @@ def test_a_model_down_fails_nothing_and_makes_nothing(memory: convmem.Memory) ->
         report = _run(memory, llm)
     assert str(report["extractor"]).startswith("http 500")
     assert alice.memories.list(status=None) == []
+
+
+def test_no_background_path_makes_a_memory_the_user_did_not_confirm(
+    memory: convmem.Memory,
+) -> None:
+    alice = memory.scope("acme", "alice")
+    said = alice.create_conversation().append("user", "Remember that I drink green tea.")
+    for text in (
+        "I prefer aisle seats.",
+        "I prefer aisle seats on trains.",
+        "Remember that I prefer aisle seats.",
+        "I am vegetarian.",
+        "I am a vegetarian!",
+    ):
+        alice.create_conversation().append("user", text)
+    with FakeLLM("good") as llm:
+        worker = Worker(memory, extractor=_extractor(llm))
+        worker.run(exit_when_idle=True)
+        worker.queue_consolidation()
+        worker.run(exit_when_idle=True)
+    # the confirmed memories are exactly the ones the user asked for, in their own turns
+    confirmed = alice.memories.list(status="confirmed")
+    assert {m.source_message_id for m in confirmed} <= {
+        said.id, *[e for m in confirmed for e in alice.memories.evidence(m.id)]
+    }  # fmt: skip
+    assert {m.source_kind for m in confirmed} == {"user_explicit"}
+    saved_by = {e.actor for e in alice.audit() if e.action in ("memory.saved", "memory.confirmed")}
+    assert saved_by == {"user:alice"}
+    background = {e.actor for e in alice.audit()} - {"user:alice"}
+    assert background <= {"consolidation"}
+    assert {e.action for e in alice.audit() if e.actor == "consolidation"} <= {
+        "memory.proposed", "memory.proposal_merged", "memory.proposal_expired",
+    }  # fmt: skip
