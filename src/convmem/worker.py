@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 300.0
 RETENTION_JOB = "retention.sweep"
-RETENTION_ATTEMPTS = 5
+BACKGROUND_ATTEMPTS = 5
 CONSOLIDATE_JOB = "memory.consolidate"
 _SCAN = 5000  # user turns looked at per consolidation pass
 
@@ -234,7 +234,7 @@ class Worker:
             job = Job(
                 id=new_id("job"), tenant_id=tenant, kind=RETENTION_JOB,
                 key=f"retention:{slot}", conversation_id=None, payload={}, status="pending",
-                attempts=0, max_attempts=RETENTION_ATTEMPTS, lease_owner=None,
+                attempts=0, max_attempts=BACKGROUND_ATTEMPTS, lease_owner=None,
                 lease_expires_at=None, run_after=time.time(), last_error=None,
                 created_at=_utc_now(), updated_at=_utc_now(),
             )  # fmt: skip
@@ -278,7 +278,7 @@ class Worker:
                     id=new_id("job"), tenant_id=writer.tenant_id, kind=CONSOLIDATE_JOB,
                     key=f"consolidate:{writer.user_id}:{writer.last_message_id}",
                     conversation_id=None, payload={"user_id": writer.user_id, "after": after},
-                    status="pending", attempts=0, max_attempts=RETENTION_ATTEMPTS,
+                    status="pending", attempts=0, max_attempts=BACKGROUND_ATTEMPTS,
                     lease_owner=None, lease_expires_at=None, run_after=time.time(),
                     last_error=None, created_at=_utc_now(), updated_at=_utc_now(),
                 )  # fmt: skip

@@ -36,6 +36,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/memories"): "user",
     ("POST", "/v1/memories/proposals"): "user",
     ("GET", "/v1/memories/search"): "user",
+    ("GET", "/v1/memories/{memory_id}/evidence"): "user",
     ("GET", "/v1/memories/{memory_id}"): "user",
     ("PATCH", "/v1/memories/{memory_id}"): "user",
     ("DELETE", "/v1/memories/{memory_id}"): "user",

@@ -65,3 +65,16 @@ def test_the_periods_set_over_http_are_what_a_sweep_applies(
     later = datetime.now(UTC) + timedelta(days=31)
     assert memory.sweep_retention(now=later) == {"acme": {"memories": 1}}
     assert alice.memories.list() == []
+
+
+def test_a_memory_s_evidence_over_http(
+    client: TestClient, keys: Keys, memory: convmem.Memory
+) -> None:
+    alice = memory.scope("acme", "alice")
+    said = alice.create_conversation().append("user", "I prefer aisle seats.")
+    (proposal,) = alice.memories.list(status="proposed")
+    got = client.get(f"/v1/memories/{proposal.id}/evidence", headers=auth(keys.alice))
+    assert got.status_code == 200
+    assert got.json() == {"memory_id": proposal.id, "message_ids": [said.id]}
+    other = client.get(f"/v1/memories/{proposal.id}/evidence", headers=auth(keys.bob))
+    assert other.status_code == 404

@@ -309,6 +309,11 @@ class MemoryOut(_Response):
     expires_at: datetime | None
 
 
+class EvidenceOut(_Response):
+    memory_id: str
+    message_ids: list[str]
+
+
 class SupersededOut(_Response):
     id: str
     text: str
