@@ -51,7 +51,8 @@ TURNS = {
         ("Ma fille s'appelle Léa et elle a 8 ans.", ["m6"], "number_not_in_sources"),
         ("Fuimos a Oporto.", ["m3"], "small_talk"),
         ("Fuimos a Oporto.", ["m4"], "small_talk"),
-        ("That was fun.", ["m5"], None),  # the turn says something besides the recollection
+        ("I went to Porto.", ["m5"], "small_talk"),  # the whole turn is about the moment
+        ("I run 5 km every morning.", ["m1", "m3"], "small_talk"),
         ("I will visit Lisbon in 2025.", ["a1"], "cites_no_user_turn"),
         ("I run every morning.", ["msg_invented"], "cites_no_user_turn"),
         ("I run every morning.", [], "cites_nothing"),

@@ -6,8 +6,8 @@ The model reads a conversation's recent turns (JSON, each with its id and role) 
 
 - its text is a short statement (no question) and it cites at least one turn, every cited turn
   being one of the user's own turns given (never the assistant's, a tool's, or an invented id);
-- a cited turn says something: a turn that is only a question or a recollection ("Remember
-  when we…?") is small talk, not a standing fact;
+- no cited turn is small talk: a turn that recalls a shared moment ("Remember when we…?
+  That was fun.") or only asks questions states no standing fact;
 - every number, identifier and code span of the text occurs verbatim in the cited turns, and
   every capitalised word (a name: "Ana", "Lisbon", "Acme") occurs in them too — a model that
   invents a number or a name is caught here;
@@ -113,13 +113,13 @@ _FIRST_PERSON = frozenset(
 )
 
 
-def _says_something(turn: Message) -> bool:
-    """Whether a turn holds a sentence that is no question and no recollection."""
-    for sentence in _SENTENCE.split(turn.content.strip()):
-        sentence = sentence.strip()
-        if sentence and not sentence.endswith("?") and not _RECOLLECTION.match(sentence):
-            return True
-    return False
+def is_small_talk(turn: Message) -> bool:
+    """Whether a turn is small talk: it recalls a shared moment ("Remember when we…?" — the
+    whole turn is then about that moment), or it only asks."""
+    sentences = [s.strip() for s in _SENTENCE.split(turn.content.strip()) if s.strip()]
+    if any(_RECOLLECTION.match(sentence) for sentence in sentences):
+        return True
+    return all(sentence.endswith("?") for sentence in sentences)
 
 
 def _words_of(text: str) -> set[str]:
@@ -138,7 +138,7 @@ def refusal(candidate: Candidate, turns: Mapping[str, Message]) -> str | None:
     if any(turn is None or turn.role != "user" for turn in cited):
         return "cites_no_user_turn"
     said = [turn for turn in cited if turn is not None]
-    if not any(_says_something(turn) for turn in said):
+    if any(is_small_talk(turn) for turn in said):
         return "small_talk"
     corpus = "\n".join(turn.content for turn in said)
     if any(literal not in corpus for literal in literals(text)):

@@ -4,8 +4,8 @@
    last change is deleted (audited ``memory.proposal_expired``, reason ``stale``).
 2. **Repeated statements become one proposal.** The user's own turns of the last
    ``lookback_days`` (not temporary conversations) are read as the request grammar reads them
-   (``detect_intent``: a plain first-person statement of a standing fact — never a question,
-   a request, or small talk such as "Remember when we…?"). Statements that say the same thing
+   sentence by sentence (``detect_intent``: a plain first-person statement of a standing fact
+   — never a question, a request, or small talk such as "Remember when we…?"). Statements that say the same thing
    (``near_duplicates``) in at least ``min_conversations`` conversations are one proposal citing
    every turn it came from (its evidence). A proposal already saying it takes the evidence (and
    the other proposals saying it are merged into it, audited ``memory.proposal_merged``); a
@@ -30,12 +30,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from convmem.consolidate.extract import Candidate, refusal
+from convmem.consolidate.extract import Candidate, is_small_talk, refusal
 from convmem.consolidate.llm import LLMExtractor
 from convmem.ids import floor_id
 from convmem.memories import delete_with_history, memory_gate, save_memory
 from convmem.memory.duplicates import near_duplicates
-from convmem.memory.intent import Intent, detect_intent
+from convmem.memory.intent import Intent, detect_intent, statements
 from convmem.memory.slots import classify, subject_slot
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import Message
@@ -96,14 +96,24 @@ def _said(message: Message) -> str:
 
 
 def statements_of(turns: Sequence[Message]) -> list[_Statement]:
-    """The turns that are plain first-person statements of a standing fact."""
+    """The sentences of the turns that are plain first-person statements of a standing fact
+    (a turn asking to remember or forget is no statement: it was acted on as sent)."""
     found = []
     for turn in turns:
         said = _said(turn)
-        intent = detect_intent(said) if said.strip() else None
-        if intent is not None and intent.kind == "propose" and intent.refusal is None:
-            found.append(_Statement(turn, intent))
+        if not said.strip() or _asks_of_memory(said) or is_small_talk(turn):
+            continue  # a request is carried out as sent; small talk states no standing fact
+        for sentence in statements(said):
+            # each sentence on its own: a repeated fact need not open the message
+            intent = detect_intent(sentence)
+            if intent is not None and intent.kind == "propose" and intent.refusal is None:
+                found.append(_Statement(turn, intent))
     return found
+
+
+def _asks_of_memory(said: str) -> bool:
+    intent = detect_intent(said)
+    return intent is not None and intent.kind != "propose"
 
 
 def _clusters(statements: Sequence[_Statement]) -> list[list[_Statement]]:
