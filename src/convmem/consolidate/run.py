@@ -5,8 +5,8 @@
 2. **Repeated statements become one proposal.** The user's own turns of the last
    ``lookback_days`` (not temporary conversations) are read as the request grammar reads them
    sentence by sentence (``detect_intent``: a plain first-person statement of a standing fact
-   — never a question, a request, or small talk such as "Remember when we…?"). Statements that say the same thing
-   (``near_duplicates``) in at least ``min_conversations`` conversations are one proposal citing
+   — never a question, a request, or small talk such as "Remember when we…?"). Statements
+   that say the same thing (``near_duplicates``) in at least ``min_conversations`` conversations are one proposal citing
    every turn it came from (its evidence). A proposal already saying it takes the evidence (and
    the other proposals saying it are merged into it, audited ``memory.proposal_merged``); a
    confirmed memory already saying it takes the evidence and nothing new is proposed. Turns
