@@ -6,12 +6,13 @@
    ``lookback_days`` (not temporary conversations) are read as the request grammar reads them
    sentence by sentence (``detect_intent``: a plain first-person statement of a standing fact
    — never a question, a request, or small talk such as "Remember when we…?"). Statements
-   that say the same thing (``near_duplicates``) in at least ``min_conversations`` conversations are one proposal citing
-   every turn it came from (its evidence). A proposal already saying it takes the evidence (and
-   the other proposals saying it are merged into it, audited ``memory.proposal_merged``); a
-   confirmed memory already saying it takes the evidence and nothing new is proposed. Turns
-   cited by any memory (a rejected one too) or that sourced a rejected proposal are not read
-   again, so a declined statement is not proposed again.
+   that say the same thing (``near_duplicates``) in at least ``min_conversations``
+   conversations are one proposal citing every turn it came from (its evidence). A proposal
+   already saying it takes the evidence (and the other proposals saying it are merged into it,
+   audited ``memory.proposal_merged``); a confirmed memory already saying it takes the
+   evidence and nothing new is proposed. Turns cited by any memory (a rejected one too) or
+   that sourced a rejected proposal are not read again, so a declined statement is not
+   proposed again.
 3. **Candidates from a model** (``LLMExtractor``, when configured): the turns stored since the
    last pass are sent, and every candidate is checked against the turns it cites
    (``convmem.consolidate.extract``) and the never-store policy (``save_memory``) before it
