@@ -560,12 +560,6 @@ def m017_memory_evidence(db: Connection) -> None:
     db.execute("CREATE INDEX memory_evidence_message ON memory_evidence (tenant_id, message_id)")
 
 
-def m018_messages_by_time(db: Connection) -> None:
-    # the worker's consolidation pass reads the user turns stored since its last pass, across
-    # tenants, by id (ids sort by the time convmem stored them)
-    db.execute("CREATE INDEX messages_by_time ON messages (id, role)")
-
-
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -582,7 +576,6 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m013_entities,
     m016_retention_layers,
     m017_memory_evidence,
-    m018_messages_by_time,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.
