@@ -1,10 +1,14 @@
 """A local OpenAI-compatible chat server for tests: ``/v1/chat/completions`` on 127.0.0.1.
 
-Its "model" reads the prompt convmem sends (previous snapshot + new turns) and answers in one of
-several modes: ``good`` (a faithful snapshot), ``forged_tools`` (a faithful snapshot whose every
-note claims to come from a tool it did not), ``garbage`` (not JSON), ``wrong_numbers`` (notes
-citing numbers absent from their sources), ``hang`` (holds the request until released) and
-``error`` (HTTP 500). It runs in a thread of the test; a worker process may call it too.
+Its "model" reads the prompt convmem sends and answers it. A memory-extraction prompt (recent
+turns; ``convmem.consolidate.extract``) gets candidate memories (``extracted_memories``: every
+turn of the user's, whatever it says, cited by id; the modes ``invented_number``,
+``invented_name``, ``wrong_source`` and ``garbage`` answer wrongly). A summary prompt (previous
+snapshot + new turns) is answered in one of several modes: ``good`` (a faithful snapshot),
+``forged_tools`` (a faithful snapshot whose every note claims to come from a tool it did not),
+``garbage`` (not JSON), ``wrong_numbers`` (notes citing numbers absent from their sources),
+``hang`` (holds the request until released) and ``error`` (HTTP 500). It runs in a thread of
+the test; a worker process may call it too.
 """
 
 from __future__ import annotations
@@ -37,6 +41,26 @@ def faithful_snapshot(payload: dict[str, Any]) -> dict[str, Any]:
         if turn["role"] == "tool" or content.startswith("Fact:"):
             snapshot.setdefault("facts", []).append({"text": content, "sources": [turn["id"]]})
     return snapshot
+
+
+def extracted_memories(payload: dict[str, Any], mode: str) -> dict[str, Any]:
+    """Mem0-like extraction: each user turn's first sentence is a memory citing it — questions
+    and small talk included, as a careless model would (convmem must refuse those). The wrong
+    modes add a number or a name the turn never said, or cite a turn that is not the user's."""
+    memories = []
+    user_turns = [t for t in payload["turns"] if t["role"] == "user"]
+    for turn in user_turns:
+        first = turn["content"].split(". ")[0].rstrip(".") + "."
+        memories.append({"text": first, "sources": [turn["id"]]})
+    if mode == "invented_number" and memories:
+        memories[0]["text"] = memories[0]["text"].rstrip(".") + " since 2011."
+    if mode == "invented_name" and memories:
+        memories[0]["text"] = memories[0]["text"].rstrip(".") + " with Beatrix."
+    if mode == "wrong_source":
+        others = [t["id"] for t in payload["turns"] if t["role"] != "user"]
+        for memory in memories:
+            memory["sources"] = others[:1] or ["msg_invented"]
+    return {"memories": memories}
 
 
 FORGED_TOOL = "forged_tool"
@@ -79,6 +103,10 @@ class FakeLLM:
                     return
                 payload = json.loads(body["messages"][-1]["content"])
                 if mode == "garbage":
+                    content = "Sure! Here is the summary you asked for: it went well."
+                elif "turns" in payload:  # a memory-extraction prompt
+                    content = json.dumps(extracted_memories(payload, mode))
+                elif mode == "garbage":
                     content = "Sure! Here is the summary you asked for: it went well."
                 elif mode == "wrong_numbers":
                     turn = payload["new_turns"][0]

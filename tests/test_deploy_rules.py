@@ -28,6 +28,7 @@ def populated(memory: convmem.Memory) -> ProcessMetrics:
     metrics.watch_queue(memory.store)
     metrics.job_ran("summary/x", "failed", "Boom")  # label-bearing series with no default child
     metrics.not_found_for("memory")
+    metrics.retention_swept(0, {"transcripts": 1})
     metrics.http_requests.labels("GET", "/healthz", "200").inc()
     metrics.http_duration.labels("GET", "/healthz").observe(0.01)
     return metrics

@@ -3,6 +3,7 @@ SQLite's tables: ``tests/store/sqlite/test_retention_rows.py``.)"""
 
 from __future__ import annotations
 
+import json
 import time
 import types
 from collections.abc import Iterator
@@ -72,3 +73,34 @@ def test_a_user_deleting_a_conversation_is_audited_too(memory: convmem.Memory) -
     (event,) = [e for e in alice.audit() if e.action == "conversation.deleted"]
     assert (event.object_id, event.actor) == (conv.id, "user:alice")
     assert "garden" not in repr(event)
+
+
+def test_the_command_shows_sets_and_applies_periods_per_layer(
+    memory: convmem.Memory, db_path: Path
+) -> None:
+    cli = CliRunner()
+    db = ["--db", str(db_path)]
+    assert "no tenant has a retention period" in cli.invoke(main, ["retention", "show", *db]).output
+    ran = cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--days",
+                            "memories=30", "--days", "audit=400"])  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    assert "memories     30 days" in ran.output and "transcripts  kept until deleted" in ran.output
+    bad = cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--days", "backups=3"])
+    assert bad.exit_code != 0 and "LAYER=DAYS" in bad.output
+    shown = cli.invoke(main, ["retention", "show", *db, "--json"])
+    (policy,) = json.loads(shown.output)
+    assert policy["retention"]["memories"] == 30 and policy["retention"]["audit"] == 400
+    # changing one layer keeps the others; 0 switches a layer off
+    cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--days", "audit=0"])
+    assert memory.tenant_policy("acme").retention == convmem.RetentionPeriods(memories=30)
+    cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--days", "indexes=30"])
+    alice = memory.scope("acme", "alice")
+    alice.remember("I prefer aisle seats.")  # stored now: kept
+    with written_days_ago(40):
+        conv = alice.create_conversation()
+        chat(conv, 2)
+    applied = cli.invoke(main, ["retention", "apply", *db, "--tenant", "acme"])
+    assert applied.exit_code == 0, applied.output
+    assert "acme: 0 memories, 2 indexes deleted" in applied.output
+    assert conv.search("garden", k=5) == [] and len(conv.messages()) == 2
+    assert len(alice.memories.list()) == 1

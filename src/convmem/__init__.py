@@ -44,6 +44,7 @@ from convmem.model import (
 )
 from convmem.model.deadline import TimeLimits
 from convmem.model.entities import Entity, EntityFact
+from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
 from convmem.model.purpose import PURPOSES
 from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
 from convmem.model.summary import Job, SummaryRecord
@@ -95,6 +96,8 @@ __all__ = [
     "PinnedInstruction",
     "PurposeNotAllowed",
     "QueryEmbedder",
+    "RETENTION_LAYERS",
+    "RetentionPeriods",
     "Scope",
     "SearchOptions",
     "SentenceTransformerEmbedder",
@@ -105,6 +108,7 @@ __all__ = [
     "StoreError",
     "Summarizer",
     "SummaryRecord",
+    "TenantPolicy",
     "TimeLimitExceeded",
     "TimeLimits",
     "TokenCounter",

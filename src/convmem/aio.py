@@ -106,6 +106,7 @@ class AsyncMemories(_Offloaded[Memories]):
 
     list = _off(Memories.list)
     get = _off(Memories.get)
+    evidence = _off(Memories.evidence)
     confirm = _off(Memories.confirm)
     reject = _off(Memories.reject)
     update = _off(Memories.update)
@@ -169,7 +170,9 @@ class AsyncMemory(_Offloaded[Memory]):
         return AsyncScope(self._pool, self.sync.scope(tenant, user, actor=actor, purposes=purposes))
 
     set_tenant_policy = _off(Memory.set_tenant_policy)
+    tenant_policy = _off(Memory.tenant_policy)
     apply_retention = _off(Memory.apply_retention)
+    sweep_retention = _off(Memory.sweep_retention)
     reindex = _off(Memory.reindex)
     backfill_embeddings = _off(Memory.backfill_embeddings)
     jobs = _off(Memory.jobs)

@@ -21,6 +21,7 @@ from convmem.cli_eval import behaviour_command
 from convmem.cli_import import import_group
 from convmem.cli_index import backfill, reindex
 from convmem.cli_mcp import mcp_command
+from convmem.cli_retention import retention
 from convmem.cli_service import keys, serve
 from convmem.cli_tools import tools
 from convmem.errors import ConvmemError
@@ -36,6 +37,7 @@ def main() -> None:
 main.add_command(serve)
 main.add_command(keys)
 main.add_command(tools)
+main.add_command(retention)
 main.add_command(mcp_command)
 main.add_command(import_group)
 main.add_command(reindex)
@@ -227,6 +229,9 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
               help="The address --metrics-port listens on.")  # fmt: skip
 @embedder_option("none", "Also embed, between jobs, what was written without vectors (minilm: "
                  "the embeddings extra; auto: minilm when installed).")  # fmt: skip
+@click.option("--extract-memories", is_flag=True,
+              help="Let the --llm-base-url model propose candidate memories from new turns (only "
+              "as proposals, each checked against the turns it cites).")  # fmt: skip
 def worker(
     db: str,
     llm_base_url: str | None,
@@ -240,12 +245,17 @@ def worker(
     metrics_port: int | None,
     metrics_host: str,
     embedder: Embedder | None,
+    extract_memories: bool,
 ) -> None:
-    """Build queued summaries off the request path (run one or more beside the app); with
+    """Build queued summaries off the request path (run one or more beside the app), sweep the
+    tenants' retention periods and consolidate memory proposals (with --extract-memories, the
+    summarizer's model also proposes candidates, checked against the turns they cite); with
     --embedder, also embed what was written without vectors."""
     from prometheus_client import start_http_server
 
+    from convmem.consolidate.llm import LLMExtractor
     from convmem.metrics import ProcessMetrics
+    from convmem.summarize.llm import LLMSummarizer
     from convmem.worker import Worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -253,33 +263,21 @@ def worker(
     try:
         with opened(db, config=config, embedder=embedder) as memory:
             metrics = ProcessMetrics()
-            runner = Worker(memory, lease_seconds=lease_seconds, metrics=metrics)
+            # the summarizer's endpoint may propose candidate memories (checked, proposals only)
+            llm = memory.summarizer if isinstance(memory.summarizer, LLMSummarizer) else None
+            if extract_memories and llm is None:
+                fail("--extract-memories needs the model: --llm-base-url and --llm-model")
+            extractor = LLMExtractor(llm.config) if llm is not None and extract_memories else None
+            runner = Worker(memory, lease_seconds=lease_seconds, metrics=metrics,
+                            extractor=extractor)  # fmt: skip
             if metrics_port is not None:
                 start_http_server(metrics_port, metrics_host, registry=metrics.registry)
                 click.echo(f"metrics on http://{metrics_host}:{metrics_port}/metrics", err=True)
-            click.echo(f"worker {runner.owner} serving {', '.join(runner.flows)}", err=True)
+            click.echo(f"worker {runner.owner} serving {', '.join(runner.kinds)}", err=True)
             count = runner.run(poll_seconds=poll_seconds, max_jobs=max_jobs, exit_when_idle=once)
     except KeyboardInterrupt:
         return
     click.echo(f"ran {count} jobs", err=True)
-
-
-@main.group()
-def retention() -> None:
-    """Tenants' retention periods."""
-
-
-@retention.command("apply")
-@_db
-def retention_apply(db: str) -> None:
-    """Delete the conversations nothing was written to for longer than their tenant's retention
-    period (the worker does this hourly)."""
-    with opened(db) as memory:
-        deleted = memory.apply_retention()
-    for tenant, count in deleted.items():
-        click.echo(f"{tenant}: {count} conversations deleted")
-    if not deleted:
-        click.echo("no tenant has a retention period")
 
 
 @main.command()

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypedDict
 
 from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
 from convmem.ids import new_id
+from convmem.memory.duplicates import near_duplicates
 from convmem.memory.intent import Intent, matches_forget
 from convmem.memory.policy import PolicyDecision, check_fields, check_memory_write
 from convmem.memory.slots import classify, subject_slot
@@ -250,6 +251,34 @@ def _resolve_against(
     return record, superseded
 
 
+def _merge_near_duplicates(tx: WriteTxn, who: Principal, record: MemoryRecord) -> MemoryRecord:
+    """On a confirmation: the other current memories of the scope that say the same thing
+    (``near_duplicates``) are merged into ``record``. Proposals go, their evidence and source
+    turns moving to it (audited ``memory.merged``); a confirmed one is superseded by it when
+    ``record`` supersedes nothing yet (so deleting it deletes the copy too), else it stays."""
+    others = [
+        m for m in tx.list_memories(who.tenant, who.user, statuses=("confirmed", "proposed"),
+                                    scopes=(record.scope,), unexpired_at=_now())
+        if m.id != record.id and near_duplicates(m.text, record.text)
+    ]  # fmt: skip
+    proposals = [m for m in others if m.status == "proposed"]
+    if proposals:
+        cited = tx.memory_evidence(who.tenant, who.user, [m.id for m in proposals])
+        moved = [i for m in proposals for i in (m.source_message_id, *cited.get(m.id, ())) if i]
+        tx.add_memory_evidence(who.tenant, who.user, record.id, moved)
+        delete_with_history(tx, who, [m.id for m in proposals], action="memory.merged",
+                            into=record.id)  # fmt: skip
+    for older in (m for m in others if m.status == "confirmed"):
+        if record.supersedes_id is not None:
+            break
+        tx.set_memory_fields(
+            who.tenant, older.id, MemoryUpdate(status="superseded", updated_at=_now())
+        )
+        audit(tx, who, "memory.merged", "memory", older.id, into=record.id)
+        record = replace(record, supersedes_id=older.id)
+    return record
+
+
 def forget_matching(tx: WriteTxn, who: Principal, request: str) -> MemoryNotice | None:
     """Delete the current and proposed memories a "forget …" request names. When it names
     memories on more than one subject, nothing is deleted: the notice (``ambiguous``) lists
@@ -312,10 +341,16 @@ def _proposed_in_conversation(
 
 
 def delete_with_history(
-    tx: WriteTxn, who: Principal, memory_ids: Sequence[str], *, action: str = "memory.deleted"
+    tx: WriteTxn,
+    who: Principal,
+    memory_ids: Sequence[str],
+    *,
+    action: str = "memory.deleted",
+    **why: Any,
 ) -> list[str]:
     """Hard-delete records and the superseded versions behind them (derived from the same
-    statement). The audit keeps that each was deleted, by whom and when — not what it said."""
+    statement). The audit keeps that each was deleted, by whom and when (and ``why``) — not
+    what it said."""
     every = {m.id: m for m in tx.list_memories(who.tenant, who.user)}
     doomed: list[str] = []
     for memory_id in memory_ids:
@@ -325,7 +360,7 @@ def delete_with_history(
             current = every[current].supersedes_id
     tx.delete_memories(who.tenant, who.user, doomed)
     for memory_id in doomed:
-        audit(tx, who, action, "memory", memory_id)
+        audit(tx, who, action, "memory", memory_id, **why)
     return doomed
 
 
@@ -401,6 +436,15 @@ class Memories:
         with self._scope.memory.store.read() as tx:
             return tx.get_memory(self._who.tenant, self._who.user, memory_id)
 
+    def evidence(self, memory_id: str) -> builtins.list[str]:
+        """The ids of the turns a memory was drawn from (a consolidated proposal's evidence, and
+        what merged into it), oldest first; its ``source_message_id`` is among them."""
+        record = self.get(memory_id)
+        with self._scope.memory.store.read() as tx:
+            cited = tx.memory_evidence(self._who.tenant, self._who.user, [memory_id])
+        found = [record.source_message_id] if record.source_message_id else []
+        return list(dict.fromkeys([*found, *cited.get(memory_id, [])]))
+
     @conflicts_retried
     def confirm(self, memory_id: str) -> MemoryRecord:
         """The user accepts a proposal: it becomes a confirmed inference and may be recalled;
@@ -428,6 +472,7 @@ class Memories:
                 subject_key=proposal.subject_key, unexpired_at=_now(),
             )  # fmt: skip
             record, _ = _resolve_against(tx, who, record, current)
+            record = _merge_near_duplicates(tx, who, record)
             tx.set_memory_fields(
                 who.tenant,
                 memory_id,

@@ -10,7 +10,7 @@ user, tenant, id or any message or memory content. ``ProcessMetrics`` is also th
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -149,6 +149,11 @@ class ProcessMetrics:
             "convmem_retention_deleted_conversations",
             "Conversations deleted by retention passes.", registry=r,
         )  # fmt: skip
+        self.retention_rows = Counter(
+            "convmem_retention_deleted_rows",
+            "Rows deleted by retention sweeps, by layer (transcripts: conversations).",
+            ["layer"], registry=r,
+        )  # fmt: skip
         self.retention_last_sweep = Gauge(
             "convmem_retention_last_sweep_timestamp_seconds",
             "When the last retention pass finished (Unix time; 0: none yet).", registry=r,
@@ -244,9 +249,12 @@ class ProcessMetrics:
         if reason is not None:
             self.job_failures.labels(kind, reason).inc()
 
-    def retention_swept(self, deleted: int) -> None:
+    def retention_swept(self, deleted: int, layers: Mapping[str, int] | None = None) -> None:
+        """A pass: ``deleted`` conversations, and the rows deleted per layer."""
         self.retention_sweeps.inc()
         self.retention_deleted.inc(deleted)
+        for layer, count in (layers or {}).items():
+            self.retention_rows.labels(layer).inc(count)
         self.retention_last_sweep.set(time.time())
 
     def watch_queue(self, store: Store) -> None:

@@ -236,7 +236,9 @@ def test_admin_switches_memory_off_for_the_tenant(client: TestClient, keys: Keys
     off = client.put("/v1/tenant/policy", json={"memory_disabled": True},
                      headers=auth(keys.acme_admin))  # fmt: skip
     assert off.status_code == 200
-    assert off.json() == {"tenant": "acme", "memory_disabled": True, "retention_days": None}
+    kept = dict.fromkeys(convmem.RETENTION_LAYERS)
+    assert off.json() == {"tenant": "acme", "memory_disabled": True, "retention_days": None,
+                          "retention": kept}  # fmt: skip
     refused = client.post("/v1/memories", json={"text": "I like tea"}, headers=auth(keys.alice))
     assert refused.status_code == 422
     assert refused.json()["reason"] == "memory_disabled_for_tenant"

@@ -28,7 +28,7 @@ DISTRIBUTED = frozenset(
         "conversations", "messages", "pinned_instructions", "memories", "memory_vectors",
         "audit_events", "user_settings", "summaries", "message_index", "search_generations",
         "conversation_terms", "term_vectors", "last_assemblies", "tools", "tool_vectors",
-        "message_blobs", "entities", "entity_names", "entity_facts",
+        "message_blobs", "entities", "entity_names", "entity_facts", "memory_evidence",
     }
 )  # fmt: skip
 REFERENCE = frozenset({"api_keys", "tenant_policies"})
@@ -38,7 +38,7 @@ COORDINATOR = frozenset({"jobs", "_migrations"})
 FAN_OUT = frozenset(
     {
         "unindexed_messages", "missing_message_vectors", "missing_term_vectors",
-        "missing_memory_vectors",
+        "missing_memory_vectors", "recent_writers",
     }
 )  # fmt: skip
 

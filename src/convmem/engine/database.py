@@ -8,7 +8,8 @@ backfill, retention, tenant policy, keys, jobs). A principal's calls go through 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import fields, replace
 from datetime import UTC, datetime
 
 from convmem.config import Config
@@ -19,10 +20,11 @@ from convmem.indexing import Progress, backfill, reindex
 from convmem.keys import ApiKeys
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import NewMessage
+from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
 from convmem.model.purpose import check_purposes
 from convmem.model.summary import Job
 from convmem.parts import message_cost
-from convmem.retention import apply_retention
+from convmem.retention import apply_retention, sweep_all, sweep_tenant
 from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MemoryVector, MessageCost, Store
@@ -135,27 +137,54 @@ class Memory:
 
     @conflicts_retried
     def set_tenant_policy(
-        self, tenant: str, *, memory_disabled: bool = False, retention_days: int | None = None
-    ) -> None:
-        """An administrator's switches: long-term memory off for every user of the tenant, and
-        a retention period — conversations nothing was written to for ``retention_days`` are
-        deleted by ``apply_retention`` (the worker runs it)."""
+        self,
+        tenant: str,
+        *,
+        memory_disabled: bool = False,
+        retention_days: int | None = None,
+        retention: RetentionPeriods | Mapping[str, int | None] | None = None,
+    ) -> TenantPolicy:
+        """An administrator's switches, replacing the tenant's whole policy: long-term memory
+        off for every user of the tenant, and retention periods in days per layer
+        (``RetentionPeriods``; a mapping of layer → days is taken too). ``retention_days`` is
+        the transcripts' period under its old name — conversations nothing was written to for
+        that long are deleted — and may be given instead of ``retention.transcripts`` (both
+        given, they must agree). ``apply_retention`` applies them (the worker runs it)."""
         check_identifier(tenant, "tenant")
+        if not isinstance(memory_disabled, bool):
+            raise InvalidInput("memory_disabled must be true or false")
+        periods = _periods(retention)
         if retention_days is not None:
             check_count(retention_days, "retention_days")
+            if periods.transcripts not in (None, retention_days):
+                raise InvalidInput("retention_days and retention.transcripts disagree")
+            periods = replace(periods, transcripts=retention_days)
+        policy = TenantPolicy(tenant, memory_disabled, periods)
         with self.store.write() as tx:
-            tx.set_tenant_policy(
-                tenant,
-                memory_disabled=memory_disabled,
-                retention_days=retention_days,
-                at=datetime.now(UTC),
-            )
+            tx.set_tenant_policy(policy, datetime.now(UTC))
+        return policy
+
+    def tenant_policy(self, tenant: str) -> TenantPolicy:
+        """The tenant's policy (the defaults for a tenant that never set one)."""
+        check_identifier(tenant, "tenant")
+        with self.store.read() as tx:
+            return tx.tenant_policy(tenant)
 
     def apply_retention(self, now: datetime | None = None) -> dict[str, int]:
-        """Delete, for every tenant with a retention period, the conversations nothing was
-        written to for that long (see ``convmem.retention``). Returns the count per tenant;
-        ``convmem worker`` runs this hourly."""
+        """Apply every tenant's retention periods (see ``convmem.retention``). Returns the
+        conversations deleted per tenant with a transcripts period (``sweep_retention`` gives
+        every layer's count); ``convmem worker`` runs the sweeps hourly."""
         return apply_retention(self.store, now)
+
+    def sweep_retention(
+        self, tenant: str | None = None, now: datetime | None = None
+    ) -> dict[str, dict[str, int]]:
+        """Apply the retention periods of one tenant (default: every tenant with one) now:
+        the rows deleted per tenant and layer."""
+        if tenant is None:
+            return sweep_all(self.store, now)
+        policy = self.tenant_policy(tenant)
+        return {tenant: sweep_tenant(self.store, policy, now)} if policy.retention.set() else {}
 
     @property
     def keys(self) -> ApiKeys:
@@ -250,3 +279,22 @@ def migrate_database(target: str) -> list[str]:
         return apply_migrations(db)
     finally:
         db.close()
+
+
+def _periods(value: RetentionPeriods | Mapping[str, int | None] | None) -> RetentionPeriods:
+    """Retention periods checked: known layers only, each a whole number of days or None."""
+    if value is None:
+        return RetentionPeriods()
+    if isinstance(value, RetentionPeriods):
+        given: Mapping[str, object] = {f.name: getattr(value, f.name) for f in fields(value)}
+    elif isinstance(value, Mapping):
+        given = value
+    else:
+        raise InvalidInput("retention is a mapping of layer to days")
+    unknown = sorted(str(k) for k in given if k not in RETENTION_LAYERS)
+    if unknown:
+        raise InvalidInput(f"retention layers are {', '.join(RETENTION_LAYERS)}")
+    days: dict[str, int | None] = {}
+    for layer, period in given.items():
+        days[layer] = None if period is None else check_count(period, f"retention.{layer}")
+    return RetentionPeriods(**days)

@@ -227,8 +227,12 @@ class SlotValue:
         return self.value <= other.value or other.value <= self.value
 
 
-def _stems(text: str) -> frozenset[str]:
+def content_stems(text: str) -> frozenset[str]:
     """Content words by their stems, accents dropped ("végétarien" and "vegetarian" agree)."""
+    return _stems(text)
+
+
+def _stems(text: str) -> frozenset[str]:
     bare = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return frozenset(stem(w) for w in content_words(bare) if w not in _FRAME)
 

@@ -42,10 +42,19 @@ def revoke_key(
     return memory_of(request).keys.revoke(admin.tenant_id, key_id).to_dict()
 
 
+@router.get("/tenant/policy", response_model=TenantPolicyOut)
+def get_policy(request: Request, admin: AdminKey) -> dict[str, Any]:
+    """The tenant's memory switch and retention periods per layer."""
+    return memory_of(request).tenant_policy(admin.tenant_id).to_dict()
+
+
 @router.put("/tenant/policy", response_model=TenantPolicyOut)
 def set_policy(request: Request, body: TenantPolicyIn, admin: AdminKey) -> dict[str, Any]:
-    """Switch long-term memory off (or on) for every user of the tenant."""
-    memory_of(request).set_tenant_policy(
-        admin.tenant_id, memory_disabled=body.memory_disabled, retention_days=body.retention_days
-    )
-    return {"tenant": admin.tenant_id, **body.model_dump()}
+    """Replace the tenant's policy: long-term memory off (or on) for every user, and the
+    retention periods per layer (``retention_days`` is the transcripts' period; the worker's
+    sweeps apply them)."""
+    policy = memory_of(request).set_tenant_policy(
+        admin.tenant_id, memory_disabled=body.memory_disabled, retention_days=body.retention_days,
+        retention=body.retention.model_dump() if body.retention else None,
+    )  # fmt: skip
+    return policy.to_dict()

@@ -15,6 +15,7 @@ from convmem.service.schemas import (
     SCOPE_PATTERN,
     Category,
     DeletedOut,
+    EvidenceOut,
     MemoryCreate,
     MemoryHitOut,
     MemoryOut,
@@ -105,6 +106,13 @@ def search_memories(
 @router.get("/{memory_id}", response_model=MemoryOut)
 def get_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
     return scope.memories.get(memory_id).to_dict()
+
+
+@router.get("/{memory_id}/evidence", response_model=EvidenceOut)
+def memory_evidence(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
+    """The ids of the turns a memory was drawn from (a consolidated proposal cites each turn
+    that said it), oldest first."""
+    return {"memory_id": memory_id, "message_ids": scope.memories.evidence(memory_id)}
 
 
 @router.patch("/{memory_id}", response_model=NoticeOut)

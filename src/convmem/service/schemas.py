@@ -241,9 +241,22 @@ class KeyCreate(_Request):
     )  # fmt: skip
 
 
+class RetentionIn(_Request):
+    """Days each layer keeps a row (null or absent: kept until deleted)."""
+
+    transcripts: Days | None = None
+    summaries: Days | None = None
+    entities: Days | None = None
+    memories: Days | None = None
+    audit: Days | None = None
+    indexes: Days | None = None
+
+
 class TenantPolicyIn(_Request):
     memory_disabled: bool = False
+    # the transcripts' period under its first name; with ``retention`` it must agree
     retention_days: Days | None = None
+    retention: RetentionIn | None = None
 
 
 # --- responses ----------------------------------------------------------------------------------
@@ -294,6 +307,11 @@ class MemoryOut(_Response):
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None
+
+
+class EvidenceOut(_Response):
+    memory_id: str
+    message_ids: list[str]
 
 
 class SupersededOut(_Response):
@@ -448,10 +466,20 @@ class KeyCreatedOut(_Response):
     token: str = Field(description="The key itself. Shown once; convmem keeps only its hash.")
 
 
+class RetentionOut(_Response):
+    transcripts: int | None
+    summaries: int | None
+    entities: int | None
+    memories: int | None
+    audit: int | None
+    indexes: int | None
+
+
 class TenantPolicyOut(_Response):
     tenant: str
     memory_disabled: bool
     retention_days: int | None
+    retention: RetentionOut
 
 
 class HealthOut(_Response):

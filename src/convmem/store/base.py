@@ -18,6 +18,8 @@ capability Protocols of this package. Everything that touches a database goes th
 ``convmem.store.tools``                ``ToolReads`` / ``ToolWrites``: each tenant's tool registry
 ``convmem.store.entities``             ``EntityReads`` / ``EntityWrites``: each user's entities
                                        and their facts (derived from messages)
+``convmem.store.lifecycle``            ``LifecycleReads`` / ``LifecycleWrites``: retention
+                                       sweeps per layer, a proposal's evidence
 =====================================  ==========================================================
 
 ``read()`` gives a consistent snapshot; ``write()`` an atomic transaction in which what the
@@ -54,11 +56,11 @@ from convmem.store.entities import EntityReads, EntityRow, EntityWrites
 from convmem.store.keys import (
     KeyReads,
     KeyWrites,
-    RetentionPolicy,
     StoredKey,
     TenantPolicyReads,
     TenantPolicyWrites,
 )
+from convmem.store.lifecycle import LifecycleReads, LifecycleWrites, MemoryRef
 from convmem.store.limits import TimeLimitedReads
 from convmem.store.memories import UNCHANGED, MemoryReads, MemoryUpdate, MemoryWrites
 from convmem.store.ranking import MemoryHitRow, MessageHitRow, RankedSearch, Window
@@ -100,8 +102,11 @@ __all__ = [
     "JobWrites",
     "KeyReads",
     "KeyWrites",
+    "LifecycleReads",
+    "LifecycleWrites",
     "MemoryHitRow",
     "MemoryReads",
+    "MemoryRef",
     "MemoryUpdate",
     "MemoryVector",
     "MemoryWrites",
@@ -115,7 +120,6 @@ __all__ = [
     "PinnedInstruction",
     "RankedSearch",
     "ReadTxn",
-    "RetentionPolicy",
     "Store",
     "StoredKey",
     "SummaryReads",
@@ -149,6 +153,7 @@ class ReadTxn(
     TimeLimitedReads,
     ToolReads,
     EntityReads,
+    LifecycleReads,
     Protocol,
 ):
     """Every read capability, over one consistent snapshot."""
@@ -167,6 +172,7 @@ class WriteTxn(
     UserDataWrites,
     ToolWrites,
     EntityWrites,
+    LifecycleWrites,
     Protocol,
 ):
     """Every capability, in one atomic transaction."""

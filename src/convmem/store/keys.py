@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Protocol
 
 from convmem.model.keys import ApiKey
+from convmem.model.policy import TenantPolicy
 
 
 @dataclass(frozen=True)
@@ -19,12 +20,6 @@ class StoredKey:
 
     key: ApiKey
     secret_sha256: str
-
-
-@dataclass(frozen=True)
-class RetentionPolicy:
-    tenant_id: str
-    retention_days: int
 
 
 class KeyReads(Protocol):
@@ -49,12 +44,16 @@ class TenantPolicyReads(Protocol):
         """The administrator's switch; False for a tenant that never set a policy."""
         ...
 
-    def retention_policies(self) -> list[RetentionPolicy]:
-        """Every tenant that set a retention period, by tenant id."""
+    def tenant_policy(self, tenant: str) -> TenantPolicy:
+        """The tenant's policy (the defaults for a tenant that never set one)."""
+        ...
+
+    def tenant_policies(self) -> list[TenantPolicy]:
+        """Every tenant that set a retention period for some layer, by tenant id."""
         ...
 
 
 class TenantPolicyWrites(Protocol):
-    def set_tenant_policy(
-        self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime
-    ) -> None: ...
+    def set_tenant_policy(self, policy: TenantPolicy, at: datetime) -> None:
+        """Replace the tenant's whole policy."""
+        ...

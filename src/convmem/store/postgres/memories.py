@@ -18,7 +18,6 @@ from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
-from convmem.store.keys import RetentionPolicy
 from convmem.store.memories import MemoryUpdate
 from convmem.store.postgres.rows import TxnBase, export_value
 from convmem.store.rows import DECODED, MEMORY_COLUMNS, memory_from_row
@@ -49,6 +48,7 @@ USER_TABLES: tuple[tuple[str, str], ...] = (
     ("jobs", _BY_CONVERSATION),
     ("last_assemblies", _BY_USER),
     ("memories", _BY_USER),
+    ("memory_evidence", _BY_USER),
     ("message_blobs", _BY_MESSAGE),
     ("messages", _BY_USER),
     ("pinned_instructions", _BY_USER),
@@ -63,7 +63,7 @@ DERIVED_TABLES: tuple[tuple[str, str], ...] = (
 )
 # dependants before the rows they reference
 _DELETE_ORDER = (
-    "entity_facts", "entity_names", "entities",
+    "memory_evidence", "entity_facts", "entity_names", "entities",
     "jobs", "summaries", "last_assemblies", "pinned_instructions", "message_index",
     "conversation_terms", "search_generations", "message_blobs", "messages", "conversations",
     "memory_vectors", "memories", "user_settings",
@@ -168,6 +168,11 @@ class MemoryTxnMixin(TxnBase):
         self._lock_owner(tenant, user)
         ids = list(memory_ids)
         self._db.execute(
+            "DELETE FROM memory_evidence WHERE tenant_id = %s AND user_id = %s "
+            "AND memory_id = ANY(%s)",
+            (tenant, user, ids),
+        )
+        self._db.execute(
             "DELETE FROM memory_vectors WHERE tenant_id = %s AND user_id = %s "
             "AND memory_id = ANY(%s)",
             (tenant, user, ids),
@@ -225,24 +230,6 @@ class MemoryTxnMixin(TxnBase):
             "SELECT memory_disabled FROM tenant_policies WHERE tenant_id = %s", (tenant,)
         ).fetchone()
         return bool(row[0]) if row else False
-
-    def retention_policies(self) -> list[RetentionPolicy]:
-        rows = self._db.execute(
-            "SELECT tenant_id, retention_days FROM tenant_policies "
-            "WHERE retention_days IS NOT NULL ORDER BY tenant_id"
-        ).fetchall()
-        return [RetentionPolicy(r[0], int(r[1])) for r in rows]
-
-    def set_tenant_policy(
-        self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime
-    ) -> None:
-        self._db.execute(
-            "INSERT INTO tenant_policies (tenant_id, memory_disabled, retention_days, updated_at) "
-            "VALUES (%s, %s, %s, %s) ON CONFLICT (tenant_id) DO UPDATE SET "
-            "memory_disabled = EXCLUDED.memory_disabled, "
-            "retention_days = EXCLUDED.retention_days, updated_at = EXCLUDED.updated_at",
-            (tenant, memory_disabled, retention_days, at),
-        )
 
     # --- a user's whole data --------------------------------------------------------------------
 

@@ -529,6 +529,37 @@ def m013_entities(db: Connection) -> None:
     db.execute("CREATE INDEX entity_facts_said ON entity_facts (tenant_id, said_at)")
 
 
+def m016_retention_layers(db: Connection) -> None:
+    # A retention period per layer (days; NULL keeps rows until deleted). ``retention_days``
+    # stays the transcripts' period, as it always was.
+    for layer in ("summaries", "entities", "memories", "audit", "indexes"):
+        db.execute(f"ALTER TABLE tenant_policies ADD COLUMN {layer}_days INTEGER")
+    # the sweeps read each layer's rows of one tenant by age
+    db.execute("CREATE INDEX audit_by_time ON audit_events (tenant_id, at)")
+    db.execute("CREATE INDEX summaries_by_time ON summaries (tenant_id, created_at)")
+    db.execute("CREATE INDEX memories_by_update ON memories (tenant_id, updated_at)")
+
+
+def m017_memory_evidence(db: Connection) -> None:
+    # The messages a consolidated proposal was drawn from: ids only, no text. The store
+    # deletes them with their message, their memory and their user (the keys fail otherwise).
+    db.execute(
+        """
+        CREATE TABLE memory_evidence (
+            tenant_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            added_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (tenant_id, memory_id, message_id),
+            FOREIGN KEY (tenant_id, memory_id) REFERENCES memories (tenant_id, id),
+            FOREIGN KEY (tenant_id, message_id) REFERENCES messages (tenant_id, id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX memory_evidence_message ON memory_evidence (tenant_id, message_id)")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -543,6 +574,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m011_tools,
     m012_message_parts,
     m013_entities,
+    m016_retention_layers,
+    m017_memory_evidence,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

@@ -32,6 +32,7 @@ from convmem.store.postgres.connection import (
 from convmem.store.postgres.derived import DerivedRows
 from convmem.store.postgres.entities import EntityTxnMixin
 from convmem.store.postgres.keys import KeyTxnMixin
+from convmem.store.postgres.lifecycle import LifecycleTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
 from convmem.store.postgres.migrations import apply_migrations, pending_migrations
 from convmem.store.postgres.rows import CHAIN_CTE
@@ -52,7 +53,13 @@ _MAX_PAGE = 512
 
 
 class PostgresTxn(
-    MemoryTxnMixin, DerivedRows, KeyTxnMixin, SearchTxnMixin, ToolTxnMixin, EntityTxnMixin
+    MemoryTxnMixin,
+    DerivedRows,
+    KeyTxnMixin,
+    SearchTxnMixin,
+    ToolTxnMixin,
+    EntityTxnMixin,
+    LifecycleTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
 
@@ -271,6 +278,10 @@ class PostgresTxn(
         self.delete_message_facts(tenant, ids)
         self.forget_indexed(tenant, ids)
         self._db.execute(
+            "DELETE FROM memory_evidence WHERE tenant_id = %s AND message_id = ANY(%s)",
+            (tenant, ids),
+        )
+        self._db.execute(
             "DELETE FROM message_blobs WHERE tenant_id = %s AND message_id = ANY(%s)", (tenant, ids)
         )
         self._db.execute(
@@ -285,11 +296,12 @@ class PostgresTxn(
                 f"DELETE FROM {table} WHERE tenant_id = %s AND conversation_id = %s", key
             )
         self.forget_conversation_index(tenant, conversation_id)
-        self._db.execute(
-            "DELETE FROM message_blobs WHERE tenant_id = %s AND message_id IN (SELECT id FROM "
-            "messages WHERE tenant_id = %s AND conversation_id = %s)",
-            (tenant, *key),
-        )
+        for table in ("message_blobs", "memory_evidence"):
+            self._db.execute(
+                f"DELETE FROM {table} WHERE tenant_id = %s AND message_id IN (SELECT id FROM "
+                "messages WHERE tenant_id = %s AND conversation_id = %s)",
+                (tenant, *key),
+            )
         self._db.execute("DELETE FROM messages WHERE tenant_id = %s AND conversation_id = %s", key)
         self._db.execute("DELETE FROM conversations WHERE tenant_id = %s AND id = %s", key)
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
-from convmem.store.keys import RetentionPolicy
 from convmem.store.memories import MemoryUpdate
 from convmem.store.rows import MEMORY_COLUMNS, export_bytes, memory_from_row
 from convmem.store.sqlite.connection import Statements
@@ -173,24 +172,6 @@ class MemoryTxnMixin:
             "SELECT memory_disabled FROM tenant_policies WHERE tenant_id = ?", (tenant,)
         ).fetchone()
         return bool(row[0]) if row else False
-
-    def retention_policies(self) -> list[RetentionPolicy]:
-        rows = self._db.execute(
-            "SELECT tenant_id, retention_days FROM tenant_policies "
-            "WHERE retention_days IS NOT NULL ORDER BY tenant_id"
-        ).fetchall()
-        return [RetentionPolicy(r[0], int(r[1])) for r in rows]
-
-    def set_tenant_policy(
-        self, tenant: str, *, memory_disabled: bool, retention_days: int | None, at: datetime
-    ) -> None:
-        self._db.execute(
-            "INSERT INTO tenant_policies (tenant_id, memory_disabled, retention_days, updated_at) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET "
-            "memory_disabled = excluded.memory_disabled, "
-            "retention_days = excluded.retention_days, updated_at = excluded.updated_at",
-            (tenant, int(memory_disabled), retention_days, utc_text(at)),
-        )
 
     # --- a user's whole data --------------------------------------------------------------------
 

@@ -488,6 +488,51 @@ def m050_entities(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX entity_facts_said ON entity_facts (tenant_id, said_at)")
 
 
+def m060_retention_layers(db: sqlite3.Connection) -> None:
+    # A retention period per layer (days; NULL keeps rows until deleted). ``retention_days``
+    # stays the transcripts' period, as it always was.
+    for layer in ("summaries", "entities", "memories", "audit", "indexes"):
+        db.execute(f"ALTER TABLE tenant_policies ADD COLUMN {layer}_days INTEGER")
+    # the sweeps read each layer's rows of one tenant by age
+    db.execute("CREATE INDEX audit_by_time ON audit_events (tenant_id, at)")
+    db.execute("CREATE INDEX summaries_by_time ON summaries (tenant_id, created_at)")
+    db.execute("CREATE INDEX memories_by_update ON memories (tenant_id, updated_at)")
+
+
+def m061_memory_evidence(db: sqlite3.Connection) -> None:
+    # The messages a consolidated proposal was drawn from: ids only, no text. They go with
+    # their message and with their memory (triggers), and with the user (delete_user).
+    db.execute(
+        """
+        CREATE TABLE memory_evidence (
+            tenant_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            added_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, memory_id, message_id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX memory_evidence_message ON memory_evidence (tenant_id, message_id)")
+    db.execute(
+        "CREATE TRIGGER memory_evidence_message_gone AFTER DELETE ON messages BEGIN "
+        "DELETE FROM memory_evidence WHERE tenant_id = old.tenant_id "
+        "AND message_id = old.id; END"
+    )
+    db.execute(
+        "CREATE TRIGGER memory_evidence_memory_gone AFTER DELETE ON memories BEGIN "
+        "DELETE FROM memory_evidence WHERE tenant_id = old.tenant_id "
+        "AND memory_id = old.id; END"
+    )
+
+
+def m062_messages_by_time(db: sqlite3.Connection) -> None:
+    # the worker's consolidation pass reads the user turns stored since its last pass, across
+    # tenants, by id (ids sort by the time convmem stored them)
+    db.execute("CREATE INDEX messages_by_time ON messages (id, role)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -508,6 +553,9 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m040_tools,
     m041_message_parts,
     m050_entities,
+    m060_retention_layers,
+    m061_memory_evidence,
+    m062_messages_by_time,
 ]
 
 

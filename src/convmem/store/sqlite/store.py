@@ -33,6 +33,7 @@ from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.entities import EntityTxnMixin
 from convmem.store.sqlite.erase import erase_deleted_fts
 from convmem.store.sqlite.keys import KeyTxnMixin
+from convmem.store.sqlite.lifecycle import LifecycleTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
 from convmem.store.sqlite.ranking import RankingTxnMixin
@@ -53,6 +54,7 @@ class SQLiteTxn(
     RankingTxnMixin,
     ToolTxnMixin,
     EntityTxnMixin,
+    LifecycleTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
 
