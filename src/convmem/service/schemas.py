@@ -456,3 +456,32 @@ class TenantPolicyOut(_Response):
 
 class HealthOut(_Response):
     status: Literal["ok"]
+
+
+EntityKind = Literal["person", "animal", "place", "organisation", "project", "work", "thing"]
+
+
+class EntityFactOut(_Response):
+    id: str
+    entity_id: str
+    text: str
+    message_id: str
+    conversation_id: str
+    said_at: datetime
+    confidence: float
+    extractor: str
+
+
+class EntityOut(_Response):
+    id: str
+    scope: str
+    name: str
+    type: EntityKind
+    aliases: list[str]
+    first_mention: datetime
+    last_mention: datetime
+    mention_count: int
+    facts: list[EntityFactOut] = Field(
+        default_factory=list,
+        description="What was said about it, newest first (GET /v1/entities/{id}; empty in lists).",
+    )
