@@ -48,7 +48,7 @@ def test_list_search_paginate_and_get_with_facts(
 def test_delete_removes_the_entity_and_its_facts_not_the_messages(
     client: TestClient, keys: Keys, memory: convmem.Memory
 ) -> None:
-    conv, first = _conversation(memory)
+    _, first = _conversation(memory)
     h = auth(keys.alice)
     (ana,) = client.get("/v1/entities", params={"q": "Ana"}, headers=h).json()
     deleted = client.delete(f"/v1/entities/{ana['id']}", headers=h)

@@ -1,8 +1,9 @@
 """The HTTP service: ``create_app(memory, settings)`` builds the FastAPI app.
 
 The app holds one ``Memory`` (the engine) and nothing else: no global settings, no logic of its
-own. Routes live in ``conversations``, ``memories``, ``entities``, ``account`` and ``admin``; this module adds
-the operational routes, the memory page, error handling and the OpenAPI touches.
+own. Routes live in ``conversations``, ``memories``, ``entities``, ``account`` and ``admin``;
+this module adds the operational routes, the memory page, error handling and the OpenAPI
+touches.
 """
 
 from __future__ import annotations
