@@ -1,7 +1,8 @@
 """A local OpenAI-compatible chat server for tests: ``/v1/chat/completions`` on 127.0.0.1.
 
 Its "model" reads the prompt convmem sends (previous snapshot + new turns) and answers in one of
-several modes: ``good`` (a faithful snapshot), ``forged_tools`` (a faithful snapshot whose every
+several modes: ``good`` (a faithful snapshot; for the entity extractor's prompt, the turn's
+names), ``invented`` (entities the turn never named), ``forged_tools`` (a faithful snapshot whose every
 note claims to come from a tool it did not), ``garbage`` (not JSON), ``wrong_numbers`` (notes
 citing numbers absent from their sources), ``hang`` (holds the request until released) and
 ``error`` (HTTP 500). It runs in a thread of the test; a worker process may call it too.
@@ -10,6 +11,7 @@ citing numbers absent from their sources), ``hang`` (holds the request until rel
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,6 +39,32 @@ def faithful_snapshot(payload: dict[str, Any]) -> dict[str, Any]:
         if turn["role"] == "tool" or content.startswith("Fact:"):
             snapshot.setdefault("facts", []).append({"text": content, "sources": [turn["id"]]})
     return snapshot
+
+
+_CAPITALISED = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)?")
+
+
+def entity_answer(payload: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The entity extractor's answer (``convmem.entities.llm``): in ``good`` mode every
+    capitalised name inside a sentence, as a person with the sentences naming it; in
+    ``invented`` mode a name and a fact the turn never said."""
+    text = payload["entity_turn"]["text"]
+    if mode == "invented":
+        return {
+            "entities": [
+                {
+                    "name": "Zorblax",
+                    "type": "person",
+                    "facts": [{"text": "Zorblax owns a castle.", "confidence": 1}],
+                }
+            ]
+        }
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+    found: dict[str, dict[str, Any]] = {}
+    for name in _CAPITALISED.findall(text):
+        facts = [{"text": s, "confidence": 0.9} for s in sentences if name in s]
+        found.setdefault(name, {"name": name, "type": "person", "aliases": [], "facts": facts})
+    return {"entities": list(found.values())}
 
 
 FORGED_TOOL = "forged_tool"
@@ -79,6 +107,10 @@ class FakeLLM:
                     return
                 payload = json.loads(body["messages"][-1]["content"])
                 if mode == "garbage":
+                    content = "Sure! Here is the summary you asked for: it went well."
+                elif "entity_turn" in payload:
+                    content = json.dumps(entity_answer(payload, mode))
+                elif mode == "garbage":
                     content = "Sure! Here is the summary you asked for: it went well."
                 elif mode == "wrong_numbers":
                     turn = payload["new_turns"][0]
