@@ -2,10 +2,11 @@
 
 Its "model" reads the prompt convmem sends (previous snapshot + new turns) and answers in one of
 several modes: ``good`` (a faithful snapshot; for the entity extractor's prompt, the turn's
-names), ``invented`` (entities the turn never named), ``forged_tools`` (a faithful snapshot whose every
-note claims to come from a tool it did not), ``garbage`` (not JSON), ``wrong_numbers`` (notes
-citing numbers absent from their sources), ``hang`` (holds the request until released) and
-``error`` (HTTP 500). It runs in a thread of the test; a worker process may call it too.
+names), ``invented`` (entities the turn never named), ``forged_tools`` (a faithful snapshot
+whose every note claims to come from a tool it did not), ``garbage`` (not JSON),
+``wrong_numbers`` (notes citing numbers absent from their sources), ``hang`` (holds the request
+until released) and ``error`` (HTTP 500). It runs in a thread of the test; a worker process
+may call it too.
 """
 
 from __future__ import annotations
