@@ -33,7 +33,7 @@ if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         raise RuntimeError(f"Chromium is required for the browser test but {CHROMIUM} is missing")
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
 
-from playwright.sync_api import Page, Route, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Locator, Page, Route, expect, sync_playwright  # noqa: E402
 
 
 @pytest.fixture
@@ -491,14 +491,18 @@ def test_people_and_things_are_listed_deleted_and_a_fact_kept_as_a_memory(
     assert kept.text == "My sister Ana Lopez moved to Porto last spring."
 
     # delete one: it goes, with what was noted about it; the messages stay
-    porto = (
-        page.locator("#entity-list > li").filter(has_text="Porto").filter(has_not_text="Ana Lopez")
-    )
-    porto.get_by_role("button", name="Delete").click()
+    def named(name: str) -> Locator:
+        return page.locator("#entity-list > li").filter(
+            has=page.locator(".entity-name", has_text=re.compile(f"^{re.escape(name)}$"))
+        )
+
+    expect(named("<img src=x onerror=alert(1)>")).to_have_count(1)  # a quoted title, as text
+    named("Porto").get_by_role("button", name="Delete").click()
     expect(page.get_by_role("status")).to_contain_text("your messages are unchanged")
-    expect(page.locator("#entity-list > li").filter(has_not_text="Ana Lopez")).to_have_count(0)
-    assert [e.name for e in alice.entities.list()] == ["Ana Lopez"]
+    expect(named("Porto")).to_have_count(0)
+    assert "Porto" not in [e.name for e in alice.entities.list()]
     assert len(conv.messages()) == messages_before
     page.reload()
-    expect(page.locator("#entity-list > li")).to_have_count(1)
+    expect(named("Ana Lopez")).to_have_count(1)
+    expect(named("Porto")).to_have_count(0)
     shot(page, "31-entity-deleted")
