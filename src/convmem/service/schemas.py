@@ -339,6 +339,11 @@ class ReportOut(_Response):
     summary_through_id: str | None = None
     summary_source: str | None = None
     retrieved_ids: list[str] = []
+    entity_fact_ids: list[str] = Field(
+        default_factory=list,
+        description="Statements of the user's other conversations about the people and things "
+        "the message names that the request carries (entity fact ids).",
+    )
     degraded: list[str] = Field(
         default_factory=list,
         description="Parts skipped because they failed or ran past their time limits, e.g. "
