@@ -88,10 +88,18 @@ def query_name_keys(query: str) -> list[str]:
 
 
 def named_entities(
-    tx: ReadTxn, tenant: str, user: str, query: str, *, scopes: Sequence[str] | None
+    tx: ReadTxn,
+    tenant: str,
+    user: str,
+    query: str,
+    *,
+    scopes: Sequence[str] | None,
+    leave_out: Sequence[str] = (),
 ) -> list[Entity]:
-    """The user's entities of ``scopes`` (None: any) that ``query`` names."""
-    keys = query_name_keys(query)
+    """The user's entities of ``scopes`` (None: any) that ``query`` names; the names in
+    ``leave_out`` are not looked up (no query at all when nothing else is named)."""
+    left_out = {name_key(name) for name in leave_out}
+    keys = [key for key in query_name_keys(query) if key not in left_out]
     if not keys:
         return []
     found: list[Entity] = tx.entities_named(tenant, user, keys, scopes=scopes)
@@ -136,10 +144,12 @@ def entity_ranking(
     turns are candidates, and those are of its scope by construction."""
     if not options.enabled or not query.strip():
         return []
-    entities = named_entities(tx, tenant, user, query, scopes=None)
-    if options.skip_speakers:
-        spoken = {name_key(s) for s in speakers}
-        entities = [e for e in entities if name_key(e.name) not in spoken]
+    # a speaker's name is not even looked up: most questions name only speakers
+    spoken = speakers if options.skip_speakers else ()
+    entities = named_entities(tx, tenant, user, query, scopes=None, leave_out=spoken)
+    if spoken:  # a speaker named by another of their names ("Mel" for Melanie)
+        keys = {name_key(s) for s in spoken}
+        entities = [e for e in entities if name_key(e.name) not in keys]
     if not entities:
         return []
     rows = tx.entity_turns(
