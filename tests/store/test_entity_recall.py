@@ -6,6 +6,7 @@ entity exists — and the switch turns it off."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 import pytest
 
@@ -41,7 +42,7 @@ def _conversation(scope: convmem.Scope) -> tuple[convmem.Conversation, dict[str,
     ]
     ids = {}
     for minute, (key, text) in enumerate(turns):
-        role = "user" if minute % 2 == 0 else "assistant"
+        role: Literal["user", "assistant"] = "user" if minute % 2 == 0 else "assistant"
         ids[key] = conv.append(role, text, created_at=T0 + timedelta(minutes=minute)).id
     return conv, ids
 
