@@ -80,7 +80,6 @@ def test_entity_recall_is_reported_with_and_without_and_cross_checked(tmp_path: 
         (tested,) = check["tested"]
         assert tested["on"] != check["tuned_on"]
         assert tested["without"]["n"]["all"] == tested["with"]["n"]["all"] > 0
-        # entity recall off in the cross-check is the -no-ent row's ranking
     assert "Entity recall tuned on conv-26" in result.output
 
 
