@@ -3,17 +3,19 @@
 Its "model" reads the prompt convmem sends and answers it. A memory-extraction prompt (recent
 turns; ``convmem.consolidate.extract``) gets candidate memories (``extracted_memories``: every
 turn of the user's, whatever it says, cited by id; the modes ``invented_number``,
-``invented_name``, ``wrong_source`` and ``garbage`` answer wrongly). A summary prompt (previous
-snapshot + new turns) is answered in one of several modes: ``good`` (a faithful snapshot),
-``forged_tools`` (a faithful snapshot whose every note claims to come from a tool it did not),
-``garbage`` (not JSON), ``wrong_numbers`` (notes citing numbers absent from their sources),
-``hang`` (holds the request until released) and ``error`` (HTTP 500). It runs in a thread of
-the test; a worker process may call it too.
+``invented_name``, ``wrong_source`` and ``garbage`` answer wrongly). The entity extractor's
+prompt (``entity_turn``) gets the turn's names in ``good`` mode and entities the turn never named
+in ``invented`` mode. A summary prompt (previous snapshot + new turns) is answered in one of
+several modes: ``good`` (a faithful snapshot), ``forged_tools`` (a faithful snapshot whose every
+note claims to come from a tool it did not), ``garbage`` (not JSON), ``wrong_numbers`` (notes
+citing numbers absent from their sources), ``hang`` (holds the request until released) and
+``error`` (HTTP 500). It runs in a thread of the test; a worker process may call it too.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -63,6 +65,32 @@ def extracted_memories(payload: dict[str, Any], mode: str) -> dict[str, Any]:
     return {"memories": memories}
 
 
+_CAPITALISED = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)?")
+
+
+def entity_answer(payload: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The entity extractor's answer (``convmem.entities.llm``): in ``good`` mode every
+    capitalised name inside a sentence, as a person with the sentences naming it; in
+    ``invented`` mode a name and a fact the turn never said."""
+    text = payload["entity_turn"]["text"]
+    if mode == "invented":
+        return {
+            "entities": [
+                {
+                    "name": "Zorblax",
+                    "type": "person",
+                    "facts": [{"text": "Zorblax owns a castle.", "confidence": 1}],
+                }
+            ]
+        }
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+    found: dict[str, dict[str, Any]] = {}
+    for name in _CAPITALISED.findall(text):
+        facts = [{"text": s, "confidence": 0.9} for s in sentences if name in s]
+        found.setdefault(name, {"name": name, "type": "person", "aliases": [], "facts": facts})
+    return {"entities": list(found.values())}
+
+
 FORGED_TOOL = "forged_tool"
 
 
@@ -104,6 +132,8 @@ class FakeLLM:
                 payload = json.loads(body["messages"][-1]["content"])
                 if mode == "garbage":
                     content = "Sure! Here is the summary you asked for: it went well."
+                elif "entity_turn" in payload:
+                    content = json.dumps(entity_answer(payload, mode))
                 elif "turns" in payload:  # a memory-extraction prompt
                     content = json.dumps(extracted_memories(payload, mode))
                 elif mode == "garbage":

@@ -38,7 +38,9 @@ def test_harness_runs_on_a_slice_and_writes_the_documented_json(tmp_path: Path) 
     assert "Evidence recall@k" in result.output and "Evidence in context" in result.output
     data = json.loads(out.read_text())
     assert set(data) >= {"recall_at_k", "evidence_in_context", "latency_ms"}
-    assert set(data["recall_at_k"]) == {"lexical", "vector", "hybrid"}
+    assert set(data["recall_at_k"]) == {
+        "lexical", "lexical-no-ent", "vector", "hybrid", "hybrid-no-ent"
+    }  # fmt: skip
     for per_category in data["recall_at_k"].values():
         assert set(per_category["all"]) == {"1", "5", "10", "25", "50"}
         values = [per_category["all"][k] for k in ("1", "5", "10", "25", "50")]
@@ -56,6 +58,29 @@ def test_harness_runs_on_a_slice_and_writes_the_documented_json(tmp_path: Path) 
             assert value["evidence_share"] >= sliding
     assert set(data["latency_ms"]) == {"lexical", "hybrid"}
     assert data["latency_ms"]["hybrid"]["p95"] >= data["latency_ms"]["hybrid"]["p50"] > 0
+
+
+@needs_dev
+def test_entity_recall_is_reported_with_and_without_and_cross_checked(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        main,
+        ["eval", "locomo", str(DEV), "--sessions", "4", "--questions", "20", "--embedder",
+         "none", "--entity-cross-check", "--json", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    named = data["questions"]["names-entity"]
+    assert 0 < named <= data["questions"]["all"]
+    for row in ("lexical", "lexical-no-ent"):
+        assert "names-entity" in data["recall_at_k"][row]
+    checks = data["entity_cross_check"]
+    assert [c["tuned_on"] for c in checks] == ["conv-26", "conv-30"]
+    for check in checks:
+        (tested,) = check["tested"]
+        assert tested["on"] != check["tuned_on"]
+        assert tested["without"]["n"]["all"] == tested["with"]["n"]["all"] > 0
+    assert "Entity recall tuned on conv-26" in result.output
 
 
 @needs_dev

@@ -13,6 +13,8 @@ model request within a token budget::
 from convmem.assemble import AssembledContext, AssemblyOptions, AssemblyReport
 from convmem.config import Config
 from convmem.engine import Conversation, Memory, Scope, open
+from convmem.entities.llm import LLMEntityExtractor
+from convmem.entities.recall import EntityRecallOptions
 from convmem.errors import (
     BackendUnavailable,
     BudgetExceeded,
@@ -74,12 +76,14 @@ __all__ = [
     "Embedder",
     "Entity",
     "EntityFact",
+    "EntityRecallOptions",
     "ExtractiveSummarizer",
     "HashingEmbedder",
     "InvalidInput",
     "InvalidMessage",
     "InvalidQuery",
     "Job",
+    "LLMEntityExtractor",
     "LLMSummarizer",
     "LLMSummarizerConfig",
     "Memories",

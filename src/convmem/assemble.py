@@ -64,7 +64,15 @@ from convmem.tools.schema import render_tools
 
 # Section names in request order. Later features fill the empty ones without reordering.
 LEADING_SECTIONS = ("system", "pinned", "memories", "summary")
-SECTION_ORDER = ("tools", *LEADING_SECTIONS, "history", "relevant_memories", "retrieved", "user")
+SECTION_ORDER = (
+    "tools",
+    *LEADING_SECTIONS,
+    "history",
+    "relevant_memories",
+    "entity_facts",
+    "retrieved",
+    "user",
+)
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,11 @@ class AssemblyOptions:
     retrieved_k: int = 20
     retrieved_share: float = 0.2
     retrieved_max_tokens: int = 4096
+    # What the user said in their other conversations about the people and things the new
+    # message names (entity memory, ``convmem.entities.recall``): at most this many statements,
+    # late in the request, within this share of the input budget (0 turns it off).
+    entity_facts_k: int = 5
+    entity_facts_share: float = 0.05
     # Tools offered from the tenant's registry (``assemble(offer_tools=True)``): at most this many
     # of the most relevant, within this share of the input budget. The caller's own tools are
     # outside both caps; a tool the window follows up on is offered even past them.
@@ -119,6 +132,8 @@ class AssemblyOptions:
             raise InvalidInput("retrieved_k must be at least 0 and retrieved_share in [0, 1)")
         if self.retrieved_max_tokens < 0:
             raise InvalidInput("retrieved_max_tokens must not be negative")
+        if self.entity_facts_k < 0 or not 0 <= self.entity_facts_share < 1:
+            raise InvalidInput("entity_facts_k must be at least 0 and entity_facts_share in [0, 1)")
         if self.tools_k < 0 or not 0 <= self.tools_share < 1:
             raise InvalidInput("tools_k must be at least 0 and tools_share in [0, 1)")
         if self.memory_share + self.retrieved_share >= 1:
@@ -142,6 +157,9 @@ class FixedParts:
     irrelevant_memory_ids: Sequence[str] = ()
     expired_memory_ids: Sequence[str] = ()
     summary: str | None = None
+    # What the user's other conversations said about the entities the message names (fact ids)
+    entity_facts: str | None = None
+    entity_fact_ids: Sequence[str] = ()
     retrieved: str | None = None
     retrieved_ids: Sequence[str] = ()
     # Tokens held for the retrieved section whatever its text costs (at least its cost).
@@ -177,6 +195,8 @@ class AssemblyReport:
     summary_source: str | None = None
     memory_ids: list[str] = field(default_factory=list)
     retrieved_ids: list[str] = field(default_factory=list)
+    # the entity facts sent (ids of ``EntityFact``: statements of the user's other conversations)
+    entity_fact_ids: list[str] = field(default_factory=list)
     # memories recall considered before the caps and the token room chose ``memory_ids``
     memory_candidates: int = 0
     # recalled memories the message shares no search term with (convmem.memory.recall.bearing)
@@ -262,6 +282,7 @@ class HistoryPlan:
     summary_through_id: str | None
     memory_ids: list[str] = field(default_factory=list)
     retrieved_ids: list[str] = field(default_factory=list)
+    entity_fact_ids: list[str] = field(default_factory=list)
     memory_candidates: int = 0
     irrelevant_memory_ids: list[str] = field(default_factory=list)
     expired_memory_ids: list[str] = field(default_factory=list)
@@ -312,8 +333,9 @@ def plan_history(
     given_summary = _section(counter, "summary", fixed.summary)
     leading = [*stable, given_summary] if given_summary is not None else stable
     late_memories = _section(counter, "relevant_memories", fixed.relevant_memories)
+    entity_facts = _section(counter, "entity_facts", fixed.entity_facts)
     retrieved = _section(counter, "retrieved", fixed.retrieved)
-    trailing = [s for s in (late_memories, retrieved) if s is not None]
+    trailing = [s for s in (late_memories, entity_facts, retrieved) if s is not None]
     current_tokens = message_tokens(counter, "user", current) if current is not None else 0
 
     # the tool definitions first: a constant of the request, ahead of everything else
@@ -323,7 +345,7 @@ def plan_history(
         available -= lead_placeholder_tokens(counter)
     # the reserve is the retrieved section's own room: the late memories come on top, so filling
     # the section never moves the window the reserve was held for
-    trailing_tokens = (late_memories.tokens if late_memories else 0) + max(
+    trailing_tokens = sum(s.tokens for s in (late_memories, entity_facts) if s) + max(
         retrieved.tokens if retrieved else 0, fixed.retrieved_reserve
     )
     fixed_tokens = sum(s.tokens for s in leading) + trailing_tokens + current_tokens
@@ -413,6 +435,7 @@ def plan_history(
         summary_through_id=through,
         memory_ids=memory_ids,
         retrieved_ids=list(fixed.retrieved_ids) if fixed.retrieved else [],
+        entity_fact_ids=list(fixed.entity_fact_ids) if fixed.entity_facts else [],
         memory_candidates=fixed.memory_candidates,
         irrelevant_memory_ids=[i for i in fixed.irrelevant_memory_ids if i in memory_ids],
         expired_memory_ids=list(fixed.expired_memory_ids),
@@ -504,6 +527,7 @@ def finish_request(
         stable_prefix_hash=prefix.hexdigest(),
         memory_ids=list(plan.memory_ids),
         retrieved_ids=list(plan.retrieved_ids),
+        entity_fact_ids=list(plan.entity_fact_ids),
         memory_candidates=plan.memory_candidates,
         irrelevant_memory_ids=list(plan.irrelevant_memory_ids),
         expired_memory_ids=list(plan.expired_memory_ids),

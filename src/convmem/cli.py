@@ -427,6 +427,11 @@ eval_group.add_command(behaviour_command)
 @click.option("--sessions", type=int, help="Import only the first N sessions of each sample.")
 @click.option("--questions", type=int, help="Evaluate at most N questions per sample.")
 @click.option("--samples", help="Comma-separated sample ids to evaluate (default: all).")
+@click.option(
+    "--entity-cross-check",
+    is_flag=True,
+    help="Also tune entity recall's settings on each sample and test them on the others.",
+)
 def eval_locomo(
     path: str,
     json_out: str | None,
@@ -435,8 +440,10 @@ def eval_locomo(
     sessions: int | None,
     questions: int | None,
     samples: str | None,
+    entity_cross_check: bool,
 ) -> None:
-    """Evidence recall@k, evidence in context and search latency on a LoCoMo file."""
+    """Evidence recall@k (with and without entity recall, overall, per category and for the
+    questions that name an entity), evidence in context and search latency on a LoCoMo file."""
     from convmem.eval import locomo
 
     if plot_out is not None:
@@ -454,8 +461,9 @@ def eval_locomo(
     total = sum(len(s.questions[:questions]) for s in data) + len(data)
     with click.progressbar(length=total, label="LoCoMo", file=sys.stderr) as bar:
         result = locomo.evaluate(
-            data, embedder=embedder, max_questions=questions, progress=lambda n: bar.update(n or 1)
-        )
+            data, embedder=embedder, max_questions=questions,
+            progress=lambda n: bar.update(n or 1), entity_cross_check=entity_cross_check,
+        )  # fmt: skip
     for line in locomo.table(result):
         click.echo(line)
     if json_out is not None:

@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from convmem.entities.recall import EntityRecallOptions, entity_ranking
 from convmem.errors import InvalidInput, InvalidQuery
 from convmem.model.memory import MemoryHit, MemoryRecord
 from convmem.model.search import MessageHit
@@ -73,6 +74,8 @@ class SearchOptions:
     expand_unknown_terms: bool = True
     # share of its best neighbour's fused score added to a turn's (0 turns the lift off)
     neighbour_lift: float = 0.25
+    # entity-aware retrieval: the turns about the entities the query names, as one more ranking
+    entities: EntityRecallOptions = field(default_factory=EntityRecallOptions)
 
     def __post_init__(self) -> None:
         unknown = set(self.retrievers) - set(RETRIEVERS)
@@ -171,7 +174,13 @@ def rank_conversation(
             limit=options.depth,
         )  # fmt: skip
         rankings.append(("vector", ranked(nearest)))
-    fused = Scores.rrf(rankings, k=options.rrf_k)
+    about = entity_ranking(
+        tx, tenant, user, conversation_id, query, rankings, rrf_k=options.rrf_k,
+        speakers=speakers, window=window, options=options.entities, limit=options.depth,
+    )  # fmt: skip
+    if about:
+        rankings.append(("entity", ranked(about)))
+    fused = Scores.rrf(rankings, k=options.rrf_k, weights={"entity": options.entities.weight})
     if len(plan.names) == 1:
         named = plan.names[0]
         favoured = {key for key, speaker in speaker_of.items() if speaker == named}

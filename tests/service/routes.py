@@ -44,6 +44,10 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/memories/{memory_id}/reject"): "user",
     ("POST", "/v1/memories/{memory_id}/resolve"): "user",
     ("POST", "/v1/memories/{memory_id}/restore"): "user",
+    ("GET", "/v1/entities"): "user",
+    ("GET", "/v1/entities/{entity_id}"): "user",
+    ("DELETE", "/v1/entities/{entity_id}"): "user",
+    ("POST", "/v1/entities/{entity_id}/facts/{fact_id}/promote"): "user",
     ("GET", "/v1/me"): "any",
     ("GET", "/v1/settings"): "user",
     ("PUT", "/v1/settings"): "user",
@@ -114,6 +118,8 @@ def concrete(route: tuple[str, str], world: World, key_id: str = "key_none") -> 
         .replace("{pin_id}", world.user_pin)
         .replace("{key_id}", key_id)
         .replace("{name}", world.tool)
+        .replace("{entity_id}", world.entity)
+        .replace("{fact_id}", world.fact)
     )
     return path
 

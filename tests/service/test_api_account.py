@@ -62,7 +62,8 @@ def test_delete_everything_keeps_only_the_audit(
     world = build_world(memory)
     h = auth(keys.alice)
     counts = client.delete("/v1/data", headers=h).json()["deleted"]
-    assert counts["messages"] == 2
+    assert counts["messages"] == 3  # the trip's two and the family conversation's one
+    assert client.get("/v1/entities", headers=h).json() == []
     assert counts["memories"] == 2
     assert client.get("/v1/conversations", headers=h).json() == []
     assert client.get("/v1/memories", params={"status": ["confirmed", "proposed", "superseded",

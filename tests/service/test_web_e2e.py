@@ -33,7 +33,7 @@ if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         raise RuntimeError(f"Chromium is required for the browser test but {CHROMIUM} is missing")
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
 
-from playwright.sync_api import Page, Route, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Locator, Page, Route, expect, sync_playwright  # noqa: E402
 
 
 @pytest.fixture
@@ -451,3 +451,58 @@ def test_images_are_thumbnails_from_the_callers_url_files_are_chips(
     injected = page.evaluate("() => [window.pwned, document.querySelectorAll('img').length]")
     assert injected == [None, 1]
     assert outside == [SHOT]  # the caller's URL, once; nothing else from outside
+
+
+def test_people_and_things_are_listed_deleted_and_a_fact_kept_as_a_memory(
+    page: Page, live_server: str, memory: convmem.Memory
+) -> None:
+    token = memory.keys.create("acme", "user", user="alice").token
+    alice = memory.scope("acme", "alice")
+    conv = alice.create_conversation(title="Family")
+    conv.append("user", "My sister Ana Lopez moved to Porto last spring.")
+    conv.append("assistant", 'Did Ana say "<img src=x onerror=alert(1)>" about it?')
+    messages_before = len(conv.messages())
+    page.goto(live_server)
+    page.get_by_label("API key").fill(token)
+    page.get_by_label("API key").press("Enter")
+    section = page.get_by_role("region", name="People and things you've mentioned")
+    expect(section).to_be_visible()
+    entities = section.locator("#entity-list > li")
+    ana = entities.filter(has_text="Ana Lopez")
+    expect(ana).to_contain_text("Person")
+    expect(ana).to_contain_text("my sister")
+    expect(entities.filter(has_text="Porto")).to_have_count(1)
+    assert_every_control_is_labelled(page)
+
+    # what was said, quoted as text (markup in it stays text)
+    ana.get_by_text("What you said about it (2)").click()
+    facts = ana.locator(".fact")
+    expect(facts).to_have_count(2)
+    expect(facts.filter(has_text="<img src=x onerror=alert(1)>")).to_have_count(1)
+    assert page.locator("#entity-list img").count() == 0
+    shot(page, "30-people-and-things")
+
+    # keep one statement as a memory: an explicit act, and it shows among the memories
+    moved = facts.filter(has_text="moved to Porto")
+    moved.get_by_role("button", name="Keep as memory").click()
+    expect(page.get_by_role("status")).to_have_text("Kept as a memory.")
+    expect(page.locator("#memory-list")).to_contain_text("My sister Ana Lopez moved to Porto")
+    (kept,) = alice.memories.list(status="confirmed")
+    assert kept.text == "My sister Ana Lopez moved to Porto last spring."
+
+    # delete one: it goes, with what was noted about it; the messages stay
+    def named(name: str) -> Locator:
+        return page.locator("#entity-list > li").filter(
+            has=page.locator(".entity-name", has_text=re.compile(f"^{re.escape(name)}$"))
+        )
+
+    expect(named("<img src=x onerror=alert(1)>")).to_have_count(1)  # a quoted title, as text
+    named("Porto").get_by_role("button", name="Delete").click()
+    expect(page.get_by_role("status")).to_contain_text("your messages are unchanged")
+    expect(named("Porto")).to_have_count(0)
+    assert "Porto" not in [e.name for e in alice.entities.list()]
+    assert len(conv.messages()) == messages_before
+    page.reload()
+    expect(named("Ana Lopez")).to_have_count(1)
+    expect(named("Porto")).to_have_count(0)
+    shot(page, "31-entity-deleted")

@@ -17,6 +17,8 @@ class World:
     user_pin: str
     conversation_pin: str
     tool: str  # a tool of acme's registry
+    entity: str  # a person alice mentioned (in a conversation of its own)
+    fact: str  # what was said about them
 
 
 def build_world(memory: convmem.Memory) -> World:
@@ -33,6 +35,10 @@ def build_world(memory: convmem.Memory) -> World:
     tool = memory.tools.register(
         "acme", {"name": "get_weather", "description": "Weather for a place."}
     )
+    family = alice.create_conversation(title="Family")
+    family.append("user", "My sister Ana Lopez moved to Porto last spring.")
+    (ana,) = alice.entities.search("Ana Lopez")
+    fact = alice.entities.get(ana.id).facts[0]
     return World(
         conversation=conv.id,
         first=first.id,
@@ -42,4 +48,6 @@ def build_world(memory: convmem.Memory) -> World:
         user_pin=user_pin.id,
         conversation_pin=conversation_pin.id,
         tool=tool.name,
+        entity=ana.id,
+        fact=fact.id,
     )

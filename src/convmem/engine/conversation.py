@@ -26,6 +26,7 @@ from convmem.engine.request import (
     hold_retrieved_room,
     kept_media,
     offer_registry_tools,
+    recall_entity_facts,
     recall_memories,
     render_request,
     retrieve_evicted,
@@ -430,8 +431,9 @@ class Conversation:
             # without when they fail or run past their time limits (``engine.parts``)
             bare = FixedParts(system_prompt=system, pinned=pins, tools=request.tools)
             fixed = parts.attempt(
-                "memories", request, lambda r: recall_memories(tx, r, recent), bare, tx
-            )
+                "memories", request,
+                lambda r: recall_entity_facts(tx, r, recall_memories(tx, r, recent)), bare, tx,
+            )  # fmt: skip
             chosen, fixed = planner.first(fixed)
             # registry tools: without them (the caller's own still go) when ranking fails
             chosen, fixed = parts.attempt(

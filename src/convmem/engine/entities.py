@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from convmem.engine.handles import Owner
-from convmem.entities.derive import rebuild_entities
+from convmem.entities.derive import TurnExtractor, extract_with, rebuild_entities
+from convmem.entities.extract import Extraction
 from convmem.entities.lookup import name_keys
 from convmem.errors import InvalidInput, NotFound
 from convmem.memories import audit
@@ -92,19 +93,42 @@ class Entities:
         scope = entity.scope if entity.scope.startswith("project:") else "user"
         return self._remember(fact.text, scope=scope, source_message_id=fact.message_id)
 
+    def rebuild(self, extractor: TurnExtractor | None = None) -> int:
+        """Derive the principal's entities again from every message; how many facts. With an
+        ``extractor`` (``convmem.entities.llm.LLMEntityExtractor``) the turns are read by it
+        first, outside the write transaction (it waits on the network); a turn written
+        meanwhile, or one it fell back on, is read by the deterministic extractor."""
+        extracted: dict[str, tuple[Extraction, str]] = {}
+        if extractor is not None:
+            tenant, user = self._owner.tenant, self._owner.user
+            with self._store.read() as tx:
+                messages = [
+                    m for record in _conversations(tx, tenant, user)
+                    if not record.temporary
+                    for m in tx.conversation_messages(tenant, record.id)
+                ]  # fmt: skip
+            for message in messages:
+                found = extract_with(extractor, message)
+                if found is not None:
+                    extracted[message.id] = found
+        return self._rebuild(extracted)
+
     @conflicts_retried
-    def rebuild(self) -> int:
-        """Derive the principal's entities again from every message; how many facts."""
+    def _rebuild(self, extracted: dict[str, tuple[Extraction, str]]) -> int:
         tenant, user = self._owner.tenant, self._owner.user
         with self._store.write() as tx:
-            records: builtins.list[ConversationRecord] = []
-            while True:
-                page = tx.list_conversations(tenant, user, limit=_PAGE, offset=len(records))
-                records.extend(page)
-                if len(page) < _PAGE:
-                    break
-            stored: int = rebuild_entities(tx, tenant, user, records)
+            records = _conversations(tx, tenant, user)
+            stored: int = rebuild_entities(tx, tenant, user, records, extracted)
             return stored
+
+
+def _conversations(tx: Any, tenant: str, user: str) -> builtins.list[ConversationRecord]:
+    records: builtins.list[ConversationRecord] = []
+    while True:
+        page = tx.list_conversations(tenant, user, limit=_PAGE, offset=len(records))
+        records.extend(page)
+        if len(page) < _PAGE:
+            return records
 
 
 def _checked_scope(scope: str) -> str:

@@ -25,6 +25,9 @@ from convmem.assemble import (
 )
 from convmem.budget import memory_caps, retrieved_reserve, tools_cap
 from convmem.engine.handles import Database
+from convmem.entities.derive import recall_scopes
+from convmem.entities.facts_block import choose_facts, render_entity_facts
+from convmem.entities.recall import named_entities
 from convmem.errors import BudgetExceeded, StoreError
 from convmem.formats import Format
 from convmem.history_units import ChainEntry
@@ -163,6 +166,38 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
     )  # fmt: skip
 
 
+# --- 1b. what was said elsewhere about the entities the message names -------------------------
+
+# how many of the named entities' newest facts are read to choose from
+_ENTITY_FACTS_READ = 200
+
+
+def recall_entity_facts(tx: ReadTxn, request: Request, fixed: FixedParts) -> FixedParts:
+    """``fixed`` with the statements the user's other conversations made about the people and
+    things the new message names (``convmem.entities``; this conversation's own come back as
+    turns, through retrieval). Scope-filtered in the store's query: the user's entities and the
+    conversation's project's. Read under the same rules as memories: none for a temporary
+    conversation, or while the user's or tenant's memory is off."""
+    who, options, record = request.who, request.options, request.conversation
+    if record.temporary or options.entity_facts_k == 0 or not request.query.strip():
+        return fixed
+    if memory_gate(tx, who) is not None:
+        return fixed
+    named = named_entities(tx, who.tenant, who.user, request.query, scopes=recall_scopes(record))
+    if not named:
+        return fixed
+    facts = tx.entity_facts(who.tenant, who.user, [e.id for e in named], limit=_ENTITY_FACTS_READ)
+    elsewhere = [f for f in facts if f.conversation_id != record.id]
+    if not elsewhere:
+        return fixed
+    cap = int(request.profile.input_budget * options.entity_facts_share)
+    text, ids = render_entity_facts(
+        choose_facts(request.query, elsewhere), {e.id: e.name for e in named}, request.counter,
+        cap, options.entity_facts_k,
+    )  # fmt: skip
+    return replace(fixed, entity_facts=text, entity_fact_ids=ids)
+
+
 # --- 2. plan ------------------------------------------------------------------------------------
 
 
@@ -190,14 +225,17 @@ class Planner:
         )  # fmt: skip
 
     def first(self, fixed: FixedParts) -> tuple[HistoryPlan, FixedParts]:
-        """The first plan, and the fixed parts it was made with: the late memories are a bonus,
-        so without room for them the request goes without."""
+        """The first plan, and the fixed parts it was made with: the late memories and the
+        entity facts are a bonus, so without room for them the request goes without."""
         try:
             return self.plan(fixed), fixed
         except BudgetExceeded:
-            if not fixed.relevant_memories:
+            if not (fixed.relevant_memories or fixed.entity_facts):
                 raise
-            fixed = replace(fixed, relevant_memories=None, relevant_memory_ids=())
+            fixed = replace(
+                fixed, relevant_memories=None, relevant_memory_ids=(), entity_facts=None,
+                entity_fact_ids=(),
+            )  # fmt: skip
             return self.plan(fixed), fixed
 
     def _replay(self) -> Iterator[ChainEntry]:

@@ -14,9 +14,10 @@ Rules of derived data kept here:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from convmem.entities.extract import EXTRACTOR, Extraction, extract
 from convmem.entities.names import name_key
@@ -154,25 +155,54 @@ def _merged_row(
 
 
 def derive_turn(
-    tx: WriteTxn, record: ConversationRecord, message: Message, extraction: Extraction | None
+    tx: WriteTxn,
+    record: ConversationRecord,
+    message: Message,
+    extraction: Extraction | None,
+    extractor: str = EXTRACTOR,
 ) -> int:
     """Record a newly written turn's mentions (none for a temporary conversation)."""
     if extraction is None or record.temporary:
         return 0
     return record_mentions(
-        tx, record.tenant_id, record.user_id, entity_scope(record), message, extraction
-    )
+        tx, record.tenant_id, record.user_id, entity_scope(record), message, extraction,
+        extractor,
+    )  # fmt: skip
+
+
+class TurnExtractor(Protocol):
+    """An extractor other than the deterministic one (``convmem.entities.llm``): the mentions of
+    a turn's text and the name of the extractor that found them (its fallback's, when it fell
+    back)."""
+
+    def extract(self, text: str, speaker: str | None) -> tuple[Extraction, str]: ...
+
+
+def extract_with(extractor: TurnExtractor, message: Message) -> tuple[Extraction, str] | None:
+    """``extractor``'s reading of a turn, or None for a turn entities are not read from."""
+    if message.role not in EXTRACTED_ROLES or not said_text(message).strip():
+        return None
+    return extractor.extract(said_text(message), speaker_of(message))
 
 
 def rebuild_entities(
-    tx: WriteTxn, tenant: str, user: str, conversations: Sequence[ConversationRecord]
+    tx: WriteTxn,
+    tenant: str,
+    user: str,
+    conversations: Sequence[ConversationRecord],
+    extracted: Mapping[str, tuple[Extraction, str]] | None = None,
 ) -> int:
     """Drop the user's entities and derive them again from every message of ``conversations``
-    (the user's, all of them); how many facts were stored."""
+    (the user's, all of them); how many facts were stored. ``extracted``: mentions already read
+    by another extractor, by message id (a message without them is read deterministically)."""
     tx.delete_user_entities(tenant, user)
     stored = 0
     for record in conversations:
         messages = tx.conversation_messages(tenant, record.id)
         for message in sorted(messages, key=lambda m: (m.created_at, m.id)):
-            stored += derive_turn(tx, record, message, extract_turn(message))
+            given = extracted.get(message.id) if extracted else None
+            if given is not None:
+                stored += derive_turn(tx, record, message, given[0], given[1])
+            else:
+                stored += derive_turn(tx, record, message, extract_turn(message))
     return stored

@@ -12,6 +12,10 @@ every question with evidence:
 * **evidence recall@k** — the fraction of its evidence turns among the top k of a ranking (the
   LoCoMo paper's measure), for k in 1, 5, 10, 25, 50, per category, for the lexical retriever
   alone, the vector retriever alone (with an embedder) and the hybrid ranking;
+* the same **with entity recall off** (rows ``lexical-no-ent``, ``hybrid-no-ent``), and the
+  recall of the questions that name a person or thing (``names-entity``; ``names-other``: one
+  that is not a speaker) — see ``convmem.eval.locomo_entities``, which also cross-checks entity
+  recall's settings between conversations (``--entity-cross-check``);
 * **evidence in context** — with the question as the new user message at the end of the
   conversation, the share of evidence turns present in the assembled request (window or
   retrieved section) at budgets of 1k, 2k, 4k and 8k tokens (the whole request: no output
@@ -41,10 +45,19 @@ from convmem.assemble import AssemblyOptions
 from convmem.config import Config
 from convmem.engine import Conversation, Memory
 from convmem.engine import open as open_memory
+from convmem.entities.recall import EntityRecallOptions
+from convmem.eval.locomo_entities import (
+    NAMES_ENTITY,
+    NAMES_OTHER,
+    cross_check,
+    question_tags,
+    search_variants,
+)
 from convmem.model.messages import Role
 from convmem.model.profile import ModelProfile
 from convmem.retrieval.vector import Embedder
 from convmem.search import SearchOptions, Window, rank_conversation
+from convmem.store.base import ReadTxn
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (1, 5, 10, 25, 50)
@@ -171,7 +184,10 @@ def recall_at(ranking: Sequence[str], evidence: Sequence[str], k: int) -> float:
 class Rows:
     """Per-question measurements, aggregated at the end."""
 
-    recall: dict[str, list[tuple[int, dict[int, float]]]] = field(default_factory=dict)
+    # per ranking row: (category, entity tags, recall at each k) per question
+    recall: dict[str, list[tuple[int, tuple[str, ...], dict[int, float]]]] = field(
+        default_factory=dict
+    )
     context: dict[str, dict[int, list[tuple[float, int]]]] = field(default_factory=dict)
     latency: dict[str, list[float]] = field(default_factory=dict)
 
@@ -195,13 +211,12 @@ def evaluate(
     max_questions: int | None = None,
     progress: Callable[[int], None] = lambda n: None,
     db_path: str | None = None,
+    entity_cross_check: bool = False,
 ) -> dict[str, Any]:
-    """Run the whole evaluation; returns the JSON-ready result."""
-    retrievers: dict[str, tuple[str, ...]] = {"lexical": ("lexical",)}
-    if embedder is not None:
-        retrievers["vector"] = ("vector",)
-        retrievers["hybrid"] = ("lexical", "expansion", "vector")
+    """Run the whole evaluation; returns the JSON-ready result. With ``entity_cross_check``,
+    also the cross-check of entity recall's settings (``convmem.eval.locomo_entities``)."""
     rows = Rows()
+    checked: list[dict[str, Any]] | None = None
     with tempfile.TemporaryDirectory() as tmp:
         path = db_path or str(Path(tmp) / "locomo.db")
         config = Config(embed_on_write=False, tokenizers=("o200k_base",))
@@ -213,12 +228,55 @@ def evaluate(
             memory.backfill_embeddings()
             if embedder is not None:  # load and warm the model outside the timings
                 embedder.embed(["warm up"])
+            variants = search_variants(memory.config.search, with_embedder=embedder is not None)
             for sample, conv, dia_of in imported:
                 questions = sample.questions[:max_questions]
                 for question in questions:
-                    _measure(memory, conv, dia_of, question, retrievers, budgets, rows)
+                    _measure(memory, conv, dia_of, question, variants, budgets, rows)
                     progress(1)
-    return summarise(rows, samples, embedder)
+            if entity_cross_check:
+                checked = _cross_check(memory, imported, max_questions)
+    result = summarise(rows, samples, embedder)
+    if checked is not None:
+        result["entity_cross_check"] = checked
+    return result
+
+
+def _cross_check(
+    memory: Memory,
+    imported: Sequence[tuple[Sample, Conversation, dict[str, str]]],
+    max_questions: int | None,
+) -> list[dict[str, Any]]:
+    """Entity recall's settings tuned on each conversation and tested on the others, on the
+    configured ranking (hybrid with an embedder, else lexical)."""
+    by_id = {sample.sample_id: (sample, conv, dia_of) for sample, conv, dia_of in imported}
+
+    def measure(
+        sample_id: str, entities: EntityRecallOptions
+    ) -> list[tuple[tuple[str, ...], float]]:
+        sample, conv, dia_of = by_id[sample_id]
+        options = replace(memory.config.search, entities=entities)
+        if memory.embedder is None:
+            options = replace(options, retrievers=("lexical",), neighbour_lift=0.0)
+        out = []
+        for question in sample.questions[:max_questions]:
+            with memory.store.read() as tx:
+                tags = _tags(tx, conv, question.question)
+                fused = rank_conversation(
+                    tx, conv.scope.principal, conv.id, question.question,
+                    embedder=memory.embedder, cache=memory.vector_cache, options=options,
+                    window=Window(), limit=10,
+                )  # fmt: skip
+            out.append((tags, recall_at([dia_of[f.key] for f in fused], question.evidence, 10)))
+        return out
+
+    return cross_check(list(by_id), measure)
+
+
+def _tags(tx: ReadTxn, conv: Conversation, question: str) -> tuple[str, ...]:
+    who = conv.scope.principal
+    speakers = tx.conversation_speakers(who.tenant, conv.id)
+    return question_tags(tx, who.tenant, who.user, question, speakers)
 
 
 # A plain sliding window keeps the newest turns that fit: no blocks, no summary, no recall.
@@ -235,15 +293,14 @@ def _measure(
     conv: Conversation,
     dia_of: dict[str, str],
     question: Question,
-    retrievers: dict[str, tuple[str, ...]],
+    variants: dict[str, SearchOptions],
     budgets: Sequence[int],
     rows: Rows,
 ) -> None:
     base = memory.config.search
-    for name, used in retrievers.items():
-        # a single retriever's row is that retriever's own ranking: no lift from fusion
-        lift = base.neighbour_lift if len(used) > 1 else 0.0
-        options = replace(base, retrievers=used, neighbour_lift=lift)
+    with memory.store.read() as tx:
+        tags = _tags(tx, conv, question.question)
+    for name, options in variants.items():
         with memory.store.read() as tx:
             fused = rank_conversation(
                 tx, conv.scope.principal, conv.id, question.question,
@@ -252,7 +309,7 @@ def _measure(
             )  # fmt: skip
         ranking = [dia_of[f.key] for f in fused[: max(KS)]]
         recalls = {k: recall_at(ranking, question.evidence, k) for k in KS}
-        rows.recall.setdefault(name, []).append((question.category, recalls))
+        rows.recall.setdefault(name, []).append((question.category, tags, recalls))
     timed = {"lexical": SearchOptions(retrievers=("lexical",))}
     if memory.embedder is not None:
         timed["hybrid"] = base
@@ -277,9 +334,11 @@ def summarise(rows: Rows, samples: Sequence[Sample], embedder: Embedder | None) 
     counts: dict[str, int] = {}
     for name, measured in rows.recall.items():
         table: dict[str, dict[str, float]] = {}
-        groups: dict[str, list[dict[int, float]]] = {"all": [r for _, r in measured]}
+        groups: dict[str, list[dict[int, float]]] = {"all": [r for _, _, r in measured]}
         for category, label in CATEGORIES.items():
-            groups[label] = [r for c, r in measured if c == category]
+            groups[label] = [r for c, _, r in measured if c == category]
+        for tag in (NAMES_ENTITY, NAMES_OTHER):
+            groups[tag] = [r for _, tags, r in measured if tag in tags]
         for label, group in groups.items():
             if group:
                 table[label] = {str(k): round(_mean([r[k] for r in group]), 4) for k in KS}
@@ -320,13 +379,11 @@ def table(result: dict[str, Any]) -> Iterator[str]:
     """The result as plain-text tables."""
     counts = result["questions"]
     yield "Evidence recall@k (LoCoMo definition)"
-    yield f"{'retriever':10} {'category':12} {'n':>4} " + " ".join(
-        f"{'R@' + str(k):>6}" for k in KS
-    )
+    yield f"{'ranking':14} {'questions':12} {'n':>4} " + " ".join(f"{'R@' + str(k):>6}" for k in KS)
     for name, per_category in result["recall_at_k"].items():
         for label, values in per_category.items():
             row = " ".join(f"{values[str(k)]:6.3f}" for k in KS)
-            yield f"{name:10} {label:12} {counts.get(label, 0):4d} {row}"
+            yield f"{name:14} {label:12} {counts.get(label, 0):4d} {row}"
     yield ""
     yield "Evidence in context (share of evidence turns in the request; mean tokens used)"
     modes = list(result["evidence_in_context"])
@@ -338,11 +395,29 @@ def table(result: dict[str, Any]) -> Iterator[str]:
             value = result["evidence_in_context"][mode][budget]
             cells.append(f"{value['evidence_share']:12.3f} {value['mean_tokens']:8.0f} tokens")
         yield f"{budget:>7} " + " ".join(f"{c:>26}" for c in cells)
+    for check in result.get("entity_cross_check", ()):
+        yield from _cross_check_lines(check)
     yield ""
     yield "Search latency, conv.search(question, k=10)"
     for name, values in result["latency_ms"].items():
         p50, p95 = values["p50"], values["p95"]
         yield f"{name:10} p50 {p50:7.2f} ms   p95 {p95:7.2f} ms   n {values['n']}"
+
+
+def _cross_check_lines(check: dict[str, Any]) -> Iterator[str]:
+    def cells(found: dict[str, Any]) -> str:
+        return " ".join(
+            f"{label} {found[label]:.3f} (n {found['n'][label]})"
+            for label in (NAMES_ENTITY, NAMES_OTHER, "all")
+            if found[label] is not None
+        )
+
+    yield ""
+    yield f"Entity recall tuned on {check['tuned_on']}: {check['chosen']}"
+    yield f"  on {check['tuned_on']}: {cells(check['on_tuning'])}"
+    for tested in check["tested"]:
+        yield f"  on {tested['on']} with:    {cells(tested['with'])}"
+        yield f"  on {tested['on']} without: {cells(tested['without'])}"
 
 
 def plot(result: dict[str, Any], out: str | Path) -> None:

@@ -1,8 +1,9 @@
 """The HTTP service: ``create_app(memory, settings)`` builds the FastAPI app.
 
 The app holds one ``Memory`` (the engine) and nothing else: no global settings, no logic of its
-own. Routes live in ``conversations``, ``memories``, ``account`` and ``admin``; this module adds
-the operational routes, the memory page, error handling and the OpenAPI touches.
+own. Routes live in ``conversations``, ``memories``, ``entities``, ``account`` and ``admin``;
+this module adds the operational routes, the memory page, error handling and the OpenAPI
+touches.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from convmem import __version__
 from convmem.engine import Memory
 from convmem.metrics import CONTENT_TYPE, ProcessMetrics
 from convmem.model.purpose import check_purposes
-from convmem.service import account, admin, conversations, memories, tools
+from convmem.service import account, admin, conversations, entities, memories, tools
 from convmem.service.auth import memory_of
 from convmem.service.observability import ServiceMiddleware
 from convmem.service.params import known_query_only
@@ -93,7 +94,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
     }
     app.state.metrics = metrics
     install_handlers(app, metrics)
-    for module in (conversations, memories, account, admin, tools):
+    for module in (conversations, memories, entities, account, admin, tools):
         app.include_router(module.router)
     _ops_routes(app, metrics)
     _page_routes(app)

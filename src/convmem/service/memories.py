@@ -29,7 +29,7 @@ router = APIRouter(prefix="/v1/memories", tags=["memories"])
 MemoryId = Annotated[str, Path(min_length=1, max_length=256)]
 
 
-def _written(result: MemoryNotice) -> dict[str, Any]:
+def written(result: MemoryNotice) -> dict[str, Any]:
     # a write the policy refused is an error over HTTP: nothing was stored
     if result.status == "blocked":
         raise NeverStoreViolation(result.reason or "blocked")
@@ -47,7 +47,7 @@ def _save(save: Callable[..., MemoryNotice], body: MemoryCreate) -> dict[str, An
         source_message_id=body.source_message_id,
         strict=True,
     )
-    return _written(result)
+    return written(result)
 
 
 @router.get("", response_model=list[MemoryOut])
@@ -118,7 +118,7 @@ def memory_evidence(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
 @router.patch("/{memory_id}", response_model=NoticeOut)
 def update_memory(memory_id: MemoryId, body: MemoryUpdate, scope: ActingScope) -> dict[str, Any]:
     """New text: a new record supersedes the old one (kept in the history as superseded)."""
-    return _written(scope.memories.update(memory_id, body.text))
+    return written(scope.memories.update(memory_id, body.text))
 
 
 @router.delete("/{memory_id}", response_model=DeletedOut)

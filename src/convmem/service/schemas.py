@@ -357,6 +357,11 @@ class ReportOut(_Response):
     summary_through_id: str | None = None
     summary_source: str | None = None
     retrieved_ids: list[str] = []
+    entity_fact_ids: list[str] = Field(
+        default_factory=list,
+        description="Statements of the user's other conversations about the people and things "
+        "the message names that the request carries (entity fact ids).",
+    )
     degraded: list[str] = Field(
         default_factory=list,
         description="Parts skipped because they failed or ran past their time limits, e.g. "
@@ -484,3 +489,32 @@ class TenantPolicyOut(_Response):
 
 class HealthOut(_Response):
     status: Literal["ok"]
+
+
+EntityKind = Literal["person", "animal", "place", "organisation", "project", "work", "thing"]
+
+
+class EntityFactOut(_Response):
+    id: str
+    entity_id: str
+    text: str
+    message_id: str
+    conversation_id: str
+    said_at: datetime
+    confidence: float
+    extractor: str
+
+
+class EntityOut(_Response):
+    id: str
+    scope: str
+    name: str
+    type: EntityKind
+    aliases: list[str]
+    first_mention: datetime
+    last_mention: datetime
+    mention_count: int
+    facts: list[EntityFactOut] = Field(
+        default_factory=list,
+        description="What was said about it, newest first (GET /v1/entities/{id}; empty in lists).",
+    )

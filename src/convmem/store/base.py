@@ -52,7 +52,7 @@ from convmem.store.derived import (
     SummaryReads,
     SummaryWrites,
 )
-from convmem.store.entities import EntityReads, EntityRow, EntityWrites
+from convmem.store.entities import EntityReads, EntityRow, EntityTurnRow, EntityWrites
 from convmem.store.keys import (
     KeyReads,
     KeyWrites,
@@ -89,6 +89,7 @@ __all__ = [
     "BranchRow",
     "EntityReads",
     "EntityRow",
+    "EntityTurnRow",
     "EntityWrites",
     "ConversationReads",
     "ConversationRef",

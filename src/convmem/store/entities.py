@@ -21,7 +21,19 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from convmem.model.entities import Entity, EntityFact, EntityType
+from convmem.store.ranking import Window
 from convmem.store.rows import Codec
+
+
+@dataclass(frozen=True)
+class EntityTurnRow:
+    """A searchable turn of a conversation that one of the entities has a fact from, with what
+    fusion's priors need (the ``MessageHitRow`` fields): its speaker and depth."""
+
+    message_id: str
+    entity_id: str
+    speaker: str
+    depth: int
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,21 @@ class EntityReads(Protocol):
     ) -> list[EntityFact]:
         """The facts of these entities of the user (of one conversation, if given), newest
         first."""
+        ...
+
+    def entity_turns(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        entity_ids: Sequence[str],
+        *,
+        window: Window,
+        limit: int,
+    ) -> list[EntityTurnRow]:
+        """The indexed turns of one conversation of the user inside ``window`` that these
+        entities have facts from, one row per (turn, entity), newest turns first: entity-aware
+        retrieval's candidates, filtered in the query like the other retrievers'."""
         ...
 
 

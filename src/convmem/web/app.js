@@ -2,6 +2,7 @@
 // with the key the user signs in with. Text from the server is only ever set as textContent.
 
 import { loadConversation, loadConversations, openMessage } from "./conversation.js";
+import { loadEntities } from "./entities.js";
 
 const SESSION = "convmem.session";
 const $ = (id) => document.getElementById(id);
@@ -156,6 +157,7 @@ async function loadMemories(focusTitle = true) {
     renderSettings(settings.memory_enabled);
     renderMemories(memories);
   } catch (e) { fail(e); }
+  await loadEntities();
 }
 
 function renderSettings(enabled) {
@@ -392,6 +394,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("download-export").addEventListener("click", downloadExport);
   $("delete-everything").addEventListener("click", askDeleteEverything);
   $("confirm-delete-all").addEventListener("close", onDialogClose);
+  document.addEventListener("convmem:memories-changed", () => loadMemories(false));
   window.addEventListener("hashchange", route);
   // leaving or reloading the page would lose an edit not yet saved: the browser asks first
   window.addEventListener("beforeunload", (event) => { if (drafts.size) event.preventDefault(); });

@@ -15,10 +15,13 @@ from convmem.store.entities import (
     ENTITY_SELECT,
     FACT_COLUMNS,
     EntityRow,
+    EntityTurnRow,
     entity_from_row,
     fact_from_row,
 )
 from convmem.store.postgres.rows import TxnBase
+from convmem.store.postgres.search import _window as window_clause  # the retrievers' window filter
+from convmem.store.ranking import Window
 from convmem.store.rows import DECODED
 
 _JOINED = "FROM entities e JOIN entity_facts f ON f.tenant_id = e.tenant_id AND f.entity_id = e.id "
@@ -105,6 +108,31 @@ class EntityTxnMixin(TxnBase):
             (tenant, user, list(entity_ids), conversation_id, conversation_id, limit),
         ).fetchall()
         return [fact_from_row(row, DECODED) for row in rows]
+
+    def entity_turns(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        entity_ids: Sequence[str],
+        *,
+        window: Window,
+        limit: int,
+    ) -> list[EntityTurnRow]:
+        if not entity_ids:
+            return []
+        where, params = window_clause(window)
+        rows = self._db.execute(
+            "SELECT DISTINCT f.message_id, f.entity_id, i.speaker, i.depth FROM entity_facts f "
+            "JOIN message_index i ON i.tenant_id = f.tenant_id AND i.message_id = f.message_id "
+            "WHERE f.tenant_id = %s AND f.user_id = %s AND f.conversation_id = %s "
+            "AND f.entity_id = ANY(%s) AND i.tenant_id = %s AND i.user_id = %s "
+            f"AND i.conversation_id = %s {where} "
+            "ORDER BY i.depth DESC, f.message_id, f.entity_id LIMIT %s",
+            (tenant, user, conversation_id, list(entity_ids), tenant, user, conversation_id,
+             *params, limit),
+        ).fetchall()  # fmt: skip
+        return [EntityTurnRow(row[0], row[1], row[2], int(row[3])) for row in rows]
 
     # --- writes ---------------------------------------------------------------------------------
 

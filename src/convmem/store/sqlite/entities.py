@@ -12,11 +12,14 @@ from convmem.store.entities import (
     ENTITY_SELECT,
     FACT_COLUMNS,
     EntityRow,
+    EntityTurnRow,
     entity_from_row,
     fact_from_row,
 )
+from convmem.store.ranking import Window
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.memories import utc_text
+from convmem.store.sqlite.ranking import _in_window as in_window  # the retrievers' window filter
 from convmem.store.sqlite.sql import TEXT_CODEC
 
 _JOINED = "FROM entities e JOIN entity_facts f ON f.tenant_id = e.tenant_id AND f.entity_id = e.id "
@@ -108,6 +111,32 @@ class EntityTxnMixin:
             (tenant, user, _ids(entity_ids), conversation_id, conversation_id, limit),
         ).fetchall()
         return [fact_from_row(row, TEXT_CODEC) for row in rows]
+
+    def entity_turns(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        entity_ids: Sequence[str],
+        *,
+        window: Window,
+        limit: int,
+    ) -> list[EntityTurnRow]:
+        if not entity_ids:
+            return []
+        sql, params = in_window(
+            "SELECT DISTINCT f.message_id, f.entity_id, i.speaker, i.depth FROM entity_facts f "
+            "JOIN message_index i ON i.tenant_id = f.tenant_id AND i.message_id = f.message_id "
+            "WHERE f.tenant_id = ? AND f.user_id = ? AND f.conversation_id = ? "
+            "AND f.entity_id IN (SELECT value FROM json_each(?)) AND i.user_id = ? "
+            "AND i.conversation_id = ?",
+            [tenant, user, conversation_id, _ids(entity_ids), user, conversation_id],
+            window,
+        )
+        rows = self._db.execute(
+            sql + " ORDER BY i.depth DESC, f.message_id, f.entity_id LIMIT ?", (*params, limit)
+        ).fetchall()
+        return [EntityTurnRow(row[0], row[1], row[2], int(row[3])) for row in rows]
 
     # --- writes ---------------------------------------------------------------------------------
 

@@ -1,0 +1,80 @@
+// "People and things you've mentioned": the entities convmem read from the user's
+// conversations (derived data). The user can delete one (what convmem noted about it goes, the
+// messages stay) or keep one statement about it as a memory — an explicit act, through the same
+// consent and never-store checks as "remember that …". Server text is only set as textContent.
+
+import { api, excerpt, fail, formatDate, h, say } from "./app.js";
+
+const $ = (id) => document.getElementById(id);
+const TYPE_LABEL = {
+  person: "Person", animal: "Animal", place: "Place", organisation: "Organisation",
+  project: "Project", work: "Book, film or other work", thing: "Thing",
+};
+const PAGE = 50;
+
+export async function loadEntities() {
+  try {
+    renderEntities(await api("GET", `/v1/entities?limit=${PAGE}`));
+  } catch (e) { fail(e); }
+}
+
+function renderEntities(entities) {
+  $("entity-list").replaceChildren(...entities.map(entityItem));
+  $("entities-empty").hidden = entities.length > 0;
+}
+
+function entityItem(entity) {
+  const nameId = `entity-${entity.id}`;
+  const facts = h("ul", { class: "fact-list" });
+  const details = h("details", { class: "entity-facts" },
+    h("summary", {}, `What you said about it (${entity.mention_count})`), facts);
+  details.addEventListener("toggle", () => { if (details.open) loadFacts(entity, facts, nameId); });
+  const also = entity.aliases.length ? `; also ${entity.aliases.join(", ")}` : "";
+  return h("li", { class: "entity", "data-id": entity.id },
+    h("p", { class: "entity-name", id: nameId }, entity.name),
+    h("p", { class: "hint" },
+      `${TYPE_LABEL[entity.type] || entity.type}${also}. Last mentioned `,
+      h("time", { datetime: entity.last_mention }, formatDate(entity.last_mention)), "."),
+    details,
+    h("div", { class: "actions" }, h("button", {
+      type: "button", class: "danger", "aria-describedby": nameId,
+      onclick: () => removeEntity(entity),
+    }, "Delete")),
+  );
+}
+
+async function loadFacts(entity, list, nameId) {
+  try {
+    const full = await api("GET", `/v1/entities/${encodeURIComponent(entity.id)}`);
+    list.replaceChildren(...full.facts.map((fact) => {
+      const textId = `fact-${fact.id}`;
+      return h("li", { class: "fact" },
+        h("p", { id: textId }, `“${excerpt(fact.text, 400)}”`),
+        h("p", { class: "hint" },
+          h("time", { datetime: fact.said_at }, formatDate(fact.said_at)), " · ",
+          h("a", { href: `#/messages/${encodeURIComponent(fact.message_id)}` }, "the message")),
+        h("button", {
+          type: "button", class: "promote", "aria-describedby": `${nameId} ${textId}`,
+          onclick: () => promoteFact(entity, fact),
+        }, "Keep as memory"));
+    }));
+  } catch (e) { fail(e); }
+}
+
+async function removeEntity(entity) {
+  try {
+    await api("DELETE", `/v1/entities/${encodeURIComponent(entity.id)}`);
+    say(`Deleted what convmem noted about ${entity.name}; your messages are unchanged.`);
+    await loadEntities();
+    $("entities-title").focus();
+  } catch (e) { fail(e); }
+}
+
+async function promoteFact(entity, fact) {
+  try {
+    await api("POST", `/v1/entities/${encodeURIComponent(entity.id)}/facts/${encodeURIComponent(fact.id)}/promote`);
+    say("Kept as a memory.");
+    // the new memory appears in the list above
+    document.dispatchEvent(new CustomEvent("convmem:memories-changed"));
+  } catch (e) { fail(e); }
+}
