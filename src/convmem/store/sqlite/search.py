@@ -30,7 +30,6 @@ from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.memories import utc_text
 from convmem.store.sqlite.vectors import from_blob, to_blob
 
-
 # 13 values a row: well under SQLite's 32,766 variables a statement
 INDEX_ROWS_PER_STATEMENT = 100
 _INDEX_ROW = "(" + ", ".join("?" * 13) + ")"
