@@ -22,7 +22,7 @@ import pytest
 import convmem
 from convmem.errors import ConvmemError
 from convmem.importers.bulk import ImportNode, ImportTree, import_trees
-from convmem.model.messages import NewMessage, ToolCall
+from convmem.model.messages import NewMessage, Role, ToolCall
 
 START = datetime(2024, 5, 2, 8, 30, tzinfo=UTC)
 KEY = "sk-proj-4f9Qz7LmB2xR8tYp1VwK3nJ6hD0sGcE5aUoI"  # a dense run the estimate prices apart
@@ -55,7 +55,7 @@ def _tree() -> ImportTree:
 
     parent: str | None = None
     for n, text in enumerate(TEXTS):
-        role = "user" if n % 2 == 0 else "assistant"
+        role: Role = "user" if n % 2 == 0 else "assistant"
         add(f"t{n}", parent, NewMessage(role, text, created_at=at(n)))
         parent = f"t{n}"
     call = ToolCall("call-1", "python", json.dumps({"input": "price('train')"}))
