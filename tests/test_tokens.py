@@ -22,6 +22,7 @@ from convmem.tokens import (
     TIKTOKEN_ENCODINGS,
     TOKENS_PER_MESSAGE,
     EstimateCounter,
+    batch_counter,
     get_counter,
     message_tokens,
     tiktoken_encoding,
@@ -144,3 +145,16 @@ def test_special_token_text_is_counted_as_plain_text(name: str) -> None:
     for text in ["<|endoftext|>", "a <|endofprompt|> b <|fim_prefix|>", "plain text", "Ünïcödé 🎉"]:
         assert get_counter(name).count(text) == len(encoding.encode(text, disallowed_special=()))
     assert get_counter(name).count("<|endoftext|>") > 1
+
+
+@pytest.mark.parametrize("name", [*TIKTOKEN_ENCODINGS, "estimate"])
+def test_a_batch_counter_counts_what_the_counter_counts(name: str) -> None:
+    """What an import counts with remembers short texts and the estimate's pieces: every text,
+    first seen or seen again, long pieces past what it keeps and all, counts the same."""
+    plain, batch = get_counter(name), batch_counter(get_counter(name))
+    assert batch.name == plain.name
+    words = [w for sample in SAMPLES for w in sample.split()]
+    texts = [*SAMPLES, *words, "", "user", "assistant", "x" * 30, "日本" * 40, *SAMPLES, *words]
+    assert [batch.count(t) for t in texts] == [plain.count(t) for t in texts]
+    role = message_tokens(plain, "tool", "42 EUR", tool_call_id="call-1")
+    assert [message_tokens(batch, "tool", "42 EUR", tool_call_id="call-1")] * 2 == [role, role]

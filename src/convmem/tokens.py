@@ -31,7 +31,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -119,6 +119,21 @@ def tiktoken_encoding(name: str) -> tiktoken.Encoding:
     )
 
 
+class _Remembered(dict[str, int]):
+    """Counts of short texts, remembered: a lookup is C, counting is not. Texts longer than
+    ``max_chars`` are counted each time, and at most ``max_texts`` are kept."""
+
+    def __init__(self, count: Callable[[str], int], max_chars: int, max_texts: int) -> None:
+        super().__init__()
+        self._count, self._max_chars, self._max_texts = count, max_chars, max_texts
+
+    def __missing__(self, text: str) -> int:
+        tokens = self._count(text)
+        if len(text) <= self._max_chars and len(self) < self._max_texts:
+            self[text] = tokens
+        return tokens
+
+
 class TiktokenCounter:
     """Exact counts with one of tiktoken's encodings."""
 
@@ -152,21 +167,21 @@ def _char_cost(code_point: int) -> float:
     return 1.5  # Indic, CJK and the rest
 
 
-def _piece_tokens(text: str) -> int:
-    total = 0
-    for piece in _PIECES.findall(text):
-        last = piece[-1]
-        if not last.isascii():
-            total += math.ceil(sum(_char_cost(ord(ch)) for ch in piece if not ch.isascii()))
-        elif last.isalpha():
-            word = piece.lstrip(" ")
-            plain = word.islower() or word.istitle() or (word.isupper() and len(word) <= 3)
-            total += math.ceil(len(word) / (4 if plain else 2))
-        elif piece.isspace() and len(piece) > 1:
-            total += 2
-        else:
-            total += 1
-    return total
+def _piece_cost(piece: str) -> int:
+    last = piece[-1]
+    if not last.isascii():
+        return math.ceil(sum(_char_cost(ord(ch)) for ch in piece if not ch.isascii()))
+    if last.isalpha():
+        word = piece.lstrip(" ")
+        plain = word.islower() or word.istitle() or (word.isupper() and len(word) <= 3)
+        return math.ceil(len(word) / (4 if plain else 2))
+    if piece.isspace() and len(piece) > 1:
+        return 2
+    return 1
+
+
+def _piece_tokens(text: str, costs: Callable[[str], int]) -> int:
+    return sum(map(costs, _PIECES.findall(text)))
 
 
 class EstimateCounter:
@@ -174,15 +189,55 @@ class EstimateCounter:
 
     name = ESTIMATE
 
+    def __init__(self, *, remembering: bool = False) -> None:
+        # remembering: each piece's cost looked up once worked out (text repeats its words)
+        self._costs = (
+            _Remembered(_piece_cost, _PIECE_CHARS, _REMEMBERED).__getitem__
+            if remembering
+            else _piece_cost
+        )
+
     def count(self, text: str) -> int:
+        costs = self._costs
         total, start = 0, 0
         for run in _DENSE_RUN.finditer(text):
             value = run.group()
             if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
                 # keys, hashes, base64: BPE finds few merges, about 1.5 characters a token
-                total += _piece_tokens(text[start : run.start()]) + math.ceil(len(value) * 0.75)
+                total += _piece_tokens(text[start : run.start()], costs)
+                total += math.ceil(len(value) * 0.75)
                 start = run.end()
-        return total + _piece_tokens(text[start:])
+        return total + _piece_tokens(text[start:], costs)
+
+
+class _RememberingCounter:
+    """A counter for one batch of messages: the short texts every message repeats (roles, tool
+    names and ids) are counted once."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.name = counter.name
+        self._count = counter.count
+        self._short = _Remembered(counter.count, _SHORT_CHARS, _REMEMBERED)
+
+    def count(self, text: str) -> int:
+        if len(text) <= _SHORT_CHARS:
+            return self._short[text]
+        return self._count(text)
+
+
+# What a batch counter keeps: pieces and texts up to these lengths, this many of each. Kept for
+# the batch only (an import's), so no text of it stays in the process after.
+_PIECE_CHARS = 24
+_SHORT_CHARS = 16
+_REMEMBERED = 50_000
+
+
+def batch_counter(counter: TokenCounter) -> TokenCounter:
+    """``counter``, counting the same, for many messages at once (an import): what repeats from
+    message to message is worked out once. Drop it with the batch."""
+    if counter.name == ESTIMATE and isinstance(counter, EstimateCounter):
+        counter = EstimateCounter(remembering=True)
+    return _RememberingCounter(counter)
 
 
 @cache
@@ -225,7 +280,8 @@ def message_tokens(
 ) -> int:
     """Tokens one message costs in a chat request, framing included."""
     total = TOKENS_PER_MESSAGE + counter.count(role) + counter.count(content)
-    total += sum(tool_call_tokens(counter, call) for call in tool_calls)
+    if tool_calls:
+        total += sum(tool_call_tokens(counter, call) for call in tool_calls)
     if tool_call_id is not None:
         total += counter.count(tool_call_id)
     if counter.name == ESTIMATE:

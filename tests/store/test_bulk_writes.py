@@ -4,7 +4,10 @@ several conversations in one transaction (the import path) give what one append 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 import convmem
 from convmem.importers.bulk import ImportNode, ImportTree, import_trees
@@ -64,3 +67,23 @@ def test_a_batch_and_single_appends_agree_on_search(alice: convmem.Scope) -> Non
         h.message.content for h in by_hand.search("lisbon ferries")]  # fmt: skip
     later = bulk.append("user", "lisbon ferries at night?")  # the index keeps working after
     assert bulk.search("night")[0].message.id == later.id
+
+
+def test_a_source_failing_midway_keeps_the_batches_written_before(alice: convmem.Scope) -> None:
+    """Batches are planned in a thread ahead of the writes: an error reading the source comes
+    out of ``import_trees`` itself, after the batches before it were committed, and a second
+    run writes the rest once."""
+
+    def source(fail: bool) -> Iterator[ImportTree]:
+        yield _tree("ok-1", "first", 4)
+        yield _tree("ok-2", "second", 4)
+        if fail:
+            raise convmem.InvalidInput("the export is cut off")
+        yield _tree("ok-3", "third", 4)
+
+    with pytest.raises(convmem.InvalidInput, match="cut off"):
+        import_trees(alice, "test", source(fail=True), batch_messages=1)
+    assert sorted(str(r.title) for r in alice.conversations()) == ["first", "second"]
+    again = import_trees(alice, "test", source(fail=False), batch_messages=1)
+    assert (again.already_imported, again.conversations) == (2, 1)
+    assert sorted(str(r.title) for r in alice.conversations()) == ["first", "second", "third"]

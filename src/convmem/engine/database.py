@@ -8,7 +8,7 @@ backfill, retention, tenant policy, keys, jobs). A principal's calls go through 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields, replace
 from datetime import UTC, datetime
 
@@ -34,7 +34,7 @@ from convmem.summaries import SummaryFlow
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.llm import LLMSummarizer
-from convmem.tokens import ESTIMATE, TokenCounter, get_counter
+from convmem.tokens import ESTIMATE, TokenCounter, batch_counter, get_counter
 from convmem.tools.registry import ToolRegistry
 from convmem.tree import check_count, check_identifier
 
@@ -222,19 +222,27 @@ class Memory:
         with self.store.write() as tx:
             tx.retry_job(job_id, time.time())
 
-    def count_message(self, message: NewMessage) -> MessageCost:
+    def count_message(
+        self, message: NewMessage, counters: Sequence[TokenCounter] | None = None
+    ) -> MessageCost:
         """Per-tokenizer costs of a message (media's share apart) and its estimate, computed
-        once at write."""
+        once at write; ``counters`` from ``batch_counters`` when counting many."""
         m = message
-        costs = {
-            counter.name: message_cost(
+        tokens: dict[str, int] = {}
+        media: dict[str, int] = {}
+        for counter in self._write_counters if counters is None else counters:
+            total, share = message_cost(
                 counter, m.role, m.content, m.parts, m.tool_calls, m.tool_call_id
             )
-            for counter in self._write_counters
-        }
-        tokens = {name: cost[0] for name, cost in costs.items()}
-        media = {name: cost[1] for name, cost in costs.items() if cost[1]}
+            tokens[counter.name] = total
+            if share:
+                media[counter.name] = share
         return MessageCost(tokens, tokens[ESTIMATE], media)
+
+    def batch_counters(self) -> list[TokenCounter]:
+        """The tokenizers ``count_message`` counts with, for one batch of many messages (an
+        import): the same counts, what repeats from message to message worked out once."""
+        return [batch_counter(counter) for counter in self._write_counters]
 
 
 def default_path() -> str:

@@ -8,7 +8,7 @@ and the modules import one way only (database → scope → conversation → han
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from convmem.config import Config
@@ -20,6 +20,7 @@ from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder
 from convmem.store.base import MessageCost, Store
 from convmem.summaries import SummaryFlow
+from convmem.tokens import TokenCounter
 
 
 class Database(Protocol):
@@ -47,7 +48,11 @@ class Database(Protocol):
     @property
     def observer(self) -> Observer: ...
 
-    def count_message(self, message: NewMessage) -> MessageCost: ...
+    def count_message(
+        self, message: NewMessage, counters: Sequence[TokenCounter] | None = None
+    ) -> MessageCost: ...
+
+    def batch_counters(self) -> list[TokenCounter]: ...
 
     def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None: ...
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TypeVar
 
 from convmem.engine import Scope
 from convmem.engine.conversation import checked_message, tool_run
@@ -28,6 +30,7 @@ from convmem.model.messages import Message, NewMessage
 from convmem.retrieval.index import context_text
 from convmem.store.base import IndexEntry, MessageRow
 from convmem.store.retry import conflicts_retried
+from convmem.tokens import TokenCounter
 from convmem.tree import (
     check_count,
     check_text,
@@ -37,6 +40,7 @@ from convmem.tree import (
 
 IMPORT_KEY = "import"  # conversation metadata: {"import": {"source": …, "id": …}}
 MESSAGES_PER_TRANSACTION = 5000
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -106,19 +110,42 @@ def import_trees(
     batch settled."""
     check_count(batch_messages, "batch_messages")
     report = ImportReport()
-    for batch, settled in _batches(scope, source, trees, report, batch_messages):
+    done = imported_ids(scope, source)
+    counters = scope.memory.batch_counters()  # for this run only: no text outlives it
+    batches = _batches(scope, source, trees, done, report, batch_messages, counters)
+    for batch, settled in planned_ahead(batches):
         _write(scope, batch, report)
         if progress is not None and settled:
             progress(settled)
     return report
 
 
+def planned_ahead(items: Iterator[T]) -> Iterator[T]:
+    """``items`` in order, each next one made in a thread while the caller works on the one
+    before: planning a batch is Python, writing one is mostly the database's own code, which
+    runs without the GIL, so on two cores the two overlap. The thread never touches the
+    database (the caller writes, on its own connection); an error making an item is raised
+    here, and leaving early waits for the item being made, then stops."""
+    end = object()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="convmem-import") as planner:
+        making = planner.submit(next, items, end)
+        while (item := making.result()) is not end:
+            making = planner.submit(next, items, end)
+            yield item  # type: ignore[misc]
+
+
 def _batches(
-    scope: Scope, source: str, trees: Iterable[ImportTree], report: ImportReport, size: int
+    scope: Scope,
+    source: str,
+    trees: Iterable[ImportTree],
+    done: set[str],
+    report: ImportReport,
+    size: int,
+    counters: Sequence[TokenCounter],
 ) -> Iterator[tuple[list[_Planned], int]]:
     """Planned batches of at least ``size`` messages (the last one smaller, maybe empty), each
-    with how many source trees it settled (written, already there, or left with nothing)."""
-    done = imported_ids(scope, source)
+    with how many source trees it settled (written, already there, or left with nothing);
+    ``done`` holds the source ids already imported."""
     batch: list[_Planned] = []
     messages = settled = 0
     for tree in trees:
@@ -127,7 +154,7 @@ def _batches(
             report.already_imported += 1
             continue
         done.add(tree.source_id)
-        planned = _plan(scope, source, tree, report)
+        planned = _plan(scope, source, tree, report, counters)
         if planned is not None:
             batch.append(planned)
             messages += len(planned.rows)
@@ -156,7 +183,13 @@ def _write(scope: Scope, batch: list[_Planned], report: ImportReport) -> None:
     report.messages += len(rows)
 
 
-def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> _Planned | None:
+def _plan(
+    scope: Scope,
+    source: str,
+    tree: ImportTree,
+    report: ImportReport,
+    counters: Sequence[TokenCounter],
+) -> _Planned | None:
     """The rows of one tree: nodes that cannot be stored are skipped with their reason, and
     their children hang from the nearest stored ancestor."""
     memory = scope.memory
@@ -207,7 +240,7 @@ def _plan(scope: Scope, source: str, tree: ImportTree, report: ImportReport) -> 
             report.skipped[type(exc).__name__] += 1
             placed[node.key] = parent_id
             continue
-        cost = memory.count_message(new)
+        cost = memory.count_message(new, counters)
         assert new.created_at is not None
         message = Message(
             new_id("msg"), record.id, parent_id, 0 if parent is None else parent.depth + 1,
