@@ -36,7 +36,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from convmem.budget import eviction_block, stub_threshold, summary_reserve
@@ -420,6 +420,26 @@ def plan_history(
         tools_tokens=tool_cost,
         tools_suppressed=list(fixed.tools_suppressed),
     )
+
+
+def unused_history_room(plan: HistoryPlan) -> int:
+    """The history budget the window leaves unused: the window's start moves only to block
+    boundaries, so it seldom fills its budget. A section that goes after the history may take
+    this room without moving the window."""
+    return max(0, plan.history_budget - sum(item.tokens for item in plan.history))
+
+
+def with_retrieved(plan: HistoryPlan, text: str, ids: Sequence[str], room: int) -> HistoryPlan:
+    """``plan`` with the retrieved section added after its other trailing parts, the window
+    untouched; ``room`` is what the plan left for the section (its held reserve and the
+    history room it did not use)."""
+    section = _section(plan.counter, "retrieved", text)
+    if section is None:
+        return plan
+    if section.tokens > room:
+        raise InvalidInput("the retrieved section exceeds the room left for it")
+    trailing = [s for s in plan.trailing if s.name != "retrieved"]
+    return replace(plan, trailing=[*trailing, section], retrieved_ids=list(ids))
 
 
 @dataclass(frozen=True)

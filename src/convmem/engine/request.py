@@ -22,6 +22,8 @@ from convmem.assemble import (
     SummaryUse,
     finish_request,
     plan_history,
+    unused_history_room,
+    with_retrieved,
 )
 from convmem.budget import memory_caps, retrieved_reserve, tools_cap
 from convmem.engine.handles import Database
@@ -304,16 +306,17 @@ def retrieve_evicted(
     probe: HistoryPlan,
     held: FixedParts,
 ) -> HistoryPlan:
-    """Bring back, into the held room, the evicted turns that matter to this message (the ones
-    ``probe``, the plan holding the room, leaves out). Returns the plan (``probe`` when nothing
-    is found)."""
+    """Bring back the evicted turns that matter to this message (the ones ``probe``, the plan
+    holding the room, leaves out) into the held room and the history room the window's block
+    boundary left unused. Returns ``probe`` with the section added (unchanged when nothing is
+    found): the window is the probe's, whatever the section costs."""
     included = [item.message.id for item in probe.history]
-    reserve = held.retrieved_reserve
+    room = held.retrieved_reserve + unused_history_room(probe)
     shown = [item.content for item in probe.history]
-    text, ids = _older_turns(tx, request, memory, planner.seen, included, shown, reserve)
+    text, ids = _older_turns(tx, request, memory, planner.seen, included, shown, room)
     if text is None:
         return probe
-    return planner.plan(replace(held, retrieved=text, retrieved_ids=ids))
+    return with_retrieved(probe, text, ids, room)
 
 
 def _older_turns(
