@@ -95,6 +95,11 @@ class AssemblyOptions:
     retrieved_k: int = 20
     retrieved_share: float = 0.2
     retrieved_max_tokens: int = 4096
+    # An evicted turn comes back only when its fused search score is at least this share of the
+    # best candidate's (``convmem.retrieval.recall.standing_out``; 0: the best-ranked fill the
+    # section). The section may also take the history room the window's block boundary left
+    # unused, so a section of what stands out costs neither the window nor the cache.
+    retrieved_bar: float = 0.3
     # Tools offered from the tenant's registry (``assemble(offer_tools=True)``): at most this many
     # of the most relevant, within this share of the input budget. The caller's own tools are
     # outside both caps; a tool the window follows up on is offered even past them.
@@ -117,6 +122,8 @@ class AssemblyOptions:
             )
         if self.retrieved_k < 0 or not 0 <= self.retrieved_share < 1:
             raise InvalidInput("retrieved_k must be at least 0 and retrieved_share in [0, 1)")
+        if not 0 <= self.retrieved_bar <= 1:
+            raise InvalidInput("retrieved_bar must be in [0, 1]")
         if self.retrieved_max_tokens < 0:
             raise InvalidInput("retrieved_max_tokens must not be negative")
         if self.tools_k < 0 or not 0 <= self.tools_share < 1:

@@ -47,7 +47,7 @@ from convmem.model.tools import ToolSpec
 from convmem.parts import message_cost
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.novelty import novel
-from convmem.retrieval.recall import render_retrieved_block
+from convmem.retrieval.recall import render_retrieved_block, standing_out
 from convmem.retrieval.vector import Embedder
 from convmem.search import Window, rank_conversation, rank_tools
 from convmem.store.base import ReadTxn
@@ -351,7 +351,8 @@ def _older_turns(
         return None, []
     lowest = min(m.depth for m in candidates)
     on_branch = tx.on_branch(who.tenant, start, [m.id for m in candidates], lowest)
-    ranked = [m for m in candidates if m.id in on_branch]
+    relevant = standing_out([f for f in fused if f.key in on_branch], request.options.retrieved_bar)
+    ranked = [found[f.key] for f in relevant]
     asked = query_terms(query)
     distinct = novel(ranked, lambda m: m.content, shown, asked=asked, limit=k)
     return render_retrieved_block(distinct, request.counter, cap, k)
