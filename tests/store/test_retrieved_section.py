@@ -9,6 +9,7 @@ import pytest
 
 import convmem
 from convmem.budget import retrieved_reserve
+from convmem.formats import Format
 from convmem.model.messages import Role
 from tests.store.backends import Backend
 
@@ -41,7 +42,7 @@ def lines_with(evidence: dict[int, str], count: int = 60) -> list[str]:
 
 @pytest.mark.parametrize("format", ["openai", "anthropic"])
 def test_the_section_takes_the_room_the_window_left_and_never_moves_the_window(
-    backend: Backend, format: convmem.Format
+    backend: Backend, format: Format
 ) -> None:
     """A held reserve too small for what was found: the section grows into the history room the
     window's block boundary left unused, within the budget, and the window is the one a message
