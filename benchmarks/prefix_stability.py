@@ -95,6 +95,8 @@ def play(
     totals: list[int] = []
     evicting: list[bool] = []
     summary_tokens: list[int] = []
+    retrieved_tokens: list[int] = []
+    degraded: list[bool] = []
     started = time.perf_counter()
     for turn in range(turns):
         conv.append("user", user_turn(turn))
@@ -104,12 +106,16 @@ def play(
         totals.append(ctx.report.total_tokens)
         evicting.append(ctx.report.evicted_count > 0)
         summary_tokens.append(ctx.report.sections["summary"])
+        retrieved_tokens.append(ctx.report.sections["retrieved"])
+        degraded.append(bool(ctx.report.degraded))  # a part skipped (e.g. timed out under load)
         conv.append("assistant", assistant_turn(turn))
     return {
         "fractions": fractions,
         "totals": totals,
         "evicting": evicting,
         "summary_tokens": summary_tokens,
+        "retrieved_tokens": retrieved_tokens,
+        "degraded": degraded,
         "seconds": time.perf_counter() - started,
         "system_tokens": message_tokens(counter, "system", SYSTEM),
         "summaries_stored": len(conv.summaries()),
@@ -155,6 +161,8 @@ def run(turns: int, memories: int = 0) -> dict[str, Any]:
         "convmem_cached_tokens_per_turn": round(
             statistics.fmean(ours["fractions"][i] * ours["totals"][i] for i in measured), 1
         ),
+        "convmem_with_recall_retrieved_tokens_per_turn": mean(recall["retrieved_tokens"]),
+        "convmem_with_recall_degraded_turns": sum(1 for i in measured if recall["degraded"][i]),
         "sliding_window_cached_fraction": mean(sliding["fractions"]),
         "convmem_tokens_per_turn": mean(ours["totals"]),
         "convmem_with_recall_tokens_per_turn": mean(recall["totals"]),

@@ -36,7 +36,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from convmem.budget import eviction_block, stub_threshold, summary_reserve
@@ -108,6 +108,11 @@ class AssemblyOptions:
     # late in the request, within this share of the input budget (0 turns it off).
     entity_facts_k: int = 5
     entity_facts_share: float = 0.05
+    # An evicted turn comes back only when its fused search score is at least this share of the
+    # best candidate's (``convmem.retrieval.recall.standing_out``; 0: the best-ranked fill the
+    # section). The section may also take the history room the window's block boundary left
+    # unused, so a section of what stands out costs neither the window nor the cache.
+    retrieved_bar: float = 0.3
     # Tools offered from the tenant's registry (``assemble(offer_tools=True)``): at most this many
     # of the most relevant, within this share of the input budget. The caller's own tools are
     # outside both caps; a tool the window follows up on is offered even past them.
@@ -130,6 +135,8 @@ class AssemblyOptions:
             )
         if self.retrieved_k < 0 or not 0 <= self.retrieved_share < 1:
             raise InvalidInput("retrieved_k must be at least 0 and retrieved_share in [0, 1)")
+        if not 0 <= self.retrieved_bar <= 1:
+            raise InvalidInput("retrieved_bar must be in [0, 1]")
         if self.retrieved_max_tokens < 0:
             raise InvalidInput("retrieved_max_tokens must not be negative")
         if self.entity_facts_k < 0 or not 0 <= self.entity_facts_share < 1:
@@ -443,6 +450,26 @@ def plan_history(
         tools_tokens=tool_cost,
         tools_suppressed=list(fixed.tools_suppressed),
     )
+
+
+def unused_history_room(plan: HistoryPlan) -> int:
+    """The history budget the window leaves unused: the window's start moves only to block
+    boundaries, so it seldom fills its budget. A section that goes after the history may take
+    this room without moving the window."""
+    return max(0, plan.history_budget - sum(item.tokens for item in plan.history))
+
+
+def with_retrieved(plan: HistoryPlan, text: str, ids: Sequence[str], room: int) -> HistoryPlan:
+    """``plan`` with the retrieved section added after its other trailing parts, the window
+    untouched; ``room`` is what the plan left for the section (its held reserve and the
+    history room it did not use)."""
+    section = _section(plan.counter, "retrieved", text)
+    if section is None:
+        return plan
+    if section.tokens > room:
+        raise InvalidInput("the retrieved section exceeds the room left for it")
+    trailing = [s for s in plan.trailing if s.name != "retrieved"]
+    return replace(plan, trailing=[*trailing, section], retrieved_ids=list(ids))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from convmem.retrieval.fusion import Fused, boost, lift_by_neighbours, rrf
 from convmem.retrieval.index import IndexedTurn, context_text, speaker_of, vocabulary
 from convmem.retrieval.lexical import query_terms
+from convmem.retrieval.recall import standing_out
 from convmem.retrieval.vector import HashingEmbedder, normalise
 from convmem.search import plan_query
 from convmem.store.sqlite.accelerator import nearest_words
@@ -115,3 +116,21 @@ def test_context_stays_within_a_session() -> None:
         "camping",
         "dogs",
     }
+
+
+def test_standing_out_keeps_the_head_within_a_share_of_the_best_score() -> None:
+    ranked = [
+        Fused(k, s, ("lexical",)) for k, s in [("a", 0.5), ("b", 0.2), ("c", 0.15), ("d", 0.1)]
+    ]
+    assert [f.key for f in standing_out(ranked, 0.3)] == ["a", "b", "c"]  # 0.15 = 0.3 x 0.5
+    assert [f.key for f in standing_out(ranked, 1.0)] == ["a"]
+    assert standing_out(ranked, 0) == ranked
+    assert standing_out([], 0.3) == []
+
+
+@given(st.lists(st.floats(min_value=1e-6, max_value=10), min_size=1), st.floats(0, 1))
+def test_standing_out_is_a_prefix_holding_the_best(scores: list[float], share: float) -> None:
+    ranked = [Fused(str(i), s, ()) for i, s in enumerate(sorted(scores, reverse=True))]
+    kept = standing_out(ranked, share)
+    assert kept == ranked[: len(kept)] and kept[0] == ranked[0]
+    assert all(f.score >= share * ranked[0].score for f in kept)

@@ -22,6 +22,8 @@ from convmem.assemble import (
     SummaryUse,
     finish_request,
     plan_history,
+    unused_history_room,
+    with_retrieved,
 )
 from convmem.budget import memory_caps, retrieved_reserve, tools_cap
 from convmem.engine.handles import Database
@@ -48,7 +50,7 @@ from convmem.model.tools import ToolSpec
 from convmem.parts import message_cost
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.novelty import novel
-from convmem.retrieval.recall import render_retrieved_block
+from convmem.retrieval.recall import render_retrieved_block, standing_out
 from convmem.retrieval.vector import Embedder
 from convmem.search import Window, rank_conversation, rank_tools
 from convmem.store.base import ReadTxn
@@ -342,16 +344,17 @@ def retrieve_evicted(
     probe: HistoryPlan,
     held: FixedParts,
 ) -> HistoryPlan:
-    """Bring back, into the held room, the evicted turns that matter to this message (the ones
-    ``probe``, the plan holding the room, leaves out). Returns the plan (``probe`` when nothing
-    is found)."""
+    """Bring back the evicted turns that matter to this message (the ones ``probe``, the plan
+    holding the room, leaves out) into the held room and the history room the window's block
+    boundary left unused. Returns ``probe`` with the section added (unchanged when nothing is
+    found): the window is the probe's, whatever the section costs."""
     included = [item.message.id for item in probe.history]
-    reserve = held.retrieved_reserve
+    room = held.retrieved_reserve + unused_history_room(probe)
     shown = [item.content for item in probe.history]
-    text, ids = _older_turns(tx, request, memory, planner.seen, included, shown, reserve)
+    text, ids = _older_turns(tx, request, memory, planner.seen, included, shown, room)
     if text is None:
         return probe
-    return planner.plan(replace(held, retrieved=text, retrieved_ids=ids))
+    return with_retrieved(probe, text, ids, room)
 
 
 def _older_turns(
@@ -386,7 +389,8 @@ def _older_turns(
         return None, []
     lowest = min(m.depth for m in candidates)
     on_branch = tx.on_branch(who.tenant, start, [m.id for m in candidates], lowest)
-    ranked = [m for m in candidates if m.id in on_branch]
+    relevant = standing_out([f for f in fused if f.key in on_branch], request.options.retrieved_bar)
+    ranked = [found[f.key] for f in relevant]
     asked = query_terms(query)
     distinct = novel(ranked, lambda m: m.content, shown, asked=asked, limit=k)
     return render_retrieved_block(distinct, request.counter, cap, k)
