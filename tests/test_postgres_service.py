@@ -137,11 +137,11 @@ def test_two_service_processes_append_to_one_conversation(postgres_url: str) -> 
             thread.join(120)
         assert len(acknowledged) == 150
         # two service processes answered: the server forked two workers, and the kernel spread
-        # the clients' connections over both (each reports the appends it served itself)
+        # the clients' connections over both — each process reports the appends it served
+        # itself, so any process a new connection reaches served some and not all of them
         assert len(_children(server.pid)) == 2
         served = {_appends_served(base) for _ in range(30)}
-        assert len(served) == 2, served
-        assert sum(served) == 150 and min(served) > 0
+        assert all(0 < n < 150 for n in served), served
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(60)
