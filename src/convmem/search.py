@@ -119,7 +119,8 @@ def plan_query(query: str, speakers: Sequence[str]) -> QueryPlan:
     for name in names:
         stripped = _name_pattern(name).sub(" ", stripped)
     stripped = " ".join(stripped.split())
-    return QueryPlan(names, tuple(terms), stripped or query, named_periods(query))
+    # read without the names: a speaker called June or April names no month
+    return QueryPlan(names, tuple(terms), stripped or query, named_periods(stripped))
 
 
 # --- searching a conversation ---------------------------------------------------------------------

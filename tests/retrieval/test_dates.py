@@ -23,6 +23,7 @@ from convmem.search import dated_turns
         ("What did I plan in 2022?", [Period(2022, None, None)]),
         ("early may", [Period(None, 5, None)]),
         ("JANUARY and january", [Period(None, 1, None)]),  # one period, named twice
+        ("Jan 5, 2024 and Mar. 2023", [Period(2024, 1, 5), Period(2023, 3, None)]),
     ],
 )
 def test_named_periods_reads_days_months_and_years(text: str, expected: list[Period]) -> None:
@@ -34,6 +35,7 @@ def test_named_periods_reads_days_months_and_years(text: str, expected: list[Per
     [
         "May I ask what you did?",  # the verb, not the month
         "You may want to rest.",
+        "What did Jan say? Did they mar the wall?",  # abbreviations alone: a name, a verb
         "Order 2023-13-45 arrived",  # not a date: month 13
         "We met 45 June",  # no day 45: the month alone is read
         "",
@@ -73,3 +75,13 @@ def test_dated_turns_compares_in_utc() -> None:
     assert dated_turns(written, [Period(None, 6, None)]) == {"a", "b"}
     assert dated_turns(written, [Period(2023, 7, 1)]) == {"b"}
     assert dated_turns(written, []) == set()
+
+
+def test_a_speaker_named_like_a_month_names_no_period() -> None:
+    from convmem.search import plan_query
+
+    assert plan_query("What did June paint?", ["June", "Caroline"]).periods == ()
+    assert plan_query("What did June paint in April?", ["June"]).periods == (Period(None, 4),)
+    assert plan_query("What did Caroline paint in June?", ["Caroline"]).periods == (
+        Period(None, 6),
+    )

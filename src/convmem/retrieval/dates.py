@@ -4,7 +4,9 @@ one it asks about. Pure functions over text; English month names (full, abbrevia
 and ISO dates, which read the same in any language.
 
 "May" alone is a modal verb ("May I ask…"), so it is taken as the month only beside a day or a
-year or after a preposition ("in May", "since may", "early May"). A period without a year
+year or after a preposition ("in May", "since may", "early May"); an abbreviation ("Jan",
+"Mar") only beside a day or a year. The search reads the query without the conversation's
+speaker names, so a speaker called June or April names no month. A period without a year
 matches that month or day in any year: an imported conversation's dates lie years back, and a
 question rarely says which year it means when the conversation holds one such month.
 
@@ -19,12 +21,19 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-_MONTHS = {name.lower(): n for n, name in enumerate(calendar.month_name) if name}
-_MONTHS.update({name.lower(): n for n, name in enumerate(calendar.month_abbr) if name})
-_MONTHS["sept"] = 9
-# "may" is left out of the bare-word alternatives: as a word alone it is usually the verb
-_NAMES = "|".join(sorted(set(_MONTHS) - {"may"}, key=len, reverse=True))
-_MONTH = rf"(?:{_NAMES}|may)"
+_FULL = {name.lower(): n for n, name in enumerate(calendar.month_name) if name}
+_MONTHS = {name.lower(): n for n, name in enumerate(calendar.month_abbr) if name}
+_MONTHS.update(_FULL, sept=9)
+
+
+def _alternatives(words: set[str]) -> str:
+    return "|".join(sorted(words, key=len, reverse=True))
+
+
+# Beside a day or a year any name or abbreviation is a month. Alone, only a full name is ("Jan"
+# and "Mar" are a name and a verb), and never "may", usually the verb.
+_MONTH = rf"(?:{_alternatives(set(_MONTHS))})"
+_NAMES = _alternatives(set(_FULL) - {"may"})
 _ORDINAL = r"(?:st|nd|rd|th)?"
 _YEAR = r"(?:\s+(\d{4}))?"
 _PREPOSITION = r"(?:in|of|since|during|until|early|late|mid)"
