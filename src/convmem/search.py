@@ -16,7 +16,13 @@ The pipeline (measured on the LoCoMo development split; see ``convmem.eval.locom
    short question) and every turn of the conversation, ranked by the store (SQLite: numpy).
 5. **Fusion**: reciprocal rank fusion, k = 10, then x1.2 for turns of the single speaker the query
    names, if it names exactly one.
-6. **Neighbour lift** (with an embedder; the store's hits carry each turn's depth): each fused
+6. **Date prior**: x1.5 for turns written in a period the query names (a day, a month of any
+   year, a year: ``convmem.retrieval.dates``) or in the week after it (a turn tells of a day
+   just past). On the LoCoMo development split (MiniLM), judged per conversation, evidence
+   recall@10 went from 0.838 to 0.848 (conv-26) and 0.884 to 0.893 (conv-30), temporal
+   questions from 0.919 to 0.973 and 1.0 to 1.0; factors 1.5 to 3 gave the same figures on both
+   conversations, 1.2 only on conv-30's, and counting the week after changed nothing there.
+7. **Neighbour lift** (with an embedder; the store's hits carry each turn's depth): each fused
    score plus 0.25 x the best fused score of the turns one step above or below it. On the LoCoMo
    development split (MiniLM), judged per conversation, evidence recall@10 went from 0.821 to
    0.839 (conv-26) and 0.860 to 0.893 (conv-30), multi-hop from 0.526 to 0.526 and 0.483 to
@@ -36,7 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 from convmem.entities.recall import EntityRecallOptions, entity_ranking
@@ -44,6 +50,7 @@ from convmem.errors import InvalidInput, InvalidQuery
 from convmem.model.memory import MemoryHit, MemoryRecord
 from convmem.model.search import MessageHit
 from convmem.retrieval.caches import VectorCache, embed_with_words, query_vector
+from convmem.retrieval.dates import Period, named_periods
 from convmem.retrieval.fusion import Fused, Scores, rrf
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.vector import Embedder, normalise
@@ -76,13 +83,16 @@ class SearchOptions:
     neighbour_lift: float = 0.25
     # entity-aware retrieval: the turns about the entities the query names, as one more ranking
     entities: EntityRecallOptions = field(default_factory=EntityRecallOptions)
+    # factor for turns written in a period the query names ("in June", "on 13 October");
+    # 1 turns the prior off
+    date_boost: float = 1.5
 
     def __post_init__(self) -> None:
         unknown = set(self.retrievers) - set(RETRIEVERS)
         if unknown or not self.retrievers:
             raise InvalidInput(f"retrievers must be among {', '.join(RETRIEVERS)}")
-        if self.rrf_k <= 0 or self.depth < 1 or self.speaker_boost <= 0:
-            raise InvalidInput("rrf_k, depth and speaker_boost must be positive")
+        if self.rrf_k <= 0 or self.depth < 1 or self.speaker_boost <= 0 or self.date_boost <= 0:
+            raise InvalidInput("rrf_k, depth, speaker_boost and date_boost must be positive")
         if self.neighbour_lift < 0:
             raise InvalidInput("neighbour_lift must not be negative")
 
@@ -95,6 +105,7 @@ class QueryPlan:
     names: tuple[str, ...]  # speakers the query names
     terms: tuple[str, ...]  # content terms, names left out
     vector_text: str  # the query without the names
+    periods: tuple[Period, ...] = ()  # the dates it names
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:
@@ -111,7 +122,8 @@ def plan_query(query: str, speakers: Sequence[str]) -> QueryPlan:
     for name in names:
         stripped = _name_pattern(name).sub(" ", stripped)
     stripped = " ".join(stripped.split())
-    return QueryPlan(names, tuple(terms), stripped or query)
+    # read without the names: a speaker called June or April names no month
+    return QueryPlan(names, tuple(terms), stripped or query, named_periods(stripped))
 
 
 # --- searching a conversation ---------------------------------------------------------------------
@@ -140,12 +152,14 @@ def rank_conversation(
         use -= {"expansion", "vector"}
     speaker_of: dict[str, str] = {}
     depth_of: dict[str, int] = {}  # each ranked turn's depth, for the neighbour lift
+    written: dict[str, datetime] = {}  # and its time, for the date prior
     rankings: list[tuple[str, list[str]]] = []
 
     def ranked(rows: Sequence[MessageHitRow]) -> list[str]:
         for row in rows:
             speaker_of[row.message_id] = row.speaker
             depth_of[row.message_id] = row.depth
+            written[row.message_id] = row.created_at
         return [row.message_id for row in rows]
 
     def lexical(terms: Sequence[str]) -> list[str]:
@@ -185,9 +199,26 @@ def rank_conversation(
         named = plan.names[0]
         favoured = {key for key, speaker in speaker_of.items() if speaker == named}
         fused = fused.boost(favoured, options.speaker_boost)
+    if plan.periods and options.date_boost != 1.0:
+        fused = fused.boost(dated_turns(written, plan.periods), options.date_boost)
     if embedder is not None and use & {"expansion", "vector"} and options.neighbour_lift > 0:
         fused = fused.lift(depth_of, options.neighbour_lift)
     return fused.ranked(limit)
+
+
+def dated_turns(written: dict[str, datetime], periods: Sequence[Period]) -> set[str]:
+    """The turns written (in UTC, as stored) in one of ``periods`` or in the week after it.
+    Decided once per calendar day: a search's candidates share a few dozen days."""
+    by_day: dict[date, bool] = {}
+    out: set[str] = set()
+    for key, at in written.items():
+        day = at.astimezone(UTC).date()
+        held = by_day.get(day)
+        if held is None:
+            held = by_day[day] = any(period.holds_or_after(day) for period in periods)
+        if held:
+            out.add(key)
+    return out
 
 
 def widening_words(

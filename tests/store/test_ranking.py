@@ -3,7 +3,7 @@ backend ranks in its own engine, under the principal's filters, and returns name
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -136,3 +136,50 @@ def test_new_word_vectors_reach_the_next_widening(backend: Backend) -> None:
     assert list(found) == ["pottery"] and np.allclose(found["pottery"], vector, atol=1e-2)
     assert bobs == {}  # another user's conversation lends bob no words
     assert near == ["pottery"]  # the only word with a vector; the term itself never returns
+
+
+def test_ranked_rows_carry_the_time_each_turn_was_written(backend: Backend) -> None:
+    start = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    with backend.open(embedder=EMBEDDER) as memory:
+        conv = memory.scope("acme", "alice").create_conversation()
+        written = {
+            conv.append("user", text, created_at=start + timedelta(days=40 * i)).id: i
+            for i, text in enumerate(TURNS)
+        }
+        query = EMBEDDER.embed(["pottery"])[0]
+        with memory.store.read() as tx:
+            near = tx.nearest_messages(
+                "acme", "alice", conv.id, EMBEDDER.name, query, window=Window(), limit=10
+            )
+            words = tx.search_messages(
+                "acme", "alice", conv.id, ["pottery"], window=Window(), limit=10
+            )
+            narrow, wide = tx.search_messages_widened(
+                "acme", "alice", conv.id, ["pottery"], ["lake"], window=Window(), limit=10
+            )
+    for rows in (near, words, narrow, wide):
+        assert rows
+        for row in rows:
+            assert row.created_at == start + timedelta(days=40 * written[row.message_id])
+
+
+def test_a_query_naming_a_month_favours_the_turns_of_that_month(backend: Backend) -> None:
+    # the same story told in March and in June; March's telling matches the words better
+    march, june = datetime(2023, 3, 10, tzinfo=UTC), datetime(2023, 6, 12, tzinfo=UTC)
+    with backend.open(embedder=EMBEDDER) as memory:
+        conv = memory.scope("acme", "alice").create_conversation()
+        first = conv.append(
+            "user", "Pottery class: pottery bowls, pottery glaze.", created_at=march
+        )
+        for i in range(3):  # unrelated turns between, so neither lends the other a neighbour
+            conv.append(
+                "user", f"The weather was grey, day {i}.", created_at=march + timedelta(days=i + 1)
+            )
+        second = conv.append("user", "Pottery class: new bowls.", created_at=june)
+        off = convmem.SearchOptions(date_boost=1.0)
+        plain = [h.message.id for h in conv.search("pottery class bowls in June", k=2, options=off)]
+        dated = [h.message.id for h in conv.search("pottery class bowls in June", k=2)]
+        undated = [h.message.id for h in conv.search("pottery class bowls", k=2)]
+    assert plain == [first.id, second.id]  # the words alone rank March first
+    assert dated == [second.id, first.id]  # naming June brings June's turn up
+    assert undated == plain  # no date named: no prior

@@ -34,12 +34,13 @@ class Window:
 
 @dataclass(frozen=True)
 class MessageHitRow:
-    """A ranked turn, with what fusion's priors need: its speaker and depth."""
+    """A ranked turn, with what fusion's priors need: its speaker, depth and time."""
 
     message_id: str
     speaker: str
     depth: int
     score: float
+    created_at: datetime
 
 
 @dataclass(frozen=True)

@@ -242,14 +242,14 @@ class SearchTxnMixin(TxnBase):
                 FROM unnest(%s::text[]) AS term
             ),
             c AS (
-                SELECT i.message_id, i.speaker, i.depth, i.tsv FROM message_index i
+                SELECT i.message_id, i.speaker, i.depth, i.created_at, i.tsv FROM message_index i
                 WHERE i.tenant_id = %s AND i.user_id = %s AND i.conversation_id = %s
                 AND i.tsv @@ ((%s || ' & (' || {TERMS_QUERY} || ')')::tsquery){filters}
                 -- newest first, so a very long conversation is scored over its recent matches
                 ORDER BY i.seq DESC LIMIT {_MAX_CANDIDATES}
             ),
             hits AS (
-                SELECT c.message_id, c.speaker, c.depth, q.term, q.narrow,
+                SELECT c.message_id, c.speaker, c.depth, c.created_at, q.term, q.narrow,
                     ts_rank({_WEIGHTS}, c.tsv, q.tq, 1) AS tf
                 FROM c JOIN q ON numnode(q.tq) > 0 AND c.tsv @@ q.tq
             ),
@@ -262,7 +262,7 @@ class SearchTxnMixin(TxnBase):
             ),
             scored AS (
                 SELECT h.message_id, min(h.speaker) AS speaker, min(h.depth) AS depth,
-                    sum(w.idf * h.tf) AS score,
+                    min(h.created_at) AS created_at, sum(w.idf * h.tf) AS score,
                     sum(w.idf * h.tf) FILTER (WHERE h.narrow) AS narrow_score
                 FROM hits h JOIN df d USING (term) CROSS JOIN total t
                 CROSS JOIN LATERAL (SELECT greatest(1e-6,
@@ -270,11 +270,11 @@ class SearchTxnMixin(TxnBase):
                 GROUP BY h.message_id
             )
             -- each ranking's order travels as a number: UNION ALL promises none of its own
-            (SELECT true, message_id, speaker, depth, narrow_score,
+            (SELECT true, message_id, speaker, depth, narrow_score, created_at,
                 row_number() OVER (ORDER BY narrow_score DESC, message_id) AS n
              FROM scored WHERE narrow_score IS NOT NULL ORDER BY n LIMIT %s)
             UNION ALL
-            (SELECT false, message_id, speaker, depth, score,
+            (SELECT false, message_id, speaker, depth, score, created_at,
                 row_number() OVER (ORDER BY score DESC, message_id) AS n
              FROM scored ORDER BY n LIMIT %s)
             """,
@@ -284,8 +284,8 @@ class SearchTxnMixin(TxnBase):
             ),
         ).fetchall()  # fmt: skip
         found: tuple[list[MessageHitRow], list[MessageHitRow]] = ([], [])
-        for r in sorted(rows, key=lambda r: (not r[0], r[5])):
-            found[0 if r[0] else 1].append(MessageHitRow(r[1], r[2], r[3], float(r[4])))
+        for r in sorted(rows, key=lambda r: (not r[0], r[6])):
+            found[0 if r[0] else 1].append(MessageHitRow(r[1], r[2], r[3], float(r[4]), r[5]))
         return found
 
     def _bump(self, tenant: str, conversation_ids: Sequence[str]) -> None:
@@ -370,13 +370,13 @@ class SearchTxnMixin(TxnBase):
         filters, params = _window(window)
         query = halfvec(vector)
         rows = self._db.execute(
-            "SELECT i.message_id, i.speaker, i.depth, 1 - (i.vector <=> %s) AS similarity "
+            "SELECT i.message_id, i.speaker, i.depth, 1 - (i.vector <=> %s), i.created_at "
             "FROM message_index i WHERE i.tenant_id = %s AND i.conversation_id = %s "
             f"AND i.user_id = %s AND i.embedder = %s AND i.vector IS NOT NULL{filters} "
             "ORDER BY i.vector <=> %s, i.seq LIMIT %s",
             (query, tenant, conversation_id, user, embedder, *params, query, limit),
         ).fetchall()
-        return [MessageHitRow(r[0], r[1], r[2], float(r[3])) for r in rows]
+        return [MessageHitRow(r[0], r[1], r[2], float(r[3]), r[4]) for r in rows]
 
     # --- a conversation's vocabulary ------------------------------------------------------------
 

@@ -130,7 +130,7 @@ class RankingTxnMixin:
             return None
         match = f"scope : {quote(conversation_token(tenant, conversation_id))} AND {words}"
         sql = (
-            "SELECT i.message_id, i.speaker, i.depth, "
+            "SELECT i.message_id, i.speaker, i.depth, i.created_at, "
             f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
             f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}') FROM message_fts "
             "JOIN message_index i ON i.id = message_fts.rowid "
@@ -178,7 +178,13 @@ class RankingTxnMixin:
         rows = np.flatnonzero(keep)
         order, sims = cosine_order(vector, data.matrix[rows])
         return [
-            MessageHitRow(data.ids[i], data.speakers[i], int(data.depths[i]), float(sims[position]))
+            MessageHitRow(
+                data.ids[i],
+                data.speakers[i],
+                int(data.depths[i]),
+                float(sims[position]),
+                data.created[i],
+            )
             for position, i in ((int(p), int(rows[p])) for p in order[:limit])
         ]
 
@@ -326,13 +332,16 @@ class RankingTxnMixin:
 
 
 def _columns(rows: Sequence[Any]) -> list[tuple[str, tuple[str, str]]]:
-    return [(r[0], (r[3], r[4])) for r in rows]
+    return [(r[0], (r[4], r[5])) for r in rows]
 
 
 def _best(rows: Sequence[Any], scores: dict[str, float], limit: int) -> list[MessageHitRow]:
     found = {r[0]: r for r in rows}
     ranked = sorted(scores, key=lambda m: -scores[m])[:limit]
-    return [MessageHitRow(m, found[m][1], found[m][2], scores[m]) for m in ranked]
+    return [
+        MessageHitRow(m, found[m][1], found[m][2], scores[m], datetime.fromisoformat(found[m][3]))
+        for m in ranked
+    ]
 
 
 def _in_window(sql: str, params: list[Any], window: Window) -> tuple[str, list[Any]]:
