@@ -121,7 +121,10 @@ def rank_entity_turns(
         score[row.message_id] = score.get(row.message_id, 0.0) + weight[row.entity_id]
         first.setdefault(row.message_id, row)
     order = sorted(score, key=lambda m: (-score[m], -prior.get(m, 0.0), -first[m].depth, m))
-    return [MessageHitRow(m, first[m].speaker, first[m].depth, score[m]) for m in order]
+    return [
+        MessageHitRow(m, first[m].speaker, first[m].depth, score[m], first[m].created_at)
+        for m in order
+    ]
 
 
 def entity_ranking(

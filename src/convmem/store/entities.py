@@ -28,12 +28,13 @@ from convmem.store.rows import Codec
 @dataclass(frozen=True)
 class EntityTurnRow:
     """A searchable turn of a conversation that one of the entities has a fact from, with what
-    fusion's priors need (the ``MessageHitRow`` fields): its speaker and depth."""
+    fusion's priors need (the ``MessageHitRow`` fields): its speaker, depth and time."""
 
     message_id: str
     entity_id: str
     speaker: str
     depth: int
+    created_at: datetime
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,8 @@ class EntityTxnMixin(TxnBase):
             return []
         where, params = window_clause(window)
         rows = self._db.execute(
-            "SELECT DISTINCT f.message_id, f.entity_id, i.speaker, i.depth FROM entity_facts f "
+            "SELECT DISTINCT f.message_id, f.entity_id, i.speaker, i.depth, i.created_at "
+            "FROM entity_facts f "
             "JOIN message_index i ON i.tenant_id = f.tenant_id AND i.message_id = f.message_id "
             "WHERE f.tenant_id = %s AND f.user_id = %s AND f.conversation_id = %s "
             "AND f.entity_id = ANY(%s) AND i.tenant_id = %s AND i.user_id = %s "
@@ -132,7 +133,7 @@ class EntityTxnMixin(TxnBase):
             (tenant, user, conversation_id, list(entity_ids), tenant, user, conversation_id,
              *params, limit),
         ).fetchall()  # fmt: skip
-        return [EntityTurnRow(row[0], row[1], row[2], int(row[3])) for row in rows]
+        return [EntityTurnRow(row[0], row[1], row[2], int(row[3]), row[4]) for row in rows]
 
     # --- writes ---------------------------------------------------------------------------------
 

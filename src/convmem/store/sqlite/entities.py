@@ -125,7 +125,8 @@ class EntityTxnMixin:
         if not entity_ids:
             return []
         sql, params = in_window(
-            "SELECT DISTINCT f.message_id, f.entity_id, i.speaker, i.depth FROM entity_facts f "
+            "SELECT DISTINCT f.message_id, f.entity_id, i.speaker, i.depth, i.created_at "
+            "FROM entity_facts f "
             "JOIN message_index i ON i.tenant_id = f.tenant_id AND i.message_id = f.message_id "
             "WHERE f.tenant_id = ? AND f.user_id = ? AND f.conversation_id = ? "
             "AND f.entity_id IN (SELECT value FROM json_each(?)) AND i.user_id = ? "
@@ -136,7 +137,10 @@ class EntityTxnMixin:
         rows = self._db.execute(
             sql + " ORDER BY i.depth DESC, f.message_id, f.entity_id LIMIT ?", (*params, limit)
         ).fetchall()
-        return [EntityTurnRow(row[0], row[1], row[2], int(row[3])) for row in rows]
+        return [
+            EntityTurnRow(row[0], row[1], row[2], int(row[3]), datetime.fromisoformat(row[4]))
+            for row in rows
+        ]
 
     # --- writes ---------------------------------------------------------------------------------
 
