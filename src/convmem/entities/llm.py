@@ -20,17 +20,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from convmem.entities.extract import MAX_FACT_CHARS, MAX_NAME_CHARS, Extraction, extract
 from convmem.entities.names import name_key
 from convmem.model.entities import ENTITY_TYPES, EntityType, Mention
+from convmem.summarize.chat import JsonChat
 from convmem.summarize.llm import MAX_TURN_CHARS, LLMSummarizerConfig
-
-if TYPE_CHECKING:
-    from openai import OpenAI
-    from openai.types.chat import ChatCompletionMessageParam
 
 log = logging.getLogger(__name__)
 
@@ -136,61 +132,20 @@ class LLMEntityExtractor:
     def __init__(self, config: LLMSummarizerConfig) -> None:
         self.config = config
         self.last_fallback_reason: str | None = None
-        self._client: OpenAI | None = None
+        self._chat = JsonChat(config, "entity extractor")
 
     @property
     def name(self) -> str:
         return f"llm:{self.config.model}"
 
-    def _openai(self) -> OpenAI:
-        if self._client is None:
-            from openai import OpenAI
-
-            self._client = OpenAI(
-                base_url=self.config.base_url, api_key=self.config.api_key,
-                timeout=self.config.timeout, max_retries=0,
-            )  # fmt: skip
-        return self._client
-
     def extract(self, text: str, speaker: str | None) -> tuple[Extraction, str]:
         """The turn's mentions and the extractor that found them: this model's name, or the
         deterministic extractor's when the model could not be used."""
-        import openai
-
         from convmem.entities.extract import EXTRACTOR
 
         system, user = build_prompt(text, speaker)
-        messages: list[ChatCompletionMessageParam] = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": user},
-        ]
-        reason = "no attempt"
-        attempts = 1 + self.config.retries
-        for attempt in range(attempts):
-            if attempt:
-                time.sleep(self.config.retry_backoff * 2 ** (attempt - 1))
-            try:
-                response = self._openai().chat.completions.create(
-                    model=self.config.model, messages=messages,
-                    temperature=self.config.temperature,
-                    max_tokens=self.config.max_output_tokens,
-                    response_format={"type": "json_object"},
-                )  # fmt: skip
-            except openai.APITimeoutError:
-                reason = "timeout"
-            except openai.APIStatusError as exc:
-                reason = f"http {exc.status_code}"
-            except openai.APIError as exc:
-                reason = type(exc).__name__
-            else:
-                try:
-                    answer = response.choices[0].message.content if response.choices else None
-                    found = parse_entities(answer, text, speaker)
-                except EntityOutputError as exc:
-                    reason = f"invalid output: {exc}"
-                else:
-                    self.last_fallback_reason = None
-                    return found, self.name
-            log.warning("entity extractor attempt %d/%d failed: %s", attempt + 1, attempts, reason)
-        self.last_fallback_reason = f"{reason} (after {attempts} attempts)"
+        answer = self._chat.ask(system, user, lambda reply: parse_entities(reply, text, speaker))
+        self.last_fallback_reason = answer.reason
+        if answer.value is not None:
+            return answer.value, self.name
         return extract(text, speaker), EXTRACTOR

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -25,12 +24,12 @@ from convmem.model.messages import Message
 from convmem.model.snapshot import CATEGORIES, Snapshot, SnapshotSchemaError
 from convmem.model.summary import SummaryCost
 from convmem.summarize.base import SummaryResult
+from convmem.summarize.chat import JsonChat
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.verify import verify_snapshot
 
 if TYPE_CHECKING:
-    from openai import OpenAI
-    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.chat import ChatCompletion
 
 log = logging.getLogger(__name__)
 
@@ -145,81 +144,34 @@ class LLMSummarizer:
     ) -> None:
         self.config = config
         self.fallback = fallback or ExtractiveSummarizer()
-        self._client: OpenAI | None = None
+        self._chat = JsonChat(config, "summarizer")
 
     @property
     def name(self) -> str:
         return f"llm:{self.config.model}"
 
-    def _openai(self) -> OpenAI:
-        if self._client is None:
-            from openai import OpenAI
-
-            # retries are ours, so every attempt is counted and logged the same way
-            self._client = OpenAI(
-                base_url=self.config.base_url,
-                api_key=self.config.api_key,
-                timeout=self.config.timeout,
-                max_retries=0,
-            )
-        return self._client
-
     def summarize(self, previous: Snapshot | None, turns: Sequence[Message]) -> SummaryResult:
-        import openai
-
         system, user = build_prompt(previous, turns)
-        messages: list[ChatCompletionMessageParam] = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": user},
-        ]
         cost = SummaryCost()
-        reason = "no attempt"
-        attempts = 1 + self.config.retries
-        for attempt in range(attempts):
-            if attempt:
-                time.sleep(self.config.retry_backoff * 2 ** (attempt - 1))
-            started = time.monotonic()
-            try:
-                response = self._openai().chat.completions.create(
-                    model=self.config.model,
-                    messages=messages,
-                    temperature=self.config.temperature,
-                    max_tokens=self.config.max_output_tokens,
-                    response_format={"type": "json_object"},
+
+        def count(response: ChatCompletion | None, seconds: float) -> None:
+            nonlocal cost
+            usage = response.usage if response is not None else None
+            cost += SummaryCost(
+                1, usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0,
+                seconds,
+            )  # fmt: skip
+
+        answer = self._chat.ask(system, user, parse_snapshot, count)
+        if answer.value is not None:
+            checked = verify_snapshot(answer.value, previous, turns)
+            if checked.repaired or checked.dropped:
+                log.info(
+                    "summary notes failed the verbatim check: %d repaired, %d dropped",
+                    checked.repaired,
+                    checked.dropped,
                 )
-            except openai.APITimeoutError:
-                reason = "timeout"
-            except openai.APIStatusError as exc:
-                reason = f"http {exc.status_code}"
-            except openai.APIError as exc:
-                reason = type(exc).__name__
-            else:
-                usage = response.usage
-                cost += SummaryCost(
-                    1,
-                    usage.prompt_tokens if usage else 0,
-                    usage.completion_tokens if usage else 0,
-                    time.monotonic() - started,
-                )
-                try:
-                    text = response.choices[0].message.content if response.choices else None
-                    snapshot = parse_snapshot(text)
-                except SnapshotSchemaError as exc:
-                    reason = f"invalid output: {exc}"
-                else:
-                    checked = verify_snapshot(snapshot, previous, turns)
-                    if checked.repaired or checked.dropped:
-                        log.info(
-                            "summary notes failed the verbatim check: %d repaired, %d dropped",
-                            checked.repaired,
-                            checked.dropped,
-                        )
-                    return SummaryResult(checked.snapshot, cost)
-                continue
-            cost += SummaryCost(1, 0, 0, time.monotonic() - started)
-            log.warning("summarizer attempt %d/%d failed: %s", attempt + 1, attempts, reason)
-        log.warning("summarizer fell back to extractive after %d attempts: %s", attempts, reason)
+            return SummaryResult(checked.snapshot, cost)
+        log.warning("summarizer fell back to extractive: %s", answer.reason)
         fallback = self.fallback.summarize(previous, turns)
-        return SummaryResult(
-            fallback.snapshot, cost, fallback_reason=f"{reason} (after {attempts} attempts)"
-        )
+        return SummaryResult(fallback.snapshot, cost, fallback_reason=answer.reason)
