@@ -13,6 +13,14 @@ from convmem.formats import Format
 from convmem.model.messages import Role
 from tests.store.backends import Backend
 
+# What these tests check is which turns the section holds, not how long finding them may take:
+# no part has a time limit, so a busy machine cannot make retrieval skip and the section empty.
+UNHURRIED = convmem.Config(
+    time_limits=convmem.TimeLimits(
+        memories=None, tools=None, retrieval=None, summary=None, embedder=None
+    )
+)
+
 PROFILE = convmem.ModelProfile(context_window=900, max_output=100, tokenizer="o200k_base")
 FILLER = [
     "Let's talk about the weather this week, it has been rainy and grey.",
@@ -47,7 +55,7 @@ def test_the_section_takes_the_room_the_window_left_and_never_moves_the_window(
     """A held reserve too small for what was found: the section grows into the history room the
     window's block boundary left unused, within the budget, and the window is the one a message
     that retrieves nothing gets."""
-    with backend.open() as memory:
+    with backend.open(config=UNHURRIED) as memory:
         conv = memory.scope("acme", "alice").create_conversation()
         evidence = {
             2: "The gym locker code is 4471 and the locker is number 12 on the second floor.",
@@ -80,7 +88,7 @@ def test_the_section_takes_the_room_the_window_left_and_never_moves_the_window(
 def test_only_the_turns_that_stand_out_come_back(backend: Backend) -> None:
     """Many evicted turns brush the message (one shared word); the one that answers it comes back
     with the few near it, not the whole tail the section's cap would have held."""
-    with backend.open() as memory:
+    with backend.open(config=UNHURRIED) as memory:
         conv = memory.scope("acme", "alice").create_conversation()
         lines = lines_with({}, 80)
         for i in range(4, 60, 2):  # evicted turns that share only "weather" with the question
