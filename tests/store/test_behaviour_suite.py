@@ -107,7 +107,9 @@ def _drop_purpose_filter(monkeypatch: pytest.MonkeyPatch, backend: Backend) -> N
         from convmem.store.sqlite.ranking import RankingTxnMixin as Ranking
     else:
         from convmem.store.postgres.memories import MemoryTxnMixin as Listing  # type: ignore[assignment]
-        from convmem.store.postgres.search import SearchTxnMixin as Ranking  # type: ignore[assignment]
+        from convmem.store.postgres.memory_search import (  # type: ignore[assignment]
+            MemorySearchTxnMixin as Ranking,
+        )
     for owner, name in ((Listing, "list_memories"), (Ranking, "search_memory_terms"),
                         (Ranking, "nearest_memories")):  # fmt: skip
         real = getattr(owner, name)

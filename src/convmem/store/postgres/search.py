@@ -15,22 +15,17 @@ the term's IDF among the conversation's turns.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from convmem.errors import InvalidInput
-from convmem.store.postgres.memories import memory_owner_lexeme
 from convmem.store.postgres.migrations import TS_CONFIG
 from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
-from convmem.store.ranking import MemoryHitRow, MessageHitRow, Window
-from convmem.store.rows import DECODED, PREFIXED_MEMORY_COLUMNS, memory_from_row
+from convmem.store.ranking import MessageHitRow, Window
 from convmem.store.search_index import (
     IndexedBody,
     IndexedRow,
     IndexEntry,
-    MemoryVector,
     MessageVector,
-    MissingMemoryVector,
     MissingMessageVector,
     MissingTermVector,
     TermVector,
@@ -40,7 +35,7 @@ from convmem.store.search_index import (
 
 # ts_rank's weights for {D, C, B, A}: the owner lexeme (D) counts nothing, a neighbour's words
 # (B) half of the turn's own (A); the same ratio as the SQLite backend's bm25 column weights.
-_WEIGHTS = "'{0, 0, 0.5, 1}'::real[]"
+TS_WEIGHTS = "'{0, 0, 0.5, 1}'::real[]"
 # Most matching turns scored per query: every one for a conversation of a few thousand turns.
 _MAX_CANDIDATES = 5000
 
@@ -50,16 +45,9 @@ def conversation_lexeme(tenant: str, conversation_id: str) -> str:
     return "c" + tenant.encode().hex() + "x" + conversation_id.encode().hex()
 
 
-def _owner_query(lexeme: str) -> str:
+def owner_query(lexeme: str) -> str:
     # hex digits and two letters: safe inside a tsquery literal
     return f"'{lexeme}'"
-
-
-def _purposes(purposes: Sequence[str] | None) -> tuple[list[str] | None, list[str] | None]:
-    """The two parameters of ``(%s::text[] IS NULL OR m.purpose = ANY(%s))``: None when the
-    request may use every purpose."""
-    wanted = None if purposes is None else list(purposes)
-    return wanted, wanted
 
 
 # The terms' OR-ed query as text tsquery can parse back: plainto_tsquery's output is quoted
@@ -233,7 +221,7 @@ class SearchTxnMixin(TxnBase):
         if not wanted or limit < 1:
             return [], []
         filters, params = _window(window)
-        owner = _owner_query(conversation_lexeme(tenant, conversation_id))
+        owner = owner_query(conversation_lexeme(tenant, conversation_id))
         rows = self._db.execute(
             f"""
             WITH q AS (
@@ -250,7 +238,7 @@ class SearchTxnMixin(TxnBase):
             ),
             hits AS (
                 SELECT c.message_id, c.speaker, c.depth, c.created_at, q.term, q.narrow,
-                    ts_rank({_WEIGHTS}, c.tsv, q.tq, 1) AS tf
+                    ts_rank({TS_WEIGHTS}, c.tsv, q.tq, 1) AS tf
                 FROM c JOIN q ON numnode(q.tq) > 0 AND c.tsv @@ q.tq
             ),
             df AS (SELECT term, count(*) AS n FROM hits GROUP BY term),
@@ -531,114 +519,6 @@ class SearchTxnMixin(TxnBase):
                     seen.add(word)
                     out.append(word)
         return out
-
-    # --- memories -------------------------------------------------------------------------------
-
-    def search_memory_terms(
-        self,
-        tenant: str,
-        user: str,
-        terms: Sequence[str],
-        *,
-        scopes: Sequence[str],
-        purposes: Sequence[str] | None,
-        now: datetime,
-        limit: int,
-    ) -> list[MemoryHitRow]:
-        """Current, confirmed, unexpired, unconflicted memories of the principal matching any of
-        ``terms``, best first. The principal's filters are in the same query as the ranking."""
-        wanted = [t for t in terms if t]
-        if not wanted or not scopes or purposes == () or limit < 1:
-            return []
-        self._lock_owner(tenant, user)
-        owner = _owner_query(memory_owner_lexeme(tenant, user))
-        rows = self._db.execute(
-            f"""
-            WITH q AS (SELECT ({TERMS_QUERY})::tsquery AS tq)
-            SELECT {PREFIXED_MEMORY_COLUMNS}, ts_rank({_WEIGHTS}, m.tsv, q.tq, 1) AS rank
-            FROM memories m, q
-            WHERE q.tq IS NOT NULL
-            AND m.tsv @@ ((%s || ' & (' || q.tq::text || ')')::tsquery)
-            AND m.tenant_id = %s AND m.user_id = %s
-            AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL
-            AND (m.expires_at IS NULL OR m.expires_at > %s) AND m.scope = ANY(%s)
-            AND (%s::text[] IS NULL OR m.purpose = ANY(%s))
-            ORDER BY rank DESC, m.id LIMIT %s
-            """,
-            (wanted, owner, tenant, user, now, list(scopes), *_purposes(purposes), limit),
-        ).fetchall()
-        return [MemoryHitRow(memory_from_row(row, DECODED), float(row[17])) for row in rows]
-
-    def nearest_memories(
-        self,
-        tenant: str,
-        user: str,
-        embedder: str,
-        vector: Vector,
-        *,
-        scopes: Sequence[str],
-        purposes: Sequence[str] | None,
-        now: datetime,
-        limit: int,
-    ) -> list[MemoryHitRow]:
-        if not scopes or purposes == () or limit < 1:
-            return []
-        query = halfvec(vector)
-        rows = self._db.execute(
-            f"SELECT {PREFIXED_MEMORY_COLUMNS}, 1 - (v.vector <=> %s) "
-            "FROM memory_vectors v JOIN memories m "
-            "ON m.tenant_id = v.tenant_id AND m.id = v.memory_id "
-            "WHERE v.tenant_id = %s AND m.tenant_id = %s AND v.user_id = %s "
-            "AND v.embedder = %s AND m.user_id = %s "
-            "AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL "
-            "AND (m.expires_at IS NULL OR m.expires_at > %s) AND m.scope = ANY(%s) "
-            "AND (%s::text[] IS NULL OR m.purpose = ANY(%s)) "
-            "ORDER BY v.vector <=> %s, m.id LIMIT %s",
-            (
-                query,
-                tenant,
-                tenant,
-                user,
-                embedder,
-                user,
-                now,
-                list(scopes),
-                *_purposes(purposes),
-                query,
-                limit,
-            ),
-        ).fetchall()
-        return [MemoryHitRow(memory_from_row(row, DECODED), float(row[17])) for row in rows]
-
-    def set_memory_vectors(
-        self, tenant: str, user: str, embedder: str, vectors: Sequence[MemoryVector]
-    ) -> None:
-        if not vectors:
-            return
-        # under the owner lock: a memory deleted meanwhile must not come back as a vector
-        self._lock_owner(tenant, user)
-        ordered = sorted({v.memory_id: v.vector for v in vectors}.items())
-        self._db.execute(
-            "INSERT INTO memory_vectors (tenant_id, memory_id, user_id, embedder, vector) "
-            "SELECT %s, v.memory_id, %s, %s, v.vector "
-            "FROM unnest(%s::text[], %s::halfvec[]) AS v(memory_id, vector) "
-            "WHERE EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = %s "
-            "AND m.id = v.memory_id AND m.user_id = %s) "
-            "ON CONFLICT (tenant_id, memory_id) DO UPDATE "
-            "SET embedder = EXCLUDED.embedder, vector = EXCLUDED.vector",
-            (tenant, user, embedder, [m for m, _ in ordered], [halfvec(b) for _, b in ordered],
-             tenant, user),
-        )  # fmt: skip
-
-    def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
-        rows = self._db.execute(
-            "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "
-            "LEFT JOIN memory_vectors v ON v.tenant_id = m.tenant_id AND v.memory_id = m.id "
-            "WHERE (v.vector IS NULL OR v.embedder IS DISTINCT FROM %s) "
-            "AND m.status <> 'rejected' LIMIT %s",
-            (embedder, limit),
-        ).fetchall()
-        return [MissingMemoryVector(r[0], r[1], r[2], r[3]) for r in rows]
 
 
 def _window(window: Window) -> tuple[str, list[Any]]:

@@ -34,6 +34,7 @@ from convmem.store.postgres.entities import EntityTxnMixin
 from convmem.store.postgres.keys import KeyTxnMixin
 from convmem.store.postgres.lifecycle import LifecycleTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
+from convmem.store.postgres.memory_search import MemorySearchTxnMixin
 from convmem.store.postgres.migrations import apply_migrations, pending_migrations
 from convmem.store.postgres.rows import CHAIN_CTE
 from convmem.store.postgres.search import SearchTxnMixin
@@ -57,6 +58,7 @@ class PostgresTxn(
     DerivedRows,
     KeyTxnMixin,
     SearchTxnMixin,
+    MemorySearchTxnMixin,
     ToolTxnMixin,
     EntityTxnMixin,
     LifecycleTxnMixin,
