@@ -7,15 +7,18 @@ Run::
 What it does
 ------------
 
-* Starts ``convmem serve`` (one uvicorn process, the default settings, JSON request logs at the
-  info level written to a file) on a fresh SQLite database in a temporary folder, and creates an
-  application key with ``convmem keys create``.
+* Starts ``convmem serve`` (``--workers`` processes, default one; ``--threads`` handler threads
+  each, default serve's own; JSON request logs at the info level written to a file) on a fresh
+  database (``--backend``: SQLite in a temporary folder, or a PostgreSQL server of the run's own),
+  and creates an application key with ``convmem keys create``.
 * Creates the conversations (full run: 200, spread over 20 users; ``--quick``: 20 over 4) through
   the API, then runs the clients (full: 50 for 60 s; ``--quick``: 10 for 5 s) in one asyncio
-  process with an ``httpx.AsyncClient``. Each client loops over turns on a random conversation,
-  as a chat backend would: append the user's message, assemble the request answering it (an 8k
-  window, o200k tokenizer), append the assistant's reply — three requests a turn, each timed from
-  send to full response. About one user message in fifty asks to remember something.
+  process, each on its own keep-alive connection (``lean_http``: httpx cost as much CPU per
+  request as the server, on the same two cores; the generator's CPU is reported). Each client
+  loops over turns on a random conversation, as a chat backend would: append the user's
+  message, assemble the request answering it (an 8k window, o200k tokenizer), append the
+  assistant's reply — three requests a turn, each timed from send to full response. About
+  one user message in fifty asks to remember something.
 * Reports requests per second, p50 / p99 / max latency overall and per operation, and the error
   count: any response other than 2xx, and any transport failure, is an error. Goal: zero errors.
 
@@ -44,6 +47,7 @@ from typing import Any
 
 import httpx
 from benchmark_databases import BACKENDS, database
+from lean_http import Connection, Response, TransportFailure
 
 ROOT = Path(__file__).resolve().parents[1]
 _VOCABULARY = (
@@ -111,21 +115,21 @@ def cli(*args: str, env: dict[str, str]) -> str:
 
 
 async def timed(
-    client: httpx.AsyncClient, recorder: Recorder, operation: str, method: str, url: str,
-    **kwargs: Any,
-) -> httpx.Response | None:  # fmt: skip
+    connection: Connection, recorder: Recorder, operation: str, method: str, path: str,
+    headers: dict[str, str], body: Any,
+) -> Response | None:  # fmt: skip
     started = time.perf_counter()
     try:
-        response = await client.request(method, url, **kwargs)
-    except httpx.HTTPError as exc:
-        recorder.record(operation, time.perf_counter() - started, type(exc).__name__)
+        response = await connection.request(method, path, json_body=body, headers=headers)
+    except TransportFailure as exc:
+        recorder.record(operation, time.perf_counter() - started, str(exc))
         return None
     recorder.record(operation, time.perf_counter() - started, response.status_code)
     return response
 
 
 async def client_loop(
-    client: httpx.AsyncClient,
+    connection: Connection,
     recorder: Recorder,
     conversations: list[tuple[str, str]],
     deadline: float,
@@ -134,52 +138,61 @@ async def client_loop(
     rng = random.Random(seed)
     turns = 0
     model = {"context_window": 8192, "max_output": 1024, "tokenizer": "o200k_base"}
-    while time.perf_counter() < deadline:
-        user, conversation = rng.choice(conversations)
-        headers = {"X-Convmem-User": user}
-        base = f"/v1/conversations/{conversation}"
-        await timed(client, recorder, "append", "POST", f"{base}/messages", headers=headers,
-                    json={"role": "user", "content": sentence(rng)})  # fmt: skip
-        await timed(client, recorder, "assemble", "POST", f"{base}/assemble", headers=headers,
-                    json={"model": model, "system": "You are a travel assistant."})  # fmt: skip
-        await timed(client, recorder, "append", "POST", f"{base}/messages", headers=headers,
-                    json={"role": "assistant", "content": sentence(rng)})  # fmt: skip
-        turns += 1
+    try:
+        while time.perf_counter() < deadline:
+            user, conversation = rng.choice(conversations)
+            headers = {"X-Convmem-User": user}
+            base = f"/v1/conversations/{conversation}"
+            await timed(connection, recorder, "append", "POST", f"{base}/messages", headers,
+                        {"role": "user", "content": sentence(rng)})  # fmt: skip
+            await timed(connection, recorder, "assemble", "POST", f"{base}/assemble", headers,
+                        {"model": model, "system": "You are a travel assistant."})  # fmt: skip
+            await timed(connection, recorder, "append", "POST", f"{base}/messages", headers,
+                        {"role": "assistant", "content": sentence(rng)})  # fmt: skip
+            turns += 1
+    finally:
+        await connection.close()
     return turns
 
 
 async def run_load(
-    base_url: str, key: str, *, clients: int, conversations: int, users: int, seconds: float
-) -> dict[str, Any]:
-    limits = httpx.Limits(max_connections=clients + 5, max_keepalive_connections=clients + 5)
-    headers = {"Authorization": f"Bearer {key}"}
-    async with httpx.AsyncClient(
-        base_url=base_url, headers=headers, limits=limits, timeout=60.0
-    ) as client:
-        made: list[tuple[str, str]] = []
-        for n in range(conversations):
-            user = f"user{n % users:03d}"
-            response = await client.post(
-                "/v1/conversations",
-                json={"title": f"Trip {n}"},
-                headers={"X-Convmem-User": user},
-            )
-            response.raise_for_status()
-            made.append((user, response.json()["id"]))
-        recorder = Recorder()
-        started = time.perf_counter()
-        deadline = started + seconds
-        turns = await asyncio.gather(
-            *(client_loop(client, recorder, made, deadline, seed) for seed in range(clients))
+    host: str, port: int, key: str, *, clients: int, conversations: int, users: int,
+    seconds: float,
+) -> dict[str, Any]:  # fmt: skip
+    auth = {"Authorization": f"Bearer {key}"}
+    setup = Connection(host, port, auth)
+    made: list[tuple[str, str]] = []
+    for n in range(conversations):
+        user = f"user{n % users:03d}"
+        response = await setup.request("POST", "/v1/conversations",
+                                       json_body={"title": f"Trip {n}"},
+                                       headers={"X-Convmem-User": user})  # fmt: skip
+        if response.status_code != 201:
+            raise SystemExit(f"creating a conversation gave HTTP {response.status_code}")
+        made.append((user, response.json()["id"]))
+    recorder = Recorder()
+    cpu_before = time.process_time()
+    started = time.perf_counter()
+    deadline = started + seconds
+    turns = await asyncio.gather(
+        *(
+            client_loop(Connection(host, port, auth), recorder, made, deadline, seed)
+            for seed in range(clients)
         )
-        elapsed = time.perf_counter() - started
-        metrics = (await client.get("/metrics")).text
+    )
+    elapsed = time.perf_counter() - started
+    client_cpu = time.process_time() - cpu_before
+    metrics = (await setup.request("GET", "/metrics")).body.decode()
+    await setup.close()
     every = [s for values in recorder.latencies.values() for s in values]
     return {
         "elapsed_s": round(elapsed, 2),
         "turns": sum(turns),
         "requests": len(every),
         "requests_per_s": round(len(every) / elapsed, 1),
+        # the generator's own CPU: if it nears one core, it, not the service, sets the rate
+        "client_cpu_s": round(client_cpu, 2),
+        "client_cpu_ms_per_request": round(client_cpu / max(1, len(every)) * 1000, 3),
         "latency": summary(every),
         "by_operation": {op: summary(values) for op, values in recorder.latencies.items()},
         "errors": sum(recorder.errors.values()),
@@ -202,6 +215,8 @@ def main() -> None:
     parser.add_argument("--backend", choices=BACKENDS, default="sqlite",
                         help="the database (postgresql: a pgserver of the run's own)")  # fmt: skip
     parser.add_argument("--workers", type=int, default=1, help="service processes")
+    parser.add_argument("--threads", type=int,
+                        help="handler threads per process (default: serve's own)")  # fmt: skip
     args = parser.parse_args()
     clients = args.clients or (10 if args.quick else 50)
     seconds = args.seconds or (5.0 if args.quick else 60.0)
@@ -232,6 +247,7 @@ def main() -> None:
                     str(port),
                     "--workers",
                     str(args.workers),
+                    *(["--threads", str(args.threads)] if args.threads else []),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -240,8 +256,8 @@ def main() -> None:
             try:
                 wait_until_up(base_url, server)
                 result = asyncio.run(
-                    run_load(base_url, key, clients=clients, conversations=conversations,
-                             users=users, seconds=seconds)
+                    run_load("127.0.0.1", port, key, clients=clients,
+                             conversations=conversations, users=users, seconds=seconds)
                 )  # fmt: skip
             finally:
                 server.send_signal(signal.SIGTERM)
@@ -259,7 +275,9 @@ def main() -> None:
             "seconds": seconds,
             "conversations": conversations,
             "users": users,
-            "server": f"convmem serve --workers {args.workers}: uvicorn, info-level JSON logs",
+            "server": f"convmem serve --workers {args.workers}"
+            + (f" --threads {args.threads}" if args.threads else "")
+            + ": uvicorn, info-level JSON logs",
             "backend": args.backend,
             "turn": "append user message, assemble (8k window, o200k_base), append reply",
         },
@@ -290,6 +308,8 @@ def main() -> None:
     inside = report["server_side"].get("latency")
     if inside:
         print(f"  inside the server: p50 {inside['p50_ms']} ms, p99 {inside['p99_ms']} ms")
+    print(f"  client CPU: {report['client_cpu_s']} s, "
+          f"{report['client_cpu_ms_per_request']} ms a request")  # fmt: skip
     if report["errors"]:
         print(f"  errors: {report['error_kinds']}")
     if args.json:

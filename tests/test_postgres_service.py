@@ -1,7 +1,7 @@
 """The service on PostgreSQL: the database going away gives 503 problem+json and the service
 recovers when it returns; several service processes (``convmem serve --workers``) appending to
-one conversation keep one chain and every acknowledged write; two ``convmem worker`` processes
-share the job queue."""
+one conversation keep one chain and every acknowledged write (on one SQLite file too); two
+``convmem worker`` processes share the job queue."""
 
 from __future__ import annotations
 
@@ -96,13 +96,23 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_two_service_processes_append_to_one_conversation(postgres_url: str) -> None:
-    with convmem.open(postgres_url) as memory:
+@pytest.fixture(params=["postgresql", "sqlite"])
+def shared_database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database several service processes open: PostgreSQL, or one SQLite file (whose
+    processes meet at the writer lock file beside it)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "shared.db")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+def test_two_service_processes_append_to_one_conversation(shared_database: str) -> None:
+    with convmem.open(shared_database) as memory:
         token = memory.keys.create("acme", "user", user="alice").token
         conv = memory.scope("acme", "alice").create_conversation()
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "convmem.cli", "serve", "--db", postgres_url, "--port", str(port),
+        [sys.executable, "-m", "convmem.cli", "serve", "--db", shared_database, "--port", str(port),
          "--workers", "2", "--log-level", "warning"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
@@ -145,7 +155,7 @@ def test_two_service_processes_append_to_one_conversation(postgres_url: str) -> 
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(60)
-    with convmem.open(postgres_url) as memory:
+    with convmem.open(shared_database) as memory:
         branch = memory.scope("acme", "alice").conversation(conv.id).branch()
     assert [m.depth for m in branch] == list(range(150))
     assert {m.id for m in branch} == set(acknowledged)

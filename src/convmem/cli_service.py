@@ -31,6 +31,9 @@ _tenant = click.option("--tenant", required=True, help="Tenant id.")
               type=click.IntRange(1, 64),
               help="Service processes sharing the port, each with its own database connections "
                    "(for PostgreSQL) [CONVMEM_WORKERS].")  # fmt: skip
+@click.option("--threads", envvar="CONVMEM_THREADS", default=None, type=click.IntRange(1, 256),
+              help="Threads running request handlers in each process; more requests wait their "
+                   "turn [CONVMEM_THREADS; default: 2 on SQLite, 4 on PostgreSQL].")  # fmt: skip
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))  # fmt: skip
 @embedder_option("none", "Vectors for search and recall: minilm (the embeddings extra) or auto "
@@ -44,14 +47,18 @@ def serve(
     graceful_timeout: int,
     keep_alive_timeout: int,
     workers: int,
+    threads: int | None,
     log_level: str,
     embedder: Embedder | None,
 ) -> None:
     """Run the HTTP service and the memory page (JSON logs on stderr)."""
-    from convmem.service.app import ServiceSettings
+    from convmem.service.app import ServiceSettings, default_handler_threads
     from convmem.service.run import serve as run
 
-    settings = ServiceSettings() if max_body_bytes is None else ServiceSettings(max_body_bytes)
+    settings = ServiceSettings(
+        max_body_bytes=max_body_bytes or ServiceSettings.max_body_bytes,
+        handler_threads=threads or default_handler_threads(db),
+    )
     try:
         run(db, host=host, port=port, settings=settings, log_level=log_level,
             graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout,

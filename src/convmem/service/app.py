@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any
 
+from anyio import to_thread
 from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
@@ -23,6 +24,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from convmem import __version__
 from convmem.engine import Memory
+from convmem.errors import InvalidInput
 from convmem.metrics import CONTENT_TYPE, ProcessMetrics
 from convmem.model.purpose import check_purposes
 from convmem.service import account, admin, conversations, entities, memories, tools
@@ -31,6 +33,7 @@ from convmem.service.observability import ServiceMiddleware
 from convmem.service.params import known_query_only
 from convmem.service.problems import ERROR_STATUSES, PROBLEM_JSON, Problem, install_handlers
 from convmem.service.schemas import HealthOut
+from convmem.store.registry import scheme_of
 from convmem.tree import DEFAULT_MAX_CONTENT_BYTES
 
 WEB = files("convmem") / "web"
@@ -45,6 +48,20 @@ PAGE_HEADERS = {
     "Cache-Control": "no-store",
 }
 
+DEFAULT_HANDLER_THREADS = 4
+
+
+def default_handler_threads(db: str | None) -> int:
+    """Handler threads per process for the database at ``db`` (see ``handler_threads``).
+
+    SQLite does its work inside the process, so another thread mostly takes the GIL from the
+    first: one thread per process measured fastest (``benchmarks/service_load.py``), two nearly
+    as fast, and two keep a process answering while one handler waits on another process's
+    write. On PostgreSQL a handler also waits on the server, and a few threads overlap those
+    waits."""
+    on_postgres = db is not None and scheme_of(db) in ("postgresql", "postgres")
+    return DEFAULT_HANDLER_THREADS if on_postgres else 2
+
 
 @dataclass(frozen=True)
 class ServiceSettings:
@@ -54,12 +71,18 @@ class ServiceSettings:
     # engine's limit (1 MB) and JSON escaping can triple non-ASCII text, hence the headroom.
     max_body_bytes: int = 4 * DEFAULT_MAX_CONTENT_BYTES
     close_memory_on_shutdown: bool = False
+    # Threads that run the (synchronous) handlers of one process; more requests than this queue,
+    # first come first served, for a free one. Past a few, threads only contend for the GIL and
+    # the database's writer lock: each request then costs more CPU and all of them finish late.
+    handler_threads: int = DEFAULT_HANDLER_THREADS
     # Route path (as in the OpenAPI document, e.g. "/v1/conversations/{conversation_id}/assemble")
     # -> the memory purposes its requests may use, whatever their key allows; a route not named
     # here is capped by the key alone. See convmem.PURPOSES.
     route_purposes: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.handler_threads < 1:
+            raise InvalidInput("handler_threads must be at least 1")
         for path, purposes in self.route_purposes.items():
             check_purposes(purposes, f"the purposes of route {path}")
 
@@ -71,6 +94,8 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Starlette runs sync endpoints and dependencies on anyio's default thread limiter
+        to_thread.current_default_thread_limiter().total_tokens = settings.handler_threads
         yield
         # uvicorn has let every in-flight request finish by now
         if settings.close_memory_on_shutdown:
@@ -118,9 +143,10 @@ def _ops_routes(app: FastAPI, metrics: ProcessMetrics) -> None:
         tags=["operations"],
         responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
     )
-    def prometheus_metrics() -> PlainTextResponse:
+    async def prometheus_metrics() -> PlainTextResponse:
         """Request counts, latencies and the pipeline's per-request numbers (tokens per section,
         memories, evictions, retrievals, summaries), in Prometheus' format; never content."""
+        # on the event loop, not a handler thread: a scrape never waits behind busy handlers
         return PlainTextResponse(metrics.render(), media_type=CONTENT_TYPE)
 
 

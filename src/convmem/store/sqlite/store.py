@@ -40,6 +40,7 @@ from convmem.store.sqlite.ranking import RankingTxnMixin
 from convmem.store.sqlite.search import SearchTxnMixin
 from convmem.store.sqlite.sql import CHAIN_CTE, TEXT_CODEC
 from convmem.store.sqlite.tools import ToolTxnMixin
+from convmem.store.sqlite.writer_lock import writer_lock
 
 # Branch pages grow so a short window costs one query and a long one a handful.
 _FIRST_PAGE = 48
@@ -318,20 +319,6 @@ class SQLiteTxn(
             raise NotFound("pinned instruction", pin_id)
 
 
-_WRITER_LOCKS: dict[str, threading.RLock] = {}
-_WRITER_LOCKS_GUARD = threading.Lock()
-
-
-def writer_lock(path: str) -> threading.RLock:
-    """The one lock of this process that every writer of the file at ``path`` takes.
-
-    Re-entrant, so a write opened inside another on the same thread still reaches SQLite, which
-    refuses it plainly rather than waiting on itself."""
-    key = path if path == ":memory:" else os.path.realpath(path)
-    with _WRITER_LOCKS_GUARD:
-        return _WRITER_LOCKS.setdefault(key, threading.RLock())
-
-
 class SQLiteStore:
     """A database file shared safely by threads (a connection each) and processes (WAL)."""
 
@@ -344,6 +331,7 @@ class SQLiteStore:
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._vectors = VectorsCache()  # shared by the threads' transactions
+        self._writer_lock = writer_lock(self.path)
         applied = apply_migrations(self._connection())
         # a database that had messages before the search index existed needs them indexed
         self.reindex_needed = "m020_message_index" in applied and self._has_messages()
@@ -370,11 +358,8 @@ class SQLiteStore:
     @contextmanager
     def write(self) -> Iterator[SQLiteTxn]:
         db = self._connection()
-        # The process's writers queue on a lock of ours before SQLite's: a thread waiting here is
-        # woken the moment the lock is free, where SQLite's busy handler sleeps in steps of up to
-        # 100 ms and lets a freed lock sit idle (most of the tail under a service's threads).
-        # Other processes still meet at SQLite's lock.
-        with writer_lock(self.path), transaction(db, "IMMEDIATE") as statements:
+        # writers queue on our lock before SQLite's, whose busy handler sleeps (see writer_lock)
+        with self._writer_lock.hold(), transaction(db, "IMMEDIATE") as statements:
             yield SQLiteTxn(statements, self._vectors)
             erase_deleted_fts(statements)
 

@@ -1,0 +1,100 @@
+"""The writer lock file beside a SQLite database: writers in other processes wait on it instead
+of SQLite's sleeping busy handler, and a holder that never lets go does not hang a writer."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import convmem
+from convmem.errors import StoreError
+from convmem.store.sqlite import writer_lock as writer_lock_module
+from convmem.store.sqlite.store import SQLiteStore
+from convmem.store.sqlite.writer_lock import LOCK_FILE_SUFFIX
+
+
+def _file_lock_is_free(path: Path) -> bool:
+    """Whether another open file (as another process would hold) can take the lock now."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def test_a_write_holds_the_lock_file_beside_the_database(tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    store = SQLiteStore(db)
+    lock_file = Path(str(db) + LOCK_FILE_SUFFIX)
+    try:
+        with store.write():
+            assert not _file_lock_is_free(lock_file)
+            # a write opened inside another on the same thread reaches SQLite, which refuses it
+            # plainly, rather than waiting on the lock its own thread holds
+            with pytest.raises(StoreError), store.write():
+                pass
+            assert not _file_lock_is_free(lock_file)  # the inner one left the outer's lock
+        assert _file_lock_is_free(lock_file)
+    finally:
+        store.close()
+
+
+def test_a_writer_in_another_process_waits_for_the_lock_and_then_writes(tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    with convmem.open(str(db)) as memory:
+        conversation = memory.scope("acme", "alice").create_conversation()
+        conversation.append("user", "first")
+    child = textwrap.dedent(f"""
+        import convmem
+        with convmem.open({str(db)!r}) as memory:
+            memory.scope("acme", "alice").conversation({conversation.id!r}).append("user", "second")
+    """)
+    store = SQLiteStore(db)
+    try:
+        with store.write():
+            writer = subprocess.Popen([sys.executable, "-c", child], stderr=subprocess.PIPE)
+            with pytest.raises(subprocess.TimeoutExpired):
+                writer.wait(timeout=1.5)  # waiting on our lock, not failing or writing past it
+        _, errors = writer.communicate(timeout=60)
+        assert writer.returncode == 0, errors.decode()
+    finally:
+        store.close()
+    with convmem.open(str(db)) as memory:
+        branch = memory.scope("acme", "alice").conversation(conversation.id).branch()
+    assert [m.content for m in branch] == ["first", "second"]
+
+
+def test_a_lock_holder_that_never_lets_go_does_not_hang_a_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_lock_module, "FILE_LOCK_WAIT_S", 0.2)
+    db = tmp_path / "chat.db"
+    with convmem.open(str(db)) as memory:
+        conversation = memory.scope("acme", "alice").create_conversation()
+        stuck = os.open(str(db) + LOCK_FILE_SUFFIX, os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(stuck, fcntl.LOCK_EX)  # held as by a process that hung holding it
+            # past the wait the writer goes on to SQLite's own lock, which is free
+            conversation.append("user", "still written")
+        finally:
+            os.close(stuck)
+        assert [m.content for m in conversation.branch()] == ["still written"]
+
+
+def test_an_in_memory_database_has_no_lock_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = set(os.listdir(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    with convmem.open(":memory:") as memory:
+        memory.scope("acme", "alice").create_conversation().append("user", "hello")
+    assert set(os.listdir(tmp_path)) == before
