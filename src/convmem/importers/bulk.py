@@ -13,9 +13,11 @@ messages do not act on memory ("remember that …" in an old chat is history, no
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -119,11 +121,28 @@ def import_trees(
     done = imported_ids(scope, source)
     counters = scope.memory.batch_counters()  # for this run only: no text outlives it
     batches = _batches(scope, source, trees, done, report, batch_messages, counters)
-    for batch, settled in planned_ahead(batches):
-        _write(scope, batch, report)
-        if progress is not None and settled:
-            progress(settled)
+    with collector_paused():
+        for batch, settled in planned_ahead(batches):
+            _write(scope, batch, report)
+            if progress is not None and settled:
+                progress(settled)
     return report
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for the run, as it was after. A batch is thousands of
+    rows alive at once, and each time the objects alive grow by a quarter the collector scans
+    all of them (the export read in included): a sixth of an import's CPU, to find no cycles —
+    the rows hold none, and reference counting frees each batch once written. Process-wide, so
+    another thread's cyclic garbage waits for the end of the run."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def planned_ahead(items: Iterator[T]) -> Iterator[T]:
