@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pty
@@ -271,3 +272,26 @@ def test_the_cli_draws_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     text = output.decode()
     assert "conversations  [####" in text and "100%" in text
     assert "imported 1 conversations, 8 messages" in text
+
+
+def test_an_import_leaves_the_cycle_collector_as_it_found_it(
+    alice: convmem.Scope, tmp_path: Path
+) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(chatgpt_export()))
+    seen: list[bool] = []
+
+    def told(settled: int) -> None:
+        seen.append(gc.isenabled())
+
+    assert gc.isenabled()
+    import_trees(alice, openai_chat.SOURCE, openai_chat.read(path), progress=told)
+    assert seen == [False] and gc.isenabled()  # paused while it ran, on again after
+    gc.disable()
+    try:
+        with pytest.raises(convmem.InvalidInput):
+            import_trees(alice, openai_chat.SOURCE, [], batch_messages=0)
+        import_trees(alice, "another-source", openai_chat.read(path))
+        assert not gc.isenabled()  # the caller's choice stands
+    finally:
+        gc.enable()

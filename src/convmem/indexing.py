@@ -68,10 +68,14 @@ def prepare_turn(
     return PreparedTurn(turn, words, embedder.name, rows[0], word_vectors)
 
 
-def index_entry(message: Message, prepared: PreparedTurn, ctx: str) -> IndexEntry:
+def index_entry(message: Message, prepared: PreparedTurn | IndexedTurn, ctx: str) -> IndexEntry:
     """The index row of a placed message (``parent_id`` and ``depth`` set), with its vector
-    when one was prepared; ``ctx`` is its text with its neighbours'."""
-    turn = prepared.turn
+    when one was prepared (a turn alone has none: an import's, which the worker embeds later);
+    ``ctx`` is its text with its neighbours'."""
+    if isinstance(prepared, IndexedTurn):
+        turn, embedder, vector = prepared, None, None
+    else:
+        turn, embedder, vector = prepared.turn, prepared.embedder, prepared.vector
     return IndexEntry(
         message_id=message.id,
         conversation_id=message.conversation_id,
@@ -81,8 +85,8 @@ def index_entry(message: Message, prepared: PreparedTurn, ctx: str) -> IndexEntr
         session=turn.session,
         body=turn.body,
         ctx=ctx,
-        embedder=prepared.embedder,
-        vector=prepared.vector,
+        embedder=embedder,
+        vector=vector,
     )
 
 

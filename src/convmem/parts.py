@@ -31,7 +31,7 @@ from typing import Any
 
 from convmem.errors import ContentTooLarge, InvalidMessage
 from convmem.media_tokens import check_dimensions, image_tokens, provider_of
-from convmem.model.messages import ToolCall
+from convmem.model.messages import NewMessage, ToolCall
 from convmem.model.parts import (
     AudioPart,
     FilePart,
@@ -163,6 +163,32 @@ def message_cost(
     # the framing of an empty message, as message_tokens counts it
     framing = message_tokens(counter, role, "")
     return framing + texts + media, media
+
+
+def message_costs(
+    counter: TokenCounter, messages: Sequence[NewMessage]
+) -> tuple[list[int], dict[int, int]]:
+    """``message_cost`` of each message, for many at once (an import): the totals, and the
+    media's share by the position of each message that has one. A message of text alone costs
+    its role's framing, worked out once per role, plus its text."""
+    count = counter.count
+    framing: dict[str, int] = {}
+    totals: list[int] = []
+    media: dict[int, int] = {}
+    for m in messages:
+        if m.tool_calls or m.tool_call_id is not None or sends_parts(m.role, m.parts):
+            total, share = message_cost(
+                counter, m.role, m.content, m.parts, m.tool_calls, m.tool_call_id
+            )
+            if share:
+                media[len(totals)] = share
+            totals.append(total)
+            continue
+        base = framing.get(m.role)
+        if base is None:  # message_tokens is the framing plus the text's count (none for "")
+            base = framing[m.role] = message_tokens(counter, m.role, "")
+        totals.append(base + count(m.content))
+    return totals, media
 
 
 def stubbed_cost(counter: TokenCounter, parts: Sequence[Part], message_id: str) -> int:

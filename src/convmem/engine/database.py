@@ -23,7 +23,7 @@ from convmem.model.messages import NewMessage
 from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
 from convmem.model.purpose import check_purposes
 from convmem.model.summary import Job
-from convmem.parts import message_cost
+from convmem.parts import message_costs
 from convmem.retention import apply_retention, sweep_all, sweep_tenant
 from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder, normalise
@@ -227,17 +227,23 @@ class Memory:
     ) -> MessageCost:
         """Per-tokenizer costs of a message (media's share apart) and its estimate, computed
         once at write; ``counters`` from ``batch_counters`` when counting many."""
-        m = message
-        tokens: dict[str, int] = {}
-        media: dict[str, int] = {}
-        for counter in self._write_counters if counters is None else counters:
-            total, share = message_cost(
-                counter, m.role, m.content, m.parts, m.tool_calls, m.tool_call_id
-            )
-            tokens[counter.name] = total
-            if share:
-                media[counter.name] = share
-        return MessageCost(tokens, tokens[ESTIMATE], media)
+        return self.count_messages([message], counters)[0]
+
+    def count_messages(
+        self, messages: Sequence[NewMessage], counters: Sequence[TokenCounter] | None = None
+    ) -> list[MessageCost]:
+        """``count_message`` of each message, each tokenizer's counting done for all of them
+        in one pass."""
+        counters = self._write_counters if counters is None else counters
+        names = [counter.name for counter in counters]
+        counted = [message_costs(counter, messages) for counter in counters]
+        shares = [(name, media) for name, (_, media) in zip(names, counted, strict=True) if media]
+        costs = []
+        for at, totals in enumerate(zip(*(totals for totals, _ in counted), strict=True)):
+            tokens = dict(zip(names, totals, strict=True))
+            media = {name: by_at[at] for name, by_at in shares if at in by_at}
+            costs.append(MessageCost(tokens, tokens[ESTIMATE], media))
+        return costs
 
     def batch_counters(self) -> list[TokenCounter]:
         """The tokenizers ``count_message`` counts with, for one batch of many messages (an

@@ -13,21 +13,29 @@ messages do not act on memory ("remember that …" in an old chat is history, no
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from convmem.engine import Scope
 from convmem.engine.conversation import checked_message, tool_run
 from convmem.errors import ConvmemError
 from convmem.ids import new_id
-from convmem.indexing import PreparedTurn, index_entry, prepare_turn
+from convmem.indexing import index_entry
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, NewMessage
-from convmem.retrieval.index import context_text
+from convmem.retrieval.index import (
+    IndexedTurn,
+    context_text,
+    indexable,
+    indexed_turn,
+    vocabulary,
+)
 from convmem.store.base import IndexEntry, MessageRow
 from convmem.store.retry import conflicts_retried
 from convmem.tokens import TokenCounter
@@ -113,11 +121,28 @@ def import_trees(
     done = imported_ids(scope, source)
     counters = scope.memory.batch_counters()  # for this run only: no text outlives it
     batches = _batches(scope, source, trees, done, report, batch_messages, counters)
-    for batch, settled in planned_ahead(batches):
-        _write(scope, batch, report)
-        if progress is not None and settled:
-            progress(settled)
+    with collector_paused():
+        for batch, settled in planned_ahead(batches):
+            _write(scope, batch, report)
+            if progress is not None and settled:
+                progress(settled)
     return report
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for the run, as it was after. A batch is thousands of
+    rows alive at once, and each time the objects alive grow by a quarter the collector scans
+    all of them (the export read in included): a sixth of an import's CPU, to find no cycles —
+    the rows hold none, and reference counting frees each batch once written. Process-wide, so
+    another thread's cyclic garbage waits for the end of the run."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def planned_ahead(items: Iterator[T]) -> Iterator[T]:
@@ -211,14 +236,9 @@ def _plan(
     children: dict[str | None, list[ImportNode]] = defaultdict(list)
     for node in tree.nodes:
         children[node.parent_key if node.parent_key in by_key else None].append(node)
-    stored: dict[str, Message] = {}  # source key -> the message it became
+    stored: dict[str, Message] = {}  # message id -> the message, parents before children
     placed: dict[str, str | None] = {}  # source key -> the stored message standing for it
-    rows: list[MessageRow] = []
-    prepared_turns: dict[str, PreparedTurn] = {}
-    last_child: dict[str, str] = {}
-    words: set[str] = set()
-    speakers: set[str] = set()
-    before: dict[str, int] = {}
+    news: list[NewMessage] = []  # as checked, in the order of ``stored``
 
     def walk() -> Iterator[ImportNode]:  # parents before children, without recursion
         stack = list(reversed(children[None]))
@@ -240,42 +260,59 @@ def _plan(
             report.skipped[type(exc).__name__] += 1
             placed[node.key] = parent_id
             continue
-        cost = memory.count_message(new, counters)
         assert new.created_at is not None
         message = Message(
             new_id("msg"), record.id, parent_id, 0 if parent is None else parent.depth + 1,
             new.role, new.content, new.tool_calls, new.tool_call_id, new.metadata, new.created_at,
             parts=new.parts,
         )  # fmt: skip
-        start = 0 if parent_id is None else before[parent_id]
-        before[message.id] = start + cost.estimate
-        rows.append(cost.row(message, None, None, start, new.blobs))
         stored[message.id] = message
         placed[node.key] = message.id
-        prepared = prepare_turn(message, None, memory.vector_cache)
-        if prepared is not None:
-            prepared_turns[message.id] = prepared
-            words.update(prepared.words)
-            speakers.add(prepared.turn.speaker)
-            if parent_id is not None:
-                last_child[parent_id] = message.id
-    if not rows:
+        news.append(new)
+    if not news:
         report.skipped["empty_conversation"] += 1
         return None
-    gap = memory.config.session_gap
-    turns = {key: prepared.turn for key, prepared in prepared_turns.items()}
-    index = []
-    for row in rows:
-        message = row.message
-        prepared = prepared_turns.get(message.id)
-        if prepared is None:
-            continue
-        previous = turns.get(message.parent_id) if message.parent_id else None
-        following = turns.get(last_child.get(message.id, ""))
-        ctx = context_text(prepared.turn, previous, following, gap)
-        index.append(index_entry(message, prepared, ctx))
+    rows: list[MessageRow] = []
+    before: dict[str, int] = {}  # message id -> the estimate of its branch down to it
+    costs = memory.count_messages(news, counters)
+    for message, new, cost in zip(stored.values(), news, costs, strict=True):
+        start = 0 if message.parent_id is None else before[message.parent_id]
+        before[message.id] = start + cost.estimate
+        rows.append(cost.row(message, None, None, start, new.blobs))
+    index, words, speakers = _index_rows(list(stored.values()), memory.config.session_gap)
     active = placed.get(tree.active_key) if tree.active_key is not None else None
     if active is None:  # the newest leaf
         active = max(rows, key=lambda r: (r.message.created_at, r.message.depth)).message.id
     record = replace(record, active_leaf_id=active)  # written with it: no update after
     return _Planned(record, rows, index, words, speakers)
+
+
+def _index_rows(
+    messages: list[Message], gap: timedelta
+) -> tuple[list[IndexEntry], set[str], set[str]]:
+    """The index rows of a tree's messages (parents before children), each with its final
+    neighbours — its parent, and its newest indexed child, as appends one at a time leave
+    them — and the tree's vocabulary and speakers."""
+    turns: dict[str, IndexedTurn] = {}
+    last_child: dict[str, str] = {}
+    texts: dict[str, list[str]] = defaultdict(list)  # per speaker: the vocabulary excludes it
+    for message in messages:
+        if not indexable(message.role, message.content):
+            continue
+        turn = turns[message.id] = indexed_turn(message)
+        texts[turn.speaker].append(message.content)
+        if message.parent_id is not None:
+            last_child[message.parent_id] = message.id
+    index = []
+    for message in messages:
+        indexed = turns.get(message.id)
+        if indexed is None:
+            continue
+        previous = turns.get(message.parent_id) if message.parent_id else None
+        following = turns.get(last_child.get(message.id, ""))
+        ctx = context_text(indexed, previous, following, gap)
+        index.append(index_entry(message, indexed, ctx))
+    words: set[str] = set()
+    for speaker, said in texts.items():
+        words |= vocabulary(said, exclude=speaker.lower().split())
+    return index, words, set(texts)

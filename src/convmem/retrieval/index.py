@@ -109,5 +109,7 @@ def vocabulary(texts: Iterable[str], exclude: Iterable[str] = ()) -> set[str]:
     excluded = {e.lower() for e in exclude}
     found: set[str] = set()
     for text in texts:
-        found.update(map(str.lower, _VOCAB_WORD.findall(text)))
-    return found - STOPWORDS - excluded
+        found.update(_VOCAB_WORD.findall(text))
+    # each distinct word lower-cased once (after matching: lower-casing can split a word, as
+    # "İ" becomes "i" and a combining dot)
+    return set(map(str.lower, found)) - STOPWORDS - excluded

@@ -30,10 +30,6 @@ from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.memories import utc_text
 from convmem.store.sqlite.vectors import from_blob, to_blob
 
-# 13 values a row: well under SQLite's 32,766 variables a statement
-INDEX_ROWS_PER_STATEMENT = 100
-_INDEX_ROW = "(" + ", ".join("?" * 13) + ")"
-
 
 def conversation_token(tenant: str, conversation_id: str) -> str:
     return "c" + tenant.encode().hex() + "x" + conversation_id.encode().hex()
@@ -77,14 +73,12 @@ class SearchTxnMixin:
         # written out each time a statement starts (SQLite opens a statement savepoint, and FTS5
         # flushes its pending terms there), so an executemany writes a tiny segment per row and
         # merges them again. The same index, in about a third of the time for an import's batch.
-        for start in range(0, len(rows), INDEX_ROWS_PER_STATEMENT):
-            chunk = rows[start : start + INDEX_ROWS_PER_STATEMENT]
-            self._db.execute(
-                "INSERT OR REPLACE INTO message_index (tenant_id, message_id, user_id, "
-                "conversation_id, depth, created_at, speaker, session, scope, body, ctx, "
-                "embedder, vector) VALUES " + ", ".join([_INDEX_ROW] * len(chunk)),
-                [value for row in chunk for value in row],
-            )
+        self._db.insert_rows(
+            "INSERT OR REPLACE INTO message_index (tenant_id, message_id, user_id, "
+            "conversation_id, depth, created_at, speaker, session, scope, body, ctx, "
+            "embedder, vector) VALUES ",
+            rows,
+        )
 
     def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None:
         self._db.execute(

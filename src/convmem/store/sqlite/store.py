@@ -210,11 +210,10 @@ class SQLiteTxn(
         )
 
     def insert_messages(self, tenant: str, user: str, rows: Sequence[MessageRow]) -> None:
-        self._db.executemany(
+        self._db.insert_rows(
             "INSERT INTO messages (tenant_id, id, user_id, conversation_id, parent_id, depth, "
             "role, content, tool_calls, tool_call_id, metadata, created_at, revision_of, "
-            "revision_kind, estimate_tokens, estimate_before, parts) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "revision_kind, estimate_tokens, estimate_before, parts) VALUES ",
             [
                 (
                     tenant, m.id, user, m.conversation_id, m.parent_id, m.depth, m.role,
@@ -228,9 +227,9 @@ class SQLiteTxn(
                 for m in (row.message,)
             ],
         )  # fmt: skip
-        self._db.executemany(
+        self._db.insert_rows(
             "INSERT INTO message_tokens (tenant_id, message_id, tokenizer, tokens, media_tokens) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "VALUES ",
             [
                 (tenant, row.message.id, name, count, row.media_tokens.get(name, 0))
                 for row in rows
