@@ -19,9 +19,10 @@ The pipeline (measured on the LoCoMo development split; see ``convmem.eval.locom
 5. **Fusion**: reciprocal rank fusion, k = 10, the vector ranking weighing 1.5 (the others 1,
    entity recall's its own), then x1.2 for turns of the single speaker the query names, if it
    names exactly one. The vector weight came with the statement-weighted vectors: on the LoCoMo
-   development split (MiniLM), tuned on conv-26 (0.854 at 1, 0.857 at 1.25, 0.867 at 1.5, 0.863
-   at 1.75, 0.861 at 2) and tested on conv-30 (0.903, 0.890, 0.900, 0.903, 0.890 — 0.893 before
-   both changes); over the body-only vectors 1.5 did not help (0.853 and 0.884).
+   development split (MiniLM), hybrid evidence recall@10 tuned on conv-26 (0.854 at 1, 0.857 at
+   1.25, 0.867 at 1.5, 0.863 at 1.75, 0.861 at 2) and tested on conv-30 (0.903, 0.890, 0.900,
+   0.903, 0.890 — 0.893 before both changes); over the body-only vectors 1.5 did not help
+   (0.853 and 0.884).
 6. **Date prior**: x1.5 for turns written in a period the query names (a day, a month of any
    year, a year: ``convmem.retrieval.dates``) or in the week after it (a turn tells of a day
    just past). On the LoCoMo development split (MiniLM), judged per conversation, evidence
