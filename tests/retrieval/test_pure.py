@@ -6,15 +6,18 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from convmem.errors import InvalidInput
+from convmem.indexing import vector_text
 from convmem.retrieval.fusion import Fused, boost, lift_by_neighbours, rrf
 from convmem.retrieval.index import IndexedTurn, context_text, speaker_of, vocabulary
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.recall import standing_out
 from convmem.retrieval.vector import HashingEmbedder, normalise
-from convmem.search import plan_query
+from convmem.search import SearchOptions, plan_query
 from convmem.store.sqlite.accelerator import nearest_words
 from convmem.store.sqlite.fts import bm25_scores, or_query
 
@@ -134,3 +137,21 @@ def test_standing_out_is_a_prefix_holding_the_best(scores: list[float], share: f
     kept = standing_out(ranked, share)
     assert kept == ranked[: len(kept)] and kept[0] == ranked[0]
     assert all(f.score >= share * ranked[0].score for f in kept)
+
+
+def test_a_turns_vector_text_repeats_its_statements_without_the_name() -> None:
+    body = "Caroline: Thanks, Mel! I went to a support group. How was your week?"
+    assert vector_text("Caroline", body) == f"{body}\nThanks, Mel! I went to a support group."
+    assert vector_text("Caroline", "Caroline: How are you? Busy?") == "Caroline: How are you? Busy?"
+    # full-width and Arabic question marks end questions too; an image caption is a statement
+    cjk = "小明: 我昨天去了陶艺课。你呢？"
+    assert vector_text("小明", cjk) == f"{cjk}\n我昨天去了陶艺课。"
+    arabic = "Layla: ذهبت إلى السوق. هل ذهبت؟"
+    assert vector_text("Layla", arabic).endswith("\nذهبت إلى السوق.")
+    caption = "Mel: Look at this! [image: a photo of a bowl]"
+    assert vector_text("Mel", caption) == f"{caption}\nLook at this! [image: a photo of a bowl]"
+
+
+def test_the_vector_weight_must_be_positive() -> None:
+    with pytest.raises(InvalidInput):
+        SearchOptions(vector_weight=0)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 import convmem
+from convmem.indexing import vector_text
 from convmem.store import TermVector, Window
 from tests.store.backends import Backend
 
@@ -175,7 +176,11 @@ def test_a_query_naming_a_month_favours_the_turns_of_that_month(backend: Backend
             conv.append(
                 "user", f"The weather was grey, day {i}.", created_at=march + timedelta(days=i + 1)
             )
-        second = conv.append("user", "Pottery class: new bowls.", created_at=june)
+        # June's telling goes on about other things: neither its words nor its meaning put it
+        # first without the prior
+        second = conv.append(
+            "user", "Pottery class: new bowls, then a long walk by the lake.", created_at=june
+        )
         off = convmem.SearchOptions(date_boost=1.0)
         plain = [h.message.id for h in conv.search("pottery class bowls in June", k=2, options=off)]
         dated = [h.message.id for h in conv.search("pottery class bowls in June", k=2)]
@@ -183,3 +188,33 @@ def test_a_query_naming_a_month_favours_the_turns_of_that_month(backend: Backend
     assert plain == [first.id, second.id]  # the words alone rank March first
     assert dated == [second.id, first.id]  # naming June brings June's turn up
     assert undated == plain  # no date named: no prior
+
+
+def test_a_turns_vector_weighs_its_statements_on_write_and_on_backfill(backend: Backend) -> None:
+    text = "I took up pottery last month. Have you tried it? The class is on Tuesdays."
+    key = vector_text("user", f"user: {text}")
+    assert key == f"user: {text}\nI took up pottery last month. The class is on Tuesdays."
+    query = EMBEDDER.embed([key])[0]
+    plain = EMBEDDER.embed([f"user: {text}"])[0]
+    assert float(query @ plain) < 0.99  # the key is not the body: the test can tell them apart
+    found = {}
+    for on_write in (True, False):
+        config = convmem.Config(embed_on_write=on_write)
+        with backend.open(embedder=EMBEDDER, config=config) as memory:
+            conv = memory.scope("acme", f"u{on_write}").create_conversation()
+            ids = [conv.append("user", t).id for t in (text, "How are you?")]
+            if not on_write:
+                assert memory.backfill_embeddings()["messages"] == 2
+            with memory.store.read() as tx:
+                hits = tx.nearest_messages(
+                    "acme", f"u{on_write}", conv.id, EMBEDDER.name, query, window=Window(),
+                    limit=10,
+                )  # fmt: skip
+                asked = tx.nearest_messages(
+                    "acme", f"u{on_write}", conv.id, EMBEDDER.name,
+                    EMBEDDER.embed(["user: How are you?"])[0], window=Window(), limit=1,
+                )  # fmt: skip
+        found[on_write] = {h.message_id == ids[0]: h.score for h in hits}
+        assert hits[0].message_id == ids[0]
+        assert asked[0].message_id == ids[1] and asked[0].score > 0.99  # questions only: the body
+    assert found[True][True] > 0.99 and found[False][True] > 0.99

@@ -78,6 +78,7 @@ class UnindexedMessage:
 class MissingMessageVector:
     tenant_id: str
     message_id: str
+    speaker: str
     body: str
 
 

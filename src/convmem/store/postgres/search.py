@@ -286,11 +286,11 @@ class SearchTxnMixin(TxnBase):
 
     def missing_message_vectors(self, embedder: str, limit: int) -> list[MissingMessageVector]:
         rows = self._db.execute(
-            "SELECT tenant_id, message_id, body FROM message_index "
+            "SELECT tenant_id, message_id, speaker, body FROM message_index "
             "WHERE embedder IS DISTINCT FROM %s OR vector IS NULL ORDER BY seq LIMIT %s",
             (embedder, limit),
         ).fetchall()
-        return [MissingMessageVector(r[0], r[1], r[2]) for r in rows]
+        return [MissingMessageVector(r[0], r[1], r[2], r[3]) for r in rows]
 
     def set_message_vectors(
         self, tenant: str, embedder: str, vectors: Sequence[MessageVector]
