@@ -192,9 +192,9 @@ def rank_conversation(
         tx, tenant, user, conversation_id, query, rankings, rrf_k=options.rrf_k,
         speakers=speakers, window=window, options=options.entities, limit=options.depth,
     )  # fmt: skip
-    if about:
-        rankings.append(("entity", ranked(about)))
-    fused = Scores.rrf(rankings, k=options.rrf_k, weights={"entity": options.entities.weight})
+    if about.turns:
+        rankings.append(("entity", ranked(about.turns)))
+    fused = Scores.rrf(rankings, k=options.rrf_k, weights={"entity": about.weight})
     if len(plan.names) == 1:
         named = plan.names[0]
         favoured = {key for key, speaker in speaker_of.items() if speaker == named}

@@ -37,6 +37,9 @@ from convmem.store.ranking import Window
 # how many (turn, entity) rows one question reads: a name said in every turn of a very long
 # conversation weighs little anyway
 MAX_ENTITY_TURNS = 2000
+# how many of the conversation's turns the specificity's reference counts, at most: past it, an
+# entity of a few hundred turns is about as unspecific as one of a few thousand
+MAX_TURNS = 20_000
 
 _TOKEN = re.compile(r"@?[\w'’.-]+", re.U)
 
@@ -106,25 +109,51 @@ def named_entities(
     return found
 
 
+def specificity(turns: int, total: int) -> float:
+    """How much naming an entity says about which of ``total`` turns are meant, when it has
+    facts from ``turns`` of them: ln((T + 1) / n) / ln(T + 1), an inverse document frequency
+    scaled to 1 for an entity of one turn and 0 for one of every turn (a conversation's own
+    speakers, a partner mentioned everywhere)."""
+    total = max(total, turns, 1)
+    if total == 1:
+        return 1.0
+    return max(0.0, math.log((total + 1) / max(turns, 1)) / math.log(total + 1))
+
+
+@dataclass(frozen=True)
+class EntityRanking:
+    """The turns about the entities a question names, best first, and the ranking's weight in
+    the fusion: ``EntityRecallOptions.weight`` times the specificity of the most specific
+    entity named (an entity of every turn adds nothing)."""
+
+    turns: list[MessageHitRow]
+    weight: float
+
+
+NO_ENTITY_RANKING = EntityRanking([], 0.0)
+
+
 def rank_entity_turns(
-    rows: Sequence[EntityTurnRow], prior: Mapping[str, float]
-) -> list[MessageHitRow]:
-    """The turns of ``rows`` best first: by the summed weight of the named entities each
-    mentions, then by ``prior`` (the other retrievers' fused score), then newest first."""
+    rows: Sequence[EntityTurnRow], prior: Mapping[str, float], total: int
+) -> tuple[list[MessageHitRow], float]:
+    """The turns of ``rows`` best first — by the summed specificity (among ``total`` turns) of
+    the named entities each mentions, then by ``prior`` (the other retrievers' fused score),
+    then newest first — and the highest specificity."""
     turns_of: dict[str, int] = {}
     for row in rows:
         turns_of[row.entity_id] = turns_of.get(row.entity_id, 0) + 1
-    weight = {entity: 1.0 / (1.0 + math.log(n)) for entity, n in turns_of.items()}
+    weight = {entity: specificity(n, total) for entity, n in turns_of.items()}
     score: dict[str, float] = {}
     first: dict[str, EntityTurnRow] = {}
     for row in rows:
         score[row.message_id] = score.get(row.message_id, 0.0) + weight[row.entity_id]
         first.setdefault(row.message_id, row)
     order = sorted(score, key=lambda m: (-score[m], -prior.get(m, 0.0), -first[m].depth, m))
-    return [
+    ranked = [
         MessageHitRow(m, first[m].speaker, first[m].depth, score[m], first[m].created_at)
         for m in order
     ]
+    return ranked, max(weight.values(), default=0.0)
 
 
 def entity_ranking(
@@ -140,24 +169,28 @@ def entity_ranking(
     window: Window,
     options: EntityRecallOptions,
     limit: int,
-) -> list[MessageHitRow]:
+) -> EntityRanking:
     """The conversation's turns about the entities ``query`` names, best first (at most
-    ``limit``), ties broken by the fusion of the other ``rankings``; empty when it names none,
-    or entity recall is off. Every scope's entities are looked up: only the conversation's own
-    turns are candidates, and those are of its scope by construction."""
-    if not options.enabled or not query.strip():
-        return []
-    # a speaker's name is not even looked up: most questions name only speakers
+    ``limit``), ties broken by the fusion of the other ``rankings``, with the ranking's fusion
+    weight; empty when it names none, or entity recall is off. Every scope's entities are looked
+    up: only the conversation's own turns are candidates, and those are of its scope by
+    construction."""
+    if not options.enabled or not query.strip() or options.weight == 0:
+        return NO_ENTITY_RANKING
     spoken = speakers if options.skip_speakers else ()
     entities = named_entities(tx, tenant, user, query, scopes=None, leave_out=spoken)
     if spoken:  # a speaker named by another of their names ("Mel" for Melanie)
         keys = {name_key(s) for s in spoken}
         entities = [e for e in entities if name_key(e.name) not in keys]
     if not entities:
-        return []
+        return NO_ENTITY_RANKING
     rows = tx.entity_turns(
         tenant, user, conversation_id, [e.id for e in entities], window=window,
         limit=MAX_ENTITY_TURNS,
     )  # fmt: skip
-    prior = {f.key: f.score for f in rrf(rankings, k=rrf_k)} if rows else {}
-    return rank_entity_turns(rows, prior)[:limit]
+    if not rows:
+        return NO_ENTITY_RANKING
+    total = tx.indexed_turn_count(tenant, user, conversation_id, window=window, cap=MAX_TURNS)
+    prior = {f.key: f.score for f in rrf(rankings, k=rrf_k)}
+    ranked, most_specific = rank_entity_turns(rows, prior, total)
+    return EntityRanking(ranked[:limit], options.weight * most_specific)

@@ -97,6 +97,14 @@ class EntityReads(Protocol):
         retrieval's candidates, filtered in the query like the other retrievers'."""
         ...
 
+    def indexed_turn_count(
+        self, tenant: str, user: str, conversation_id: str, *, window: Window, cap: int
+    ) -> int:
+        """How many indexed turns of one conversation of the user lie inside ``window``,
+        counted up to ``cap`` (a bound on the read, not an error): the reference an entity's
+        own turn count is weighed against (``convmem.entities.recall``)."""
+        ...
+
 
 class EntityWrites(Protocol):
     def put_entity(self, tenant: str, user: str, row: EntityRow) -> None:

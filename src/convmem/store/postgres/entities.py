@@ -135,6 +135,17 @@ class EntityTxnMixin(TxnBase):
         ).fetchall()  # fmt: skip
         return [EntityTurnRow(row[0], row[1], row[2], int(row[3]), row[4]) for row in rows]
 
+    def indexed_turn_count(
+        self, tenant: str, user: str, conversation_id: str, *, window: Window, cap: int
+    ) -> int:
+        where, params = window_clause(window)
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM message_index i WHERE i.tenant_id = %s "
+            f"AND i.user_id = %s AND i.conversation_id = %s {where} LIMIT %s) counted",
+            (tenant, user, conversation_id, *params, cap),
+        ).fetchone()
+        return int(row[0])
+
     # --- writes ---------------------------------------------------------------------------------
 
     def put_entity(self, tenant: str, user: str, row: EntityRow) -> None:

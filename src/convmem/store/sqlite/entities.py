@@ -142,6 +142,18 @@ class EntityTxnMixin:
             for row in rows
         ]
 
+    def indexed_turn_count(
+        self, tenant: str, user: str, conversation_id: str, *, window: Window, cap: int
+    ) -> int:
+        sql, params = in_window(
+            "SELECT 1 FROM message_index i WHERE i.tenant_id = ? AND i.user_id = ? "
+            "AND i.conversation_id = ?",
+            [tenant, user, conversation_id],
+            window,
+        )
+        row = self._db.execute(f"SELECT COUNT(*) FROM ({sql} LIMIT ?)", (*params, cap)).fetchone()
+        return int(row[0])
+
     # --- writes ---------------------------------------------------------------------------------
 
     def put_entity(self, tenant: str, user: str, row: EntityRow) -> None:
