@@ -8,12 +8,16 @@ pronouns, weekdays or months), ``@handles``, quoted titles in the common quote s
 
 A capitalised word that opens a sentence is ambiguous ("Yesterday", "Caroline") and is returned as
 a *weak* mention: it is kept only for an entity the user's conversations already know
-(``convmem.entities.derive``).
+(``convmem.entities.derive``). So is the first word of a run of capitalised words that opens a
+sentence ("Remember Jon", "Woohoo Melanie", but "Grand Canyon"): the run is returned with its
+rest as an ``opening`` alternative, which the derivation takes instead when only the rest is a
+known name.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from convmem.entities import names
@@ -28,6 +32,7 @@ MAX_TITLE_WORDS = 8
 EXTRACTOR = "rules-v1"
 
 _SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)", re.M)
+_POSSESSIVE_END = re.compile(r"(?<=\w)['’]s$")
 _WORD = re.compile(r"[^\W\d_][\w'’.-]*", re.U)
 _CONNECTORS = word_set("of de da del della di du van von der den la le y")
 _HANDLE = re.compile(r"(?<![\w@.])@([A-Za-z0-9_][A-Za-z0-9_.-]{1,29})(?![\w@])")
@@ -77,6 +82,8 @@ class Extraction:
 
     strong: tuple[Mention, ...]
     weak: tuple[Mention, ...]
+    # a sentence-opening run's name key -> the run without its first word ("go jon" -> "Jon")
+    opening: Mapping[str, str] = field(default_factory=dict)
 
 
 def sentences(text: str) -> list[str]:
@@ -103,10 +110,11 @@ def _type_of_phrase(sentence: str, start: int, end: int, phrase: str) -> EntityT
     return "thing"
 
 
-def _capitalised(sentence: str) -> list[tuple[str, int, int, bool]]:
-    """Runs of name words (joined by connectors like "of"), with their span and whether the
-    run opens the sentence."""
-    runs: list[tuple[str, int, int, bool]] = []
+def _capitalised(sentence: str) -> list[tuple[str, int, int, bool, str | None]]:
+    """Runs of name words (joined by connectors like "of"), with their span, whether the run is
+    one word that opens the sentence, and for a longer run that opens it, the run without its
+    first word."""
+    runs: list[tuple[str, int, int, bool, str | None]] = []
     words = list(_WORD.finditer(sentence))
     i = 0
     first_word = True
@@ -141,8 +149,13 @@ def _capitalised(sentence: str) -> list[tuple[str, int, int, bool]]:
             start = words[i].start()
             opens = False
         phrase = sentence[start:end]
+        rest = None
+        if opens and j - i > 1:
+            rest = sentence[words[i + 1].start() : end]
+            if name_key(rest) in _CONNECTORS or not is_name_word(rest.split()[0]):
+                rest = None  # "Bank of America" stays whole
         if len(phrase) <= MAX_NAME_CHARS and len(name_key(phrase)) > 1:
-            runs.append((phrase, start, end, opens and j - i == 1))
+            runs.append((phrase, start, end, opens and j - i == 1, rest))
         i = j
         first_word = False
     return runs
@@ -152,11 +165,12 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
     """The entities ``text`` mentions. ``speaker``: the name the message was written under."""
     found: dict[str, _Found] = {}
     facts: dict[str, dict[str, float]] = {}
+    opening: dict[str, str] = {}
 
     def note(
         name: str, kind: EntityType, confidence: float, sentence: str, weak: bool = False
     ) -> str:
-        name = name.strip(" ,;:'\"’")
+        name = _POSSESSIVE_END.sub("", name.strip(" ,;:'\"’"))  # "Oliver's" names Oliver
         key = name_key(name)
         if not key or len(name) > MAX_NAME_CHARS:
             return ""
@@ -206,13 +220,15 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
                 if key:
                     found[key].aliases.append(nick)
                     taken.append(match.span())
-        for phrase, start, end, opens in _capitalised(sentence):
+        for phrase, start, end, opens, rest in _capitalised(sentence):
             if any(start < e and s < end for s, e in taken):
                 continue
             kind = _type_of_phrase(sentence, start, end, phrase)
             multi = " " in phrase
             ambiguous = opens and not multi and kind == "thing"
-            note(phrase, kind, 0.6 if multi or kind != "thing" else 0.5, sentence, ambiguous)
+            key = note(phrase, kind, 0.6 if multi or kind != "thing" else 0.5, sentence, ambiguous)
+            if key and rest:
+                opening[key] = rest
         called = _CALLED.search(sentence)
         if called:
             people = [f for f in found.values() if f.type == "person"]
@@ -238,4 +254,5 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
         aliases = tuple(dict.fromkeys(a for a in item.aliases if name_key(a) != key))
         mention = Mention(item.name, item.type, aliases, tuple(facts[key].items()))
         (weak if item.weak else strong).append(mention)
-    return Extraction(tuple(strong), tuple(weak))
+    kept = {name_key(m.name) for m in strong}
+    return Extraction(tuple(strong), tuple(weak), {k: v for k, v in opening.items() if k in kept})

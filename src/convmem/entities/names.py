@@ -21,8 +21,9 @@ def _pronouns() -> frozenset[str]:
     return frozenset(w.lower() for w in words)
 
 
+# "I" is a capital by itself and shorter than the alternations' words
 PRONOUNS = _pronouns() | word_set(
-    "we us our ours they their we're wir uns nous on nosotros noi nós wij"
+    "i we us our ours they their we're wir uns nous on nosotros noi nós wij"
 )
 
 # Capitalised at a sentence's start or in a greeting, never a name by themselves.
@@ -78,7 +79,12 @@ WEEKDAYS_AND_MONTHS = word_set(
     "segunda terça quarta quinta sexta janeiro fevereiro março maio junho julho setembro "
     "outubro novembro dezembro "
     "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag januari februari maart juni "
-    "juli augustus oktober"
+    "juli augustus oktober "
+    # their short forms ("last Tues", "Fri"), less those that are also given names (Jan, Jun,
+    # Sam, Dom, Mei, Mo, Di)
+    "mon tue tues wed weds thu thur thurs fri sat feb apr aug sep sept oct nov dec "
+    "mär okt dez lun mer jeu ven dim fév avr juil déc mié jue vie sáb ene abr ago dic gen giu "
+    "lug seg ter qua qui sex fev set out mrt"
 )
 
 # "my <relation> <Name>": the relation nouns per language; the animals among them name pets.
@@ -150,17 +156,30 @@ PERSON_CUE_BEFORE = re.compile(
 PROJECT_WORDS = word_set("project projekt projet proyecto progetto projeto")
 
 _SPACE = re.compile(r"\s+")
-_EDGE = re.compile(r"^[\W_]+|[\W_]+$")
+_START = re.compile(r"^[\W_]+")
+_END = re.compile(r"[\W_]+$")
 _POSSESSIVE = re.compile(r"['’]s$")
+
+
+def fold(text: str) -> str:
+    """Case and width folded: the part of ``name_key`` that reads every character."""
+    return unicodedata.normalize("NFKC", text).casefold().strip()
+
+
+def trim_start(folded: str) -> str:
+    """A folded name's start as ``name_key`` trims it (outer punctuation)."""
+    return _START.sub("", folded)
+
+
+def trim_end(folded: str) -> str:
+    """A folded name's end as ``name_key`` trims it (a possessive 's, outer punctuation)."""
+    return _END.sub("", _POSSESSIVE.sub("", folded))
 
 
 def name_key(name: str) -> str:
     """The key a name is looked up by: case and width folded, outer punctuation and a
     possessive 's dropped, spaces collapsed."""
-    folded = unicodedata.normalize("NFKC", name).casefold().strip()
-    folded = _POSSESSIVE.sub("", folded)
-    folded = _EDGE.sub("", folded)
-    return _SPACE.sub(" ", folded)
+    return _SPACE.sub(" ", trim_start(trim_end(fold(name))))
 
 
 def is_name_word(word: str) -> bool:

@@ -69,6 +69,14 @@ class EntityReads(Protocol):
         most recently mentioned first, without their facts."""
         ...
 
+    def entities_named_prefix(
+        self, tenant: str, user: str, prefix: str, *, scopes: Sequence[str], limit: int
+    ) -> list[Entity]:
+        """The user's entities of ``scopes`` going by a name key that starts with ``prefix`` and
+        is longer (a short form's candidates: "mel" finds Melanie), at most ``limit``, most
+        recently mentioned first, without their facts."""
+        ...
+
     def entity_facts(
         self,
         tenant: str,

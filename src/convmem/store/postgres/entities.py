@@ -90,6 +90,21 @@ class EntityTxnMixin(TxnBase):
             (user, scopes and list(scopes), scopes and list(scopes), tenant, user, list(keys)),
         )
 
+    def entities_named_prefix(
+        self, tenant: str, user: str, prefix: str, *, scopes: Sequence[str], limit: int
+    ) -> list[Entity]:
+        if not prefix or not scopes:
+            return []
+        self._lock_owner(tenant, user)  # as in entities_named
+        return self._entities(
+            tenant,
+            "AND e.user_id = %s AND e.scope = ANY(%s) AND e.id IN (SELECT n.entity_id FROM "
+            "entity_names n WHERE n.tenant_id = %s AND n.user_id = %s "
+            "AND starts_with(n.key, %s) AND n.key <> %s)",
+            (user, list(scopes), tenant, user, prefix, prefix),
+            "LIMIT %s", (limit,),
+        )  # fmt: skip
+
     def entity_facts(
         self,
         tenant: str,

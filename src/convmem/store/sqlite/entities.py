@@ -93,6 +93,22 @@ class EntityTxnMixin:
             (user, scopes and 1, _ids(scopes or ()), tenant, user, _ids(keys)),
         )
 
+    def entities_named_prefix(
+        self, tenant: str, user: str, prefix: str, *, scopes: Sequence[str], limit: int
+    ) -> list[Entity]:
+        if not prefix or not scopes:
+            return []
+        # a range on the (tenant, user, key) index: keys compare as UTF-8 bytes
+        return self._entities(
+            tenant,
+            "AND e.user_id = ? AND e.scope IN (SELECT value FROM json_each(?)) "
+            "AND e.id IN (SELECT n.entity_id FROM entity_names n WHERE n.tenant_id = ? "
+            "AND n.user_id = ? AND n.key > ? AND n.key < ? AND substr(n.key, 1, ?) = ?)",
+            (user, _ids(scopes), tenant, user, prefix, prefix + "\U0010ffff", len(prefix),
+             prefix),
+            "LIMIT ?", (limit,),
+        )  # fmt: skip
+
     def entity_facts(
         self,
         tenant: str,
