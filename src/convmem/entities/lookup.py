@@ -20,11 +20,18 @@ _TOKEN = re.compile(r"@?[\w'’.-]+", re.U)
 
 def name_keys(text: str) -> list[str]:
     """The name keys ``text`` could be naming (single ordinary words left out)."""
-    tokens = [t.rstrip(".'’-") for t in _TOKEN.findall(text)]
-    folded = [fold(t) for t in tokens if t]
+    return list(name_runs(text))
+
+
+def name_runs(text: str) -> dict[str, bool]:
+    """``name_keys``, each with whether some run of ``text`` it keys starts with a capital (or
+    an @): the form entity recall reads a question's names in (``convmem.entities.recall``)."""
+    tokens = [t for t in (t.rstrip(".'’-") for t in _TOKEN.findall(text)) if t]
+    capital = [t[0].isupper() or t.startswith("@") for t in tokens]
+    folded = [fold(t) for t in tokens]
     starts = [trim_start(f) for f in folded]
     ends = [trim_end(f) for f in folded]
-    keys: dict[str, None] = {}
+    keys: dict[str, bool] = {}
     for start in range(len(folded)):
         for width in range(1, MAX_NAME_WORDS + 1):
             last = start + width - 1
@@ -39,7 +46,7 @@ def name_keys(text: str) -> list[str]:
             else:  # an end that trims away entirely: trimming goes on into the next word
                 key = name_key(" ".join(folded[start : last + 1]))
             if key:
-                keys[key] = None
+                keys[key] = keys.get(key, False) or capital[start]
             if len(keys) >= MAX_KEYS:
-                return list(keys)
-    return list(keys)
+                return keys
+    return keys
