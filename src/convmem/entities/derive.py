@@ -173,13 +173,12 @@ def _short_form_match(
         return []
     if len(words) == 1 and len(key) >= MIN_SHORT_FORM:  # "Mel": a known Melanie?
         found = tx.entities_named_prefix(tenant, user, key, scopes=[scope], limit=3)
-        people = [
+        longer = [
             e for e in found
-            if e.type == "person" and name_key(e.name).split()[0].startswith(key)
-            and name_key(e.name).split()[0] != key
+            if name_key(e.name).split()[0].startswith(key) and name_key(e.name).split()[0] != key
         ]  # fmt: skip
-        if len(people) == 1:
-            return people
+        if len(longer) == 1 and longer[0].type == "person":
+            return longer
     first = name_key(words[0])
     if mention.type != "person" or len(first) <= MIN_SHORT_FORM:
         return []
@@ -205,7 +204,8 @@ def _merged_row(
         created = existing.first_mention
         # the fuller name becomes the canonical one: "Caroline" then "Caroline Smith"
         old, new = existing.name, mention.name
-        name = new if len(new) > len(old) and name_key(new).startswith(name_key(old)) else old
+        longer = len(name_key(new)) > len(name_key(old))
+        name = new if longer and name_key(new).startswith(name_key(old)) else old
     aliases = tuple(dict.fromkeys((n, name_key(n)) for n in (name, *names) if name_key(n)))
     return EntityRow(entity_id, scope, name, kind, aliases, created)
 

@@ -6,6 +6,10 @@ pronouns, weekdays or months), ``@handles``, quoted titles in the common quote s
 (Caro)", "Robert, aka Bob", "we call her Caro"), and the turn's speaker when the message names one
 (its ``name`` metadata): the speaker's first-person sentences are facts about them.
 
+In a text written in a language that capitalises every noun (German), a lone capitalised word
+is a noun as often as a name and is weak wherever it stands; names still come in by the
+patterns above, by cue ("aus Berlin", "mit Lena") and as runs of several words ("Thomas Müller").
+
 A capitalised word that opens a sentence is ambiguous ("Yesterday", "Caroline") and is returned as
 a *weak* mention: it is kept only for an entity the user's conversations already know
 (``convmem.entities.derive``). So is the first word of a run of capitalised words that opens a
@@ -96,11 +100,12 @@ def _clip(sentence: str) -> str:
 
 def _type_of_phrase(sentence: str, start: int, end: int, phrase: str) -> EntityType:
     words = [name_key(w) for w in phrase.split()]
-    if words and words[0] in names.PROJECT_WORDS:
+    # "Project Apollo", "Acme Inc", "Central Park"; a lone "Park" or "Bank" is the noun
+    if len(words) > 1 and words[0] in names.PROJECT_WORDS:
         return "project"
-    if words and words[-1] in names.ORGANISATION_WORDS:
+    if len(words) > 1 and words[-1] in names.ORGANISATION_WORDS:
         return "organisation"
-    if words and words[-1] in names.PLACE_WORDS:
+    if len(words) > 1 and words[-1] in names.PLACE_WORDS:
         return "place"
     before, after = sentence[:start], sentence[end:]
     if names.PLACE_CUE.search(before):
@@ -166,6 +171,7 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
     found: dict[str, _Found] = {}
     facts: dict[str, dict[str, float]] = {}
     opening: dict[str, str] = {}
+    nouns_capitalised = names.capitalises_nouns(text)
 
     def note(
         name: str, kind: EntityType, confidence: float, sentence: str, weak: bool = False
@@ -225,10 +231,11 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
                 continue
             kind = _type_of_phrase(sentence, start, end, phrase)
             multi = " " in phrase
-            ambiguous = opens and not multi and kind == "thing"
+            # a lone capitalised word that opens the sentence, or any in German, may be a noun
+            ambiguous = (opens or nouns_capitalised) and not multi and kind == "thing"
             key = note(phrase, kind, 0.6 if multi or kind != "thing" else 0.5, sentence, ambiguous)
             if key and rest:
-                opening[key] = rest
+                opening[key] = _POSSESSIVE_END.sub("", rest)
         called = _CALLED.search(sentence)
         if called:
             people = [f for f in found.values() if f.type == "person"]

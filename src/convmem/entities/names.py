@@ -155,6 +155,30 @@ PERSON_CUE_BEFORE = re.compile(
 )
 PROJECT_WORDS = word_set("project projekt projet proyecto progetto projeto")
 
+# Languages that capitalise every noun (German; Luxembourgish writes the same way): there a
+# capitalised word is a noun ("Hund", "Kuchen"), no sign of a name. A text is read as one when
+# at least ``_NOUN_CAPITALS_MIN`` of its words are their function words and they outnumber
+# English ones (a German name in an English sentence changes nothing).
+_NOUN_CAPITALISING = word_set(
+    "der die das den dem des ein eine einen einem einer und ist nicht ich du wir ihr sie mit "
+    "auf für von zu zum zur im am bei nach aus habe hat haben sind war waren wird auch noch "
+    "schon sehr aber oder mein meine meinen meinem dein deine sich ja nein"
+)
+_ENGLISH = word_set("the and is are was to of in a an it that this with for on my you i")
+_NOUN_CAPITALS_MIN = 2
+_TEXT_WORD = re.compile(r"[^\W\d_]+", re.U)
+
+
+def capitalises_nouns(text: str) -> bool:
+    """Whether ``text`` reads as written in a language that capitalises every noun."""
+    noun_capitalising = english = 0
+    for word in _TEXT_WORD.findall(text):
+        if word.islower():
+            noun_capitalising += word in _NOUN_CAPITALISING
+            english += word in _ENGLISH
+    return noun_capitalising >= _NOUN_CAPITALS_MIN and noun_capitalising > english
+
+
 _SPACE = re.compile(r"\s+")
 _START = re.compile(r"^[\W_]+")
 _END = re.compile(r"[\W_]+$")
