@@ -103,11 +103,15 @@ def test_names_by_prefix_and_turns_counted_stay_in_the_tenant_and_user(
         found = tx.entities_named_prefix("acme", "alice", "mel", scopes=["user"], limit=10)
         assert sorted(e.name for e in found) == ["Melanie", "Melvin"]
         assert tx.entities_named_prefix("acme", "alice", "melanie", scopes=["user"], limit=10) == []
-        assert tx.entities_named_prefix("acme", "alice", "mel", scopes=["project:x"], limit=10) == []
+        assert (
+            tx.entities_named_prefix("acme", "alice", "mel", scopes=["project:x"], limit=10) == []
+        )
         assert tx.indexed_turn_count("acme", "alice", conv.id, window=Window(), cap=100) == 3
         assert tx.indexed_turn_count("acme", "alice", conv.id, window=Window(), cap=2) == 2
         assert tx.indexed_turn_count("acme", "bob", conv.id, window=Window(), cap=100) == 0
         assert tx.indexed_turn_count("evil", "alice", conv.id, window=Window(), cap=100) == 0
         later = Window(since=T0 + timedelta(minutes=1))
         assert tx.indexed_turn_count("acme", "alice", conv.id, window=later, cap=100) == 2
-        assert tx.indexed_turn_count("acme", "alice", conv.id, window=Window(max_depth=1), cap=9) == 1
+        assert (
+            tx.indexed_turn_count("acme", "alice", conv.id, window=Window(max_depth=1), cap=9) == 1
+        )

@@ -261,5 +261,6 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
         aliases = tuple(dict.fromkeys(a for a in item.aliases if name_key(a) != key))
         mention = Mention(item.name, item.type, aliases, tuple(facts[key].items()))
         (weak if item.weak else strong).append(mention)
-    kept = {name_key(m.name) for m in strong}
-    return Extraction(tuple(strong), tuple(weak), {k: v for k, v in opening.items() if k in kept})
+    strong_keys = {name_key(m.name) for m in strong}
+    rests = {k: v for k, v in opening.items() if k in strong_keys}
+    return Extraction(tuple(strong), tuple(weak), rests)

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import re
 
-from convmem.entities.names import NOT_NAMES, WEEKDAYS_AND_MONTHS, fold, name_key, trim_end, trim_start
+from convmem.entities.names import (
+    NOT_NAMES,
+    WEEKDAYS_AND_MONTHS,
+    fold,
+    name_key,
+    trim_end,
+    trim_start,
+)
 
 MAX_NAME_WORDS = 6
 MAX_KEYS = 512  # a long message is looked up by its first few hundred runs

@@ -63,6 +63,7 @@ class EntityRecallOptions:
     # conv-30's 0.890 -> 0.900 and conv-26's 0.848 unchanged, against leaving them out. (Before
     # the specificity weight, counting them cost conv-26 0.838 -> 0.817 overall.)
     skip_speakers: bool = False
+
     def __post_init__(self) -> None:
         if self.weight < 0:
             raise InvalidInput("the entity ranking's weight must not be negative")
@@ -123,10 +124,10 @@ NO_ENTITY_RANKING = EntityRanking([], 0.0)
 
 
 def rank_entity_turns(
-    rows: Sequence[EntityTurnRow], prior: Mapping[str, float], total: int
+    rows: Sequence[EntityTurnRow], prior: Mapping[str, float], total: int, limit: int
 ) -> tuple[list[MessageHitRow], float]:
-    """The turns of ``rows`` best first — by the summed specificity (among ``total`` turns) of
-    the named entities each mentions, then by ``prior`` (the other retrievers' fused score),
+    """The best ``limit`` turns of ``rows`` — by the summed specificity (among ``total`` turns)
+    of the named entities each mentions, then by ``prior`` (the other retrievers' fused score),
     then newest first — and the highest specificity."""
     turns_of: dict[str, int] = {}
     for row in rows:
@@ -138,9 +139,9 @@ def rank_entity_turns(
         score[row.message_id] = score.get(row.message_id, 0.0) + weight[row.entity_id]
         first.setdefault(row.message_id, row)
     order = sorted(score, key=lambda m: (-score[m], -prior.get(m, 0.0), -first[m].depth, m))
-    ranked = [
+    ranked = [  # rows for the kept turns only: a speaker has hundreds
         MessageHitRow(m, first[m].speaker, first[m].depth, score[m], first[m].created_at)
-        for m in order
+        for m in order[:limit]
     ]
     return ranked, max(weight.values(), default=0.0)
 
@@ -185,5 +186,5 @@ def entity_ranking(
         counted = replace(window, since=max(oldest, window.since or oldest))
     total = tx.indexed_turn_count(tenant, user, conversation_id, window=counted, cap=MAX_TURNS)
     prior = {f.key: f.score for f in rrf(rankings, k=rrf_k)}
-    ranked, most_specific = rank_entity_turns(rows, prior, total)
-    return EntityRanking(ranked[:limit], options.weight * most_specific)
+    ranked, most_specific = rank_entity_turns(rows, prior, total, limit)
+    return EntityRanking(ranked, options.weight * most_specific)

@@ -159,7 +159,7 @@ class EntityTxnMixin(TxnBase):
             f"AND i.user_id = %s AND i.conversation_id = %s {where} LIMIT %s) counted",
             (tenant, user, conversation_id, *params, cap),
         ).fetchone()
-        return int(row[0])
+        return int(row[0]) if row else 0
 
     # --- writes ---------------------------------------------------------------------------------
 
