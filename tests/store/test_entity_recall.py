@@ -11,7 +11,13 @@ from typing import Literal
 import pytest
 
 import convmem
-from convmem.entities.recall import EntityRanking, EntityRecallOptions, entity_ranking, specificity
+from convmem.entities.recall import (
+    NO_ENTITY_RANKING,
+    EntityRanking,
+    EntityRecallOptions,
+    entity_ranking,
+    specificity,
+)
 from convmem.search import SearchOptions, Window
 from tests.store.backends import Backend
 
@@ -216,6 +222,8 @@ def test_a_name_in_every_turn_adds_next_to_nothing_a_rare_one_lifts_its_turns(
                 window=Window(), options=options, limit=50,
             )  # fmt: skip
 
+        # one speaker alone is left to the speaker prior: nothing is read for them
+        assert ranking("What did Ana do?") == ranking("What did Ben do?") == NO_ENTITY_RANKING
         speakers_only = ranking("What did Ana and Ben do?")
         # each speaker is in half the turns: about a quarter of a name of one turn
         assert speakers_only.turns and speakers_only.weight < 0.35 * options.weight
