@@ -212,3 +212,13 @@ def _naive_name_keys(text: str) -> list[str]:
 )  # fmt: skip
 def test_name_keys_folding_each_token_once_gives_the_same_keys(text: str) -> None:
     assert name_keys(text) == _naive_name_keys(text)
+
+
+def test_in_a_sentence_in_capitals_every_capitalised_word_is_weak() -> None:
+    found = extract("HEY JON, CALL ME NOW! I love NASA and the BBC.")
+    assert {m.name for m in found.strong} == {"NASA", "BBC"}  # acronyms among lower case
+    assert {"JON", "CALL", "NOW"} <= {m.name for m in found.weak}
+    shouted = strong("MY SISTER ANA MOVED TO LISBON.")
+    assert list(shouted) == ["ANA"] and "my sister" in shouted["ANA"].aliases
+    assert strong("ΓΕΙΑ ΣΟΥ ΜΑΡΙΑ ΠΑΠΑΔΟΠΟΥΛΟΥ") == {}
+    assert "千と千尋" in strong("昨日「千と千尋」を見た。")  # no case at all: quotes still read

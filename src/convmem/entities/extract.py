@@ -6,7 +6,9 @@ pronouns, weekdays or months), ``@handles``, quoted titles in the common quote s
 (Caro)", "Robert, aka Bob", "we call her Caro"), and the turn's speaker when the message names one
 (its ``name`` metadata): the speaker's first-person sentences are facts about them.
 
-In a text written in a language that capitalises every noun (German), a lone capitalised word
+In a sentence written in capitals ("CALL JON NOW"), a capital marks nothing: each capitalised
+word there is weak. In a text written in a language
+that capitalises every noun (German), a lone capitalised word
 is a noun as often as a name and is weak wherever it stands; names still come in by the
 patterns above, by cue ("aus Berlin", "mit Lena") and as runs of several words ("Thomas Müller").
 
@@ -166,6 +168,14 @@ def _capitalised(sentence: str) -> list[tuple[str, int, int, bool, str | None]]:
     return runs
 
 
+def _capitals_say_nothing(sentence: str) -> bool:
+    """A sentence of two words or more written in capitals: there a capital marks no name, so
+    every capitalised word is weak (an acronym among lower-case words is not affected)."""
+    letters = [c for c in sentence if c.isalpha()]
+    cased = [c for c in letters if c.isupper() or c.islower()]  # scripts without case: no
+    return len(_WORD.findall(sentence)) >= 2 and bool(cased) and all(c.isupper() for c in cased)
+
+
 def extract(text: str, speaker: str | None = None) -> Extraction:
     """The entities ``text`` mentions. ``speaker``: the name the message was written under."""
     found: dict[str, _Found] = {}
@@ -195,10 +205,13 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
 
     for sentence in sentences(text):
         taken: list[tuple[int, int]] = []
+        capitals_say_nothing = _capitals_say_nothing(sentence)
         for match in _RELATION.finditer(sentence):
             relation = match.group("rel").lower()
             candidate = match.group("name")
             kept = [w for w in candidate.split() if is_name_word(w)]
+            if capitals_say_nothing:  # "MY SISTER ANA MOVED": the name is one word
+                kept = kept[:1]
             if not kept or not is_name_word(candidate.split()[0]):
                 continue
             person = " ".join(candidate.split()[: len(kept)])
@@ -226,6 +239,13 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
                 if key:
                     found[key].aliases.append(nick)
                     taken.append(match.span())
+        if capitals_say_nothing:  # "CALL JON NOW": only names already known
+            for word in _WORD.finditer(sentence):
+                name = word.group().rstrip(".'’-")
+                span = (word.start(), word.start() + len(name))
+                if is_name_word(name) and not any(span[0] < e and s < span[1] for s, e in taken):
+                    note(name, _type_of_phrase(sentence, *span, name), 0.5, sentence, weak=True)
+            continue
         for phrase, start, end, opens, rest in _capitalised(sentence):
             if any(start < e and s < end for s, e in taken):
                 continue
