@@ -209,9 +209,9 @@ def rank_conversation(
         tx, tenant, user, conversation_id, query, rankings, rrf_k=options.rrf_k,
         speakers=speakers, window=window, options=options.entities, limit=options.depth,
     )  # fmt: skip
-    if about:
-        rankings.append(("entity", ranked(about)))
-    weights = {"vector": options.vector_weight, "entity": options.entities.weight}
+    if about.turns:
+        rankings.append(("entity", ranked(about.turns)))
+    weights = {"vector": options.vector_weight, "entity": about.weight}
     fused = Scores.rrf(rankings, k=options.rrf_k, weights=weights)
     if len(plan.names) == 1:
         named = plan.names[0]

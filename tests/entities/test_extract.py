@@ -6,6 +6,8 @@ and a named speaker's first-person sentences."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from convmem.entities.extract import extract
 from convmem.entities.lookup import name_keys
@@ -109,3 +111,114 @@ def test_name_keys_fold_case_possessives_and_quotes() -> None:
     keys = name_keys("What did caro's sister read in the Lean Startup?")
     assert "caro" in keys and "lean startup" in keys and "the lean startup" in keys
     assert "what" not in keys
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Wish I could come. Now I know. Since I moved here, Fri I rest.",
+        "Last Tues I ran, and on Thurs we swam.",
+        "Nos vemos el Mié o el Jue por la tarde, y el Sáb también.",
+    ],
+)
+def test_the_pronoun_i_and_short_weekdays_are_never_names(text: str) -> None:
+    assert strong(text) == {}
+
+
+def test_a_possessive_s_is_not_part_of_the_name() -> None:
+    found = strong("I fed Oliver's cat and read Charlotte's Web to Ed Sheeran's fans.")
+    assert "Oliver" in found and "Oliver's" not in found
+    assert "Charlotte's Web" in found  # inside a name it stays
+    assert "Ed Sheeran" in found
+
+
+def test_a_sentence_opening_run_carries_its_rest_for_the_derivation() -> None:
+    found = extract("Remember Jon said hi? Grand Canyon was amazing. Bank of America called.")
+    assert found.opening["remember jon"] == "Jon"
+    assert found.opening["grand canyon"] == "Canyon"
+    assert "bank of america" not in found.opening  # "of America" is not a name's rest
+    assert {m.name for m in found.strong} >= {"Remember Jon", "Grand Canyon", "Bank of America"}
+
+
+@pytest.mark.parametrize(
+    ("text", "nouns", "names"),
+    [
+        (
+            "Ich habe gestern mit meinem Hund gespielt und danach Kuchen gegessen.",
+            {"Hund", "Kuchen"}, set(),
+        ),
+        (
+            "Wir haben die Großeltern besucht, und meine Schwester Lena hat Kuchen gebacken.",
+            {"Großeltern", "Kuchen"}, {"Lena"},
+        ),
+        ("Heute war ich bei Thomas Müller im Büro.", {"Büro"}, {"Thomas Müller"}),
+        ("Morgen fliege ich nach Wien, und mein Bruder kommt mit.", set(), {"Wien"}),
+    ],
+)  # fmt: skip
+def test_in_german_a_lone_capitalised_word_is_a_noun_until_known(
+    text: str, nouns: set[str], names: set[str]
+) -> None:
+    found = extract(text)
+    assert {m.name for m in found.strong} == names
+    assert nouns <= {m.name for m in found.weak}
+
+
+def test_an_english_text_naming_a_german_place_keeps_its_names() -> None:
+    found = strong("We had dinner with Lena at Biergarten Zum Hirschen in Munich.")
+    assert {"Lena", "Munich"} <= set(found)
+
+
+def test_a_lone_place_or_organisation_word_is_the_noun_not_a_type() -> None:
+    found = strong("We met at the Park. Then Central Park, then the Bank and Acme Bank.")
+    assert found["Central Park"].type == "place"
+    assert found["Acme Bank"].type == "organisation"
+    assert found.get("Park") is None or found["Park"].type == "thing"
+
+
+def _naive_name_keys(text: str) -> list[str]:
+    """``name_keys`` as it was first written: every run normalised whole."""
+    import re
+
+    from convmem.entities.lookup import MAX_KEYS, MAX_NAME_WORDS
+    from convmem.entities.names import NOT_NAMES, WEEKDAYS_AND_MONTHS
+
+    tokens = [t.rstrip(".'’-") for t in re.findall(r"@?[\w'’.-]+", text)]
+    tokens = [t for t in tokens if t]
+    keys: dict[str, None] = {}
+    for start in range(len(tokens)):
+        for width in range(1, MAX_NAME_WORDS + 1):
+            if start + width > len(tokens):
+                break
+            key = name_key(" ".join(tokens[start : start + width]))
+            if width == 1 and (key in NOT_NAMES or key in WEEKDAYS_AND_MONTHS or len(key) < 2):
+                continue
+            if key:
+                keys[key] = None
+            if len(keys) >= MAX_KEYS:
+                return list(keys)
+    return list(keys)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["Ana", "ana's", "Caro’s", "@bob", "-", "'", ".", "’s", "'s", "É", "ﬁne", "Ｍｅｌ",
+             "Straße", "the", "I", "x", "..x", "-Ana-", "ΣΑΣ", "İstanbul", "e\u0301", " ", "?",
+             "Lean", "Startup", "Mon", "_", "a.b", "'t", "d'Arc"]
+        ),
+        max_size=14,
+    ).map(" ".join)
+)  # fmt: skip
+def test_name_keys_folding_each_token_once_gives_the_same_keys(text: str) -> None:
+    assert name_keys(text) == _naive_name_keys(text)
+
+
+def test_in_a_sentence_in_capitals_every_capitalised_word_is_weak() -> None:
+    found = extract("HEY JON, CALL ME NOW! I love NASA and the BBC.")
+    assert {m.name for m in found.strong} == {"NASA", "BBC"}  # acronyms among lower case
+    assert {"JON", "CALL", "NOW"} <= {m.name for m in found.weak}
+    shouted = strong("MY SISTER ANA MOVED TO LISBON.")
+    assert list(shouted) == ["ANA"] and "my sister" in shouted["ANA"].aliases
+    assert strong("ΓΕΙΑ ΣΟΥ ΜΑΡΙΑ ΠΑΠΑΔΟΠΟΥΛΟΥ") == {}
+    assert "千と千尋" in strong("昨日「千と千尋」を見た。")  # no case at all: quotes still read

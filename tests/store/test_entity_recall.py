@@ -11,8 +11,14 @@ from typing import Literal
 import pytest
 
 import convmem
-from convmem.entities.recall import EntityRecallOptions
-from convmem.search import SearchOptions
+from convmem.entities.recall import (
+    NO_ENTITY_RANKING,
+    EntityRanking,
+    EntityRecallOptions,
+    entity_ranking,
+    specificity,
+)
+from convmem.search import SearchOptions, Window
 from tests.store.backends import Backend
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
@@ -182,3 +188,46 @@ def test_a_projects_entities_stay_in_the_project(memory: convmem.Memory) -> None
         alice.create_conversation(),
     ):
         assert other.assemble("What is Zofia Nowak doing?").report.entity_fact_ids == []
+
+
+def test_specificity_is_an_idf_from_one_for_a_single_turn_to_zero_for_every_turn() -> None:
+    assert specificity(1, 1) == 1.0
+    assert specificity(1, 400) == pytest.approx(1.0, abs=0.01)
+    assert specificity(400, 400) == pytest.approx(0.0, abs=0.01)
+    assert 0 < specificity(200, 400) < 0.15 < specificity(20, 400) < specificity(2, 400) < 1
+    assert specificity(5, 3) == specificity(5, 5)  # a count beyond the reference is all of it
+
+
+def test_a_name_in_every_turn_adds_next_to_nothing_a_rare_one_lifts_its_turns(
+    memory: convmem.Memory,
+) -> None:
+    """The speakers are named in every turn they write (their metadata) and in most questions:
+    weighed by how specific they are, they count little, while a name of one turn brings it."""
+    alice = memory.scope("acme", "alice")
+    conv = alice.create_conversation()
+    said_by_both = [f"I think {text[0].lower()}{text[1:]}" for text in FILLER]
+    texts = [*said_by_both, *said_by_both, "I finally met Zoltan at the market.", *said_by_both]
+    rare = ""
+    for minute, text in enumerate(texts):
+        role: Literal["user", "assistant"] = "user" if minute % 2 == 0 else "assistant"
+        said = conv.append(role, text, metadata={"name": "Ana" if role == "user" else "Ben"},
+                           created_at=T0 + timedelta(minutes=minute))  # fmt: skip
+        rare = said.id if "Zoltan" in text else rare
+    options = EntityRecallOptions()
+    with memory.store.read() as tx:
+
+        def ranking(query: str) -> EntityRanking:
+            return entity_ranking(
+                tx, "acme", "alice", conv.id, query, [], rrf_k=10.0, speakers=["Ana", "Ben"],
+                window=Window(), options=options, limit=50,
+            )  # fmt: skip
+
+        # one speaker alone is left to the speaker prior: nothing is read for them
+        assert ranking("What did Ana do?") == ranking("What did Ben do?") == NO_ENTITY_RANKING
+        speakers_only = ranking("What did Ana and Ben do?")
+        # each speaker is in half the turns: about a quarter of a name of one turn
+        assert speakers_only.turns and speakers_only.weight < 0.35 * options.weight
+        with_rare = ranking("What did Ana say about Zoltan?")
+        assert with_rare.turns[0].message_id == rare
+        assert with_rare.weight > 0.8 * options.weight
+    assert rare in _found(conv, "What did Ana say about Zoltan?")

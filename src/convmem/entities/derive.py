@@ -9,13 +9,19 @@ Rules of derived data kept here:
   sentence drops that fact, and a mention left with no fact is dropped;
 - a mention merges into the entity of its scope that already goes by one of its names (or, for a
   person's full name, by its first name): "Caroline", then "Caroline Smith", is one person;
+- a one-word name that is the start of exactly one known person's first name is that person's
+  short form, and the other way round ("Melanie", then "Mel"; "Mel", then "Melanie"): at least
+  ``MIN_SHORT_FORM`` letters, and never two candidates (with Anna and Annette known, "Ann" is
+  nobody's);
+- a run of capitalised words that opens a sentence ("Remember Jon") is recorded as its rest
+  when only the rest is a known name;
 - everything is rebuildable from the messages (``rebuild_entities``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -30,6 +36,8 @@ from convmem.parts_render import text_parts
 from convmem.store.base import EntityRow, WriteTxn
 
 EXTRACTED_ROLES = frozenset({"user", "assistant"})
+MIN_SHORT_FORM = 3
+_SHORT_FORM_TYPES = frozenset({"person", "thing"})
 # how many of a conversation's messages a rebuild reads per transaction
 _REBUILD_BATCH = 500
 
@@ -106,11 +114,15 @@ def record_mentions(
     if not allowed(said_text(message)):
         return 0
     weak_keys = [name_key(m.name) for m in extraction.weak]
-    known_weak = {
-        name_key(a) for e in tx.entities_named(tenant, user, weak_keys, scopes=[scope])
+    asked = [*weak_keys, *extraction.opening, *(name_key(v) for v in extraction.opening.values())]
+    known = {
+        name_key(a) for e in tx.entities_named(tenant, user, asked, scopes=[scope])
         for a in (e.name, *e.aliases)
-    } if weak_keys else set()  # fmt: skip
-    mentions = [*extraction.strong, *(m for m in extraction.weak if name_key(m.name) in known_weak)]
+    } if asked else set()  # fmt: skip
+    mentions = [
+        *(_opening_rest(m, extraction, known) for m in extraction.strong),
+        *(m for m in extraction.weak if name_key(m.name) in known),
+    ]
     stored = 0
     for mention in mentions:
         if not allowed(mention.name):
@@ -124,6 +136,8 @@ def record_mentions(
             continue
         keys = list(dict.fromkeys(k for k in (name_key(n) for n in names) if k))
         existing = tx.entities_named(tenant, user, keys, scopes=[scope])
+        if not existing:
+            existing = _short_form_match(tx, tenant, user, scope, mention)
         row = _merged_row(existing[0] if existing else None, mention, scope, names)
         tx.put_entity(tenant, user, row)
         tx.add_entity_facts(
@@ -138,6 +152,47 @@ def record_mentions(
     return stored
 
 
+def _opening_rest(mention: Mention, extraction: Extraction, known: set[str]) -> Mention:
+    """``mention`` as its rest ("Jon" of "Remember Jon") when it opens a sentence and only the
+    rest is a known name."""
+    key = name_key(mention.name)
+    rest = extraction.opening.get(key)
+    if rest is None or key in known or name_key(rest) not in known:
+        return mention
+    return replace(mention, name=rest)
+
+
+def _short_form_match(
+    tx: WriteTxn, tenant: str, user: str, scope: str, mention: Mention
+) -> list[Entity]:
+    """The one known entity ``mention`` is the short or the full form of, if there is exactly
+    one (see the module docstring); else none."""
+    words = mention.name.split()
+    key = name_key(mention.name)
+    if mention.type not in _SHORT_FORM_TYPES or mention.name.startswith("@") or not words:
+        return []
+    if len(words) == 1 and len(key) >= MIN_SHORT_FORM:  # "Mel": a known Melanie?
+        found = tx.entities_named_prefix(tenant, user, key, scopes=[scope], limit=3)
+        longer = [
+            e for e in found
+            if name_key(e.name).split()[0].startswith(key) and name_key(e.name).split()[0] != key
+        ]  # fmt: skip
+        if len(longer) == 1 and longer[0].type == "person":
+            return longer
+    first = name_key(words[0])
+    if mention.type != "person" or len(first) <= MIN_SHORT_FORM:
+        return []
+    # "Melanie" (or "Melanie Hart"): a known one-word Mel?
+    prefixes = [first[:n] for n in range(MIN_SHORT_FORM, len(first))]
+    found = tx.entities_named(tenant, user, prefixes, scopes=[scope])
+    short = [
+        e for e in found
+        if e.type in _SHORT_FORM_TYPES and " " not in name_key(e.name)
+        and name_key(e.name) in prefixes
+    ]  # fmt: skip
+    return short if len(short) == 1 else []
+
+
 def _merged_row(
     existing: Entity | None, mention: Mention, scope: str, names: Iterable[str]
 ) -> EntityRow:
@@ -149,7 +204,8 @@ def _merged_row(
         created = existing.first_mention
         # the fuller name becomes the canonical one: "Caroline" then "Caroline Smith"
         old, new = existing.name, mention.name
-        name = new if len(new) > len(old) and name_key(new).startswith(name_key(old)) else old
+        longer = len(name_key(new)) > len(name_key(old))
+        name = new if longer and name_key(new).startswith(name_key(old)) else old
     aliases = tuple(dict.fromkeys((n, name_key(n)) for n in (name, *names) if name_key(n)))
     return EntityRow(entity_id, scope, name, kind, aliases, created)
 

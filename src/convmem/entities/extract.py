@@ -6,14 +6,24 @@ pronouns, weekdays or months), ``@handles``, quoted titles in the common quote s
 (Caro)", "Robert, aka Bob", "we call her Caro"), and the turn's speaker when the message names one
 (its ``name`` metadata): the speaker's first-person sentences are facts about them.
 
+In a sentence written in capitals ("CALL JON NOW"), a capital marks nothing: each capitalised
+word there is weak. In a text written in a language
+that capitalises every noun (German), a lone capitalised word
+is a noun as often as a name and is weak wherever it stands; names still come in by the
+patterns above, by cue ("aus Berlin", "mit Lena") and as runs of several words ("Thomas Müller").
+
 A capitalised word that opens a sentence is ambiguous ("Yesterday", "Caroline") and is returned as
 a *weak* mention: it is kept only for an entity the user's conversations already know
-(``convmem.entities.derive``).
+(``convmem.entities.derive``). So is the first word of a run of capitalised words that opens a
+sentence ("Remember Jon", "Woohoo Melanie", but "Grand Canyon"): the run is returned with its
+rest as an ``opening`` alternative, which the derivation takes instead when only the rest is a
+known name.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from convmem.entities import names
@@ -28,6 +38,7 @@ MAX_TITLE_WORDS = 8
 EXTRACTOR = "rules-v1"
 
 _SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)", re.M)
+_POSSESSIVE_END = re.compile(r"(?<=\w)['’]s$")
 _WORD = re.compile(r"[^\W\d_][\w'’.-]*", re.U)
 _CONNECTORS = word_set("of de da del della di du van von der den la le y")
 _HANDLE = re.compile(r"(?<![\w@.])@([A-Za-z0-9_][A-Za-z0-9_.-]{1,29})(?![\w@])")
@@ -77,6 +88,8 @@ class Extraction:
 
     strong: tuple[Mention, ...]
     weak: tuple[Mention, ...]
+    # a sentence-opening run's name key -> the run without its first word ("go jon" -> "Jon")
+    opening: Mapping[str, str] = field(default_factory=dict)
 
 
 def sentences(text: str) -> list[str]:
@@ -89,11 +102,12 @@ def _clip(sentence: str) -> str:
 
 def _type_of_phrase(sentence: str, start: int, end: int, phrase: str) -> EntityType:
     words = [name_key(w) for w in phrase.split()]
-    if words and words[0] in names.PROJECT_WORDS:
+    # "Project Apollo", "Acme Inc", "Central Park"; a lone "Park" or "Bank" is the noun
+    if len(words) > 1 and words[0] in names.PROJECT_WORDS:
         return "project"
-    if words and words[-1] in names.ORGANISATION_WORDS:
+    if len(words) > 1 and words[-1] in names.ORGANISATION_WORDS:
         return "organisation"
-    if words and words[-1] in names.PLACE_WORDS:
+    if len(words) > 1 and words[-1] in names.PLACE_WORDS:
         return "place"
     before, after = sentence[:start], sentence[end:]
     if names.PLACE_CUE.search(before):
@@ -103,10 +117,11 @@ def _type_of_phrase(sentence: str, start: int, end: int, phrase: str) -> EntityT
     return "thing"
 
 
-def _capitalised(sentence: str) -> list[tuple[str, int, int, bool]]:
-    """Runs of name words (joined by connectors like "of"), with their span and whether the
-    run opens the sentence."""
-    runs: list[tuple[str, int, int, bool]] = []
+def _capitalised(sentence: str) -> list[tuple[str, int, int, bool, str | None]]:
+    """Runs of name words (joined by connectors like "of"), with their span, whether the run is
+    one word that opens the sentence, and for a longer run that opens it, the run without its
+    first word."""
+    runs: list[tuple[str, int, int, bool, str | None]] = []
     words = list(_WORD.finditer(sentence))
     i = 0
     first_word = True
@@ -141,22 +156,37 @@ def _capitalised(sentence: str) -> list[tuple[str, int, int, bool]]:
             start = words[i].start()
             opens = False
         phrase = sentence[start:end]
+        rest = None
+        if opens and j - i > 1:
+            rest = sentence[words[i + 1].start() : end]
+            if name_key(rest) in _CONNECTORS or not is_name_word(rest.split()[0]):
+                rest = None  # "Bank of America" stays whole
         if len(phrase) <= MAX_NAME_CHARS and len(name_key(phrase)) > 1:
-            runs.append((phrase, start, end, opens and j - i == 1))
+            runs.append((phrase, start, end, opens and j - i == 1, rest))
         i = j
         first_word = False
     return runs
+
+
+def _capitals_say_nothing(sentence: str) -> bool:
+    """A sentence of two words or more written in capitals: there a capital marks no name, so
+    every capitalised word is weak (an acronym among lower-case words is not affected)."""
+    letters = [c for c in sentence if c.isalpha()]
+    cased = [c for c in letters if c.isupper() or c.islower()]  # scripts without case: no
+    return len(_WORD.findall(sentence)) >= 2 and bool(cased) and all(c.isupper() for c in cased)
 
 
 def extract(text: str, speaker: str | None = None) -> Extraction:
     """The entities ``text`` mentions. ``speaker``: the name the message was written under."""
     found: dict[str, _Found] = {}
     facts: dict[str, dict[str, float]] = {}
+    opening: dict[str, str] = {}
+    nouns_capitalised = names.capitalises_nouns(text)
 
     def note(
         name: str, kind: EntityType, confidence: float, sentence: str, weak: bool = False
     ) -> str:
-        name = name.strip(" ,;:'\"’")
+        name = _POSSESSIVE_END.sub("", name.strip(" ,;:'\"’"))  # "Oliver's" names Oliver
         key = name_key(name)
         if not key or len(name) > MAX_NAME_CHARS:
             return ""
@@ -175,10 +205,13 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
 
     for sentence in sentences(text):
         taken: list[tuple[int, int]] = []
+        capitals_say_nothing = _capitals_say_nothing(sentence)
         for match in _RELATION.finditer(sentence):
             relation = match.group("rel").lower()
             candidate = match.group("name")
             kept = [w for w in candidate.split() if is_name_word(w)]
+            if capitals_say_nothing:  # "MY SISTER ANA MOVED": the name is one word
+                kept = kept[:1]
             if not kept or not is_name_word(candidate.split()[0]):
                 continue
             person = " ".join(candidate.split()[: len(kept)])
@@ -206,13 +239,23 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
                 if key:
                     found[key].aliases.append(nick)
                     taken.append(match.span())
-        for phrase, start, end, opens in _capitalised(sentence):
+        if capitals_say_nothing:  # "CALL JON NOW": only names already known
+            for word in _WORD.finditer(sentence):
+                name = word.group().rstrip(".'’-")
+                span = (word.start(), word.start() + len(name))
+                if is_name_word(name) and not any(span[0] < e and s < span[1] for s, e in taken):
+                    note(name, _type_of_phrase(sentence, *span, name), 0.5, sentence, weak=True)
+            continue
+        for phrase, start, end, opens, rest in _capitalised(sentence):
             if any(start < e and s < end for s, e in taken):
                 continue
             kind = _type_of_phrase(sentence, start, end, phrase)
             multi = " " in phrase
-            ambiguous = opens and not multi and kind == "thing"
-            note(phrase, kind, 0.6 if multi or kind != "thing" else 0.5, sentence, ambiguous)
+            # a lone capitalised word that opens the sentence, or any in German, may be a noun
+            ambiguous = (opens or nouns_capitalised) and not multi and kind == "thing"
+            key = note(phrase, kind, 0.6 if multi or kind != "thing" else 0.5, sentence, ambiguous)
+            if key and rest:
+                opening[key] = _POSSESSIVE_END.sub("", rest)
         called = _CALLED.search(sentence)
         if called:
             people = [f for f in found.values() if f.type == "person"]
@@ -238,4 +281,6 @@ def extract(text: str, speaker: str | None = None) -> Extraction:
         aliases = tuple(dict.fromkeys(a for a in item.aliases if name_key(a) != key))
         mention = Mention(item.name, item.type, aliases, tuple(facts[key].items()))
         (weak if item.weak else strong).append(mention)
-    return Extraction(tuple(strong), tuple(weak))
+    strong_keys = {name_key(m.name) for m in strong}
+    rests = {k: v for k, v in opening.items() if k in strong_keys}
+    return Extraction(tuple(strong), tuple(weak), rests)

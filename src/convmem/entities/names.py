@@ -21,8 +21,9 @@ def _pronouns() -> frozenset[str]:
     return frozenset(w.lower() for w in words)
 
 
+# "I" is a capital by itself and shorter than the alternations' words
 PRONOUNS = _pronouns() | word_set(
-    "we us our ours they their we're wir uns nous on nosotros noi nós wij"
+    "i we us our ours they their we're wir uns nous on nosotros noi nós wij"
 )
 
 # Capitalised at a sentence's start or in a greeting, never a name by themselves.
@@ -78,7 +79,12 @@ WEEKDAYS_AND_MONTHS = word_set(
     "segunda terça quarta quinta sexta janeiro fevereiro março maio junho julho setembro "
     "outubro novembro dezembro "
     "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag januari februari maart juni "
-    "juli augustus oktober"
+    "juli augustus oktober "
+    # their short forms ("last Tues", "Fri"), less those that are also given names (Jan, Jun,
+    # Sam, Dom, Mei, Mo, Di)
+    "mon tue tues wed weds thu thur thurs fri sat feb apr aug sep sept oct nov dec "
+    "mär okt dez lun mer jeu ven dim fév avr juil déc mié jue vie sáb ene abr ago dic gen giu "
+    "lug seg ter qua qui sex fev set out mrt"
 )
 
 # "my <relation> <Name>": the relation nouns per language; the animals among them name pets.
@@ -149,18 +155,55 @@ PERSON_CUE_BEFORE = re.compile(
 )
 PROJECT_WORDS = word_set("project projekt projet proyecto progetto projeto")
 
+# Languages that capitalise every noun (German; Luxembourgish writes the same way): there a
+# capitalised word is a noun ("Hund", "Kuchen"), no sign of a name. A text is read as one when
+# at least ``_NOUN_CAPITALS_MIN`` of its words are their function words and they outnumber
+# English ones (a German name in an English sentence changes nothing).
+_NOUN_CAPITALISING = word_set(
+    "der die das den dem des ein eine einen einem einer und ist nicht ich du wir ihr sie mit "
+    "auf für von zu zum zur im am bei nach aus habe hat haben sind war waren wird auch noch "
+    "schon sehr aber oder mein meine meinen meinem dein deine sich ja nein"
+)
+_ENGLISH = word_set("the and is are was to of in a an it that this with for on my you i")
+_NOUN_CAPITALS_MIN = 2
+_TEXT_WORD = re.compile(r"[^\W\d_]+", re.U)
+
+
+def capitalises_nouns(text: str) -> bool:
+    """Whether ``text`` reads as written in a language that capitalises every noun."""
+    noun_capitalising = english = 0
+    for word in _TEXT_WORD.findall(text):
+        if word.islower():
+            noun_capitalising += word in _NOUN_CAPITALISING
+            english += word in _ENGLISH
+    return noun_capitalising >= _NOUN_CAPITALS_MIN and noun_capitalising > english
+
+
 _SPACE = re.compile(r"\s+")
-_EDGE = re.compile(r"^[\W_]+|[\W_]+$")
+_START = re.compile(r"^[\W_]+")
+_END = re.compile(r"[\W_]+$")
 _POSSESSIVE = re.compile(r"['’]s$")
+
+
+def fold(text: str) -> str:
+    """Case and width folded: the part of ``name_key`` that reads every character."""
+    return unicodedata.normalize("NFKC", text).casefold().strip()
+
+
+def trim_start(folded: str) -> str:
+    """A folded name's start as ``name_key`` trims it (outer punctuation)."""
+    return _START.sub("", folded)
+
+
+def trim_end(folded: str) -> str:
+    """A folded name's end as ``name_key`` trims it (a possessive 's, outer punctuation)."""
+    return _END.sub("", _POSSESSIVE.sub("", folded))
 
 
 def name_key(name: str) -> str:
     """The key a name is looked up by: case and width folded, outer punctuation and a
     possessive 's dropped, spaces collapsed."""
-    folded = unicodedata.normalize("NFKC", name).casefold().strip()
-    folded = _POSSESSIVE.sub("", folded)
-    folded = _EDGE.sub("", folded)
-    return _SPACE.sub(" ", folded)
+    return _SPACE.sub(" ", trim_start(trim_end(fold(name))))
 
 
 def is_name_word(word: str) -> bool:

@@ -69,6 +69,14 @@ class EntityReads(Protocol):
         most recently mentioned first, without their facts."""
         ...
 
+    def entities_named_prefix(
+        self, tenant: str, user: str, prefix: str, *, scopes: Sequence[str], limit: int
+    ) -> list[Entity]:
+        """The user's entities of ``scopes`` going by a name key that starts with ``prefix`` and
+        is longer (a short form's candidates: "mel" finds Melanie), at most ``limit``, most
+        recently mentioned first, without their facts."""
+        ...
+
     def entity_facts(
         self,
         tenant: str,
@@ -95,6 +103,14 @@ class EntityReads(Protocol):
         """The indexed turns of one conversation of the user inside ``window`` that these
         entities have facts from, one row per (turn, entity), newest turns first: entity-aware
         retrieval's candidates, filtered in the query like the other retrievers'."""
+        ...
+
+    def indexed_turn_count(
+        self, tenant: str, user: str, conversation_id: str, *, window: Window, cap: int
+    ) -> int:
+        """How many indexed turns of one conversation of the user lie inside ``window``,
+        counted up to ``cap`` (a bound on the read, not an error): the reference an entity's
+        own turn count is weighed against (``convmem.entities.recall``)."""
         ...
 
 

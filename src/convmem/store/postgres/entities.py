@@ -90,6 +90,21 @@ class EntityTxnMixin(TxnBase):
             (user, scopes and list(scopes), scopes and list(scopes), tenant, user, list(keys)),
         )
 
+    def entities_named_prefix(
+        self, tenant: str, user: str, prefix: str, *, scopes: Sequence[str], limit: int
+    ) -> list[Entity]:
+        if not prefix or not scopes:
+            return []
+        self._lock_owner(tenant, user)  # as in entities_named
+        return self._entities(
+            tenant,
+            "AND e.user_id = %s AND e.scope = ANY(%s) AND e.id IN (SELECT n.entity_id FROM "
+            "entity_names n WHERE n.tenant_id = %s AND n.user_id = %s "
+            "AND starts_with(n.key, %s) AND n.key <> %s)",
+            (user, list(scopes), tenant, user, prefix, prefix),
+            "LIMIT %s", (limit,),
+        )  # fmt: skip
+
     def entity_facts(
         self,
         tenant: str,
@@ -134,6 +149,17 @@ class EntityTxnMixin(TxnBase):
              *params, limit),
         ).fetchall()  # fmt: skip
         return [EntityTurnRow(row[0], row[1], row[2], int(row[3]), row[4]) for row in rows]
+
+    def indexed_turn_count(
+        self, tenant: str, user: str, conversation_id: str, *, window: Window, cap: int
+    ) -> int:
+        where, params = window_clause(window)
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM message_index i WHERE i.tenant_id = %s "
+            f"AND i.user_id = %s AND i.conversation_id = %s {where} LIMIT %s) counted",
+            (tenant, user, conversation_id, *params, cap),
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     # --- writes ---------------------------------------------------------------------------------
 

@@ -93,6 +93,22 @@ class EntityTxnMixin:
             (user, scopes and 1, _ids(scopes or ()), tenant, user, _ids(keys)),
         )
 
+    def entities_named_prefix(
+        self, tenant: str, user: str, prefix: str, *, scopes: Sequence[str], limit: int
+    ) -> list[Entity]:
+        if not prefix or not scopes:
+            return []
+        # a range on the (tenant, user, key) index: keys compare as UTF-8 bytes
+        return self._entities(
+            tenant,
+            "AND e.user_id = ? AND e.scope IN (SELECT value FROM json_each(?)) "
+            "AND e.id IN (SELECT n.entity_id FROM entity_names n WHERE n.tenant_id = ? "
+            "AND n.user_id = ? AND n.key > ? AND n.key < ? AND substr(n.key, 1, ?) = ?)",
+            (user, _ids(scopes), tenant, user, prefix, prefix + "\U0010ffff", len(prefix),
+             prefix),
+            "LIMIT ?", (limit,),
+        )  # fmt: skip
+
     def entity_facts(
         self,
         tenant: str,
@@ -141,6 +157,18 @@ class EntityTxnMixin:
             EntityTurnRow(row[0], row[1], row[2], int(row[3]), datetime.fromisoformat(row[4]))
             for row in rows
         ]
+
+    def indexed_turn_count(
+        self, tenant: str, user: str, conversation_id: str, *, window: Window, cap: int
+    ) -> int:
+        sql, params = in_window(
+            "SELECT 1 FROM message_index i WHERE i.tenant_id = ? AND i.user_id = ? "
+            "AND i.conversation_id = ?",
+            [tenant, user, conversation_id],
+            window,
+        )
+        row = self._db.execute(f"SELECT COUNT(*) FROM ({sql} LIMIT ?)", (*params, cap)).fetchone()
+        return int(row[0])
 
     # --- writes ---------------------------------------------------------------------------------
 
