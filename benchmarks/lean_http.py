@@ -86,7 +86,7 @@ class Connection:
 
     @staticmethod
     async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-        parts = []
+        parts: list[bytes] = []
         while True:
             size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
             if size == 0:
