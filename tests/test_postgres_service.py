@@ -130,7 +130,12 @@ def test_two_service_processes_append_to_one_conversation(shared_database: str) 
         lock = threading.Lock()
 
         def append(worker: int) -> None:
-            with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
+            # a connection per append: the kernel spreads connections, not requests, over the
+            # processes, and six kept-alive connections all land on one of two 1 time in 32
+            no_keep_alive = httpx.Limits(max_keepalive_connections=0)
+            with httpx.Client(
+                base_url=base, headers=headers, timeout=60, limits=no_keep_alive
+            ) as client:
                 for i in range(25):
                     reply = client.post(
                         f"/v1/conversations/{conv.id}/messages",
