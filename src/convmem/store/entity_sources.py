@@ -61,8 +61,8 @@ def backfill_sources(
     each attributed to the messages whose facts of the entity say it."""
     by_entity: dict[tuple[str, str], dict[str, list[str]]] = {}
     for fact in facts:
-        texts = by_entity.setdefault((fact.tenant_id, fact.entity_id), {})
-        texts.setdefault(fact.message_id, []).append(fact.text)
+        by_message = by_entity.setdefault((fact.tenant_id, fact.entity_id), {})
+        by_message.setdefault(fact.message_id, []).append(fact.text)
     out: list[tuple[str, str, str, str, str, str]] = []
     for name in names:
         for message_id, texts in by_entity.get((name.tenant_id, name.entity_id), {}).items():
