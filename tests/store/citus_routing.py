@@ -29,16 +29,19 @@ DISTRIBUTED = frozenset(
         "audit_events", "user_settings", "summaries", "message_index", "search_generations",
         "conversation_terms", "term_vectors", "last_assemblies", "tools", "tool_vectors",
         "message_blobs", "entities", "entity_names", "entity_facts", "memory_evidence",
+        "entity_name_sources",
     }
 )  # fmt: skip
 REFERENCE = frozenset({"api_keys", "tenant_policies"})
 COORDINATOR = frozenset({"jobs", "_migrations"})
-# Store methods that scan every tenant on purpose (the worker's rebuild and backfill, never a
-# request): Citus runs them on every shard.
+# Store methods that scan every tenant on purpose (the worker's rebuild and backfill, a
+# migration's backfill, never a request): Citus runs them on every shard.
 FAN_OUT = frozenset(
     {
         "unindexed_messages", "missing_message_vectors", "missing_term_vectors",
         "missing_memory_vectors", "recent_writers",
+        # a migration's backfill of every tenant's rows, once, while migrating
+        "m019_entity_name_sources",
     }
 )  # fmt: skip
 

@@ -15,6 +15,8 @@ Rules of derived data kept here:
   nobody's);
 - a run of capitalised words that opens a sentence ("Remember Jon") is recorded as its rest
   when only the rest is a known name;
+- every name a turn attaches cites the turn (``add_entity_name_sources``): deleting the last
+  message that said a name takes the name off the entity (``convmem.store.entity_sources``);
 - everything is rebuildable from the messages (``rebuild_entities``).
 """
 
@@ -140,6 +142,11 @@ def record_mentions(
             existing = _short_form_match(tx, tenant, user, scope, mention)
         row = _merged_row(existing[0] if existing else None, mention, scope, names)
         tx.put_entity(tenant, user, row)
+        # the names this turn said, spelled as it said them: each goes with its last message
+        said = {name_key(n): n for n in reversed(names) if name_key(n)}
+        tx.add_entity_name_sources(
+            tenant, user, row.id, message.id, [(n, k) for k, n in said.items()]
+        )
         tx.add_entity_facts(
             tenant, user,
             [

@@ -10,6 +10,9 @@ Semantics every backend keeps:
 - ``ConversationWrites.delete_messages`` and ``delete_conversation`` delete the facts their
   messages sourced (through ``delete_message_facts``); ``UserDataWrites.delete_user`` deletes
   every entity row of the user; exports hold them.
+- Every name and alias cites the messages that said it (``convmem.store.entity_sources``): the
+  writes that remove facts remove the names no remaining message said, and rename an entity
+  whose canonical name was one of them.
 - Names are looked up by key (``convmem.entities.names.name_key``) among one scope's entities.
 """
 
@@ -117,6 +120,15 @@ class EntityReads(Protocol):
 class EntityWrites(Protocol):
     def put_entity(self, tenant: str, user: str, row: EntityRow) -> None:
         """Insert the entity, or update its name and type and add the aliases it lacks."""
+        ...
+
+    def add_entity_name_sources(
+        self, tenant: str, user: str, entity_id: str, message_id: str,
+        names: Sequence[tuple[str, str]],
+    ) -> None:  # fmt: skip
+        """Record that ``message_id`` said these (name, key) pairs of the user's entity, in the
+        transaction that stores the message's facts about it (``convmem.store.entity_sources``:
+        a name goes with the last message that said it)."""
         ...
 
     def add_entity_facts(self, tenant: str, user: str, facts: Sequence[EntityFact]) -> None:

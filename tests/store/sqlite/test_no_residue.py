@@ -162,3 +162,40 @@ def test_the_scan_finds_text_that_was_not_deleted(tmp_path: Path) -> None:
         alice.remember(f"My locker word is {marker}.")
         _talk(alice.create_conversation(), marker)
     assert "convmem.db" in _residue(folder, marker)
+
+
+def _surname() -> str:
+    # a capitalised run of letters no stemmer or tokenizer splits: read as a person's surname
+    return "Zorv" + "".join(secrets.choice("bcdfghjklmnpqrstvwxz") for _ in range(6))
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["message delete", "conversation delete"])
+def test_a_deleted_entity_name_leaves_no_bytes(tmp_path: Path, whole: bool) -> None:
+    """The fuller name only a deleted message said is gone from the entity (which keeps the
+    first name a remaining message said) and from every file, indexes and WAL included."""
+    folder = tmp_path / "store"
+    folder.mkdir()
+    db_path = folder / "convmem.db"
+    surname = _surname()
+    with convmem.open(db_path) as memory:
+        _keep_other_data(memory)
+        alice = memory.scope("acme", "alice")
+        alice.create_conversation().append("user", "I had coffee with Quillon yesterday.")
+        conv = alice.create_conversation()
+        conv.append("user", "An unrelated first turn about gardening.")
+        said = conv.append("user", f"My friend Quillon {surname} paints landscapes.")
+        assert [e.name for e in alice.entities.list()] == [f"Quillon {surname}"]
+        conv.search(surname)
+        if whole:
+            conv.delete()
+        else:
+            conv.delete_message(said.id)
+        assert [e.name for e in alice.entities.list()] == ["Quillon"]
+        _keep_other_data(memory)
+    db = sqlite3.connect(db_path)
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
+    for form in (surname, surname.lower()):
+        assert _residue(folder, form) == {}

@@ -1,4 +1,5 @@
-"""PostgreSQL rows of entity memory (migration m013): entities, their names, their facts.
+"""PostgreSQL rows of entity memory (migrations m013, m019): entities, their names and the
+messages that said them, their facts.
 
 A user's entity writes are serialised by the owner lock (``TxnBase._lock_owner``), taken before
 a write transaction reads the names it will merge into: two turns naming the same new person in
@@ -19,6 +20,7 @@ from convmem.store.entities import (
     entity_from_row,
     fact_from_row,
 )
+from convmem.store.postgres.entity_sources import recompute_names
 from convmem.store.postgres.rows import TxnBase
 from convmem.store.postgres.search import _window as window_clause  # the retrievers' window filter
 from convmem.store.ranking import Window
@@ -178,6 +180,17 @@ class EntityTxnMixin(TxnBase):
                 (tenant, row.id, key, user, row.scope, alias),
             )
 
+    def add_entity_name_sources(
+        self, tenant: str, user: str, entity_id: str, message_id: str,
+        names: Sequence[tuple[str, str]],
+    ) -> None:  # fmt: skip
+        for alias, key in names:
+            self._db.execute(
+                "INSERT INTO entity_name_sources (tenant_id, entity_id, key, message_id, user_id, "
+                "alias) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (tenant, entity_id, key, message_id, user, alias),
+            )
+
     def add_entity_facts(self, tenant: str, user: str, facts: Sequence[EntityFact]) -> None:
         for f in facts:
             self._db.execute(
@@ -192,7 +205,7 @@ class EntityTxnMixin(TxnBase):
 
     def delete_entity(self, tenant: str, user: str, entity_id: str) -> None:
         self._lock_owner(tenant, user)
-        for table in ("entity_facts", "entity_names"):
+        for table in ("entity_facts", "entity_names", "entity_name_sources"):
             self._db.execute(
                 f"DELETE FROM {table} WHERE tenant_id = %s AND user_id = %s AND entity_id = %s",
                 (tenant, user, entity_id),
@@ -205,7 +218,10 @@ class EntityTxnMixin(TxnBase):
             raise NotFound("entity", entity_id)
 
     def _drop_entities_without_facts(self, tenant: str, entity_ids: Iterable[str]) -> None:
+        """After facts of these entities were deleted: their names follow the sources left
+        (``convmem.store.entity_sources``), and an entity without facts goes."""
         ids = sorted(set(entity_ids))
+        recompute_names(self._db, tenant, ids)
         orphan = (
             "= ANY(%s) AND NOT EXISTS (SELECT 1 FROM entity_facts f "
             "WHERE f.tenant_id = %s AND f.entity_id = {0})"
@@ -237,7 +253,7 @@ class EntityTxnMixin(TxnBase):
 
     def delete_user_entities(self, tenant: str, user: str) -> int:
         self._lock_owner(tenant, user)
-        for table in ("entity_facts", "entity_names"):
+        for table in ("entity_facts", "entity_names", "entity_name_sources"):
             self._db.execute(
                 f"DELETE FROM {table} WHERE tenant_id = %s AND user_id = %s", (tenant, user)
             )

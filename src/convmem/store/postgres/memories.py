@@ -44,6 +44,7 @@ USER_TABLES: tuple[tuple[str, str], ...] = (
     ("conversations", _BY_USER),
     ("entities", _BY_USER),
     ("entity_facts", _BY_USER),
+    ("entity_name_sources", _BY_USER),
     ("entity_names", _BY_USER),
     ("jobs", _BY_CONVERSATION),
     ("last_assemblies", _BY_USER),
@@ -63,7 +64,7 @@ DERIVED_TABLES: tuple[tuple[str, str], ...] = (
 )
 # dependants before the rows they reference
 _DELETE_ORDER = (
-    "memory_evidence", "entity_facts", "entity_names", "entities",
+    "memory_evidence", "entity_facts", "entity_name_sources", "entity_names", "entities",
     "jobs", "summaries", "last_assemblies", "pinned_instructions", "message_index",
     "conversation_terms", "search_generations", "message_blobs", "messages", "conversations",
     "memory_vectors", "memories", "user_settings",

@@ -26,6 +26,7 @@ from collections.abc import Callable
 import psycopg
 
 from convmem.store.postgres.connection import Connection
+from convmem.store.postgres.entity_sources import m019_entity_name_sources
 
 # the text search configuration of every tsvector and tsquery
 TS_CONFIG = "english"
@@ -576,6 +577,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m013_entities,
     m016_retention_layers,
     m017_memory_evidence,
+    m019_entity_name_sources,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

@@ -1,4 +1,5 @@
-"""SQLite rows of entity memory (migration m050): entities, their names, their facts."""
+"""SQLite rows of entity memory (migrations m050, m064): entities, their names and the messages
+that said them, their facts."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from convmem.store.entities import (
 )
 from convmem.store.ranking import Window
 from convmem.store.sqlite.connection import Statements
+from convmem.store.sqlite.entity_sources import recompute_names
 from convmem.store.sqlite.memories import utc_text
 from convmem.store.sqlite.ranking import _in_window as in_window  # the retrievers' window filter
 from convmem.store.sqlite.sql import TEXT_CODEC
@@ -185,6 +187,16 @@ class EntityTxnMixin:
             [(tenant, row.id, key, user, row.scope, alias) for alias, key in row.aliases],
         )
 
+    def add_entity_name_sources(
+        self, tenant: str, user: str, entity_id: str, message_id: str,
+        names: Sequence[tuple[str, str]],
+    ) -> None:  # fmt: skip
+        self._db.executemany(
+            "INSERT OR IGNORE INTO entity_name_sources (tenant_id, entity_id, key, message_id, "
+            "user_id, alias) VALUES (?, ?, ?, ?, ?, ?)",
+            [(tenant, entity_id, key, message_id, user, alias) for alias, key in names],
+        )
+
     def add_entity_facts(self, tenant: str, user: str, facts: Sequence[EntityFact]) -> None:
         self._db.executemany(
             f"INSERT INTO entity_facts (tenant_id, user_id, {FACT_COLUMNS}) "
@@ -206,13 +218,16 @@ class EntityTxnMixin:
         ).rowcount
         if not deleted:
             raise NotFound("entity", entity_id)
-        for table in ("entity_facts", "entity_names"):
+        for table in ("entity_facts", "entity_names", "entity_name_sources"):
             self._db.execute(
                 f"DELETE FROM {table} WHERE tenant_id = ? AND entity_id = ?", (tenant, entity_id)
             )
 
     def _drop_entities_without_facts(self, tenant: str, entity_ids: Iterable[str]) -> None:
+        """After facts of these entities were deleted: their names follow the sources left
+        (``convmem.store.entity_sources``), and an entity without facts goes."""
         ids = _ids(set(entity_ids))
+        recompute_names(self._db, tenant, ids)
         orphan = (
             "entity_id IN (SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM "
             "entity_facts f WHERE f.tenant_id = ? AND f.entity_id = {0})"
@@ -247,7 +262,7 @@ class EntityTxnMixin:
             self._drop_entities_without_facts(tenant, (row[0] for row in rows))
 
     def delete_user_entities(self, tenant: str, user: str) -> int:
-        for table in ("entity_facts", "entity_names"):
+        for table in ("entity_facts", "entity_names", "entity_name_sources"):
             self._db.execute(
                 f"DELETE FROM {table} WHERE tenant_id = ? AND user_id = ?", (tenant, user)
             )
