@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -98,3 +99,21 @@ def test_an_in_memory_database_has_no_lock_file(
     with convmem.open(":memory:") as memory:
         memory.scope("acme", "alice").create_conversation().append("user", "hello")
     assert set(os.listdir(tmp_path)) == before
+
+
+def test_the_store_checkpoints_the_wal_itself_after_its_writes(tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    with convmem.open(str(db)) as memory:
+        conversation = memory.scope("acme", "alice").create_conversation()
+        conversation.append("user", "first")
+        # SQLite's own checkpoint (inside COMMIT, under the writer lock) is off: the store's
+        # own, after the lock is released, must still bring the WAL into the file
+        for n in range(400):
+            conversation.append("user", f"turn number {n} about the trip")
+        # the database file itself, read ignoring the WAL, holds what was written
+        frozen = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
+        try:
+            stored = frozen.execute("SELECT count(*) FROM messages").fetchone()[0]
+        finally:
+            frozen.close()
+    assert stored >= 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -318,6 +319,10 @@ class SQLiteTxn(
             raise NotFound("pinned instruction", pin_id)
 
 
+# rows changed (as SQLite counts them, triggers included) between the store's WAL checkpoints
+CHECKPOINT_AFTER_CHANGES = 1000
+
+
 class SQLiteStore:
     """A database file shared safely by threads (a connection each) and processes (WAL)."""
 
@@ -331,7 +336,16 @@ class SQLiteStore:
         self._lock = threading.Lock()
         self._vectors = VectorsCache()  # shared by the threads' transactions
         self._writer_lock = writer_lock(self.path)
+        self._own_checkpoints = False
+        self._changes_since_checkpoint = 0
         applied = apply_migrations(self._connection())
+        # From here the store checkpoints the WAL itself, after a write has let go of the writer
+        # lock: SQLite's automatic checkpoint runs inside COMMIT, so every other writer, in this
+        # process and the others, waited through its fsync (the tail of the service's latency).
+        with self._lock:
+            self._own_checkpoints = True
+            for db in self._connections:
+                db.execute("PRAGMA wal_autocheckpoint = 0")
         # a database that had messages before the search index existed needs them indexed
         self.reindex_needed = "m020_message_index" in applied and self._has_messages()
 
@@ -345,6 +359,8 @@ class SQLiteStore:
             db = connect(self.path)
             self._local.db = db
             with self._lock:
+                if self._own_checkpoints:
+                    db.execute("PRAGMA wal_autocheckpoint = 0")
                 self._connections.append(db)
         return db
 
@@ -357,10 +373,25 @@ class SQLiteStore:
     @contextmanager
     def write(self) -> Iterator[SQLiteTxn]:
         db = self._connection()
+        changes_before = db.total_changes
         # writers queue on our lock before SQLite's, whose busy handler sleeps (see writer_lock)
         with self._writer_lock.hold(), transaction(db, "IMMEDIATE") as statements:
             yield SQLiteTxn(statements, self._vectors)
             erase_deleted_fts(statements)
+        self._checkpoint_when_due(db, db.total_changes - changes_before)
+
+    def _checkpoint_when_due(self, db: sqlite3.Connection, changed: int) -> None:
+        """A passive checkpoint once the writes since the last one changed enough rows (about
+        as often as SQLite's own, every 1,000 pages): it waits on no reader or writer, and a
+        writer may append to the WAL meanwhile."""
+        with self._lock:
+            self._changes_since_checkpoint += changed
+            if self._changes_since_checkpoint < CHECKPOINT_AFTER_CHANGES:
+                return
+            self._changes_since_checkpoint = 0
+        # failing (e.g. another process checkpointing) is fine: the next one catches up
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def close(self) -> None:
         with self._lock:
