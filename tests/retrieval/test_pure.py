@@ -19,7 +19,7 @@ from convmem.retrieval.recall import standing_out
 from convmem.retrieval.vector import HashingEmbedder, normalise
 from convmem.search import SearchOptions, plan_query
 from convmem.store.sqlite.accelerator import nearest_words
-from convmem.store.sqlite.fts import bm25_scores, or_query
+from convmem.store.sqlite.fts import MARK_CLOSE, MARK_OPEN, WordCounts, bm25_scores, or_query
 
 
 def test_query_terms_drop_stopwords_names_and_single_letters() -> None:
@@ -155,3 +155,18 @@ def test_a_turns_vector_text_repeats_its_statements_without_the_name() -> None:
 def test_the_vector_weight_must_be_positive() -> None:
     with pytest.raises(InvalidInput):
         SearchOptions(vector_weight=0)
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200))
+def test_word_counts_are_the_split_count_of_the_text_without_its_marks(text: str) -> None:
+    """BM25's lengths come memoised: the count of a highlighted column is that of its plain
+    text, whatever the marks, the whitespace or the script, and stays so once remembered."""
+    plain = text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+    counts = WordCounts(capacity=3)
+    words = plain.split()
+    marked = f"{MARK_OPEN}{words[0]}{MARK_CLOSE} {' '.join(words[1:])}" if words else plain
+    for _ in range(2):  # counted, then remembered
+        assert counts.of(plain) == counts.of(marked) == len(words)
+    for other in ("a", "a b", "a b c", "a b c d"):  # past its capacity it starts afresh
+        assert counts.of(other) == len(other.split())
+    assert counts.of(marked) == len(words)
