@@ -52,6 +52,13 @@ def test_the_commands_show_progress_and_the_totals(db_path: Path) -> None:
     assert filled.exit_code == 0, filled.output
     assert "embedded messages: 4" in filled.output and "embedded messages: 6" in filled.output
     assert filled.output.splitlines()[-1].startswith("6 messages, ")
+    again = runner.invoke(main, ["backfill", "--db", str(db_path), "--embedder", "hashing"])
+    assert again.output.splitlines()[-1].startswith("0 messages, ")  # nothing missing
+    refreshed = runner.invoke(
+        main, ["backfill", "--db", str(db_path), "--embedder", "hashing", "--refresh"]
+    )
+    assert refreshed.exit_code == 0, refreshed.output
+    assert refreshed.output.splitlines()[-1].startswith("6 messages, ")  # each embedded again
     with sqlite3.connect(db_path) as db:
         db.execute("DELETE FROM message_index")
     rebuilt = runner.invoke(main, ["reindex", "--db", str(db_path), "--batch-size", "4"])

@@ -53,11 +53,17 @@ def reindex(db: str, batch_size: int) -> None:
 @embedder_option("minilm", "The embedder whose vectors are missing (minilm: the embeddings "
                  "extra; hashing: the dependency-free test double).")  # fmt: skip
 @click.option("--batch-size", default=256, show_default=True, type=click.IntRange(1, 100_000))
-def backfill(db: str, embedder: Embedder | None, batch_size: int) -> None:
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Also embed again the turns that already have a vector from this embedder (once, "
+    "after an upgrade that changed what a turn's vector is made of: see the CHANGELOG).",
+)
+def backfill(db: str, embedder: Embedder | None, batch_size: int, refresh: bool) -> None:
     """Embed every turn, word and memory written without a vector from this embedder."""
     if embedder is None:
         raise click.UsageError("backfill needs an embedder: --embedder minilm")
     config = Config(embed_on_write=False)  # only the backfill embeds here
     with opened(db, config=config, embedder=embedder) as memory, progress_line("embedded") as pr:
-        counts = memory.backfill_embeddings(batch_size=batch_size, progress=pr)
+        counts = memory.backfill_embeddings(batch_size=batch_size, progress=pr, refresh=refresh)
     click.echo(", ".join(f"{counts[kind]} {kind}" for kind in ("messages", "terms", "memories")))

@@ -11,7 +11,7 @@ The model runs before a write transaction opens (``prepare_turn``) or between tr
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -27,10 +27,12 @@ from convmem.retrieval.index import (
 )
 from convmem.retrieval.vector import Embedder, Matrix, normalise
 from convmem.store.base import (
+    EmbeddedTurn,
     IndexedRow,
     IndexEntry,
     MemoryVector,
     MessageVector,
+    MissingMessageVector,
     Store,
     TermVector,
     WriteTxn,
@@ -224,21 +226,21 @@ def backfill(
     batch_size: int = 256,
     max_batches: int | None = None,
     progress: Progress | None = None,
+    refresh: bool = False,
 ) -> dict[str, int]:
     """Vectors for every indexed turn, word in use and memory lacking one from ``embedder``; the
     model runs between transactions, never inside one. ``max_batches`` bounds the batches of
-    each kind per call (a worker interleaving jobs takes one at a time)."""
+    each kind per call (a worker interleaving jobs takes one at a time). With ``refresh``, the
+    turns that have a vector from ``embedder`` are embedded again as well (``vector_text``
+    changed what a turn's vector is made of; the old ones keep serving searches until replaced,
+    batch by batch)."""
     counts = {"messages": 0, "terms": 0, "memories": 0}
     progress = progress or _no_progress
 
     def more(kind: str, size: int) -> bool:
         return max_batches is None or counts[kind] < max_batches * size
 
-    while more("messages", batch_size):
-        with store.read() as tx:
-            turns = tx.missing_message_vectors(embedder.name, batch_size)
-        if not turns:
-            break
+    def embed_turns(turns: Sequence[MissingMessageVector | EmbeddedTurn]) -> None:
         vectors = normalise(embedder.embed([vector_text(t.speaker, t.body) for t in turns]))
         by_tenant: dict[str, list[MessageVector]] = defaultdict(list)
         for turn, vector in zip(turns, vectors, strict=True):
@@ -246,6 +248,21 @@ def backfill(
         write_retried(store, _keep_message_vectors, embedder.name, by_tenant)
         counts["messages"] += len(turns)
         progress("messages", counts["messages"])
+
+    cursor = 0  # refreshed first, so the turns embedded below are not embedded twice
+    while refresh and more("messages", batch_size):
+        with store.read() as tx:
+            embedded = tx.embedded_message_vectors(embedder.name, cursor, batch_size)
+        if not embedded:
+            break
+        cursor = embedded[-1].cursor
+        embed_turns(embedded)
+    while more("messages", batch_size):
+        with store.read() as tx:
+            missing = tx.missing_message_vectors(embedder.name, batch_size)
+        if not missing:
+            break
+        embed_turns(missing)
     while more("terms", batch_size * 8):
         with store.read() as tx:
             terms = tx.missing_term_vectors(embedder.name, batch_size * 8)

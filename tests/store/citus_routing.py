@@ -38,7 +38,8 @@ COORDINATOR = frozenset({"jobs", "_migrations"})
 # migration's backfill, never a request): Citus runs them on every shard.
 FAN_OUT = frozenset(
     {
-        "unindexed_messages", "missing_message_vectors", "missing_term_vectors",
+        "unindexed_messages", "missing_message_vectors", "embedded_message_vectors",
+        "missing_term_vectors",
         "missing_memory_vectors", "recent_writers",
         # a migration's backfill of every tenant's rows, once, while migrating
         "m019_entity_name_sources",

@@ -9,7 +9,7 @@ import numpy as np
 
 import convmem
 from convmem.indexing import vector_text
-from convmem.store import TermVector, Window
+from convmem.store import MessageVector, TermVector, Window
 from tests.store.backends import Backend
 
 EMBEDDER = convmem.HashingEmbedder()
@@ -218,3 +218,48 @@ def test_a_turns_vector_weighs_its_statements_on_write_and_on_backfill(backend: 
         assert hits[0].message_id == ids[0]
         assert asked[0].message_id == ids[1] and asked[0].score > 0.99  # questions only: the body
     assert found[True][True] > 0.99 and found[False][True] > 0.99
+
+
+def test_a_refresh_embeds_again_the_turns_whose_vectors_are_of_an_older_text(
+    backend: Backend,
+) -> None:
+    """Vectors written before the statement-weighted text (same embedder, so a plain backfill
+    leaves them be) are replaced by ``backfill_embeddings(refresh=True)``, every tenant's, and
+    a turn that had none is embedded once."""
+    text = "I took up pottery last month. Have you tried it? The class is on Tuesdays."
+    key = EMBEDDER.embed([vector_text("user", f"user: {text}")])[0]
+    old = EMBEDDER.embed([f"user: {text}"])[0]  # what the vector was made of before
+    config = convmem.Config(embed_on_write=True)
+    with backend.open(embedder=EMBEDDER, config=config) as memory:
+        owners = {}
+        for tenant in ("acme", "globex"):
+            conv = memory.scope(tenant, "alice").create_conversation()
+            owners[tenant] = (conv.id, conv.append("user", text).id)
+            with memory.store.write() as wtx:  # as an older release stored it
+                wtx.set_message_vectors(
+                    tenant, EMBEDDER.name, [MessageVector(owners[tenant][1], old)]
+                )
+        late = memory.scope("acme", "alice").conversation(owners["acme"][0])
+
+        def score(tenant: str) -> float:
+            conv_id, message_id = owners[tenant]
+            with memory.store.read() as tx:
+                hits = tx.nearest_messages(
+                    tenant, "alice", conv_id, EMBEDDER.name, key, window=Window(), limit=5
+                )
+            return {h.message_id: h.score for h in hits}[message_id]
+
+        assert max(score("acme"), score("globex")) < 0.99
+        assert memory.backfill_embeddings()["messages"] == 0  # not missing: a backfill keeps them
+        assert memory.backfill_embeddings(refresh=True, batch_size=1)["messages"] == 2
+        assert min(score("acme"), score("globex")) > 0.99
+    with backend.open(embedder=EMBEDDER, config=convmem.Config(embed_on_write=False)) as memory:
+        unembedded = memory.scope("acme", "alice").conversation(late.id).append("user", "Hi!")
+        counts = memory.backfill_embeddings(refresh=True)
+        assert counts["messages"] == 3  # two refreshed, the new one embedded once
+        with memory.store.read() as tx:
+            hits = tx.nearest_messages(
+                "acme", "alice", late.id, EMBEDDER.name,
+                EMBEDDER.embed([vector_text("user", "user: Hi!")])[0], window=Window(), limit=1,
+            )  # fmt: skip
+        assert hits[0].message_id == unembedded.id and hits[0].score > 0.99

@@ -95,17 +95,23 @@ class Memory:
         batch_size: int = 256,
         max_batches: int | None = None,
         progress: Progress | None = None,
+        refresh: bool = False,
     ) -> dict[str, int]:
         """Embed, in batches, every indexed turn, vocabulary word and memory that has no vector
         from this database's embedder (rows written with ``embed_on_write`` off, or rows of an
         older model); with ``max_batches``, at most that many batches of each. Returns how many
         of each were embedded. ``progress`` is called after each batch with the kind
-        (``"messages"``, ``"terms"``, ``"memories"``) and how many of it are done so far."""
+        (``"messages"``, ``"terms"``, ``"memories"``) and how many of it are done so far.
+
+        ``refresh`` embeds again the turns that already have a vector from this embedder: once,
+        after an upgrade that changed what a turn's vector is made of (since 0.1.0: its
+        statements weigh twice, ``convmem.indexing.vector_text``); searches use the old vectors
+        until each batch is replaced."""
         if self.embedder is None:
             return {"messages": 0, "terms": 0, "memories": 0}
         return backfill(
             self.store, self.embedder, self.vector_cache, batch_size=batch_size,
-            max_batches=max_batches, progress=progress,
+            max_batches=max_batches, progress=progress, refresh=refresh,
         )  # fmt: skip
 
     def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None:

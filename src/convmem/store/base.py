@@ -65,6 +65,7 @@ from convmem.store.limits import TimeLimitedReads
 from convmem.store.memories import UNCHANGED, MemoryReads, MemoryUpdate, MemoryWrites
 from convmem.store.ranking import MemoryHitRow, MessageHitRow, RankedSearch, Window
 from convmem.store.search_index import (
+    EmbeddedTurn,
     IndexedBody,
     IndexedRow,
     IndexEntry,
@@ -87,6 +88,7 @@ __all__ = [
     "AssemblyReads",
     "AssemblyWrites",
     "BranchRow",
+    "EmbeddedTurn",
     "EntityReads",
     "EntityRow",
     "EntityTurnRow",

@@ -83,6 +83,18 @@ class MissingMessageVector:
 
 
 @dataclass(frozen=True)
+class EmbeddedTurn:
+    """An indexed turn that has a vector from an embedder, with its place in the index (a
+    refresh reads on from ``cursor``)."""
+
+    tenant_id: str
+    message_id: str
+    speaker: str
+    body: str
+    cursor: int
+
+
+@dataclass(frozen=True)
 class MissingTermVector:
     tenant_id: str
     term: str
@@ -145,6 +157,11 @@ class IndexReads(Protocol):
 
     def missing_message_vectors(self, embedder: str, limit: int) -> list[MissingMessageVector]:
         """Indexed turns (any tenant) without a vector from ``embedder``."""
+        ...
+
+    def embedded_message_vectors(self, embedder: str, after: int, limit: int) -> list[EmbeddedTurn]:
+        """Indexed turns (any tenant) that have a vector from ``embedder``, in index order past
+        the ``cursor`` ``after`` (0: from the start): what a refresh embeds again."""
         ...
 
     def missing_term_vectors(self, embedder: str, limit: int) -> list[MissingTermVector]:

@@ -22,6 +22,7 @@ from convmem.store.postgres.migrations import TS_CONFIG
 from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
 from convmem.store.ranking import MessageHitRow, Window
 from convmem.store.search_index import (
+    EmbeddedTurn,
     IndexedBody,
     IndexedRow,
     IndexEntry,
@@ -291,6 +292,14 @@ class SearchTxnMixin(TxnBase):
             (embedder, limit),
         ).fetchall()
         return [MissingMessageVector(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def embedded_message_vectors(self, embedder: str, after: int, limit: int) -> list[EmbeddedTurn]:
+        rows = self._db.execute(
+            "SELECT tenant_id, message_id, speaker, body, seq FROM message_index "
+            "WHERE embedder = %s AND vector IS NOT NULL AND seq > %s ORDER BY seq LIMIT %s",
+            (embedder, after, limit),
+        ).fetchall()
+        return [EmbeddedTurn(r[0], r[1], r[2], r[3], int(r[4])) for r in rows]
 
     def set_message_vectors(
         self, tenant: str, embedder: str, vectors: Sequence[MessageVector]

@@ -14,6 +14,7 @@ from typing import Any
 
 from convmem.errors import InvalidInput
 from convmem.store.search_index import (
+    EmbeddedTurn,
     IndexedBody,
     IndexedRow,
     IndexEntry,
@@ -142,6 +143,14 @@ class SearchTxnMixin:
             (embedder, limit),
         ).fetchall()
         return [MissingMessageVector(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def embedded_message_vectors(self, embedder: str, after: int, limit: int) -> list[EmbeddedTurn]:
+        rows = self._db.execute(
+            "SELECT tenant_id, message_id, speaker, body, id FROM message_index "
+            "WHERE embedder = ? AND vector IS NOT NULL AND id > ? ORDER BY id LIMIT ?",
+            (embedder, after, limit),
+        ).fetchall()
+        return [EmbeddedTurn(r[0], r[1], r[2], r[3], int(r[4])) for r in rows]
 
     def set_message_vectors(
         self, tenant: str, embedder: str, vectors: Sequence[MessageVector]
