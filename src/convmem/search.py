@@ -16,18 +16,20 @@ The pipeline (measured on the LoCoMo development split; see ``convmem.eval.locom
    short question) and every turn of the conversation, ranked by the store (SQLite: numpy). A
    turn's vector is that of its body with its statements said twice
    (``convmem.indexing.vector_text``). When the query names exactly one speaker, a second
-   vector ranking holds only that speaker's turns, read from the same candidates (twice as
-   deep) and weighing 0.5 in the fusion: a list question ("What activities does Melanie partake
-   in?") has evidence turns far down the whole conversation's ranking, about twice as high in
-   the speaker's own. On the LoCoMo development split (MiniLM), hybrid evidence recall@10 went
-   from 0.878 to 0.884, multi-hop 0.540 to 0.571, open-domain 0.636 to 0.682, temporal 0.984
-   held; per conversation 0.867 to 0.876 (conv-26; multi-hop 0.555 to 0.596) and 0.900 to 0.900
-   (conv-30, every category unchanged). Weights 0.4-0.6 gave the same figures on both
-   conversations, 0.3 less on conv-26 (0.868), 0.7-0.8 cost conv-30 (0.890); a cross-check
-   tuned on conv-26 picks 0.4-0.7 and holds conv-30, tuned on conv-30 it has no preference
-   up to 0.6. The price is at the head: recall@1 0.404 to 0.376, mostly LoCoMo's adversarial
-   questions, which name the wrong speaker on purpose (0.324 to 0.183; at 10 they hold, 0.944).
-   Without the x1.2 prior of step 5 the ranking alone gives 0.880 (recall@1 0.390).
+   vector ranking holds only that speaker's turns among the same candidates, weighing 0.5 in
+   the fusion: a list question ("What activities does Melanie partake in?") has evidence turns
+   far down the whole conversation's ranking, about twice as high in the speaker's own. On the
+   LoCoMo development split (MiniLM), hybrid evidence recall@10 went from 0.878 to 0.884,
+   multi-hop 0.540 to 0.571, open-domain 0.636 to 0.682, temporal 0.984 held; per conversation
+   0.867 to 0.876 (conv-26; multi-hop 0.555 to 0.596) and 0.900 to 0.900 (conv-30, every
+   category unchanged). Weights 0.4-0.6 gave the same figures on both conversations, 0.3 less
+   on conv-26 (0.868), 0.7-0.8 cost conv-30 (0.890); a cross-check tuned on conv-26 picks
+   0.4-0.7 and holds conv-30, tuned on conv-30 it has no preference up to 0.6. The price is at
+   the head: recall@1 0.404 to 0.376, mostly LoCoMo's adversarial questions, which name the
+   wrong speaker on purpose (0.324 to 0.183; at 10 they hold, 0.944). Without the x1.2 prior of
+   step 5 the ranking alone gives 0.880 (recall@1 0.390). Reading the speaker's turns from
+   twice as deep changed no figure; one such ranking for each speaker of a query naming two
+   cost conv-30 (0.881-0.895).
 5. **Fusion**: reciprocal rank fusion, k = 10, the vector ranking weighing 1.5 (the named
    speaker's 0.5, the others 1, entity recall's its own), then x1.2 for turns of the single
    speaker the query names, if it names exactly one. The vector weight came with the
@@ -81,9 +83,6 @@ if TYPE_CHECKING:
     from convmem.model.principal import Principal
 
 RETRIEVERS = ("lexical", "expansion", "vector")
-# how much deeper than ``SearchOptions.depth`` the vector candidates go when the query names one
-# speaker (see ``rank_conversation``)
-SPEAKER_VECTOR_DEPTH = 2
 EVERY_TURN = Window()
 
 
@@ -218,17 +217,15 @@ def rank_conversation(
         rankings.append(("expansion", lexical([*plan.terms, *extra])))
     if embedder is not None and "vector" in use:
         vector = query_vector(embedder, cache, plan.vector_text)
-        one_speaker = plan.names[0] if len(plan.names) == 1 else None
-        by_speaker = one_speaker is not None and options.speaker_vector_weight > 0
-        # the named speaker's ranking is read from the same candidates, twice as deep: in a
-        # two-person conversation about half of them are theirs
         nearest = tx.nearest_messages(
             tenant, user, conversation_id, embedder.name, vector, window=window,
-            limit=options.depth * (SPEAKER_VECTOR_DEPTH if by_speaker else 1),
+            limit=options.depth,
         )  # fmt: skip
-        rankings.append(("vector", ranked(nearest[: options.depth])))
-        if by_speaker:
-            theirs = [row for row in nearest if row.speaker == one_speaker][: options.depth]
+        rankings.append(("vector", ranked(nearest)))
+        if len(plan.names) == 1 and options.speaker_vector_weight > 0:
+            # the same candidates, the named speaker's only: reading twice as deep for them
+            # changed no figure on LoCoMo (their turns past the depth weigh < 1/110 of a top hit)
+            theirs = [row for row in nearest if row.speaker == plan.names[0]]
             rankings.append(("speaker_vector", ranked(theirs)))
     about = entity_ranking(
         tx, tenant, user, conversation_id, query, rankings, rrf_k=options.rrf_k,
