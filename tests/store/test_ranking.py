@@ -3,9 +3,11 @@ backend ranks in its own engine, under the principal's filters, and returns name
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 
 import convmem
 from convmem.indexing import vector_text
@@ -263,3 +265,47 @@ def test_a_refresh_embeds_again_the_turns_whose_vectors_are_of_an_older_text(
                 EMBEDDER.embed([vector_text("user", "user: Hi!")])[0], window=Window(), limit=1,
             )  # fmt: skip
         assert hits[0].message_id == unembedded.id and hits[0].score > 0.99
+
+
+def test_a_query_naming_one_speaker_adds_a_ranking_of_that_speakers_turns(
+    backend: Backend,
+) -> None:
+    lines = [
+        ("Caroline", "Pottery bowls, pottery glaze, pottery wheel: my pottery weekend."),
+        ("Melanie", "The pottery class with the kids was fun."),
+        *[(("Caroline", "Melanie")[i % 2], f"The weather was grey, day {i}.") for i in range(8)],
+    ]
+    with backend.open(embedder=EMBEDDER) as memory:
+        conv = memory.scope("acme", "alice").create_conversation()
+        speaker = {
+            conv.append(
+                "user" if name == "Caroline" else "assistant", text, metadata={"name": name}
+            ).id: name
+            for name, text in lines
+        }
+        # the vector ranking alone, with no speaker prior or lift, so each share shows
+        alone = convmem.SearchOptions(retrievers=("vector",), speaker_boost=1.0, neighbour_lift=0)
+        off = replace(alone, speaker_vector_weight=0.0)
+        query = "What pottery did Melanie make?"
+        plain = conv.search(query, k=len(lines), options=off)
+        added = conv.search(query, k=len(lines), options=alone)
+        both = conv.search("What pottery did Melanie and Caroline make?", k=3, options=alone)
+    # without it, the vector order: Caroline's turn says "pottery" more and comes first
+    assert [speaker[h.message.id] for h in plain[:2]] == ["Caroline", "Melanie"]
+    assert all(h.retrievers == ("vector",) for h in (*plain, *both))  # two names: no ranking
+    # with it, each of Melanie's turns gains 0.5 / (k + its rank among her turns); Caroline's
+    # keep their scores, and Melanie's pottery turn comes first
+    theirs = [h.message.id for h in plain if speaker[h.message.id] == "Melanie"]
+    before = {h.message.id: h.score for h in plain}
+    assert {h.message.id for h in added} == set(before)
+    for hit in added:
+        if speaker[hit.message.id] == "Melanie":
+            rank = theirs.index(hit.message.id) + 1
+            assert hit.score == pytest.approx(before[hit.message.id] + 0.5 / (10 + rank))
+            assert hit.retrievers == ("vector", "speaker_vector")
+        else:
+            assert hit.score == pytest.approx(before[hit.message.id])
+            assert hit.retrievers == ("vector",)
+    assert speaker[added[0].message.id] == "Melanie"
+    with pytest.raises(convmem.InvalidInput):
+        convmem.SearchOptions(speaker_vector_weight=-0.5)

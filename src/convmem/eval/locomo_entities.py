@@ -51,12 +51,15 @@ def question_tags(
 def search_variants(base: SearchOptions, *, with_embedder: bool) -> dict[str, SearchOptions]:
     """The ranking rows: lexical, vector and hybrid as configured, and lexical and hybrid with
     entity recall off. A single retriever's row is that retriever's own ranking: no lift from
-    fusion."""
+    fusion, and the vector row without the named speaker's second vector ranking."""
     off = replace(base.entities, enabled=False)
     lexical = replace(base, retrievers=("lexical",), neighbour_lift=0.0)
     rows = {"lexical": lexical, "lexical" + OFF_SUFFIX: replace(lexical, entities=off)}
     if with_embedder:
-        rows["vector"] = replace(base, retrievers=("vector",), neighbour_lift=0.0, entities=off)
+        rows["vector"] = replace(
+            base, retrievers=("vector",), neighbour_lift=0.0, entities=off,
+            speaker_vector_weight=0.0,
+        )  # fmt: skip
         hybrid = replace(base, retrievers=RETRIEVERS)
         rows["hybrid"] = hybrid
         rows["hybrid" + OFF_SUFFIX] = replace(hybrid, entities=off)
