@@ -225,8 +225,8 @@ def rank_conversation(
         if len(plan.names) == 1 and options.speaker_vector_weight > 0:
             # the same candidates, the named speaker's only: reading twice as deep for them
             # changed no figure on LoCoMo (their turns past the depth weigh < 1/110 of a top hit)
-            theirs = [row for row in nearest if row.speaker == plan.names[0]]
-            rankings.append(("speaker_vector", ranked(theirs)))
+            theirs = [row.message_id for row in nearest if row.speaker == plan.names[0]]
+            rankings.append(("speaker_vector", theirs))  # rows recorded by ``ranked`` above
     about = entity_ranking(
         tx, tenant, user, conversation_id, query, rankings, rrf_k=options.rrf_k,
         speakers=speakers, window=window, options=options.entities, limit=options.depth,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -72,3 +73,25 @@ def backfill_sources(
                      name.alias)
                 )  # fmt: skip
     return out
+
+
+class _Executes(Protocol):
+    def execute(self, sql: str, /) -> Any: ...
+
+
+def sources_to_backfill(db: _Executes) -> list[tuple[str, str, str, str, str, str]]:
+    """``backfill_sources`` over every stored name and fact, read through ``db`` (a migration's
+    connection, either backend: the two reads are plain SQL in both dialects)."""
+    names = [
+        NameRow(*row)
+        for row in db.execute(
+            "SELECT tenant_id, entity_id, key, user_id, alias FROM entity_names"
+        ).fetchall()
+    ]
+    facts = [
+        FactRow(*row)
+        for row in db.execute(
+            "SELECT tenant_id, entity_id, message_id, text FROM entity_facts"
+        ).fetchall()
+    ]
+    return backfill_sources(names, facts)

@@ -135,6 +135,15 @@ def _residue(folder: Path, marker: str) -> dict[str, list[str]]:
     return found
 
 
+def _fold_the_wal_in(db_path: Path) -> None:
+    """Checkpoint the WAL into the database file and empty it, as a closed store leaves it."""
+    db = sqlite3.connect(db_path)
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
+
+
 @pytest.mark.parametrize("path", list(PATHS))
 def test_deleted_text_leaves_no_bytes(tmp_path: Path, path: str) -> None:
     folder = tmp_path / "store"
@@ -145,11 +154,7 @@ def test_deleted_text_leaves_no_bytes(tmp_path: Path, path: str) -> None:
         _keep_other_data(memory)
         PATHS[path](memory, marker)
         _keep_other_data(memory)
-    db = sqlite3.connect(db_path)
-    try:
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        db.close()
+    _fold_the_wal_in(db_path)
     assert _residue(folder, marker) == {}
 
 
@@ -192,10 +197,6 @@ def test_a_deleted_entity_name_leaves_no_bytes(tmp_path: Path, whole: bool) -> N
             conv.delete_message(said.id)
         assert [e.name for e in alice.entities.list()] == ["Quillon"]
         _keep_other_data(memory)
-    db = sqlite3.connect(db_path)
-    try:
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        db.close()
+    _fold_the_wal_in(db_path)
     for form in (surname, surname.lower()):
         assert _residue(folder, form) == {}

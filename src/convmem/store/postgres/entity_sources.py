@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convmem.store.entity_sources import FactRow, NameRow, backfill_sources
+from convmem.store.entity_sources import sources_to_backfill
 from convmem.store.postgres.connection import Connection
 
 _SOURCE = "FROM entity_name_sources s WHERE s.tenant_id = %s AND s.entity_id = {0}"
@@ -71,23 +71,11 @@ def m019_entity_name_sources(db: Connection) -> None:
         """
     )
     db.execute("CREATE INDEX entity_name_sources_user ON entity_name_sources (tenant_id, user_id)")
-    names = [
-        NameRow(*row)
-        for row in db.execute(
-            "SELECT tenant_id, entity_id, key, user_id, alias FROM entity_names"
-        ).fetchall()
-    ]
-    facts = [
-        FactRow(*row)
-        for row in db.execute(
-            "SELECT tenant_id, entity_id, message_id, text FROM entity_facts"
-        ).fetchall()
-    ]
-    for row in backfill_sources(names, facts):
-        db.execute(
+    with db.cursor() as cursor:  # one prepared statement for every row, not one call each
+        cursor.executemany(
             "INSERT INTO entity_name_sources (tenant_id, entity_id, key, message_id, user_id, "
             "alias) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            row,
+            sources_to_backfill(db),
         )
     by_tenant: dict[str, list[str]] = {}
     for tenant, entity_id in db.execute("SELECT tenant_id, id FROM entities").fetchall():

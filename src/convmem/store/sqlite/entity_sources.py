@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from convmem.store.entity_sources import FactRow, NameRow, backfill_sources
+from convmem.store.entity_sources import sources_to_backfill
 
 
 class _Executes(Protocol):
@@ -75,18 +75,10 @@ def m064_entity_name_sources(db: sqlite3.Connection) -> None:
         """
     )
     db.execute("CREATE INDEX entity_name_sources_user ON entity_name_sources (tenant_id, user_id)")
-    names = [
-        NameRow(*row)
-        for row in db.execute("SELECT tenant_id, entity_id, key, user_id, alias FROM entity_names")
-    ]
-    facts = [
-        FactRow(*row)
-        for row in db.execute("SELECT tenant_id, entity_id, message_id, text FROM entity_facts")
-    ]
     db.executemany(
         "INSERT OR IGNORE INTO entity_name_sources (tenant_id, entity_id, key, message_id, "
         "user_id, alias) VALUES (?, ?, ?, ?, ?, ?)",
-        backfill_sources(names, facts),
+        sources_to_backfill(db),
     )
     tenants = [row[0] for row in db.execute("SELECT DISTINCT tenant_id FROM entities")]
     for tenant in tenants:
