@@ -60,6 +60,7 @@ call carries the principal's tenant and user: filters come before ranking.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -117,18 +118,23 @@ class SearchOptions:
         unknown = set(self.retrievers) - set(RETRIEVERS)
         if unknown or not self.retrievers:
             raise InvalidInput(f"retrievers must be among {', '.join(RETRIEVERS)}")
-        if (
-            self.rrf_k <= 0
-            or self.depth < 1
-            or self.speaker_boost <= 0
-            or self.date_boost <= 0
-            or self.vector_weight <= 0
-        ):
+        # "not (x > 0)" rather than "x <= 0": NaN compares false either way and must not pass;
+        # an infinite weight or factor would turn every fused score it touches into inf or NaN
+        positive = (self.rrf_k, self.speaker_boost, self.date_boost, self.vector_weight)
+        if self.depth < 1 or not all(math.isfinite(v) and v > 0 for v in positive):
             raise InvalidInput(
-                "rrf_k, depth, speaker_boost, date_boost and vector_weight must be positive"
+                "rrf_k, depth, speaker_boost, date_boost and vector_weight must be positive "
+                "finite numbers"
             )
-        if self.neighbour_lift < 0 or self.speaker_vector_weight < 0:
-            raise InvalidInput("neighbour_lift and speaker_vector_weight must not be negative")
+        non_negative = (self.neighbour_lift, self.speaker_vector_weight)
+        if not all(math.isfinite(v) and v >= 0 for v in non_negative):
+            raise InvalidInput(
+                "neighbour_lift and speaker_vector_weight must be finite and not negative"
+            )
+        if not (math.isfinite(self.expansion_min_similarity) and self.expansion_per_term >= 0):
+            raise InvalidInput(
+                "expansion_min_similarity must be finite and expansion_per_term not negative"
+            )
 
 
 # --- query analysis -----------------------------------------------------------------------------

@@ -4,6 +4,7 @@ expansion, index text."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -155,6 +156,21 @@ def test_a_turns_vector_text_repeats_its_statements_without_the_name() -> None:
 def test_the_vector_weight_must_be_positive() -> None:
     with pytest.raises(InvalidInput):
         SearchOptions(vector_weight=0)
+
+
+KNOBS = ("rrf_k", "vector_weight", "speaker_boost", "date_boost", "neighbour_lift",
+         "speaker_vector_weight", "expansion_min_similarity")  # fmt: skip
+
+
+@pytest.mark.parametrize("knob", KNOBS)
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_every_numeric_knob_refuses_what_is_not_a_finite_number(knob: str, value: float) -> None:
+    """NaN compares false with everything, so a "must be positive" check written as ``<= 0``
+    let it through, and one NaN weight makes every fused score it touches NaN."""
+    bad: dict[str, Any] = {knob: value}
+    with pytest.raises(InvalidInput):
+        SearchOptions(**bad)
+    SearchOptions(**{**bad, knob: 1.0})  # the same knob at a finite value is fine
 
 
 @given(st.text(max_size=200))

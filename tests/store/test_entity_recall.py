@@ -127,7 +127,7 @@ def test_assembly_brings_an_evicted_turn_about_the_named_entity_back(
         assert ids["pottery"] not in ctx.report.retrieved_ids
 
 
-@pytest.mark.parametrize("weight", [-1.0])
+@pytest.mark.parametrize("weight", [-1.0, float("nan"), float("inf")])
 def test_a_negative_entity_weight_is_refused(weight: float) -> None:
     with pytest.raises(convmem.InvalidInput):
         EntityRecallOptions(weight=weight)

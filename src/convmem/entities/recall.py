@@ -71,8 +71,8 @@ class EntityRecallOptions:
     skip_speakers: bool = False
 
     def __post_init__(self) -> None:
-        if self.weight < 0:
-            raise InvalidInput("the entity ranking's weight must not be negative")
+        if not (math.isfinite(self.weight) and self.weight >= 0):
+            raise InvalidInput("the entity ranking's weight must be finite and not negative")
 
 
 @functools.lru_cache(maxsize=256)
