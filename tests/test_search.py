@@ -392,3 +392,16 @@ def test_late_memories_do_not_move_the_window_retrieval_held(mem: convmem.Memory
         assert report.total_tokens <= profile.input_budget
         windows.append(report.included_ids)
     assert windows[0] == windows[1]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_a_blank_query_finds_nothing_with_or_without_vectors(
+    mem: convmem.Memory, query: str
+) -> None:
+    """With an embedder, the vector of a blank query used to rank every turn; without one the
+    same search found nothing. Nothing is asked either way, as for memories."""
+    conv = mem.scope("acme", "alice").create_conversation()
+    conv.append("user", "I took up pottery last month.", metadata={"name": "Ana"})
+    conv.append("assistant", "How lovely!")
+    assert conv.search(query, k=5) == []
+    assert conv.search("pottery", k=5)  # the conversation is searchable

@@ -221,7 +221,9 @@ def rank_conversation(
         rankings.append(("lexical", lexical(plan.terms)))
     elif extra:
         rankings.append(("expansion", lexical([*plan.terms, *extra])))
-    if embedder is not None and "vector" in use:
+    # a blank query asks for nothing: its vector would rank every turn by the model's own
+    # markers (memories' search skips it the same way)
+    if embedder is not None and "vector" in use and plan.vector_text.strip():
         vector = query_vector(embedder, cache, plan.vector_text)
         nearest = tx.nearest_messages(
             tenant, user, conversation_id, embedder.name, vector, window=window,
