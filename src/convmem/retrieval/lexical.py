@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from convmem.store.index_form import index_form, needs_index_form
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 # Question words, auxiliaries, pronouns, determiners, prepositions, and words that are nearly
@@ -30,21 +32,24 @@ STOPWORDS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased runs of word characters, as FTS5's unicode61 tokenizer splits them."""
-    found = _WORD.findall(text.lower())
+    """Lower-cased runs of word characters of the text's index form (Chinese, Japanese, Korean,
+    Thai… as overlapping character pairs: ``convmem.store.index_form``), as the full-text indexes
+    split what they hold."""
+    found = _WORD.findall(index_form(text).lower())
     if "_" not in text:  # the common case: nothing to take out (a quarter of the time)
         return found
     return [w.replace("_", "") for w in found if w.strip("_")]
 
 
 def query_terms(text: str, *, drop: Iterable[str] = (), limit: int = 32) -> list[str]:
-    """Distinct content words of ``text`` in order: no stopwords, no single letters, none of
+    """Distinct content words of ``text`` in order: no stopwords, no single Latin letters, none of
     ``drop`` (speaker names, compared lower-cased)."""
     dropped = {d.lower() for d in drop}
     seen: dict[str, None] = {}
     for word in words(text):
         if (
-            (len(word) < 2 and not word.isdigit())
+            # a single Latin letter says nothing; a single ideograph (猫, 书) is a word
+            (len(word) < 2 and not (word.isdigit() or needs_index_form(word)))
             or word in STOPWORDS
             or word in dropped
             or word in seen

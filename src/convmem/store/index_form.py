@@ -1,0 +1,75 @@
+"""What the full-text indexes read of a text: scripts written without spaces between words, cut
+into overlapping pairs of characters.
+
+A word-splitting tokenizer (SQLite's unicode61, PostgreSQL's parser) takes a run of letters as
+one token. Chinese and Japanese put no space between words, Thai, Lao, Khmer and Myanmar none
+between the words of a phrase, and Korean joins particles to the word before them (도예를 is
+도예 "ceramics" + 를), so "我上个月开始学陶艺" was one token and a search for 陶艺 matched nothing.
+The standard answer without a dictionary per language (Lucene's CJK analyzer, Elasticsearch's
+``cjk_bigram``) is to index each run of such characters as its overlapping bigrams — 我上 上个 个月 …
+学陶 陶艺 — and to read a query the same way, so any word of two or more characters is found
+wherever it stands. A run of one character stays as it is.
+
+Combining marks inside such a run (Thai vowel and tone marks, Khmer and Myanmar vowel signs) are
+left out before pairing, as unicode61 leaves out the diacritics of Latin letters: the tokenizer
+would otherwise split the run at each mark. Everything else — Latin, Cyrillic, Greek, Arabic,
+Hebrew, Devanagari, digits, punctuation — passes through unchanged, so English text is indexed
+exactly as before.
+
+``index_form`` is applied to every text a full-text index holds (message bodies and their
+context, memories, tools) and, through ``convmem.retrieval.lexical.words``, to every query, so
+both sides always agree. It is idempotent: a text already in index form comes back unchanged
+(its runs are pairs or single characters), which lets text read back from an index (FTS5's
+highlights) go through the same word splitting.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Scripts written without spaces between words (or, Hangul, with particles joined to the word):
+# Thai, Lao, Myanmar, Hangul Jamo, Khmer, CJK marks of iteration (々〆〇), Hiragana, Katakana,
+# Hangul compatibility Jamo, Katakana extension, CJK extension A, CJK unified ideographs, Hangul
+# syllables, CJK compatibility ideographs, half-width Katakana and the supplementary ideographs.
+_RUN = re.compile(
+    "["
+    "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff"
+    "\u3005-\u3007\u3040-\u309f\u30a0-\u30fa\u30fc-\u30ff\u3130-\u318f\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0002fa1f"
+    "]+"
+)
+
+
+def _pairs(match: re.Match[str]) -> str:
+    # letters only: marks are dropped (see above); punctuation of these blocks (Thai ๏ ๚ ๛,
+    # Khmer ។) separates words as any other punctuation does
+    letters = []
+    for ch in match.group(0):
+        category = unicodedata.category(ch)
+        if category[0] in "LN":
+            letters.append(ch)
+        elif category[0] != "M":
+            letters.append(" ")
+    pieces = []
+    for part in "".join(letters).split():
+        if len(part) < 3:
+            pieces.append(part)
+        else:
+            pieces.append(" ".join(part[i : i + 2] for i in range(len(part) - 1)))
+    return " " + " ".join(pieces) + " " if pieces else " "
+
+
+def index_form(text: str) -> str:
+    """``text`` as the full-text indexes read it (see the module docstring); unchanged when it
+    holds none of those scripts."""
+    if not _RUN.search(text):
+        return text
+    return _RUN.sub(_pairs, text)
+
+
+def needs_index_form(text: str) -> bool:
+    """Whether ``index_form`` changes ``text`` (a backend that stores the index form beside the
+    text stores it only then)."""
+    return _RUN.search(text) is not None
