@@ -6,9 +6,9 @@ one token. Chinese and Japanese put no space between words, Thai, Lao, Khmer and
 between the words of a phrase, and Korean joins particles to the word before them (도예를 is
 도예 "ceramics" + 를), so "我上个月开始学陶艺" was one token and a search for 陶艺 matched nothing.
 The standard answer without a dictionary per language (Lucene's CJK analyzer, Elasticsearch's
-``cjk_bigram``) is to index each run of such characters as its overlapping bigrams — 我上 上个 个月 …
-学陶 陶艺 — and to read a query the same way, so any word of two or more characters is found
-wherever it stands. A run of one character stays as it is.
+``cjk_bigram``) is to index each run of such characters as its overlapping bigrams (我上 上个
+个月 … 学陶 陶艺) and to read a query the same way, so any word of two or more characters is
+found wherever it stands. A run of one character stays as it is.
 
 Combining marks inside such a run (Thai vowel and tone marks, Khmer and Myanmar vowel signs) are
 left out before pairing, as unicode61 leaves out the diacritics of Latin letters: the tokenizer
@@ -18,9 +18,9 @@ exactly as before.
 
 ``index_form`` is applied to every text a full-text index holds (message bodies and their
 context, memories, tools) and, through ``convmem.retrieval.lexical.words``, to every query, so
-both sides always agree. It is idempotent: a text already in index form comes back unchanged
-(its runs are pairs or single characters), which lets text read back from an index (FTS5's
-highlights) go through the same word splitting.
+both sides always agree. It is idempotent up to spacing: a text already in index form splits
+into the same words again (its runs are pairs or single characters), which lets text read back
+from an index (FTS5's highlights) go through the same word splitting.
 """
 
 from __future__ import annotations

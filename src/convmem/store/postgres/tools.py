@@ -9,6 +9,7 @@ from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
 from convmem.model.tools import RegisteredTool
+from convmem.store.index_form import index_form
 from convmem.store.postgres.rows import TxnBase, halfvec
 from convmem.store.postgres.search import TERMS_QUERY
 from convmem.store.rows import DECODED, TOOL_COLUMNS, tool_from_row
@@ -63,7 +64,7 @@ class ToolTxnMixin(TxnBase):
             (
                 tenant, spec.name, spec.description, Jsonb(dict(spec.parameters)), spec.strict,
                 Jsonb(list(tool.use_when)), tool.risk, tool.created_at, tool.updated_at,
-                tool.document,
+                index_form(tool.document),
             ),
         )  # fmt: skip
         # the old definition's vectors describe another text

@@ -12,7 +12,11 @@ from collections.abc import Callable
 from convmem.store.sqlite.connection import transaction
 from convmem.store.sqlite.entity_sources import m064_entity_name_sources
 from convmem.store.sqlite.erase import install_fts_erasure
-from convmem.store.sqlite.migrations_search import m020_message_index, m021_memory_search
+from convmem.store.sqlite.migrations_search import (
+    m020_message_index,
+    m021_memory_search,
+    m065_index_form,
+)
 
 
 def m001_conversations(db: sqlite3.Connection) -> None:
@@ -558,6 +562,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m061_memory_evidence,
     m062_messages_by_time,
     m064_entity_name_sources,
+    m065_index_form,
 ]
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from convmem.store.sqlite.connection import INDEX_FORM_SQL
+
 
 def m020_message_index(db: sqlite3.Connection) -> None:
     # Derived from messages (DESIGN principle 1): dropped and rebuilt from them at will. One row
@@ -184,3 +186,60 @@ def m021_memory_search(db: sqlite3.Connection) -> None:
         "DELETE FROM memory_vectors WHERE tenant_id = old.tenant_id "
         "AND memory_id = old.id; END"
     )
+
+
+def m065_index_form(db: sqlite3.Connection) -> None:
+    # Chinese, Japanese, Korean, Thai… are indexed as overlapping character pairs
+    # (convmem.store.index_form): each full-text table reads its text through the SQL function
+    # every connection registers, the one queries go through in Python. The message index's
+    # external content becomes a view of the same rows in that form, so FTS5's highlights (which
+    # re-read the content) tokenize exactly what was indexed.
+    form = INDEX_FORM_SQL
+    for trigger in ("message_fts_insert", "message_fts_delete", "message_fts_update"):
+        db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    db.execute("DROP TABLE IF EXISTS message_fts")
+    db.execute(
+        f"CREATE VIEW message_fts_source AS SELECT id, scope, {form}(body) AS body, "
+        f"{form}(ctx) AS ctx FROM message_index"
+    )
+    db.execute(
+        "CREATE VIRTUAL TABLE message_fts USING fts5(scope, body, ctx, "
+        "content='message_fts_source', content_rowid='id', tokenize='porter unicode61')"
+    )
+    new = f"new.id, new.scope, {form}(new.body), {form}(new.ctx)"
+    old = f"'delete', old.id, old.scope, {form}(old.body), {form}(old.ctx)"
+    db.execute(
+        "CREATE TRIGGER message_fts_insert AFTER INSERT ON message_index BEGIN "
+        f"INSERT INTO message_fts (rowid, scope, body, ctx) VALUES ({new}); END"
+    )
+    db.execute(
+        "CREATE TRIGGER message_fts_delete AFTER DELETE ON message_index BEGIN "
+        f"INSERT INTO message_fts (message_fts, rowid, scope, body, ctx) VALUES ({old}); END"
+    )
+    db.execute(
+        "CREATE TRIGGER message_fts_update AFTER UPDATE OF scope, body, ctx ON message_index "
+        f"BEGIN INSERT INTO message_fts (message_fts, rowid, scope, body, ctx) VALUES ({old}); "
+        f"INSERT INTO message_fts (rowid, scope, body, ctx) VALUES ({new}); END"
+    )
+    db.execute("INSERT INTO message_fts (message_fts) VALUES ('rebuild')")
+    # memories_fts holds its own copy of the texts: the same triggers, reading the index form
+    for trigger in ("memories_fts_insert", "memories_fts_update"):
+        db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    owner = "'m' || hex({0}.tenant_id) || 'x' || hex({0}.user_id)"
+    db.execute(
+        "CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN "
+        "INSERT INTO memories_fts (rowid, owner, text, subject_key) "
+        f"VALUES (new.rowid, {owner.format('new')}, {form}(new.text), "
+        f"{form}(new.subject_key)); END"
+    )
+    db.execute(
+        "CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, subject_key ON memories BEGIN "
+        f"UPDATE memories_fts SET text = {form}(new.text), subject_key = {form}(new.subject_key) "
+        "WHERE rowid = old.rowid; END"
+    )
+    db.execute(
+        f"UPDATE memories_fts SET text = {form}(text), subject_key = {form}(subject_key) "
+        f"WHERE text <> {form}(text) OR subject_key <> {form}(subject_key)"
+    )
+    # a tool's document column exists for its index alone, and is written in index form
+    db.execute(f"UPDATE tools SET document = {form}(document) WHERE document <> {form}(document)")

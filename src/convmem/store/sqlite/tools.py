@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from convmem.errors import InvalidInput, NotFound
 from convmem.model.tools import RegisteredTool
+from convmem.store.index_form import index_form
 from convmem.store.rows import TOOL_COLUMNS, tool_from_row
 from convmem.store.search_index import Vector
 from convmem.store.sqlite.accelerator import cosine_order
@@ -78,7 +79,7 @@ class ToolTxnMixin:
                 json.dumps(dict(spec.parameters), ensure_ascii=False),
                 None if spec.strict is None else int(spec.strict),
                 json.dumps(list(tool.use_when), ensure_ascii=False), tool.risk,
-                utc_text(tool.created_at), utc_text(tool.updated_at), tool.document,
+                utc_text(tool.created_at), utc_text(tool.updated_at), index_form(tool.document),
             ),
         )  # fmt: skip
         # the old definition's vectors describe another text
