@@ -17,10 +17,11 @@ Hebrew, Devanagari, digits, punctuation — passes through unchanged, so English
 exactly as before.
 
 ``index_form`` is applied to every text a full-text index holds (message bodies and their
-context, memories, tools) and, through ``convmem.retrieval.lexical.words``, to every query, so
-both sides always agree. It is idempotent up to spacing: a text already in index form splits
-into the same words again (its runs are pairs or single characters), which lets text read back
-from an index (FTS5's highlights) go through the same word splitting.
+context, memories, tools: each backend stores it beside the text, ``stored_index_form``) and,
+through ``convmem.retrieval.lexical.words``, to every query, so both sides always agree. It is
+idempotent up to spacing: a text already in index form splits into the same words again (its
+runs are pairs or single characters), which lets text read back from an index (FTS5's
+highlights) go through the same word splitting.
 """
 
 from __future__ import annotations
@@ -70,6 +71,12 @@ def index_form(text: str) -> str:
 
 
 def needs_index_form(text: str) -> bool:
-    """Whether ``index_form`` changes ``text`` (a backend that stores the index form beside the
-    text stores it only then)."""
+    """Whether ``index_form`` changes ``text``."""
     return _RUN.search(text) is not None
+
+
+def stored_index_form(text: str) -> str | None:
+    """What a backend stores beside ``text`` for its full-text index: the index form, or None
+    when it is the text itself (most text: English costs no space). The index reads
+    ``coalesce(<form>, <text>)``."""
+    return index_form(text) if _RUN.search(text) else None

@@ -144,8 +144,9 @@ def test_a_database_from_before_the_index_is_upgraded_and_indexed(db_path: Path)
         ids = chat(conv, history("4471"))
         alice.remember("I prefer aisle seats.")
     with sqlite3.connect(db_path) as db:
-        for name in ("m020_message_index", "m021_memory_search"):
+        for name in ("m020_message_index", "m021_memory_search", "m065_index_form"):
             db.execute("DELETE FROM _migrations WHERE name = ?", (name,))
+        db.execute("DROP VIEW message_fts_source")
         for table in ("message_fts", "message_index", "conversation_terms", "term_vectors",
                       "search_generations", "memory_vectors", "memories_fts"):  # fmt: skip
             db.execute(f"DROP TABLE {table}")
@@ -153,6 +154,8 @@ def test_a_database_from_before_the_index_is_upgraded_and_indexed(db_path: Path)
                         "memory_vectors_forget", "message_index_forget",
                         "conversation_terms_forget", "search_generation_forget"):  # fmt: skip
             db.execute(f"DROP TRIGGER {trigger}")
+        db.execute("ALTER TABLE memories DROP COLUMN text_form")  # m065's
+        db.execute("ALTER TABLE memories DROP COLUMN subject_form")
         migrations.m006_memories_fts(db)  # the memory index as it was before m021
         db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
     with convmem.open(db_path) as mem:  # migrates, then indexes the old messages

@@ -31,16 +31,6 @@ from typing import Any, TypeVar
 
 from convmem.errors import StoreBusy, StoreError, TimeLimitExceeded
 from convmem.model.deadline import Deadline
-from convmem.store.index_form import index_form
-
-# The SQL name of ``index_form``: the full-text tables' triggers and content view call it, so
-# every connection that writes indexed text must have it (``connect`` registers it).
-INDEX_FORM_SQL = "convmem_index_form"
-
-
-def _index_form_of(text: str | None) -> str | None:
-    return index_form(text) if isinstance(text, str) else text
-
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +159,6 @@ def connect(path: str) -> sqlite3.Connection:
         db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
     except sqlite3.Error as exc:
         raise mapped(exc) from exc
-    db.create_function(INDEX_FORM_SQL, 1, _index_form_of, deterministic=True)
     statements = Statements(db)
     statements.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     statements.execute("PRAGMA foreign_keys = ON")

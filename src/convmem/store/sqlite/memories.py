@@ -9,6 +9,7 @@ from typing import Any
 
 from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
+from convmem.store.index_form import stored_index_form
 from convmem.store.memories import MemoryUpdate
 from convmem.store.rows import MEMORY_COLUMNS, export_bytes, memory_from_row
 from convmem.store.sqlite.connection import Statements
@@ -34,8 +35,8 @@ class MemoryTxnMixin:
 
     def insert_memory(self, tenant: str, record: MemoryRecord) -> None:
         self._db.execute(
-            f"INSERT INTO memories ({MEMORY_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO memories ({MEMORY_COLUMNS}, text_form, subject_form) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.id, tenant, record.user_id, record.scope, record.category,
                 record.subject_key, record.text, record.source_kind, record.source_message_id,
@@ -43,6 +44,7 @@ class MemoryTxnMixin:
                 record.sensitivity, record.purpose, utc_text(record.created_at),
                 utc_text(record.updated_at),
                 utc_text(record.expires_at) if record.expires_at else None,
+                stored_index_form(record.text), stored_index_form(record.subject_key),
             ),
         )  # fmt: skip
 
@@ -103,6 +105,8 @@ class MemoryTxnMixin:
 
     def set_memory_fields(self, tenant: str, memory_id: str, update: MemoryUpdate) -> None:
         fields = update.changes()  # column names fixed by MemoryUpdate, never caller text
+        if update.erase_content:  # their index forms go with the texts
+            fields = {**fields, "text_form": None, "subject_form": None}
         values = [utc_text(v) if isinstance(v, datetime) else v for v in fields.values()]
         assignments = ", ".join(f"{name} = ?" for name in fields)
         self._db.execute(

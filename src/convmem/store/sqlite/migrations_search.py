@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from convmem.store.sqlite.connection import INDEX_FORM_SQL
+from convmem.store.index_form import index_form, needs_index_form, stored_index_form
 
 
 def m020_message_index(db: sqlite3.Connection) -> None:
@@ -190,24 +190,28 @@ def m021_memory_search(db: sqlite3.Connection) -> None:
 
 def m065_index_form(db: sqlite3.Connection) -> None:
     # Chinese, Japanese, Korean, Thai… are indexed as overlapping character pairs
-    # (convmem.store.index_form): each full-text table reads its text through the SQL function
-    # every connection registers, the one queries go through in Python. The message index's
-    # external content becomes a view of the same rows in that form, so FTS5's highlights (which
-    # re-read the content) tokenize exactly what was indexed.
-    form = INDEX_FORM_SQL
+    # (convmem.store.index_form). The store writes that form beside each indexed text, NULL when
+    # it is the text itself, and the full-text tables read coalesce(form, text). (A SQL function
+    # would have saved the columns, but every connection that writes — the sqlite3 shell's too —
+    # would then need it.) The message index's external content becomes a view of its rows in
+    # that form, so FTS5's highlights, which re-read the content, see what was indexed.
+    db.execute("ALTER TABLE message_index ADD COLUMN body_form TEXT")
+    db.execute("ALTER TABLE message_index ADD COLUMN ctx_form TEXT")
+    _fill_forms(db, "message_index", "id", ("body", "ctx"), ("body_form", "ctx_form"))
     for trigger in ("message_fts_insert", "message_fts_delete", "message_fts_update"):
         db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     db.execute("DROP TABLE IF EXISTS message_fts")
     db.execute(
-        f"CREATE VIEW message_fts_source AS SELECT id, scope, {form}(body) AS body, "
-        f"{form}(ctx) AS ctx FROM message_index"
+        "CREATE VIEW message_fts_source AS SELECT id, scope, coalesce(body_form, body) AS body, "
+        "coalesce(ctx_form, ctx) AS ctx FROM message_index"
     )
     db.execute(
         "CREATE VIRTUAL TABLE message_fts USING fts5(scope, body, ctx, "
         "content='message_fts_source', content_rowid='id', tokenize='porter unicode61')"
     )
-    new = f"new.id, new.scope, {form}(new.body), {form}(new.ctx)"
-    old = f"'delete', old.id, old.scope, {form}(old.body), {form}(old.ctx)"
+    new = "new.id, new.scope, coalesce(new.body_form, new.body), coalesce(new.ctx_form, new.ctx)"
+    old = "'delete', old.id, old.scope, coalesce(old.body_form, old.body), "
+    old += "coalesce(old.ctx_form, old.ctx)"
     db.execute(
         "CREATE TRIGGER message_fts_insert AFTER INSERT ON message_index BEGIN "
         f"INSERT INTO message_fts (rowid, scope, body, ctx) VALUES ({new}); END"
@@ -217,29 +221,50 @@ def m065_index_form(db: sqlite3.Connection) -> None:
         f"INSERT INTO message_fts (message_fts, rowid, scope, body, ctx) VALUES ({old}); END"
     )
     db.execute(
-        "CREATE TRIGGER message_fts_update AFTER UPDATE OF scope, body, ctx ON message_index "
-        f"BEGIN INSERT INTO message_fts (message_fts, rowid, scope, body, ctx) VALUES ({old}); "
-        f"INSERT INTO message_fts (rowid, scope, body, ctx) VALUES ({new}); END"
+        "CREATE TRIGGER message_fts_update AFTER UPDATE OF scope, body, ctx, body_form, ctx_form "
+        f"ON message_index BEGIN INSERT INTO message_fts (message_fts, rowid, scope, body, ctx) "
+        f"VALUES ({old}); INSERT INTO message_fts (rowid, scope, body, ctx) VALUES ({new}); END"
     )
     db.execute("INSERT INTO message_fts (message_fts) VALUES ('rebuild')")
-    # memories_fts holds its own copy of the texts: the same triggers, reading the index form
+    # memories_fts holds its own copy of the texts: its triggers copy the index form
+    db.execute("ALTER TABLE memories ADD COLUMN text_form TEXT")
+    db.execute("ALTER TABLE memories ADD COLUMN subject_form TEXT")
+    _fill_forms(db, "memories", "rowid", ("text", "subject_key"), ("text_form", "subject_form"))
     for trigger in ("memories_fts_insert", "memories_fts_update"):
         db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     owner = "'m' || hex({0}.tenant_id) || 'x' || hex({0}.user_id)"
+    texts = "coalesce({0}.text_form, {0}.text), coalesce({0}.subject_form, {0}.subject_key)"
     db.execute(
         "CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN "
         "INSERT INTO memories_fts (rowid, owner, text, subject_key) "
-        f"VALUES (new.rowid, {owner.format('new')}, {form}(new.text), "
-        f"{form}(new.subject_key)); END"
+        f"VALUES (new.rowid, {owner.format('new')}, {texts.format('new')}); END"
     )
     db.execute(
-        "CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, subject_key ON memories BEGIN "
-        f"UPDATE memories_fts SET text = {form}(new.text), subject_key = {form}(new.subject_key) "
-        "WHERE rowid = old.rowid; END"
+        "CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, subject_key, text_form, "
+        "subject_form ON memories BEGIN UPDATE memories_fts SET (text, subject_key) = "
+        f"({texts.format('new')}) WHERE rowid = old.rowid; END"
     )
     db.execute(
-        f"UPDATE memories_fts SET text = {form}(text), subject_key = {form}(subject_key) "
-        f"WHERE text <> {form}(text) OR subject_key <> {form}(subject_key)"
+        f"UPDATE memories_fts SET (text, subject_key) = (SELECT {texts.format('m')} "
+        "FROM memories m WHERE m.rowid = memories_fts.rowid) WHERE rowid IN "
+        "(SELECT rowid FROM memories WHERE text_form IS NOT NULL OR subject_form IS NOT NULL)"
     )
-    # a tool's document column exists for its index alone, and is written in index form
-    db.execute(f"UPDATE tools SET document = {form}(document) WHERE document <> {form}(document)")
+    # a tool's document column exists for its index alone: it is written in index form
+    rows = db.execute("SELECT tenant_id, name, document FROM tools").fetchall()
+    db.executemany(
+        "UPDATE tools SET document = ? WHERE tenant_id = ? AND name = ?",
+        [(index_form(doc), tenant, name) for tenant, name, doc in rows if needs_index_form(doc)],
+    )
+
+
+def _fill_forms(
+    db: sqlite3.Connection, table: str, key: str, texts: tuple[str, str], forms: tuple[str, str]
+) -> None:
+    """Set ``forms`` from ``texts`` on the rows whose text needs one (names are ours)."""
+    select = f"SELECT {key}, {texts[0]}, {texts[1]} FROM {table}"
+    update = f"UPDATE {table} SET {forms[0]} = ?, {forms[1]} = ? WHERE {key} = ?"
+    batch: list[tuple[str | None, str | None, object]] = []
+    for row_key, first, second in db.execute(select):
+        if needs_index_form(first) or needs_index_form(second):
+            batch.append((stored_index_form(first), stored_index_form(second), row_key))
+    db.executemany(update, batch)

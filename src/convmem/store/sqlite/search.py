@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from convmem.errors import InvalidInput
+from convmem.store.index_form import stored_index_form
 from convmem.store.search_index import (
     EmbeddedTurn,
     IndexedBody,
@@ -65,7 +66,8 @@ class SearchTxnMixin:
             (
                 tenant, entry.message_id, user, entry.conversation_id, entry.depth,
                 utc_text(entry.created_at), entry.speaker, entry.session,
-                scopes[entry.conversation_id], entry.body, entry.ctx, entry.embedder,
+                scopes[entry.conversation_id], entry.body, entry.ctx,
+                stored_index_form(entry.body), stored_index_form(entry.ctx), entry.embedder,
                 None if entry.vector is None else to_blob(entry.vector),
             )
             for entry in entries
@@ -77,15 +79,15 @@ class SearchTxnMixin:
         self._db.insert_rows(
             "INSERT OR REPLACE INTO message_index (tenant_id, message_id, user_id, "
             "conversation_id, depth, created_at, speaker, session, scope, body, ctx, "
-            "embedder, vector) VALUES ",
+            "body_form, ctx_form, embedder, vector) VALUES ",
             rows,
         )
 
     def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None:
         self._db.execute(
-            "UPDATE message_index SET ctx = ? WHERE tenant_id = ? AND message_id = ? "
-            "AND ctx IS NOT ?",
-            (ctx, tenant, message_id, ctx),
+            "UPDATE message_index SET ctx = ?, ctx_form = ? WHERE tenant_id = ? "
+            "AND message_id = ? AND ctx IS NOT ?",
+            (ctx, stored_index_form(ctx), tenant, message_id, ctx),
         )
 
     def indexed_rows(self, tenant: str, message_ids: Sequence[str]) -> dict[str, IndexedRow]:
