@@ -28,6 +28,10 @@ DERIVED_TABLES = frozenset(
 )
 
 
+# the index forms beside a memory's texts are derived, for its full-text index alone
+_NOT_EXPORTED = frozenset({"text_form", "subject_form"})
+
+
 class MemoryTxnMixin:
     _db: Statements
 
@@ -225,7 +229,11 @@ class MemoryTxnMixin:
             )
             names = [d[0] for d in cursor.description]
             out[table] = [
-                {name: export_bytes(value) for name, value in zip(names, row, strict=True)}
+                {
+                    name: export_bytes(value)
+                    for name, value in zip(names, row, strict=True)
+                    if name not in _NOT_EXPORTED
+                }
                 for row in cursor.fetchall()
             ]
         return out
