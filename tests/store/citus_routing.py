@@ -42,7 +42,7 @@ FAN_OUT = frozenset(
         "missing_term_vectors",
         "missing_memory_vectors", "recent_writers",
         # a migration's backfill of every tenant's rows, once, while migrating
-        "m019_entity_name_sources",
+        "m019_entity_name_sources", "message_forms_after", "memory_forms_after",
     }
 )  # fmt: skip
 

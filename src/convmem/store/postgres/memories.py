@@ -19,6 +19,7 @@ from psycopg.types.json import Jsonb
 from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.memories import MemoryUpdate
+from convmem.store.postgres.fulltext import FORM_COLUMNS, form_or_none
 from convmem.store.postgres.rows import TxnBase, export_value
 from convmem.store.rows import DECODED, MEMORY_COLUMNS, memory_from_row
 
@@ -70,7 +71,7 @@ _DELETE_ORDER = (
     "memory_vectors", "memories", "user_settings",
 )  # fmt: skip
 # columns that are internal machinery, not the user's data
-_NOT_EXPORTED = {"seq", "tsv", "owner_lexeme"}
+_NOT_EXPORTED = {"seq", "tsv", "owner_lexeme", *FORM_COLUMNS}
 
 
 def _params(where: str, tenant: str, user: str) -> tuple[str, ...]:
@@ -83,14 +84,16 @@ class MemoryTxnMixin(TxnBase):
     def insert_memory(self, tenant: str, record: MemoryRecord) -> None:
         self._lock_owner(tenant, record.user_id)
         self._db.execute(
-            f"INSERT INTO memories ({MEMORY_COLUMNS}, owner_lexeme) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            f"INSERT INTO memories ({MEMORY_COLUMNS}, owner_lexeme, text_form, subject_form) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+            "%s, %s)",
             (
                 record.id, tenant, record.user_id, record.scope, record.category,
                 record.subject_key, record.text, record.source_kind, record.source_message_id,
                 record.status, record.supersedes_id, record.conflicts_with_id,
                 record.sensitivity, record.purpose, record.created_at, record.updated_at,
                 record.expires_at, memory_owner_lexeme(tenant, record.user_id),
+                form_or_none(record.text), form_or_none(record.subject_key),
             ),
         )  # fmt: skip
 
@@ -152,6 +155,9 @@ class MemoryTxnMixin(TxnBase):
 
     def set_memory_fields(self, tenant: str, memory_id: str, update: MemoryUpdate) -> None:
         fields = update.changes()  # column names fixed by MemoryUpdate, never caller text
+        if update.erase_content:
+            # the index form goes with the text it was derived from (the blank text needs none)
+            fields |= {"text_form": None, "subject_form": None}
         assignments = ", ".join(f"{name} = %s" for name in fields)
         self._db.execute(
             f"UPDATE memories SET {assignments} WHERE tenant_id = %s AND id = %s",
@@ -159,7 +165,7 @@ class MemoryTxnMixin(TxnBase):
         )
         if update.erase_content:
             # the vector is derived from the old text and goes with it (the tsvector, a generated
-            # column, already followed the blanked text)
+            # column, already followed the blanked text and forms)
             self._db.execute(
                 "DELETE FROM memory_vectors WHERE tenant_id = %s AND memory_id = %s",
                 (tenant, memory_id),

@@ -7,7 +7,9 @@ never edited. Differences from the SQLite schema, each for a reason:
   Citus can distribute it by ``tenant_id`` with its neighbours co-located (README, "Scaling out");
 - foreign keys never cascade and no trigger maintains anything: the store deletes every derived
   row itself, and a forgotten one fails the foreign key instead of lingering;
-- full text is a stored generated ``tsvector`` (English stemming) under a GIN index. A GIN index
+- full text is a stored generated ``tsvector`` (English stemming) under a GIN index, read from the
+  text's index form where it has one (m020, ``fulltext.py``: scripts without spaces between
+  words as character pairs; a generated column cannot call Python). A GIN index
   cannot start with ``tenant_id`` without ``btree_gin``, which a stock build lacks, so, as on
   SQLite, each document carries a lexeme naming its owner (the conversation, or the memory's
   user) that every query intersects with: a search reads one owner's postings;
@@ -27,9 +29,7 @@ import psycopg
 
 from convmem.store.postgres.connection import Connection
 from convmem.store.postgres.entity_sources import m019_entity_name_sources
-
-# the text search configuration of every tsvector and tsquery
-TS_CONFIG = "english"
+from convmem.store.postgres.fulltext import TS_CONFIG, m020_index_form
 
 
 def m001_extensions(db: Connection) -> None:
@@ -578,6 +578,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m016_retention_layers,
     m017_memory_evidence,
     m019_entity_name_sources,
+    m020_index_form,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from convmem.errors import InvalidInput
-from convmem.store.postgres.migrations import TS_CONFIG
+from convmem.store.postgres.fulltext import TS_CONFIG, form_or_none
 from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
 from convmem.store.ranking import MessageHitRow, Window
 from convmem.store.search_index import (
@@ -81,18 +81,21 @@ class SearchTxnMixin(TxnBase):
             return
         self._db.cursor().executemany(
             "INSERT INTO message_index (tenant_id, message_id, user_id, conversation_id, depth, "
-            "created_at, speaker, session, scope_lexeme, body, ctx, embedder, vector) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "created_at, speaker, session, scope_lexeme, body, ctx, body_form, ctx_form, "
+            "embedder, vector) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (tenant_id, message_id) DO UPDATE SET depth = EXCLUDED.depth, "
             "created_at = EXCLUDED.created_at, speaker = EXCLUDED.speaker, "
             "session = EXCLUDED.session, body = EXCLUDED.body, ctx = EXCLUDED.ctx, "
+            "body_form = EXCLUDED.body_form, ctx_form = EXCLUDED.ctx_form, "
             "embedder = EXCLUDED.embedder, vector = EXCLUDED.vector",
             [
                 (
                     tenant, entry.message_id, user, entry.conversation_id, entry.depth,
                     entry.created_at, entry.speaker, entry.session,
                     conversation_lexeme(tenant, entry.conversation_id), entry.body, entry.ctx,
-                    entry.embedder, None if entry.vector is None else halfvec(entry.vector),
+                    form_or_none(entry.body), form_or_none(entry.ctx), entry.embedder,
+                    None if entry.vector is None else halfvec(entry.vector),
                 )
                 for entry in entries
             ],
@@ -107,9 +110,9 @@ class SearchTxnMixin(TxnBase):
 
     def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None:
         self._db.execute(
-            "UPDATE message_index SET ctx = %s WHERE tenant_id = %s AND message_id = %s "
-            "AND ctx IS DISTINCT FROM %s",
-            (ctx, tenant, message_id, ctx),
+            "UPDATE message_index SET ctx = %s, ctx_form = %s "
+            "WHERE tenant_id = %s AND message_id = %s AND ctx IS DISTINCT FROM %s",
+            (ctx, form_or_none(ctx), tenant, message_id, ctx),
         )
 
     def forget_indexed(self, tenant: str, message_ids: Sequence[str]) -> None:

@@ -1,0 +1,132 @@
+"""What PostgreSQL's full-text columns read: the text search configuration, the index form kept
+beside a text (migration m020), and the ``tsvector`` expressions built from them.
+
+PostgreSQL's parser takes a run of letters as one word, so a Chinese, Japanese, Thai or Khmer
+phrase (or a Korean word with its particle) was one lexeme and a word inside it matched nothing.
+The indexes read such runs in index form (``convmem.store.index_form``: overlapping character
+pairs), as queries are read. A generated column cannot call Python, so the form is a column
+written beside the text by every writer of the text — NULL when it would equal the text (nearly
+every English row: no space spent) — and the ``tsvector`` is generated from
+``coalesce(form, text)``. The form is derived from text the never-store policy already checked,
+goes with its row on delete, is blanked with its text when the text is erased, and is neither
+exported nor shown: the row's text stays what was written.
+"""
+
+from __future__ import annotations
+
+from convmem.store.index_form import index_form, needs_index_form
+from convmem.store.postgres.connection import Connection
+
+# the text search configuration of every tsvector and tsquery
+TS_CONFIG = "english"
+
+# a turn's own words weigh A, its neighbours' B (ranked 1 and 0.5); the conversation's lexeme
+# (see the migrations' docstring) carries no weight
+MESSAGE_TSV = (
+    "array_to_tsvector(ARRAY[scope_lexeme]) "
+    f"|| setweight(to_tsvector('{TS_CONFIG}', coalesce(body_form, body)), 'A') "
+    f"|| setweight(to_tsvector('{TS_CONFIG}', coalesce(ctx_form, ctx)), 'B')"
+)
+# the owner's lexeme, then a memory's text (weight A) and its subject (weight B)
+MEMORY_TSV = (
+    "array_to_tsvector(ARRAY[owner_lexeme]) "
+    f"|| setweight(to_tsvector('{TS_CONFIG}', coalesce(text_form, text)), 'A') "
+    f"|| setweight(to_tsvector('{TS_CONFIG}', "
+    "replace(coalesce(subject_form, subject_key), '_', ' ')), 'B')"
+)
+# the form columns: never exported (derived, like the tsvector)
+FORM_COLUMNS = frozenset({"body_form", "ctx_form", "text_form", "subject_form"})
+
+# rows read per round trip by the backfill
+_BATCH = 1000
+
+
+def form_or_none(text: str) -> str | None:
+    """The form column's value for ``text``: its index form, or NULL when that is the text."""
+    return index_form(text) if needs_index_form(text) else None
+
+
+# A form row: (first form, second form, tenant, key) — the parameters of the UPDATE filling them.
+FormRow = tuple[str | None, str | None, str, str]
+
+
+def message_forms_after(db: Connection, after: int) -> tuple[int | None, list[FormRow]]:
+    """The next batch of index rows after ``seq`` ``after``, of every tenant (read across
+    tenants on purpose, once, while migrating): the last ``seq`` read (None when none is left)
+    and (body_form, ctx_form, tenant, message id) of those whose body or context needs a
+    form."""
+    rows = db.execute(
+        "SELECT seq, tenant_id, message_id, body, ctx FROM message_index "
+        "WHERE seq > %s ORDER BY seq LIMIT %s",
+        (after, _BATCH),
+    ).fetchall()
+    found = [
+        (form_or_none(body), form_or_none(ctx), tenant, message_id)
+        for _, tenant, message_id, body, ctx in rows
+        if needs_index_form(body) or needs_index_form(ctx)
+    ]
+    return (rows[-1][0] if rows else None), found
+
+
+def memory_forms_after(
+    db: Connection, after: tuple[str, str]
+) -> tuple[tuple[str, str] | None, list[FormRow]]:
+    """The next batch of memories after the key ``after`` (tenant, id), of every tenant (see
+    ``message_forms_after``): the last key read (None when none is left) and (text_form,
+    subject_form, tenant, memory id) of those whose text or subject needs a form."""
+    rows = db.execute(
+        "SELECT tenant_id, id, text, subject_key FROM memories "
+        "WHERE (tenant_id, id) > (%s, %s) ORDER BY tenant_id, id LIMIT %s",
+        (*after, _BATCH),
+    ).fetchall()
+    found = [
+        (form_or_none(text), form_or_none(subject), tenant, memory_id)
+        for tenant, memory_id, text, subject in rows
+        if needs_index_form(text) or needs_index_form(subject)
+    ]
+    return ((rows[-1][0], rows[-1][1]) if rows else None), found
+
+
+def m020_index_form(db: Connection) -> None:
+    # The tsvectors are generated from the index form (the module docstring). Each old column
+    # is dropped first (its GIN index with it), so filling the forms does not recompute it a
+    # row at a time; the new column is computed once as it is added, then indexed again under
+    # the old index's name. Each form is written by an UPDATE pinned to its row's tenant.
+    db.execute("ALTER TABLE message_index DROP COLUMN tsv")
+    db.execute("ALTER TABLE message_index ADD COLUMN body_form TEXT, ADD COLUMN ctx_form TEXT")
+    seq: int | None = 0
+    while seq is not None:
+        seq, found = message_forms_after(db, seq)
+        _fill(
+            db,
+            "UPDATE message_index SET body_form = %s, ctx_form = %s "
+            "WHERE tenant_id = %s AND message_id = %s",
+            found,
+        )
+    _add_tsv(db, "message_index", MESSAGE_TSV, "message_index_fts")
+
+    db.execute("ALTER TABLE memories DROP COLUMN tsv")
+    db.execute("ALTER TABLE memories ADD COLUMN text_form TEXT, ADD COLUMN subject_form TEXT")
+    key: tuple[str, str] | None = ("", "")
+    while key is not None:
+        key, found = memory_forms_after(db, key)
+        _fill(
+            db,
+            "UPDATE memories SET text_form = %s, subject_form = %s "
+            "WHERE tenant_id = %s AND id = %s",
+            found,
+        )
+    _add_tsv(db, "memories", MEMORY_TSV, "memories_fts")
+
+
+def _fill(db: Connection, update: str, rows: list[FormRow]) -> None:
+    if rows:
+        with db.cursor() as cursor:  # one prepared statement for the batch, not one call a row
+            cursor.executemany(update, rows)
+
+
+def _add_tsv(db: Connection, table: str, expression: str, index: str) -> None:
+    db.execute(
+        f"ALTER TABLE {table} ADD COLUMN tsv TSVECTOR GENERATED ALWAYS AS ({expression}) STORED"
+    )
+    db.execute(f"CREATE INDEX {index} ON {table} USING gin (tsv)")
