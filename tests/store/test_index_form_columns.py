@@ -1,13 +1,16 @@
 """The index form kept beside a text (``convmem.store.index_form``): a database from before it
-finds Chinese words inside a run once migrated, the form goes with a declined proposal's text,
-and a subject in such a script is searchable.
+finds Chinese and Japanese words inside a run (turns, memories, tools) once migrated, the form
+goes with a declined proposal's text, and a subject in such a script is searchable.
 
-The migration and erasure tests are PostgreSQL's: its ``tsvector`` columns are generated from
-``coalesce(form, text)`` (``convmem.store.postgres.fulltext``), so the form columns are its own.
+The migration test is PostgreSQL's (its ``tsvector`` columns are generated from
+``coalesce(form, text)``: ``convmem.store.postgres.fulltext``; SQLite's is
+``tests/store/sqlite/test_index_form_migration.py``); the others run on every backend.
 """
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from typing import Any
 
 import psycopg
@@ -15,10 +18,15 @@ import pytest
 
 import convmem
 from convmem.store.postgres import fulltext
-from tests.store.backends import Backend
+from tests.store.backends import Backend, SQLiteHarness
 
 TURN = "我上个月开始学陶艺，每周二上课。"
 ALLERGY = "我对花生过敏。"
+TOOL = {
+    "name": "track_parcel",
+    "description": "荷物の配達状況を調べる。",
+    "input_schema": {"type": "object", "properties": {"number": {"type": "string"}}},
+}
 
 # the schema of m008 / m005 before m020: tsvectors generated from the raw text
 _BEFORE = [
@@ -67,13 +75,17 @@ def test_a_database_from_before_the_forms_finds_words_inside_a_run_once_migrated
             alice.remember("I like hiking.")
             assert kept is not None
             ids[tenant] = (conv.id, turn.id, kept.id)
+            memory.tools.register(tenant, TOOL, use_when=["荷物はどこですか"])
     with psycopg.connect(postgres.url, autocommit=True) as db:
         for sql in _BEFORE:
             db.execute(sql)
+        # before m020 a tool's document was its raw text
+        db.execute("UPDATE tools SET document = %s", (TOOL["description"],))
     # the old columns hold the run as one lexeme: the word inside it matches nothing
     found = "SELECT count(*) FROM {} WHERE tsv @@ to_tsquery('english', %s)"
     assert _rows(postgres, found.format("message_index"), ("陶艺",)) == [(0,)]
     assert _rows(postgres, found.format("memories"), ("花生",)) == [(0,)]
+    assert _rows(postgres, found.format("tools"), ("配達",)) == [(0,)]
 
     with postgres.open() as memory:  # migrates
         for tenant, (conversation_id, turn_id, memory_id) in ids.items():
@@ -85,6 +97,9 @@ def test_a_database_from_before_the_forms_finds_words_inside_a_run_once_migrated
             assert [h.memory.text for h in alice.search_memories("hiking", k=5)] == [
                 "I like hiking."
             ]
+            with memory.store.read() as tx:
+                hits = tx.search_tool_terms(tenant, ["配達"], limit=5)
+                assert [h.name for h in hits] == ["track_parcel"]
     # a form only where the text needs one: the English rows spend nothing
     forms = _rows(postgres, "SELECT body, body_form IS NOT NULL FROM message_index")
     assert sorted(needed for body, needed in forms if "陶艺" not in body) == [False] * 4
@@ -102,23 +117,28 @@ def test_a_database_from_before_the_forms_finds_words_inside_a_run_once_migrated
     assert indexes == [("memories_fts",), ("message_index_fts",)]
 
 
-def test_a_declined_proposal_leaves_no_form_of_its_text(postgres: Backend) -> None:
-    with postgres.open() as memory:
+def test_a_declined_proposal_leaves_no_form_of_its_text(backend: Backend) -> None:
+    with backend.open() as memory:
         alice = memory.scope("acme", "alice")
         proposal = alice.propose(ALLERGY, subject="花生过敏").memory
         assert proposal is not None
-        assert "我对 对花" in postgres.dump()  # the form was there
+        assert "我对 对花" in backend.dump()  # the form was there
         alice.memories.reject(proposal.id)
         assert alice.memories.get(proposal.id).status == "rejected"
-    dump = postgres.dump()
+    dump = backend.dump()
     for piece in ("花生", "对花", "过敏", "生过"):
         assert piece not in dump
-    row = _rows(postgres, "SELECT text_form, subject_form, length(tsv) FROM memories")
-    assert row == [(None, None, 1)]  # the owner's lexeme alone
+    forms = "SELECT text_form, subject_form FROM memories"
+    if backend.name == "sqlite":
+        with closing(sqlite3.connect(SQLiteHarness.path(backend.url))) as db:
+            assert db.execute(forms).fetchall() == [(None, None)]
+    else:
+        row = _rows(backend, forms.replace(" FROM", ", length(tsv) FROM"))
+        assert row == [(None, None, 1)]  # the owner's lexeme alone
 
 
-def test_the_forms_are_not_exported(postgres: Backend) -> None:
-    with postgres.open() as memory:
+def test_the_forms_are_not_exported(backend: Backend) -> None:
+    with backend.open() as memory:
         alice = memory.scope("acme", "alice")
         alice.create_conversation().append("user", TURN)
         alice.remember(ALLERGY)

@@ -9,12 +9,16 @@ written beside the text by every writer of the text — NULL when it would equal
 every English row: no space spent) — and the ``tsvector`` is generated from
 ``coalesce(form, text)``. The form is derived from text the never-store policy already checked,
 goes with its row on delete, is blanked with its text when the text is erased, and is neither
-exported nor shown: the row's text stays what was written.
+exported nor shown: the row's text stays what was written. A tool's ``document`` exists for its
+index alone, so it is itself written in index form (``postgres/tools.py``); m020 rewrites the
+documents registered before it.
 """
 
 from __future__ import annotations
 
-from convmem.store.index_form import index_form, needs_index_form
+from collections.abc import Sequence
+
+from convmem.store.index_form import index_form, needs_index_form, stored_index_form
 from convmem.store.postgres.connection import Connection
 
 # the text search configuration of every tsvector and tsquery
@@ -41,11 +45,6 @@ FORM_COLUMNS = frozenset({"body_form", "ctx_form", "text_form", "subject_form"})
 _BATCH = 1000
 
 
-def form_or_none(text: str) -> str | None:
-    """The form column's value for ``text``: its index form, or NULL when that is the text."""
-    return index_form(text) if needs_index_form(text) else None
-
-
 # A form row: (first form, second form, tenant, key) — the parameters of the UPDATE filling them.
 FormRow = tuple[str | None, str | None, str, str]
 
@@ -61,7 +60,7 @@ def message_forms_after(db: Connection, after: int) -> tuple[int | None, list[Fo
         (after, _BATCH),
     ).fetchall()
     found = [
-        (form_or_none(body), form_or_none(ctx), tenant, message_id)
+        (stored_index_form(body), stored_index_form(ctx), tenant, message_id)
         for _, tenant, message_id, body, ctx in rows
         if needs_index_form(body) or needs_index_form(ctx)
     ]
@@ -80,11 +79,18 @@ def memory_forms_after(
         (*after, _BATCH),
     ).fetchall()
     found = [
-        (form_or_none(text), form_or_none(subject), tenant, memory_id)
+        (stored_index_form(text), stored_index_form(subject), tenant, memory_id)
         for tenant, memory_id, text, subject in rows
         if needs_index_form(text) or needs_index_form(subject)
     ]
     return ((rows[-1][0], rows[-1][1]) if rows else None), found
+
+
+def tool_documents_to_form(db: Connection) -> list[tuple[str, str, str]]:
+    """(document in index form, tenant, name) of every tool, of every tenant, whose document
+    needs it (a tenant's registry is small: read at once, across tenants, while migrating)."""
+    rows = db.execute("SELECT tenant_id, name, document FROM tools").fetchall()
+    return [(index_form(doc), tenant, name) for tenant, name, doc in rows if needs_index_form(doc)]
 
 
 def m020_index_form(db: Connection) -> None:
@@ -118,8 +124,16 @@ def m020_index_form(db: Connection) -> None:
         )
     _add_tsv(db, "memories", MEMORY_TSV, "memories_fts")
 
+    # a tool's document exists for its index alone: it is written in index form (its tsvector
+    # follows), as SQLite's m065 rewrites it
+    _fill(
+        db,
+        "UPDATE tools SET document = %s WHERE tenant_id = %s AND name = %s",
+        tool_documents_to_form(db),
+    )
 
-def _fill(db: Connection, update: str, rows: list[FormRow]) -> None:
+
+def _fill(db: Connection, update: str, rows: Sequence[tuple[str | None, ...]]) -> None:
     if rows:
         with db.cursor() as cursor:  # one prepared statement for the batch, not one call a row
             cursor.executemany(update, rows)

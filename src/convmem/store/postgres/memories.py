@@ -18,8 +18,9 @@ from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
+from convmem.store.index_form import stored_index_form
 from convmem.store.memories import MemoryUpdate
-from convmem.store.postgres.fulltext import FORM_COLUMNS, form_or_none
+from convmem.store.postgres.fulltext import FORM_COLUMNS
 from convmem.store.postgres.rows import TxnBase, export_value
 from convmem.store.rows import DECODED, MEMORY_COLUMNS, memory_from_row
 
@@ -93,7 +94,7 @@ class MemoryTxnMixin(TxnBase):
                 record.status, record.supersedes_id, record.conflicts_with_id,
                 record.sensitivity, record.purpose, record.created_at, record.updated_at,
                 record.expires_at, memory_owner_lexeme(tenant, record.user_id),
-                form_or_none(record.text), form_or_none(record.subject_key),
+                stored_index_form(record.text), stored_index_form(record.subject_key),
             ),
         )  # fmt: skip
 

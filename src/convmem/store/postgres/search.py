@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from convmem.errors import InvalidInput
-from convmem.store.postgres.fulltext import TS_CONFIG, form_or_none
+from convmem.store.index_form import stored_index_form
+from convmem.store.postgres.fulltext import TS_CONFIG
 from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
 from convmem.store.ranking import MessageHitRow, Window
 from convmem.store.search_index import (
@@ -94,7 +95,7 @@ class SearchTxnMixin(TxnBase):
                     tenant, entry.message_id, user, entry.conversation_id, entry.depth,
                     entry.created_at, entry.speaker, entry.session,
                     conversation_lexeme(tenant, entry.conversation_id), entry.body, entry.ctx,
-                    form_or_none(entry.body), form_or_none(entry.ctx), entry.embedder,
+                    stored_index_form(entry.body), stored_index_form(entry.ctx), entry.embedder,
                     None if entry.vector is None else halfvec(entry.vector),
                 )
                 for entry in entries
@@ -112,7 +113,7 @@ class SearchTxnMixin(TxnBase):
         self._db.execute(
             "UPDATE message_index SET ctx = %s, ctx_form = %s "
             "WHERE tenant_id = %s AND message_id = %s AND ctx IS DISTINCT FROM %s",
-            (ctx, form_or_none(ctx), tenant, message_id, ctx),
+            (ctx, stored_index_form(ctx), tenant, message_id, ctx),
         )
 
     def forget_indexed(self, tenant: str, message_ids: Sequence[str]) -> None:
