@@ -26,6 +26,7 @@ highlights) go through the same word splitting.
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 
@@ -43,22 +44,31 @@ _RUN = re.compile(
 )
 
 
+def _letters_only() -> dict[int, str | None]:
+    """``str.translate`` table for the blocks above: combining marks dropped (see above),
+    punctuation and symbols (Thai ๏ ๚ ๛, Khmer ។, the Katakana middle dot) a space, as any other
+    punctuation separates words. The ideograph and Hangul syllable ranges hold letters only."""
+    table: dict[int, str | None] = {}
+    blocks = [(0x0E00, 0x0EFF), (0x1000, 0x11FF), (0x1780, 0x17FF), (0x3005, 0x3007),
+              (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF), (0xFF66, 0xFF9F)]  # fmt: skip
+    for first, last in blocks:
+        for code in range(first, last + 1):
+            category = unicodedata.category(chr(code))
+            if category[0] == "M":
+                table[code] = None
+            elif category[0] not in "LN":
+                table[code] = " "
+    return table
+
+
+_LETTERS = _letters_only()
+
+
 def _pairs(match: re.Match[str]) -> str:
-    # letters only: marks are dropped (see above); punctuation of these blocks (Thai ๏ ๚ ๛,
-    # Khmer ។) separates words as any other punctuation does
-    letters = []
-    for ch in match.group(0):
-        category = unicodedata.category(ch)
-        if category[0] in "LN":
-            letters.append(ch)
-        elif category[0] != "M":
-            letters.append(" ")
     pieces = []
-    for part in "".join(letters).split():
-        if len(part) < 3:
-            pieces.append(part)
-        else:
-            pieces.append(" ".join(part[i : i + 2] for i in range(len(part) - 1)))
+    for part in match.group(0).translate(_LETTERS).split():
+        # a run of one or two characters is its own (only) pair
+        pieces.append(part if len(part) < 3 else " ".join(map(operator.add, part, part[1:])))
     return " " + " ".join(pieces) + " " if pieces else " "
 
 
