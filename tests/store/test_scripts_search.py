@@ -95,3 +95,18 @@ def test_tools_are_found_by_a_word_inside_a_run(backend: Backend) -> None:
             hits = tx.search_tool_terms("acme", ["配達"], limit=5)
             assert [h.name for h in hits] == ["track_parcel"]
             assert tx.search_tool_terms("acme", ["料金"], limit=5) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [("我家的猫很可爱。", "猫"), ("我有一只猫", "猫"), ("昨日、本を読んだ。", "本")],
+    ids=["inside", "last", "ja"],
+)
+def test_a_one_character_word_finds_the_turns_that_hold_it(
+    backend: Backend, text: str, word: str
+) -> None:
+    with backend.open() as memory:
+        conv = memory.scope("acme", "alice").create_conversation()
+        ids = [conv.append("user", t).id for t in [ENGLISH[0], text, ENGLISH[1]]]
+        assert [hit.message.id for hit in conv.search(word, k=5)][:1] == [ids[1]]
+        assert conv.search("狗", k=5) == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from convmem.store.index_form import index_form, needs_index_form
+from convmem.store.index_form import needs_index_form, query_form
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -32,10 +32,10 @@ STOPWORDS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased runs of word characters of the text's index form (Chinese, Japanese, Korean,
-    Thai… as overlapping character pairs: ``convmem.store.index_form``), as the full-text indexes
-    split what they hold."""
-    found = _WORD.findall(index_form(text).lower())
+    """Lower-cased runs of word characters, as the full-text indexes split text, with Chinese,
+    Japanese, Korean, Thai… as their overlapping character pairs (``convmem.store.index_form``'s
+    ``query_form``: each is a token of the index)."""
+    found = _WORD.findall(query_form(text).lower())
     if "_" not in text:  # the common case: nothing to take out (a quarter of the time)
         return found
     return [w.replace("_", "") for w in found if w.strip("_")]

@@ -5,10 +5,12 @@ A word-splitting tokenizer (SQLite's unicode61, PostgreSQL's parser) takes a run
 one token. Chinese and Japanese put no space between words, Thai, Lao, Khmer and Myanmar none
 between the words of a phrase, and Korean joins particles to the word before them (도예를 is
 도예 "ceramics" + 를), so "我上个月开始学陶艺" was one token and a search for 陶艺 matched nothing.
-The standard answer without a dictionary per language (Lucene's CJK analyzer, Elasticsearch's
-``cjk_bigram``) is to index each run of such characters as its overlapping bigrams (我上 上个
-个月 … 学陶 陶艺) and to read a query the same way, so any word of two or more characters is
-found wherever it stands. A run of one character stays as it is.
+The standard answer without a dictionary per language (Lucene's CJK analyzer with its unigrams,
+Elasticsearch's ``cjk_bigram``) is to index each run of such characters as its overlapping pairs
+and its single characters (我 我上 上 上个 个 … 学陶 陶 陶艺 艺: ``index_form``) and to read a
+query as its pairs (``query_form``: 学陶艺 → 学陶 陶艺), a query run of one character as that
+character: any word of two or more characters is found wherever it stands, and a word of one
+(猫, 书 — common in Chinese and Japanese) too, where a pair alone would miss it.
 
 Combining marks inside such a run (Thai vowel and tone marks, Khmer and Myanmar vowel signs) are
 left out before pairing, as unicode61 leaves out the diacritics of Latin letters: the tokenizer
@@ -17,11 +19,11 @@ Hebrew, Devanagari, digits, punctuation — passes through unchanged, so English
 exactly as before.
 
 ``index_form`` is applied to every text a full-text index holds (message bodies and their
-context, memories, tools: each backend stores it beside the text, ``stored_index_form``) and,
-through ``convmem.retrieval.lexical.words``, to every query, so both sides always agree. It is
-idempotent up to spacing: a text already in index form splits into the same words again (its
-runs are pairs or single characters), which lets text read back from an index (FTS5's
-highlights) go through the same word splitting.
+context, memories, tools: each backend stores it beside the text, ``stored_index_form``) and
+``query_form``, through ``convmem.retrieval.lexical.words``, to every query and vocabulary, so
+each query word is a token of the index. ``query_form`` is idempotent up to spacing: a text
+already in that form splits into the same words again (its runs are pairs or single
+characters).
 """
 
 from __future__ import annotations
@@ -72,16 +74,33 @@ def _pairs(match: re.Match[str]) -> str:
     return " " + " ".join(pieces) + " " if pieces else " "
 
 
+def _pairs_and_characters(match: re.Match[str]) -> str:
+    pieces = []
+    for part in match.group(0).translate(_LETTERS).split():
+        if len(part) == 1:
+            pieces.append(part)
+        else:
+            pieces.append(" ".join(part) + " " + " ".join(map(operator.add, part, part[1:])))
+    return " " + " ".join(pieces) + " " if pieces else " "
+
+
 def index_form(text: str) -> str:
-    """``text`` as the full-text indexes read it (see the module docstring); unchanged when it
-    holds none of those scripts."""
+    """``text`` as the full-text indexes hold it: runs of those scripts as their pairs and
+    their characters (see the module docstring); unchanged when it holds none of them."""
+    if not _RUN.search(text):
+        return text
+    return _RUN.sub(_pairs_and_characters, text)
+
+
+def query_form(text: str) -> str:
+    """``text`` as a query reads it: runs as their pairs, a run of one character as itself."""
     if not _RUN.search(text):
         return text
     return _RUN.sub(_pairs, text)
 
 
 def needs_index_form(text: str) -> bool:
-    """Whether ``index_form`` changes ``text``."""
+    """Whether ``index_form`` (and ``query_form``) change ``text``."""
     return _RUN.search(text) is not None
 
 
