@@ -20,6 +20,7 @@ from convmem.memory.detect_common import (
     luhn_valid,
 )
 from convmem.memory.detect_keywords import PLACEHOLDER, detect_keyword_credential
+from convmem.memory.detect_keywords_i18n import detect_keyword_credential_i18n
 from convmem.memory.detect_scanner import scanner_finds_secret
 
 # ---------------------------------------------------------------------------------------------
@@ -127,7 +128,7 @@ def detect_credential(p: Prepared) -> Finding | None:
             return Finding("credential", "a bearer token")
     if _BASIC_AUTH.search(text):
         return Finding("credential", "HTTP basic-auth credentials")
-    finding = detect_keyword_credential(text)
+    finding = detect_keyword_credential(text) or detect_keyword_credential_i18n(text)
     if finding is not None:
         return finding
     lowered = text.lower()

@@ -1,0 +1,78 @@
+"""Credentials stated in words in Chinese, Japanese, Korean, Russian, Ukrainian, Arabic, Hindi,
+Turkish and Polish: a secret noun, its link ("是", "は", "는", ":", "—", "это", "هي", "to"), its
+value.
+
+``detect_keywords`` reads the Latin-script languages, where words are spaced and a value is the
+next word. Here the value often follows with no space ("我的密码是hunter2x9",
+"パスワードはabc123です") or comes before a closing verb ("मेरा पासवर्ड abc123 है"), and the
+value of a sentence about the password is a word of the language ("пароль слишком короткий",
+"密码是错的"). So a value counts only when it could not be a word of the sentence: it holds an
+ASCII letter or digit (passwords, PINs and codes are typed on Latin keyboards) and passes
+``value_is_secret``, or it is quoted (「芝麻开门」, «сезам»). Talking about a password
+("我忘记密码了", "비밀번호를 잊어버렸어요") passes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from convmem.memory.detect_common import Finding
+from convmem.memory.detect_keywords import value_is_secret
+from convmem.memory.normalize import normalize
+
+_PASSWORD: Final = (
+    r"密码|密碼|口令|パスワード|暗号|비밀번호|비번|패스워드|암호|пароль|паролем|пароля|парол[ьі]"
+    r"|كلمة\s+(?:المرور|السر)|كلمة\s+سر|باسورد|पासवर्ड|कूटशब्द|şifre(?:m|miz)?|parola(?:m)?"
+    r"|hasło|hasła"
+)
+_PIN: Final = (
+    r"pin\s?码|pin\s?碼|验证码|驗證碼|门禁码|門禁碼|暗証番号|暗證番號|pin\s?コード|認証コード"
+    r"|핀\s?번호|pin\s?번호|인증\s?번호|пин-?код|пин|код\s+(?:доступа|домофона)|код(?=\s+(?:от|для)\s)"
+    r"|(?:الرقم|رقم)\s+(?:السري|التعريف\s+الشخصي)|पिन(?:\s+कोड)?|pin\s+kodu|kod\s+pin"
+    r"|kod\s+dostępu|kod(?=\s+do\s)"
+)
+# what may stand between the noun and the value: a particle, a copula, a colon or a dash, in
+# any of the languages (a value only counts if it is ASCII or quoted, so a loose link is safe;
+# full-width colons arrive as ":" after normalising)
+_LINK: Final = (
+    r"(?:\s*(?:是|為|为|は|が|って|는|은|가|이|:|=|\u2014|\u2013|-|это|будет|был|є|هي|هو|है|hai|to|jest)"
+    r")*\s*"
+)
+# "for the mailbox" between noun and link: a few words in Russian, Polish, Turkish, Arabic
+_FOR: Final = r"(?:\s+(?:от|для|к|do|od|للـ?|ل|के|की|का)\s*\S{1,20}){0,2}"
+_QUOTED: Final = r"「([^」]{3,80})」|“([^”]{3,80})”|«([^»]{3,80})»|\"([^\"]{3,80})\"|'([^']{3,80})'"
+_VALUE: Final = r"(?:" + _QUOTED + r"|(?P<v>[!-~]{1,120}))"
+# The policy reads normalised text (``normalize.py``), where Cyrillic letters that look like Latin
+# ones are Latin ("пароль" arrives as "пapoль"): the patterns are normalised the same way (their
+# syntax is ASCII, which normalising leaves alone).
+_PHRASE: Final = re.compile(
+    normalize(r"(?:(?P<pw>" + _PASSWORD + r")|(?P<pin>" + _PIN + r"))" + _FOR + _LINK + _VALUE),
+    re.I,
+)
+# "मेरा पासवर्ड abc123 है", "şifrem abc123": the value right after the noun and a space is
+# covered by the link being optional; Hindi and Turkish need no more.
+
+_TRIGGERS: Final = (
+    "密", "口令", "パスワード", "暗", "비밀", "비번", "패스", "암호", "парол", "пин", "код",
+    "كلمة", "باسورد", "رقم", "पासवर्ड", "कूट", "पिन", "şifre", "parola", "hasł", "pin", "码",
+    "碼", "番号", "番號", "コード", "번호", "kod",
+)  # fmt: skip
+_NORMALISED_TRIGGERS: Final = tuple(normalize(t).lower() for t in _TRIGGERS)
+_ASCII_ALNUM: Final = re.compile(r"[A-Za-z0-9]")
+
+
+def detect_keyword_credential_i18n(text: str) -> Finding | None:
+    """A credential stated in words in one of the languages above, or None."""
+    low = text.lower()
+    if not any(fragment in low for fragment in _NORMALISED_TRIGGERS):
+        return None
+    for m in _PHRASE.finditer(text):
+        kind = "pw" if m.group("pw") else "pin"
+        quoted = next((g for g in m.groups()[2:7] if g), None)
+        if quoted is not None and quoted.strip():
+            return Finding("credential", "a password or code stated in words")
+        value = m.group("v")
+        if value and _ASCII_ALNUM.search(value) and value_is_secret(kind, value):
+            return Finding("credential", "a password or code stated in words")
+    return None
