@@ -19,7 +19,7 @@ from typing import Final
 
 from convmem.memory.detect_common import Finding
 from convmem.memory.detect_keywords import value_is_secret
-from convmem.memory.normalize import normalize
+from convmem.memory.normalize import any_case_pattern
 
 _PASSWORD: Final = (
     r"密码|密碼|口令|パスワード|暗号|비밀번호|비번|패스워드|암호|пароль|паролем|пароля|парол[ьі]"
@@ -44,10 +44,12 @@ _FOR: Final = r"(?:\s+(?:от|для|к|do|od|للـ?|ل|के|की|का)\s
 _QUOTED: Final = r"「([^」]{3,80})」|“([^”]{3,80})”|«([^»]{3,80})»|\"([^\"]{3,80})\"|'([^']{3,80})'"
 _VALUE: Final = r"(?:" + _QUOTED + r"|(?P<v>[!-~]{1,120}))"
 # The policy reads normalised text (``normalize.py``), where Cyrillic letters that look like Latin
-# ones are Latin ("пароль" arrives as "пapoль"): the patterns are normalised the same way (their
-# syntax is ASCII, which normalising leaves alone).
+# ones are Latin ("пароль" arrives as "пapoль", "Код" as "Koд"): each letter of the patterns
+# reads every form it may take (``any_case_pattern``).
 _PHRASE: Final = re.compile(
-    normalize(r"(?:(?P<pw>" + _PASSWORD + r")|(?P<pin>" + _PIN + r"))" + _FOR + _LINK + _VALUE),
+    any_case_pattern(
+        r"(?:(?P<pw>" + _PASSWORD + r")|(?P<pin>" + _PIN + r"))" + _FOR + _LINK + _VALUE
+    ),
     re.I,
 )
 # "मेरा पासवर्ड abc123 है", "şifrem abc123": the value right after the noun and a space is
@@ -58,14 +60,13 @@ _TRIGGERS: Final = (
     "كلمة", "باسورد", "رقم", "पासवर्ड", "कूट", "पिन", "şifre", "parola", "hasł", "pin", "码",
     "碼", "番号", "番號", "コード", "번호", "kod",
 )  # fmt: skip
-_NORMALISED_TRIGGERS: Final = tuple(normalize(t).lower() for t in _TRIGGERS)
+_TRIGGER: Final = re.compile("|".join(any_case_pattern(re.escape(t)) for t in _TRIGGERS), re.I)
 _ASCII_ALNUM: Final = re.compile(r"[A-Za-z0-9]")
 
 
 def detect_keyword_credential_i18n(text: str) -> Finding | None:
     """A credential stated in words in one of the languages above, or None."""
-    low = text.lower()
-    if not any(fragment in low for fragment in _NORMALISED_TRIGGERS):
+    if not _TRIGGER.search(text):
         return None
     for m in _PHRASE.finditer(text):
         kind = "pw" if m.group("pw") else "pin"

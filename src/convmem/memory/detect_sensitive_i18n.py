@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from convmem.memory import detect_sensitive_cjk_ru as cjk_ru
+
 _W: Final = r"[^\W\d_]+"  # one word, letters only (accents included)
 _ART: Final = (
     r"(?:(?:une?|eine?[nmr]?|el|la|le|les|l'|lo|il|gli|uno|un'|um|uma|o|a|os|as|de|het|een|des"
@@ -475,13 +477,19 @@ _LANGUAGES: Final = (_DE, _FR, _ES, _IT, _PT, _NL)
 
 
 def health_disclosure(sem: str) -> bool:
-    """A first-person (or close person's) health statement in one of the six languages."""
-    return any(lang.gate.search(sem) and lang.health.search(sem) for lang in _LANGUAGES)
+    """A first-person (or close person's) health statement in one of the six languages, or in
+    Chinese, Japanese, Korean or Russian (``detect_sensitive_cjk_ru``)."""
+    return any(
+        lang.gate.search(sem) and lang.health.search(sem) for lang in _LANGUAGES
+    ) or cjk_ru.health_disclosure(sem)
 
 
 def sensitive_disclosure(sem: str) -> bool:
-    """Orientation, religion, politics or union membership stated in one of the six languages."""
-    return any(lang.gate.search(sem) and lang.sensitive.search(sem) for lang in _LANGUAGES)
+    """Orientation, religion, politics or union membership stated in one of the six languages,
+    or in Chinese, Japanese, Korean or Russian."""
+    return any(
+        lang.gate.search(sem) and lang.sensitive.search(sem) for lang in _LANGUAGES
+    ) or cjk_ru.sensitive_disclosure(sem)
 
 
 # Hedged statements about someone else ("der Nutzer ist wahrscheinlich depressiv").

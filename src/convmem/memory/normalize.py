@@ -172,3 +172,29 @@ def decoded_runs(text: str) -> list[str]:
         if len(found) >= _MAX_DECODED:
             break
     return found[:_MAX_DECODED]
+
+
+def any_case_pattern(pattern: str) -> str:
+    """``pattern`` (a regex over lower-case text in a script with Latin look-alikes, such as
+    Cyrillic) as it must read text that was normalised and then lower-cased: a capital "К" is
+    the Latin "K" after normalising, so "к" may arrive as "k" at the start of a word while "о"
+    arrives as "o" everywhere. Each such letter becomes a class of the forms it may take;
+    pattern syntax (ASCII) is left as it is."""
+    out: list[str] = []
+    in_class = escaped = False
+    for ch in pattern:
+        if escaped or ch.isascii():
+            out.append(ch)
+            if not escaped and ch == "\\":
+                escaped = True
+                continue
+            if not escaped and ch == "[":
+                in_class = True
+            elif not escaped and ch == "]":
+                in_class = False
+            escaped = False
+            continue
+        forms = sorted({ch, normalize(ch), normalize(ch.upper()).lower()})
+        joined = "".join(forms)
+        out.append(joined if in_class or len(forms) == 1 else f"[{joined}]")
+    return "".join(out)
