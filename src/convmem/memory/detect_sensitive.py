@@ -346,7 +346,7 @@ def detect_health(p: Prepared) -> Finding | None:
     if _MS.search(p.text):
         return Finding("health", "a personal statement about a health condition")
     if health_disclosure(p.lower):
-        return Finding("health", "a personal statement about health (German, French, ...)")
+        return Finding("health", "a personal statement about health (in another language)")
     return None
 
 
@@ -498,7 +498,7 @@ def detect_sensitive_category(p: Prepared) -> Finding | None:
     if sensitive_disclosure(p.lower):
         return Finding(
             "sensitive_category",
-            "a personal statement about orientation, belief or affiliation (German, French, ...)",
+            "a personal statement about orientation, belief or affiliation (in another language)",
         )
     return None
 

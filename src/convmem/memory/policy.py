@@ -78,9 +78,11 @@ Decisions on borderline cases (each is pinned by lines of the labelled corpus in
 * A word that is also an ordinary adjective ("straight", "conservative", "liberal", "black",
   "white", "bi", "ace", "Roma") only counts at the end of a clause or before a person noun, so
   "straight out of college", "conservative with estimates" and "a white belt" pass.
-* The language rules read English, German, French, Spanish, Italian, Portuguese and Dutch; other
-  languages pass unless they contain a structured secret (keys, cards, IBANs and checksummed
-  ids are language-independent, and digits of any script are read as digits).
+* The language rules read English, German, French, Spanish, Italian, Portuguese and Dutch;
+  health and sensitive categories also Chinese, Japanese, Korean and Russian; credentials in
+  words also those four, Ukrainian, Arabic, Hindi, Turkish and Polish. Other languages pass
+  unless they contain a structured secret (keys, cards, IBANs and checksummed ids are
+  language-independent, and digits of any script are read as digits).
 """
 
 from __future__ import annotations
