@@ -28,7 +28,7 @@ GIVEN = [
     "пароль от почты qwerty123",
     "пин-код 4821",
     "код от домофона 4821",
-    "Код от домофона 4821",  # a capital К is the Latin K after normalising
+    "Код от домофона 4821",  # a capital Cyrillic Ka arrives as the Latin K after normalising
     "мой пароль — «сезам»",
     "Мій пароль: qwerty123",
     "كلمة المرور هي abc123",

@@ -21,7 +21,7 @@ from convmem.store.postgres import fulltext
 from tests.store.backends import Backend, SQLiteHarness
 
 TURN = "我上个月开始学陶艺，每周二上课。"
-ALLERGY = "我对花生过敏。"
+TEA = "我每天早上喝乌龙茶。"
 TOOL = {
     "name": "track_parcel",
     "description": "荷物の配達状況を調べる。",
@@ -71,7 +71,7 @@ def test_a_database_from_before_the_forms_finds_words_inside_a_run_once_migrated
             conv.append("user", "We drove up to the lake on Saturday.")
             turn = conv.append("user", TURN)
             conv.append("assistant", "The pottery class sounds fun.")
-            kept = alice.remember(ALLERGY).memory
+            kept = alice.remember(TEA).memory
             alice.remember("I like hiking.")
             assert kept is not None
             ids[tenant] = (conv.id, turn.id, kept.id)
@@ -84,7 +84,7 @@ def test_a_database_from_before_the_forms_finds_words_inside_a_run_once_migrated
     # the old columns hold the run as one lexeme: the word inside it matches nothing
     found = "SELECT count(*) FROM {} WHERE tsv @@ to_tsquery('english', %s)"
     assert _rows(postgres, found.format("message_index"), ("陶艺",)) == [(0,)]
-    assert _rows(postgres, found.format("memories"), ("花生",)) == [(0,)]
+    assert _rows(postgres, found.format("memories"), ("乌龙",)) == [(0,)]
     assert _rows(postgres, found.format("tools"), ("配達",)) == [(0,)]
 
     with postgres.open() as memory:  # migrates
@@ -92,7 +92,7 @@ def test_a_database_from_before_the_forms_finds_words_inside_a_run_once_migrated
             alice = memory.scope(tenant, "alice")
             conv = alice.conversation(conversation_id)
             assert [h.message.id for h in conv.search("陶艺", k=5)][:1] == [turn_id]
-            assert [h.memory.id for h in alice.search_memories("花生", k=5)] == [memory_id]
+            assert [h.memory.id for h in alice.search_memories("乌龙", k=5)] == [memory_id]
             assert conv.search("lake", k=5)  # English as before
             assert [h.memory.text for h in alice.search_memories("hiking", k=5)] == [
                 "I like hiking."
@@ -107,7 +107,7 @@ def test_a_database_from_before_the_forms_finds_words_inside_a_run_once_migrated
     memories = _rows(postgres, "SELECT text, text_form FROM memories ORDER BY text")
     assert [(t, f is not None) for t, f in memories] == [
         ("I like hiking.", False), ("I like hiking.", False),
-        (ALLERGY, True), (ALLERGY, True),
+        (TEA, True), (TEA, True),
     ]  # fmt: skip
     indexes = _rows(
         postgres,
@@ -120,13 +120,13 @@ def test_a_database_from_before_the_forms_finds_words_inside_a_run_once_migrated
 def test_a_declined_proposal_leaves_no_form_of_its_text(backend: Backend) -> None:
     with backend.open() as memory:
         alice = memory.scope("acme", "alice")
-        proposal = alice.propose(ALLERGY, subject="花生过敏").memory
+        proposal = alice.propose(TEA, subject="乌龙茶").memory
         assert proposal is not None
-        assert "我对 对花" in backend.dump()  # the form was there
+        assert "早上 上喝" in backend.dump()  # the form was there
         alice.memories.reject(proposal.id)
         assert alice.memories.get(proposal.id).status == "rejected"
     dump = backend.dump()
-    for piece in ("花生", "对花", "过敏", "生过"):
+    for piece in ("乌龙", "龙茶", "早上", "喝乌"):
         assert piece not in dump
     forms = "SELECT text_form, subject_form FROM memories"
     if backend.name == "sqlite":
@@ -141,10 +141,10 @@ def test_the_forms_are_not_exported(backend: Backend) -> None:
     with backend.open() as memory:
         alice = memory.scope("acme", "alice")
         alice.create_conversation().append("user", TURN)
-        alice.remember(ALLERGY)
+        alice.remember(TEA)
         exported = alice.export()
     text = repr(exported)
-    assert ALLERGY in text and TURN in text
+    assert TEA in text and TURN in text
     for column in sorted(fulltext.FORM_COLUMNS):
         assert column not in text
     assert "我对 对花" not in text and "学陶 陶艺" not in text

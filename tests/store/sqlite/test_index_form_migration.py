@@ -55,20 +55,20 @@ def test_a_database_from_before_the_index_form_is_reindexed(db_path: Path) -> No
         conv = alice.create_conversation()
         turn = conv.append("user", "我上个月开始学陶艺，每周二上课。")
         conv.append("user", "저는 지난달에 도예를 시작했어요.")
-        kept = alice.remember("我对花生过敏。").memory
+        kept = alice.remember("我每天早上喝乌龙茶。").memory
         memory.tools.register("acme", TOOL)
     assert kept is not None
     _as_before_the_index_form(db_path)
     with closing(sqlite3.connect(db_path)) as db:  # the old index holds whole runs
         probe = "SELECT count(*) FROM {0} WHERE {0} MATCH ?"
         assert db.execute(probe.format("message_fts"), ('"陶艺"',)).fetchone() == (0,)
-        assert db.execute(probe.format("memories_fts"), ('"花生"',)).fetchone() == (0,)
+        assert db.execute(probe.format("memories_fts"), ('"乌龙"',)).fetchone() == (0,)
     with convmem.open(db_path) as memory:  # migrates
         alice = memory.scope("acme", "alice")
         conv = alice.conversation(conv.id)
         assert [h.message.id for h in conv.search("陶艺", k=5)][:1] == [turn.id]
         assert len(conv.search("도예", k=5)) >= 1
-        assert [h.memory.id for h in alice.search_memories("花生")] == [kept.id]
+        assert [h.memory.id for h in alice.search_memories("乌龙")] == [kept.id]
         with memory.store.read() as tx:
             tools = tx.search_tool_terms("acme", ["配達"], limit=5)
         assert [h.name for h in tools] == ["track_parcel"]
