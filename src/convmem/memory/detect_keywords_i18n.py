@@ -41,8 +41,11 @@ _LINK: Final = (
 )
 # "for the mailbox" between noun and link: a few words in Russian, Polish, Turkish, Arabic
 _FOR: Final = r"(?:\s+(?:от|для|к|do|od|للـ?|ل|के|की|का)\s*\S{1,20}){0,2}"
-_QUOTED: Final = r"「([^」]{3,80})」|“([^”]{3,80})”|«([^»]{3,80})»|\"([^\"]{3,80})\"|'([^']{3,80})'"
-_VALUE: Final = r"(?:" + _QUOTED + r"|(?P<v>[!-~]{1,120}))"
+# quoted (any letters) first, else a run of printable ASCII
+_VALUE: Final = (
+    r"(?:(?P<q>「[^」]{3,80}」|“[^”]{3,80}”|«[^»]{3,80}»|\"[^\"]{3,80}\"|'[^']{3,80}')"
+    r"|(?P<v>[!-~]{1,120}))"
+)
 # The policy reads normalised text (``normalize.py``), where Cyrillic letters that look like Latin
 # ones are Latin ("пароль" arrives as "пapoль", "Код" as "Koд"): each letter of the patterns
 # reads every form it may take (``any_case_pattern``).
@@ -70,8 +73,8 @@ def detect_keyword_credential_i18n(text: str) -> Finding | None:
         return None
     for m in _PHRASE.finditer(text):
         kind = "pw" if m.group("pw") else "pin"
-        quoted = next((g for g in m.groups()[2:7] if g), None)
-        if quoted is not None and quoted.strip():
+        quoted = m.group("q")
+        if quoted is not None and quoted[1:-1].strip():
             return Finding("credential", "a password or code stated in words")
         value = m.group("v")
         if value and _ASCII_ALNUM.search(value) and value_is_secret(kind, value):

@@ -28,6 +28,7 @@ characters).
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 import unicodedata
@@ -66,37 +67,32 @@ def _letters_only() -> dict[int, str | None]:
 _LETTERS = _letters_only()
 
 
-def _pairs(match: re.Match[str]) -> str:
-    pieces = []
-    for part in match.group(0).translate(_LETTERS).split():
-        # a run of one or two characters is its own (only) pair
-        pieces.append(part if len(part) < 3 else " ".join(map(operator.add, part, part[1:])))
-    return " " + " ".join(pieces) + " " if pieces else " "
-
-
-def _pairs_and_characters(match: re.Match[str]) -> str:
+def _cut(match: re.Match[str], *, characters: bool) -> str:
+    """A run as its overlapping pairs (and, with ``characters``, its single characters); a run
+    of one character as itself."""
     pieces = []
     for part in match.group(0).translate(_LETTERS).split():
         if len(part) == 1:
             pieces.append(part)
-        else:
-            pieces.append(" ".join(part) + " " + " ".join(map(operator.add, part, part[1:])))
+            continue
+        pairs = " ".join(map(operator.add, part, part[1:]))
+        pieces.append(" ".join(part) + " " + pairs if characters else pairs)
     return " " + " ".join(pieces) + " " if pieces else " "
+
+
+_INDEXED = functools.partial(_cut, characters=True)
+_QUERIED = functools.partial(_cut, characters=False)
 
 
 def index_form(text: str) -> str:
     """``text`` as the full-text indexes hold it: runs of those scripts as their pairs and
-    their characters (see the module docstring); unchanged when it holds none of them."""
-    if not _RUN.search(text):
-        return text
-    return _RUN.sub(_pairs_and_characters, text)
+    their characters (see the module docstring); ``text`` itself when it holds none of them."""
+    return _RUN.sub(_INDEXED, text) if _RUN.search(text) else text
 
 
 def query_form(text: str) -> str:
     """``text`` as a query reads it: runs as their pairs, a run of one character as itself."""
-    if not _RUN.search(text):
-        return text
-    return _RUN.sub(_pairs, text)
+    return _RUN.sub(_QUERIED, text) if _RUN.search(text) else text
 
 
 def needs_index_form(text: str) -> bool:
@@ -108,4 +104,5 @@ def stored_index_form(text: str) -> str | None:
     """What a backend stores beside ``text`` for its full-text index: the index form, or None
     when it is the text itself (most text: English costs no space). The index reads
     ``coalesce(<form>, <text>)``."""
-    return index_form(text) if _RUN.search(text) else None
+    form = index_form(text)
+    return None if form is text else form

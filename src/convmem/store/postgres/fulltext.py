@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convmem.store.index_form import index_form, needs_index_form, stored_index_form
+from convmem.store.index_form import stored_index_form
 from convmem.store.postgres.connection import Connection
 
 # the text search configuration of every tsvector and tsquery
@@ -60,9 +60,9 @@ def message_forms_after(db: Connection, after: int) -> tuple[int | None, list[Fo
         (after, _BATCH),
     ).fetchall()
     found = [
-        (stored_index_form(body), stored_index_form(ctx), tenant, message_id)
+        (*forms, tenant, message_id)
         for _, tenant, message_id, body, ctx in rows
-        if needs_index_form(body) or needs_index_form(ctx)
+        if (forms := (stored_index_form(body), stored_index_form(ctx))) != (None, None)
     ]
     return (rows[-1][0] if rows else None), found
 
@@ -79,9 +79,9 @@ def memory_forms_after(
         (*after, _BATCH),
     ).fetchall()
     found = [
-        (stored_index_form(text), stored_index_form(subject), tenant, memory_id)
+        (*forms, tenant, memory_id)
         for tenant, memory_id, text, subject in rows
-        if needs_index_form(text) or needs_index_form(subject)
+        if (forms := (stored_index_form(text), stored_index_form(subject))) != (None, None)
     ]
     return ((rows[-1][0], rows[-1][1]) if rows else None), found
 
@@ -90,7 +90,11 @@ def tool_documents_to_form(db: Connection) -> list[tuple[str, str, str]]:
     """(document in index form, tenant, name) of every tool, of every tenant, whose document
     needs it (a tenant's registry is small: read at once, across tenants, while migrating)."""
     rows = db.execute("SELECT tenant_id, name, document FROM tools").fetchall()
-    return [(index_form(doc), tenant, name) for tenant, name, doc in rows if needs_index_form(doc)]
+    return [
+        (form, tenant, name)
+        for tenant, name, doc in rows
+        if (form := stored_index_form(doc)) is not None
+    ]
 
 
 def m020_index_form(db: Connection) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from convmem.store.index_form import index_form, needs_index_form, stored_index_form
+from convmem.store.index_form import stored_index_form
 
 
 def m020_message_index(db: sqlite3.Connection) -> None:
@@ -253,7 +253,11 @@ def m065_index_form(db: sqlite3.Connection) -> None:
     rows = db.execute("SELECT tenant_id, name, document FROM tools").fetchall()
     db.executemany(
         "UPDATE tools SET document = ? WHERE tenant_id = ? AND name = ?",
-        [(index_form(doc), tenant, name) for tenant, name, doc in rows if needs_index_form(doc)],
+        [
+            (form, tenant, name)
+            for tenant, name, doc in rows
+            if (form := stored_index_form(doc)) is not None
+        ],
     )
 
 
@@ -263,8 +267,9 @@ def _fill_forms(
     """Set ``forms`` from ``texts`` on the rows whose text needs one (names are ours)."""
     select = f"SELECT {key}, {texts[0]}, {texts[1]} FROM {table}"
     update = f"UPDATE {table} SET {forms[0]} = ?, {forms[1]} = ? WHERE {key} = ?"
-    batch: list[tuple[str | None, str | None, object]] = []
-    for row_key, first, second in db.execute(select):
-        if needs_index_form(first) or needs_index_form(second):
-            batch.append((stored_index_form(first), stored_index_form(second), row_key))
+    batch = [
+        (*found, row_key)
+        for row_key, first, second in db.execute(select)
+        if (found := (stored_index_form(first), stored_index_form(second))) != (None, None)
+    ]
     db.executemany(update, batch)
