@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.extras import module_of_extra
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(), flags=re.M | re.S)
 
 
-def _needs_the_embeddings_extra(block: str) -> bool:
-    return "SentenceTransformerEmbedder" in block and not importlib.util.find_spec(
-        "sentence_transformers"
-    )
+def _uses_the_embeddings_extra(block: str) -> bool:
+    return "SentenceTransformerEmbedder" in block
 
 
 # an integration's block needs its extra's library (CI installs every extra)
@@ -52,10 +52,17 @@ def run_block(block: str, folder: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i + 1}" for i in range(len(BLOCKS))])
+@pytest.mark.parametrize(
+    "block",
+    [
+        pytest.param(block, marks=[pytest.mark.embeddings] * _uses_the_embeddings_extra(block))
+        for block in BLOCKS
+    ],
+    ids=[f"block{i + 1}" for i in range(len(BLOCKS))],
+)
 def test_a_readme_block_runs_on_its_own(block: str, tmp_path: Path) -> None:
-    if _needs_the_embeddings_extra(block):
-        pytest.skip("needs the embeddings extra")
+    if _uses_the_embeddings_extra(block):
+        module_of_extra("sentence_transformers", "embeddings")
     if _needs_a_missing_extra(block):
         pytest.skip("needs an integration's extra")
     result = run_block(block, tmp_path)
