@@ -1,4 +1,5 @@
-"""Every Python block of the README runs on its own, as a reader would paste it."""
+"""Every Python block of the README and of the manual (docs/) runs on its own, as a reader would
+paste it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,22 @@ import pytest
 
 from tests.extras import module_of_extra
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(), flags=re.M | re.S)
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def _blocks(page: Path) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", page.read_text(), flags=re.M | re.S)
+
+
+BLOCKS = _blocks(README)
+# (page, its n-th block, the block) for every page
+ALL_BLOCKS = [
+    (page.relative_to(ROOT).as_posix(), n, block)
+    for page in PAGES
+    for n, block in enumerate(_blocks(page), start=1)
+]
 
 
 def _uses_the_embeddings_extra(block: str) -> bool:
@@ -32,8 +47,9 @@ def _needs_a_missing_extra(block: str) -> bool:
     )
 
 
-def test_the_readme_has_python_blocks() -> None:
-    assert len(BLOCKS) >= 3
+def test_the_readme_and_the_manual_have_python_blocks() -> None:
+    assert len(BLOCKS) >= 2  # the README's quick start: a conversation, long-term memory
+    assert len(ALL_BLOCKS) >= 18  # the 13 the README held before the manual, and more
 
 
 def run_block(block: str, folder: Path) -> subprocess.CompletedProcess[str]:
@@ -56,9 +72,9 @@ def run_block(block: str, folder: Path) -> subprocess.CompletedProcess[str]:
     "block",
     [
         pytest.param(block, marks=[pytest.mark.embeddings] * _uses_the_embeddings_extra(block))
-        for block in BLOCKS
+        for _, _, block in ALL_BLOCKS
     ],
-    ids=[f"block{i + 1}" for i in range(len(BLOCKS))],
+    ids=[f"{page}:block{n}" for page, n, _ in ALL_BLOCKS],
 )
 def test_a_readme_block_runs_on_its_own(block: str, tmp_path: Path) -> None:
     if _uses_the_embeddings_extra(block):
