@@ -223,7 +223,7 @@ def _as_before_consent(backend: Backend) -> None:
 
         with psycopg.connect(backend.url, autocommit=True) as pg:
             for sql in statements:
-                pg.execute(sql)  # type: ignore[arg-type]
+                pg.execute(sql)
 
 
 def test_a_database_from_before_the_consent_columns_is_migrated(backend: Backend) -> None:

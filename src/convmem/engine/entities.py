@@ -2,8 +2,8 @@
 
 Derived data (``convmem.entities.derive``): listed, read, searched and deleted here. A fact
 follows the consent of memories: it is shown (``get``) with who said it, stored as a proposal,
-recalled in the user's *other* conversations only once the user ``confirm``\s it (or the
-tenant's policy recalls proposals: ``TenantPolicy.recall_unconfirmed_entity_facts``), and
+recalled in the user's *other* conversations only once the user confirms it (``confirm``; or
+the tenant's policy recalls proposals: ``TenantPolicy.recall_unconfirmed_entity_facts``), and
 deletable one by one (``delete_fact``). Within the conversation it came from a fact keeps
 pointing entity-aware retrieval at that conversation's own turns, confirmed or not: those turns
 are the conversation itself, which the user sees and which retrieval reads anyway. A fact

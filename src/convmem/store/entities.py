@@ -225,3 +225,24 @@ def fact_from_row(row: Sequence[Any], codec: Codec) -> EntityFact:
         said_at=codec.time(row[5]), confidence=float(row[6]), extractor=row[7],
         speaker=row[8], speaker_name=row[9], status=row[10],
     )  # fmt: skip
+
+
+# --- the consent migrations (SQLite m066, PostgreSQL m021) ------------------------------------
+
+# After the speakers were filled from the messages: a fact whose message is gone (no delete
+# leaves one) cannot say who said it, and goes.
+UNSPOKEN_FACTS = (
+    "DELETE FROM entity_facts WHERE speaker IS NULL OR speaker NOT IN ('user', 'assistant') "
+    "RETURNING tenant_id, entity_id"
+)
+# (table, entity id column): the rows an entity left without facts loses, then the entity
+WITHOUT_FACTS = (("entity_name_sources", "entity_id"), ("entity_names", "entity_id"),
+                 ("entities", "id"))  # fmt: skip
+
+
+def entities_by_tenant(rows: Sequence[Sequence[Any]]) -> dict[str, list[str]]:
+    """(tenant, entity id) rows as each tenant's entity ids, sorted."""
+    found: dict[str, set[str]] = {}
+    for tenant, entity_id in rows:
+        found.setdefault(tenant, set()).add(entity_id)
+    return {tenant: sorted(ids) for tenant, ids in found.items()}

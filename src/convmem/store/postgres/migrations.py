@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import psycopg
 
+from convmem.store.entities import UNSPOKEN_FACTS, WITHOUT_FACTS, entities_by_tenant
 from convmem.store.postgres.connection import Connection
 from convmem.store.postgres.entity_sources import m019_entity_name_sources, recompute_names
 from convmem.store.postgres.fulltext import TS_CONFIG, m020_index_form
@@ -579,22 +580,15 @@ def m021_entity_fact_consent(db: Connection) -> None:
     )
     # a fact whose message is gone (no delete leaves one) cannot say who said it: it goes, with
     # the names only it kept and the entities it leaves without facts
-    orphans = db.execute(
-        "DELETE FROM entity_facts WHERE speaker IS NULL OR speaker NOT IN ('user', 'assistant') "
-        "RETURNING tenant_id, entity_id"
-    ).fetchall()
-    by_tenant: dict[str, set[str]] = {}
-    for tenant, entity_id in orphans:
-        by_tenant.setdefault(tenant, set()).add(entity_id)
-    for tenant, ids in by_tenant.items():
-        recompute_names(db, tenant, sorted(ids))
-        for table, column in (("entity_name_sources", "entity_id"),
-                              ("entity_names", "entity_id"), ("entities", "id")):  # fmt: skip
+    orphans = entities_by_tenant(db.execute(UNSPOKEN_FACTS).fetchall())
+    for tenant, ids in orphans.items():
+        recompute_names(db, tenant, ids)
+        for table, column in WITHOUT_FACTS:
             db.execute(
                 f"DELETE FROM {table} WHERE tenant_id = %s AND {column} = ANY(%s) "
                 "AND NOT EXISTS (SELECT 1 FROM entity_facts f WHERE f.tenant_id = %s "
                 f"AND f.entity_id = {table}.{column})",
-                (tenant, sorted(ids), tenant),
+                (tenant, ids, tenant),
             )
     db.execute(
         "ALTER TABLE entity_facts ALTER COLUMN speaker SET NOT NULL, "

@@ -1,5 +1,5 @@
-"""SQLite rows of entity memory (migrations m050, m064, m066): entities, their names and the messages
-that said them, their facts."""
+"""SQLite rows of entity memory (migrations m050, m064, m066): entities, their names and the
+messages that said them, their facts (with who said each and whether the user confirmed it)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
+from convmem.store.entities import UNSPOKEN_FACTS, WITHOUT_FACTS, entities_by_tenant
 from convmem.store.sqlite.connection import transaction
 from convmem.store.sqlite.entity_sources import m064_entity_name_sources, recompute_names
 from convmem.store.sqlite.erase import install_fts_erasure
@@ -547,8 +548,7 @@ def m066_entity_fact_consent(db: sqlite3.Connection) -> None:
     # a NOT NULL column without a default, and "user" is no default a speaker may have: the
     # column stays nullable, every write names the speaker, and a row without one goes below.)
     db.execute(
-        "ALTER TABLE entity_facts ADD COLUMN speaker TEXT "
-        "CHECK (speaker IN ('user', 'assistant'))"
+        "ALTER TABLE entity_facts ADD COLUMN speaker TEXT CHECK (speaker IN ('user', 'assistant'))"
     )
     db.execute("ALTER TABLE entity_facts ADD COLUMN speaker_name TEXT")
     db.execute(
@@ -563,18 +563,11 @@ def m066_entity_fact_consent(db: sqlite3.Connection) -> None:
     )
     # a fact whose message is gone (no delete leaves one) cannot say who said it: it goes, with
     # the names only it kept and the entities it leaves without facts
-    orphans = db.execute(
-        "DELETE FROM entity_facts WHERE speaker IS NULL OR speaker NOT IN ('user', 'assistant') "
-        "RETURNING tenant_id, entity_id"
-    ).fetchall()
-    by_tenant: dict[str, set[str]] = {}
-    for tenant, entity_id in orphans:
-        by_tenant.setdefault(tenant, set()).add(entity_id)
-    for tenant, entity_ids in by_tenant.items():
-        ids = json.dumps(sorted(entity_ids))
+    orphans = entities_by_tenant(db.execute(UNSPOKEN_FACTS).fetchall())
+    for tenant, entity_ids in orphans.items():
+        ids = json.dumps(entity_ids)
         recompute_names(db, tenant, ids)
-        for table, column in (("entity_name_sources", "entity_id"),
-                              ("entity_names", "entity_id"), ("entities", "id")):  # fmt: skip
+        for table, column in WITHOUT_FACTS:
             db.execute(
                 f"DELETE FROM {table} WHERE tenant_id = ? AND {column} IN "
                 "(SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM entity_facts f "
