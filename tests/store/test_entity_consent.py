@@ -198,6 +198,7 @@ def _as_before_consent(backend: Backend) -> None:
     """Take the database back to the schema before facts knew their speaker and status: the
     columns dropped, the tenant policy's switch dropped, the migration unrecorded."""
     statements = [
+        "DROP INDEX entity_facts_confirmed",
         "ALTER TABLE entity_facts DROP COLUMN speaker",
         "ALTER TABLE entity_facts DROP COLUMN speaker_name",
         "ALTER TABLE entity_facts DROP COLUMN status",

@@ -197,6 +197,14 @@ FACT_COLUMNS = (
 )
 
 
+def confirmed_only_clause(confirmed_only: bool) -> str:
+    """The condition ``entity_facts(confirmed_only=True)`` adds, written out rather than bound
+    as a parameter, so the planner can use the partial index of confirmed facts
+    (``entity_facts_confirmed``): the read is bounded by the confirmed facts, not by every
+    proposal an often-named entity has."""
+    return "AND status = 'confirmed' " if confirmed_only else ""
+
+
 def fact_values(fact: EntityFact, codec_time: Callable[[datetime], Any]) -> tuple[Any, ...]:
     """The values of ``FACT_COLUMNS`` for ``fact``; ``codec_time`` writes a time the backend's
     way."""

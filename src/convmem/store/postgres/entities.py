@@ -17,6 +17,7 @@ from convmem.store.entities import (
     FACT_COLUMNS,
     EntityRow,
     EntityTurnRow,
+    confirmed_only_clause,
     entity_from_row,
     fact_from_row,
     fact_values,
@@ -125,10 +126,10 @@ class EntityTxnMixin(TxnBase):
             f"SELECT {FACT_COLUMNS} FROM entity_facts WHERE tenant_id = %s AND user_id = %s "
             "AND entity_id = ANY(%s) AND (%s::text IS NULL OR conversation_id = %s) "
             "AND (%s::text IS NULL OR conversation_id <> %s) "
-            "AND (NOT %s OR status = 'confirmed') ORDER BY said_at DESC, id LIMIT %s",
+            f"{confirmed_only_clause(confirmed_only)}ORDER BY said_at DESC, id LIMIT %s",
             (
                 tenant, user, list(entity_ids), conversation_id, conversation_id,
-                outside_conversation, outside_conversation, confirmed_only, limit,
+                outside_conversation, outside_conversation, limit,
             ),
         ).fetchall()  # fmt: skip
         return [fact_from_row(row, DECODED) for row in rows]

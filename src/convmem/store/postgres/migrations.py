@@ -594,6 +594,11 @@ def m021_entity_fact_consent(db: Connection) -> None:
         "ALTER TABLE entity_facts ALTER COLUMN speaker SET NOT NULL, "
         "ADD CONSTRAINT entity_facts_speaker CHECK (speaker IN ('user', 'assistant'))"
     )
+    # other conversations read only the confirmed facts of the entities a message names
+    db.execute(
+        "CREATE INDEX entity_facts_confirmed ON entity_facts (tenant_id, entity_id, said_at) "
+        "WHERE status = 'confirmed'"
+    )
     db.execute(
         "ALTER TABLE tenant_policies ADD COLUMN recall_unconfirmed_entity_facts BOOLEAN "
         "NOT NULL DEFAULT FALSE"

@@ -14,6 +14,7 @@ from convmem.store.entities import (
     FACT_COLUMNS,
     EntityRow,
     EntityTurnRow,
+    confirmed_only_clause,
     entity_from_row,
     fact_from_row,
     fact_values,
@@ -129,10 +130,10 @@ class EntityTxnMixin:
             f"SELECT {FACT_COLUMNS} FROM entity_facts WHERE tenant_id = ? AND user_id = ? "
             "AND entity_id IN (SELECT value FROM json_each(?)) "
             "AND (? IS NULL OR conversation_id = ?) AND (? IS NULL OR conversation_id <> ?) "
-            "AND (NOT ? OR status = 'confirmed') ORDER BY said_at DESC, id LIMIT ?",
+            f"{confirmed_only_clause(confirmed_only)}ORDER BY +said_at DESC, id LIMIT ?",
             (
                 tenant, user, _ids(entity_ids), conversation_id, conversation_id,
-                outside_conversation, outside_conversation, confirmed_only, limit,
+                outside_conversation, outside_conversation, limit,
             ),
         ).fetchall()  # fmt: skip
         return [fact_from_row(row, TEXT_CODEC) for row in rows]

@@ -574,6 +574,11 @@ def m066_entity_fact_consent(db: sqlite3.Connection) -> None:
                 f"WHERE f.tenant_id = ? AND f.entity_id = {table}.{column})",
                 (tenant, ids, tenant),
             )
+    # other conversations read only the confirmed facts of the entities a message names
+    db.execute(
+        "CREATE INDEX entity_facts_confirmed ON entity_facts (tenant_id, entity_id, said_at) "
+        "WHERE status = 'confirmed'"
+    )
     db.execute(
         "ALTER TABLE tenant_policies ADD COLUMN recall_unconfirmed_entity_facts INTEGER "
         "NOT NULL DEFAULT 0"
