@@ -47,7 +47,7 @@ FAN_OUT = frozenset(
         "missing_memory_vectors", "recent_writers",
         # a migration's backfill of every tenant's rows, once, while migrating
         "m019_entity_name_sources", "message_forms_after", "memory_forms_after",
-        "tool_documents_to_form",
+        "tool_documents_to_form", "m021_entity_fact_consent",
     }
 )  # fmt: skip
 
