@@ -371,11 +371,25 @@ class PostgresStore:
         with transaction(self._pool, "BEGIN ISOLATION LEVEL READ COMMITTED") as db:
             yield PostgresTxn(db, writable=True)
 
+    def refresh_statistics(self) -> None:
+        # autovacuum analyses a table only after enough changes and on its own schedule: until
+        # then the planner sees the tables an import just filled as empty, and assembling on a
+        # freshly imported 100k branch took 548-884 ms instead of 15-21 ms (issue 31)
+        try:
+            with self._pool.connection() as db:
+                db.execute(f"ANALYZE {', '.join(IMPORTED_TABLES)}")
+        except psycopg.Error as exc:
+            raise map_error(exc) from exc
+
     def close(self) -> None:
         self._pool.close()
 
     def __repr__(self) -> str:
         return f"PostgresStore({_redacted(self.url)!r})"
+
+
+# the tables a bulk import writes (importers/bulk.py's transaction)
+IMPORTED_TABLES = ("conversations", "messages", "message_index", "conversation_terms")
 
 
 def _redacted(url: str) -> str:

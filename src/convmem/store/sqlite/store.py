@@ -393,6 +393,10 @@ class SQLiteStore:
         with contextlib.suppress(sqlite3.Error):
             db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
+    def refresh_statistics(self) -> None:
+        """Nothing to do: the SQLite store keeps no planner statistics (no ``sqlite_stat1``); its
+        queries are planned by their indexes alone, the same for an empty file and a full one."""
+
     def close(self) -> None:
         with self._lock:
             for db in self._connections:
