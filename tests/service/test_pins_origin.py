@@ -62,7 +62,9 @@ def test_a_user_keys_pin_is_quoted_data_and_an_apps_pin_an_instruction(
 def test_pins_list_says_who_pinned_them(client: TestClient, keys: Keys) -> None:
     alice = auth(keys.alice)
     client.post("/v1/pins", json={"text": "Be brief."}, headers=alice)
-    client.post("/v1/pins", json={"text": "Use metric units."}, headers=auth(keys.acme_app, "alice"))
+    client.post(
+        "/v1/pins", json={"text": "Use metric units."}, headers=auth(keys.acme_app, "alice")
+    )
     listed = client.get("/v1/pins", headers=alice).json()
     assert [(p["text"], p["origin"]) for p in listed] == [
         ("Be brief.", "user"),

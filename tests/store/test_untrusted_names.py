@@ -11,6 +11,7 @@ import pytest
 
 import convmem
 from convmem.formats import FORMATS, Format
+from convmem.model.messages import Role
 from convmem.retrieval.recall import RETRIEVED_HEADER
 from tests.store.backends import Backend
 from tests.store.test_retrieved_section import FILLER, PROFILE, UNHURRIED
@@ -50,7 +51,7 @@ def test_a_hostile_speaker_name_stays_quoted_in_the_retrieved_block(
             metadata={"name": name}, created_at=at,
         )  # fmt: skip
         for i in range(60):
-            role = "assistant" if i % 2 == 0 else "user"
+            role: Role = "assistant" if i % 2 == 0 else "user"
             text = FILLER[i % len(FILLER)] + f" (note {i})"
             conv.append(role, text, created_at=at + timedelta(minutes=i + 1))
         ctx = conv.assemble("What was the gym locker code?", model=PROFILE, format=format)

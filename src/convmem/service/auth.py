@@ -19,6 +19,7 @@ from convmem.keys import acting_user as resolve_user
 from convmem.model.keys import ApiKey
 from convmem.model.purpose import meet
 from convmem.service.problems import ServiceError
+from convmem.store.conversations import PinOrigin
 
 _bearer = HTTPBearer(
     auto_error=False,
@@ -92,4 +93,12 @@ async def app_or_admin_key(key: Annotated[ApiKey, Depends(api_key)]) -> ApiKey:
 ActingScope = Annotated[Scope, Depends(acting_user)]
 AppOrAdminKey = Annotated[ApiKey, Depends(app_or_admin_key)]
 AdminKey = Annotated[ApiKey, Depends(admin_key)]
+
+
+def pin_origin(key: ApiKey) -> PinOrigin:
+    """Whose pin a key makes: the application's (an instruction) for an app or admin key, the
+    end user's own request (sent as quoted data) for a user key, which the end user holds."""
+    return "application" if key.role in ("app", "admin") else "user"
+
+
 AnyKey = Annotated[ApiKey, Depends(api_key)]

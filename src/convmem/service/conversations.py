@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path, Query, Response
 from convmem.assemble import AssemblyOptions
 from convmem.model.messages import ToolCall
 from convmem.model.profile import ModelProfile
-from convmem.service.auth import ActingScope
+from convmem.service.auth import ActingScope, AnyKey, pin_origin
 from convmem.service.convert import appended, jsonable
 from convmem.service.problems import ServiceError
 from convmem.service.schemas import (
@@ -209,9 +209,11 @@ def list_pins(conversation_id: ConversationId, scope: ActingScope) -> list[dict[
 
 @router.post("/{conversation_id}/pins", status_code=201, response_model=PinOut)
 def pin_instruction(
-    conversation_id: ConversationId, body: PinCreate, scope: ActingScope
+    conversation_id: ConversationId, body: PinCreate, scope: ActingScope, key: AnyKey
 ) -> dict[str, Any]:
-    result: dict[str, Any] = jsonable(scope.conversation(conversation_id).pin(body.text))
+    """Pin for this conversation (who pins decides how it is sent: see ``POST /v1/pins``)."""
+    pin = scope.conversation(conversation_id).pin(body.text, origin=pin_origin(key))
+    result: dict[str, Any] = jsonable(pin)
     return result
 
 
