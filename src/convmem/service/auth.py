@@ -95,10 +95,24 @@ AppOrAdminKey = Annotated[ApiKey, Depends(app_or_admin_key)]
 AdminKey = Annotated[ApiKey, Depends(admin_key)]
 
 
+def held_by_end_user(key: ApiKey) -> bool:
+    """A user key: the end user holds it, so what it writes is the user's data and never the
+    application's instructions (no system messages; its pins are the user's requests)."""
+    return key.role not in ("app", "admin")
+
+
 def pin_origin(key: ApiKey) -> PinOrigin:
     """Whose pin a key makes: the application's (an instruction) for an app or admin key, the
-    end user's own request (sent as quoted data) for a user key, which the end user holds."""
-    return "application" if key.role in ("app", "admin") else "user"
+    end user's own request (sent as quoted data) for a user key."""
+    return "user" if held_by_end_user(key) else "application"
+
+
+def refuse_system_text(key: ApiKey, role: str) -> None:
+    """A system message is the application's instruction: a user key may not write one."""
+    if role == "system" and held_by_end_user(key):
+        raise ServiceError(
+            403, "forbidden", "system messages are the application's: a user key may not write one"
+        )
 
 
 AnyKey = Annotated[ApiKey, Depends(api_key)]
