@@ -153,7 +153,8 @@ class DataBlock:
         _wording(self.header)
         if not _TAG.fullmatch(self.tag):
             raise ValueError("a block's tag is lower-case letters and underscores")
-        _BLOCKS.setdefault(self.header, self)
+        if _BLOCKS.setdefault(self.header, self) != self:
+            raise ValueError("another kind of block has this header")
 
     @property
     def opening(self) -> str:
