@@ -125,9 +125,13 @@ def _store(scope: convmem.Scope, f: Fields) -> convmem.Conversation:
     scope.pin(APP_PIN)
     _refused_or_done(lambda: scope.pin(f.pin, origin="user"))
     other = scope.create_conversation(title="elsewhere")
-    _refused_or_done(
-        lambda: other.append("user", f"My sister Ana Lopez said {f.entity_fact}", created_at=T0)
-    )
+    _refused_or_done(lambda: other.append(
+        "user", f"My sister Ana Lopez said {f.entity_fact}", metadata={"name": f.name},
+        created_at=T0,
+    ))  # fmt: skip
+    for entity in scope.entities.list():  # the user lets what they said travel
+        for fact in scope.entities.get(entity.id).facts:
+            scope.entities.confirm(entity.id, fact.id)
     conv = _refused_or_done(lambda: scope.create_conversation(title=f.title))
     conv = conv or scope.create_conversation()
     at = iter(T0 + timedelta(minutes=i) for i in range(1, 1000))
@@ -270,9 +274,6 @@ def test_each_crafted_string_in_every_field_reaches_the_request_as_data(crafted:
         for fmt, ctx in _assemble_all(conv):
             texts = check_request(ctx, fmt)
             sent = {k.tag for text in texts for k in KINDS.values() if k.opening in text}
-            expected = {RETRIEVED_BLOCK, SUMMARY_BLOCK, USER_PINS_BLOCK, MEMORY_BLOCK}
-            # entity facts may come to need the user's confirmation first (issue 30, item 5):
-            # whenever they are sent, they are the renderer's block
-            if ctx.report.entity_fact_ids:
-                expected.add(ENTITY_FACTS_BLOCK)
+            expected = {RETRIEVED_BLOCK, SUMMARY_BLOCK, USER_PINS_BLOCK, MEMORY_BLOCK,
+                        ENTITY_FACTS_BLOCK}  # fmt: skip
             assert {k.tag for k in expected} <= sent, fmt
