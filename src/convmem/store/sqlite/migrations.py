@@ -585,6 +585,14 @@ def m066_entity_fact_consent(db: sqlite3.Connection) -> None:
     )
 
 
+def m067_pinned_origin(db: sqlite3.Connection) -> None:
+    # who pinned it: the application's pins are instructions, a user key's are quoted requests;
+    # the pins made before this were all trusted as instructions, so they stay the application's
+    db.execute(
+        "ALTER TABLE pinned_instructions ADD COLUMN origin TEXT NOT NULL DEFAULT 'application'"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -611,6 +619,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m064_entity_name_sources,
     m065_index_form,
     m066_entity_fact_consent,
+    m067_pinned_origin,
 ]
 
 

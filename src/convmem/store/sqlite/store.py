@@ -20,6 +20,7 @@ from convmem.store.conversations import (
     ConversationRef,
     MessageRow,
     PinnedInstruction,
+    pin_origin,
 )
 from convmem.store.rows import (
     CONVERSATION_COLUMNS,
@@ -182,14 +183,17 @@ class SQLiteTxn(
         self, tenant: str, user: str, conversation_id: str | None
     ) -> list[PinnedInstruction]:
         rows = self._db.execute(
-            "SELECT id, text, conversation_id, position, created_at FROM pinned_instructions "
+            "SELECT id, text, conversation_id, position, created_at, origin "
+            "FROM pinned_instructions "
             "WHERE tenant_id = ? AND user_id = ? "
             "AND (conversation_id IS NULL OR conversation_id IS ?) "
             "ORDER BY conversation_id IS NOT NULL, position, id",
             (tenant, user, conversation_id),
         ).fetchall()
         return [
-            PinnedInstruction(row[0], row[1], row[2], row[3], datetime.fromisoformat(row[4]))
+            PinnedInstruction(
+                row[0], row[1], row[2], row[3], datetime.fromisoformat(row[4]), pin_origin(row[5])
+            )
             for row in rows
         ]
 
@@ -298,7 +302,7 @@ class SQLiteTxn(
     def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None:
         self._db.execute(
             "INSERT INTO pinned_instructions (tenant_id, id, user_id, conversation_id, position, "
-            "text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "text, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 tenant,
                 pin.id,
@@ -307,6 +311,7 @@ class SQLiteTxn(
                 pin.position,
                 pin.text,
                 pin.created_at.isoformat(),
+                pin.origin,
             ),
         )
 
