@@ -74,7 +74,7 @@ def extracted_memories(
     """Mem0-like extraction: each user turn's first sentence is a memory citing it — questions
     and small talk included, as a careless model would (convmem must refuse those). The wrong
     modes add a number or a name the turn never said, or cite a turn that is not the user's."""
-    memories = []
+    memories: list[dict[str, Any]] = []
     user_turns = [t for t in payload["turns"] if t["role"] == "user"]
     for index, turn in enumerate(user_turns):
         if paraphrases and turn["content"] in paraphrases:

@@ -21,8 +21,9 @@ from tests.store.backends import Backend
 
 # (the turn the policy refuses, what a model says instead, the reason, a token of the secret)
 PARAPHRASES = [
-    pytest.param("My password for the bank is Falcon!9921", "I log in to the bank with Falcon!9921.",
-                 "credential", "Falcon!9921", id="bank-password"),
+    pytest.param("My password for the bank is Falcon!9921",
+                 "I log in to the bank with Falcon!9921.", "credential", "Falcon!9921",
+                 id="bank-password"),
     pytest.param("My gmail password is tulip-rain-44", "I use tulip-rain-44 for gmail.",
                  "credential", "tulip-rain-44", id="gmail-password"),
     pytest.param("I was diagnosed with type 2 diabetes last year.",
