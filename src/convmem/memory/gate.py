@@ -326,7 +326,11 @@ def admit(
     elif isinstance(value, PinnedInstruction):
         decision = decide({"instruction": value.text})
     elif isinstance(value, RegisteredTool):
-        strings = [value.document, *_schema_strings(dict(value.spec.parameters))]
+        # each string on its own, as the caller wrote it: joined, the hints of many languages
+        # ("password, dimenticata") read as a password with its value
+        spec = value.spec
+        strings = [spec.name, spec.description, *value.use_when,
+                   *_schema_strings(dict(spec.parameters))]  # fmt: skip
         decision = decide({f"tool definition {i}": s for i, s in enumerate(strings)})
     else:  # pragma: no cover - the TypeVar's constraints make this unreachable for mypy
         raise TypeError(f"the gate does not know {type(value).__name__}")
