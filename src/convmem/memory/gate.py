@@ -297,6 +297,19 @@ def admit(
     read through ``reader``, a transaction of ``tenant``/``user``); ``read``: the turns the
     derivation was shown (see the module docstring).
     """
+    decision = _verdict(value, reader, tenant, user, cites, known, read)
+    if not decision.allowed:
+        return decision
+    return Admitted(value, GATE_SEAL)
+
+
+def _verdict(
+    value: MemoryRecord | SummaryRecord | EntityRow | tuple[EntityFact, ...] | PinnedInstruction
+    | RegisteredTool,
+    reader: SourceReader | None, tenant: str, user: str, cites: Sequence[str],
+    known: Sequence[Message], read: Sequence[Message],
+) -> PolicyDecision:  # fmt: skip
+    """What ``admit`` decides: the value's texts, read by type, and the turns behind them."""
     decision: PolicyDecision
     if isinstance(value, MemoryRecord):
         ids = [*([value.source_message_id] if value.source_message_id else []), *cites]
@@ -334,6 +347,4 @@ def admit(
         decision = decide({f"tool definition {i}": s for i, s in enumerate(strings)})
     else:  # pragma: no cover - the TypeVar's constraints make this unreachable for mypy
         raise TypeError(f"the gate does not know {type(value).__name__}")
-    if not decision.allowed:
-        return decision
-    return Admitted(value, GATE_SEAL)
+    return decision
