@@ -158,17 +158,17 @@ def _values(text: str) -> set[str]:
 
 
 def _carried(texts: Iterable[str], read: Sequence[Message]) -> PolicyDecision:
-    """Refused when a text carries a secret-looking value of a refused turn it was read from."""
-    said: set[str] | None = None
+    """Refused when a text carries a secret-looking value of a refused turn it was read from.
+    Only a turn holding one of the text's values is judged (most derived texts carry none)."""
+    said = set().union(*(_values(t) for t in texts))
+    if not said:
+        return _ALLOWED
     for turn in read:
-        decision = judge_source(turn)
-        if decision.allowed:
+        strings = list(_turn_strings(turn))
+        if not said & set().union(*(_values(s) for s in strings)):
             continue
-        if said is None:
-            said = set().union(*(_values(t) for t in texts))
-            if not said:
-                return _ALLOWED
-        if said & set().union(*(_values(s) for s in _turn_strings(turn))):
+        decision = judge_source(turn)
+        if not decision.allowed:
             return PolicyDecision(
                 False, decision.reason,
                 f"{decision.detail} (a value of a turn it was derived from)",
