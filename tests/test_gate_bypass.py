@@ -77,6 +77,8 @@ NOT_DERIVED_TEXT = {
     "set_tool_vector": "a vector of an admitted tool",
     "delete_tool": "deletes",
     "delete_entity": "deletes",
+    "delete_entity_fact": "deletes",
+    "set_entity_fact_status": "a status (the user's confirmation)",
     "delete_message_facts": "deletes",
     "delete_conversation_facts": "deletes",
     "delete_user_entities": "deletes",

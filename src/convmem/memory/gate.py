@@ -333,7 +333,7 @@ def _verdict(
     elif isinstance(value, tuple):
         ids = [*(fact.message_id for fact in value), *cites]
         turns = list(_read_sources(reader, tenant, user, ids, known).values())
-        fields = {f"fact {i}": f.text for i, f in enumerate(value)}
+        fields: dict[str, str | None] = {f"fact {i}": f.text for i, f in enumerate(value)}
         fields |= {f"fact {i} speaker": f.speaker_name for i, f in enumerate(value)}
         decision = decide(fields, sources=turns, read=read)
     elif isinstance(value, PinnedInstruction):
