@@ -46,6 +46,14 @@ def _consolidate(memory: convmem.Memory, llm: FakeLLM) -> dict[str, object]:
     return dict(json.loads(job.last_error or "{}"))
 
 
+def _chat(memory: convmem.Memory, turn: str) -> tuple[convmem.Scope, convmem.Message]:
+    """Alice says the benign statement, then ``turn``; the scope and the turn's message."""
+    alice = memory.scope("acme", "alice")
+    conv = alice.create_conversation()
+    conv.append("user", BENIGN)
+    return alice, conv.append("user", turn)
+
+
 def _texts(scope: convmem.Scope) -> list[str]:
     return [m.text for m in scope.memories.list(status=None)]
 
@@ -55,10 +63,8 @@ def test_a_models_paraphrase_of_a_refused_turn_is_not_proposed(
     backend: Backend, turn: str, paraphrase: str, reason: str, secret: str
 ) -> None:
     with backend.open() as memory:
-        alice = memory.scope("acme", "alice")
-        conv = alice.create_conversation()
-        conv.append("user", BENIGN)
-        assert conv.append("user", turn).notices == ()  # the turn itself: nothing kept
+        alice, said = _chat(memory, turn)
+        assert said.notices == ()  # the turn itself: nothing kept
         with FakeLLM("good", paraphrases={turn: paraphrase}) as llm:
             report = _consolidate(memory, llm)
         # the benign turn's candidate is kept (as the evidence of its proposal): the model
@@ -75,10 +81,7 @@ def test_a_paraphrase_citing_another_turn_but_carrying_the_secret_is_refused(
     backend: Backend, turn: str, paraphrase: str, reason: str, secret: str
 ) -> None:
     with backend.open() as memory:
-        alice = memory.scope("acme", "alice")
-        conv = alice.create_conversation()
-        conv.append("user", BENIGN)
-        conv.append("user", turn)
+        alice, _ = _chat(memory, turn)
         # the model cites the benign turn for the paraphrase: the literal check passes only if
         # the secret is in that turn, so it is refused there; the gate refuses it as well
         with FakeLLM("good", paraphrases={turn: paraphrase}, misattribute=True) as llm:

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol, TypeVar
 
 from convmem.errors import NotFound
-from convmem.memory.policy import PolicyDecision, check_memory_write, check_text
+from convmem.memory.policy import PolicyDecision, check_fields, check_memory_write, check_text
 from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
 from convmem.model.entities import EntityFact
@@ -110,12 +110,7 @@ def _text_decision(text: str) -> PolicyDecision:
 
 
 def _fields_decision(fields: Mapping[str, str | None]) -> PolicyDecision:
-    for name, value in fields.items():
-        if value:
-            decision = _text_decision(value)
-            if not decision.allowed:
-                return PolicyDecision(False, decision.reason, f"{decision.detail} (in the {name})")
-    return _ALLOWED
+    return check_fields(fields, _text_decision)
 
 
 # --- sources ---------------------------------------------------------------------------------
