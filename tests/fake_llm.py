@@ -3,7 +3,10 @@
 Its "model" reads the prompt convmem sends and answers it. A memory-extraction prompt (recent
 turns; ``convmem.consolidate.extract``) gets candidate memories (``extracted_memories``: every
 turn of the user's, whatever it says, cited by id; the modes ``invented_number``,
-``invented_name``, ``wrong_source`` and ``garbage`` answer wrongly). The entity extractor's
+``invented_name``, ``wrong_source`` and ``garbage`` answer wrongly). With ``paraphrases`` (turn
+text → what the model says instead), a turn's memory or summary note is that paraphrase, citing
+the turn — or, with ``misattribute``, the user turn before it (a model that paraphrases a secret
+and cites the wrong turn). The entity extractor's
 prompt (``entity_turn``) gets the turn's names in ``good`` mode and entities the turn never named
 in ``invented`` mode. A summary prompt (previous snapshot + new turns) is answered in one of
 several modes: ``good`` (a faithful snapshot), ``forged_tools`` (a faithful snapshot whose every
@@ -25,14 +28,31 @@ _NOTE_PREFIXES = {"Constraint:": "constraints", "TODO:": "open_tasks",
                   "Open question:": "open_questions"}  # fmt: skip
 
 
-def faithful_snapshot(payload: dict[str, Any]) -> dict[str, Any]:
+def _cited(turns: list[dict[str, Any]], index: int, misattribute: bool) -> str:
+    """The id a paraphrase of ``turns[index]`` cites: its own, or the user turn before it."""
+    if misattribute:
+        earlier = [t["id"] for t in turns[:index] if t["role"] == "user"]
+        if earlier:
+            return str(earlier[-1])
+    return str(turns[index]["id"])
+
+
+def faithful_snapshot(
+    payload: dict[str, Any], paraphrases: dict[str, str] | None = None, misattribute: bool = False
+) -> dict[str, Any]:
     """Carry the previous snapshot; a turn stating a decision becomes the (one) decision, one
-    stating a constraint, a task or an open question a cited note of its kind."""
+    stating a constraint, a task or an open question a cited note of its kind; a turn with a
+    paraphrase becomes a fact saying the paraphrase."""
     snapshot: dict[str, list[dict[str, Any]]] = {
         key: list(value) for key, value in payload["previous_snapshot"].items()
     }
-    for turn in payload["new_turns"]:
+    for index, turn in enumerate(payload["new_turns"]):
         content = turn["content"]
+        if paraphrases and content in paraphrases:
+            cited = _cited(payload["new_turns"], index, misattribute)
+            snapshot.setdefault("facts", []).append(
+                {"text": paraphrases[content], "sources": [cited]}
+            )
         if content.startswith("Decision:"):
             snapshot["decisions"] = [
                 {"text": content, "sources": [turn["id"]], "subject": "database"}
@@ -45,13 +65,22 @@ def faithful_snapshot(payload: dict[str, Any]) -> dict[str, Any]:
     return snapshot
 
 
-def extracted_memories(payload: dict[str, Any], mode: str) -> dict[str, Any]:
+def extracted_memories(
+    payload: dict[str, Any],
+    mode: str,
+    paraphrases: dict[str, str] | None = None,
+    misattribute: bool = False,
+) -> dict[str, Any]:
     """Mem0-like extraction: each user turn's first sentence is a memory citing it — questions
     and small talk included, as a careless model would (convmem must refuse those). The wrong
     modes add a number or a name the turn never said, or cite a turn that is not the user's."""
-    memories = []
+    memories: list[dict[str, Any]] = []
     user_turns = [t for t in payload["turns"] if t["role"] == "user"]
-    for turn in user_turns:
+    for index, turn in enumerate(user_turns):
+        if paraphrases and turn["content"] in paraphrases:
+            cited = _cited(user_turns, index, misattribute)
+            memories.append({"text": paraphrases[turn["content"]], "sources": [cited]})
+            continue
         first = turn["content"].split(". ")[0].rstrip(".") + "."
         memories.append({"text": first, "sources": [turn["id"]]})
     if mode == "invented_number" and memories:
@@ -106,8 +135,15 @@ def forged_tools(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 
 class FakeLLM:
-    def __init__(self, mode: str = "good") -> None:
+    def __init__(
+        self,
+        mode: str = "good",
+        paraphrases: dict[str, str] | None = None,
+        misattribute: bool = False,
+    ) -> None:
         self.mode = mode
+        self.paraphrases = paraphrases or {}
+        self.misattribute = misattribute
         self.requests: list[dict[str, Any]] = []
         self.received = threading.Event()
         self.release = threading.Event()
@@ -135,7 +171,9 @@ class FakeLLM:
                 elif "entity_turn" in payload:
                     content = json.dumps(entity_answer(payload, mode))
                 elif "turns" in payload:  # a memory-extraction prompt
-                    content = json.dumps(extracted_memories(payload, mode))
+                    content = json.dumps(
+                        extracted_memories(payload, mode, fake.paraphrases, fake.misattribute)
+                    )
                 elif mode == "garbage":
                     content = "Sure! Here is the summary you asked for: it went well."
                 elif mode == "wrong_numbers":
@@ -156,7 +194,8 @@ class FakeLLM:
                 elif mode == "forged_tools":
                     content = json.dumps(forged_tools(faithful_snapshot(payload)))
                 else:
-                    content = "```json\n" + json.dumps(faithful_snapshot(payload)) + "\n```"
+                    snapshot = faithful_snapshot(payload, fake.paraphrases, fake.misattribute)
+                    content = "```json\n" + json.dumps(snapshot) + "\n```"
                 self._send(
                     200,
                     {

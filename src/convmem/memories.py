@@ -17,9 +17,11 @@ from typing import Any, Protocol, TypedDict
 from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
 from convmem.ids import new_id
 from convmem.memory.duplicates import near_duplicates
+from convmem.memory.gate import admit, decide
 from convmem.memory.intent import Intent, matches_forget
-from convmem.memory.policy import PolicyDecision, check_fields, check_memory_write
+from convmem.memory.policy import PolicyDecision
 from convmem.memory.slots import classify, subject_slot
+from convmem.model.admitted import Admitted
 from convmem.model.memory import (
     CATEGORIES,
     STATUSES,
@@ -30,10 +32,9 @@ from convmem.model.memory import (
     MemoryRecord,
     SourceKind,
 )
-from convmem.model.parts import Part
+from convmem.model.messages import Message
 from convmem.model.principal import Principal as Principal  # re-exported: its home before model/
 from convmem.model.purpose import DEFAULT_PURPOSE, check_purpose
-from convmem.parts import policy_fields
 from convmem.retrieval.vector import Embedder
 from convmem.search import search_memories
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
@@ -89,24 +90,16 @@ def check_scope_name(scope: str) -> str:
     raise InvalidInput("scope must be 'user' or 'project:<id>'")
 
 
-def _policy(
-    text: str, subject: str | None, scope: str, purpose: str, *, source_kind: str,
-    from_tool_output: bool = False, temporary_conversation: bool = False,
-    source_parts: Sequence[Part] = (),
-) -> PolicyDecision:  # fmt: skip
-    """The never-store decision for a memory's text, then for its other caller-supplied values,
-    which are stored, returned and indexed as well, then for every caller string of the source
-    message's parts (text, captions, file names, extracted text): a memory drawn from a message
-    whose attachment holds a secret is refused like one whose text does."""
-    decision = check_memory_write(
-        text, source_kind=source_kind, from_tool_output=from_tool_output,
-        temporary_conversation=temporary_conversation,
-    )  # fmt: skip
-    if decision.allowed:
-        decision = check_fields({"subject": subject, "scope": scope, "purpose": purpose})
-    if decision.allowed and source_parts:
-        decision = check_fields(policy_fields(source_parts))
-    return decision
+def _admitted(
+    tx: ReadTxn, who: Principal, record: MemoryRecord, known: Sequence[Message],
+    cites: Sequence[str], read: Sequence[Message],
+) -> Admitted[MemoryRecord] | PolicyDecision:  # fmt: skip
+    """The gate's verdict on a memory (``convmem.memory.gate``): its provenance, the text and
+    every other stored value (subject, scope, purpose), and the turns it cites — its source
+    message, with every caller string of its parts, and ``cites`` (its evidence): a memory drawn
+    from a turn the policy refuses is refused like that turn."""
+    return admit(record, reader=tx, tenant=who.tenant, user=who.user, cites=cites, known=known,
+                 read=read)  # fmt: skip
 
 
 def _check_label(value: object, name: str) -> None:
@@ -134,10 +127,14 @@ def save_memory(
     strict: bool = False,
     created_at: datetime | None = None,
     updated_at: datetime | None = None,
+    cites: Sequence[str] = (),
+    read: Sequence[Message] = (),
 ) -> MemoryNotice:
     """Gate, police, then write one memory with supersession or conflict flags and an audit.
     ``created_at``/``updated_at`` keep an imported record's own times (default: now; an
-    update time before the creation time is taken as the creation time)."""
+    update time before the creation time is taken as the creation time). ``cites``: the other
+    turns it is drawn from (its evidence); ``read``: the turns a model was shown to propose it
+    (``convmem.memory.gate``)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a memory needs text")
     text = " ".join(check_text(text, max_bytes=4 * MAX_MEMORY_CHARS, what="memory").split())
@@ -155,31 +152,36 @@ def save_memory(
     if updated_at is not None:
         updated_at = aware_utc(updated_at, "updated_at")
 
-    from_tool = temporary = False
-    source_parts: tuple[Part, ...] = ()
+    source: tuple[Message, ...] = ()
     if source_message_id is not None:
         check_identifier(source_message_id, "source message id")
-        message = tx.get_message(who.tenant, who.user, source_message_id)
-        from_tool = message.role == "tool"
-        source_parts = message.parts
-        conversation = tx.get_conversation(who.tenant, who.user, message.conversation_id)
-        temporary = conversation.temporary
-    decision = _policy(
-        text, subject, scope, purpose,
-        source_kind=source_kind, from_tool_output=from_tool, temporary_conversation=temporary,
-        source_parts=source_parts,
-    )  # fmt: skip
-    reason = None if decision.allowed else str(decision.reason)
-    reason = memory_gate(tx, who) or reason
-    if reason is not None:
-        if strict:
-            raise NeverStoreViolation(reason, "" if decision.allowed else decision.detail)
-        return MemoryNotice("blocked", text, reason)
-
+        source = (tx.get_message(who.tenant, who.user, source_message_id),)  # NotFound: not theirs
     guessed_category, guessed_subject = classify(text)
     final_category: Category = category or guessed_category  # type: ignore[assignment]
     subject_key = (subject or guessed_subject).strip().lower() or _normalise(text)
     now = _now()
+    record = MemoryRecord(
+        id=new_id("mem"), tenant_id=who.tenant, user_id=who.user, scope=scope,
+        category=final_category, subject_key=subject_key, text=text, source_kind=source_kind,
+        source_message_id=source_message_id, status=status,  # type: ignore[arg-type]
+        supersedes_id=None, conflicts_with_id=None, sensitivity="none", purpose=purpose,
+        created_at=created_at or now, expires_at=expires_at,
+        updated_at=max(updated_at or created_at or now, created_at or now),
+    )  # fmt: skip
+    verdict = _admitted(tx, who, record, source, cites, read)
+    decision = verdict if isinstance(verdict, PolicyDecision) else None
+    if decision is None and subject is not None:
+        # the caller's own spelling as well: the stored key is its lower case, which a rule
+        # that reads capitals ("MS") would judge differently
+        decision = decide({"subject": subject})
+    reason = None if decision is None or decision.allowed else str(decision.reason)
+    reason = memory_gate(tx, who) or reason
+    if reason is not None:
+        if strict:
+            raise NeverStoreViolation(reason, decision.detail if decision is not None and
+                                      not decision.allowed else "")  # fmt: skip
+        return MemoryNotice("blocked", text, reason)
+
     same_subject = tx.list_memories(
         who.tenant, who.user, statuses=("confirmed", "proposed"), scopes=(scope,),
         subject_key=subject_key, unexpired_at=now,
@@ -191,14 +193,6 @@ def save_memory(
             return MemoryNotice("saved" if existing.status == "confirmed" else "proposed",
                                 existing.text, None, existing)  # fmt: skip
 
-    record = MemoryRecord(
-        id=new_id("mem"), tenant_id=who.tenant, user_id=who.user, scope=scope,
-        category=final_category, subject_key=subject_key, text=text, source_kind=source_kind,
-        source_message_id=source_message_id, status=status,  # type: ignore[arg-type]
-        supersedes_id=None, conflicts_with_id=None, sensitivity="none", purpose=purpose,
-        created_at=created_at or now, expires_at=expires_at,
-        updated_at=max(updated_at or created_at or now, created_at or now),
-    )  # fmt: skip
     superseded: list[MemoryRecord] = []
     if status == "confirmed":
         rivals = [m for m in same_subject if m.current] if _may_supersede(text, subject) else []
@@ -210,7 +204,10 @@ def save_memory(
             tx.delete_memories(who.tenant, who.user, settled)
             for pending_id in settled:
                 audit(tx, who, "memory.proposal_settled", "memory", pending_id, by=record.id)
-    tx.insert_memory(who.tenant, record)
+    admitted = _admitted(tx, who, record, source, cites, read)
+    if not isinstance(admitted, Admitted):  # the same value but its links: the same verdict
+        raise NeverStoreViolation(str(admitted.reason), admitted.detail)
+    tx.insert_memory(who.tenant, admitted)
     audit(tx, who, f"memory.{'saved' if status == 'confirmed' else 'proposed'}", "memory",
           record.id, category=record.category, source_kind=source_kind, scope=scope)  # fmt: skip
     return MemoryNotice("saved" if status == "confirmed" else "proposed", text, None, record,
@@ -460,12 +457,10 @@ class Memories:
                 raise NeverStoreViolation(closed)
             # Checked again: the proposal may predate a rule that now refuses it, and confirming
             # is the moment it becomes a memory that is recalled.
-            decision = _policy(
-                proposal.text, proposal.subject_key, proposal.scope, proposal.purpose,
-                source_kind=proposal.source_kind,
-            )  # fmt: skip
-            if not decision.allowed:
-                raise NeverStoreViolation(str(decision.reason), decision.detail)
+            cited = tx.memory_evidence(who.tenant, who.user, [memory_id]).get(memory_id, [])
+            verdict = _admitted(tx, who, proposal, (), cited, ())
+            if not isinstance(verdict, Admitted):
+                raise NeverStoreViolation(str(verdict.reason), verdict.detail)
             record = replace(proposal, status="confirmed", source_kind="confirmed_inference")
             current = tx.list_memories(
                 who.tenant, who.user, statuses=("confirmed",), scopes=(proposal.scope,),

@@ -13,11 +13,13 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from convmem.ids import new_id
+from convmem.memory.gate import admit
+from convmem.model.admitted import Admitted
 from convmem.model.messages import Message, ToolCall
 from convmem.model.summary import Job, SummaryRecord
 from convmem.store.base import ReadTxn, Store, WriteTxn
@@ -32,6 +34,21 @@ log = logging.getLogger(__name__)
 # ancestor candidates read per lookup; a miss among them only costs a longer rebuild
 _CANDIDATES = 32
 _VALIDATED_CACHE = 10_000
+
+
+def admitted_chain(
+    tx: ReadTxn, tenant: str, user: str, records: Sequence[SummaryRecord]
+) -> list[Admitted[SummaryRecord]]:
+    """The records of a chain the never-store gate admits, up to the first it refuses (the
+    later ones roll from it). ``build_chain`` withheld every note it could judge; the gate
+    judges every note again against the turns it cites as the store holds them."""
+    admitted: list[Admitted[SummaryRecord]] = []
+    for record in records:
+        verdict = admit(record, reader=tx, tenant=tenant, user=user)
+        if not isinstance(verdict, Admitted):
+            break
+        admitted.append(verdict)
+    return admitted
 
 
 def job_kind(summarizer: Summarizer) -> str:
@@ -49,7 +66,7 @@ class Lookup:
 
     use: SummaryRecord | None = None
     source: str | None = None  # stored | built | ancestor
-    to_store: list[SummaryRecord] = field(default_factory=list)
+    to_store: list[Admitted[SummaryRecord]] = field(default_factory=list)
     to_enqueue: Job | None = None
     requeue_job: str | None = None
     invalid: list[str] = field(default_factory=list)
@@ -177,7 +194,7 @@ class SummaryFlow:
         if summarizer.inline and not queued:
             walk = self.walk(tx, tenant, conversation_id, through, self.max_inline, lookup.invalid)
             if walk.complete:
-                lookup.to_store = build_chain(
+                built = build_chain(
                     ChainStart(walk.ancestor),
                     walk.turns,
                     summarizer,
@@ -185,8 +202,11 @@ class SummaryFlow:
                     max_segment=self.segment,
                     open_calls=walk.open_calls,
                 )
-                lookup.use, lookup.source = lookup.to_store[-1], "built"
-                return lookup
+                lookup.to_store = admitted_chain(tx, tenant, user, built)
+                if len(lookup.to_store) == len(built):
+                    lookup.use, lookup.source = built[-1], "built"
+                    return lookup
+                lookup.to_store = []  # the gate refused one: the worker's rebuild is queued
         elif not summarizer.inline:
             walk = self.walk(tx, tenant, conversation_id, through, self.max_inline, lookup.invalid)
             if walk.ancestor is not None:

@@ -51,7 +51,7 @@ from convmem.model.summary import Job
 from convmem.retention import sweep_tenant
 from convmem.store.base import WriteTxn
 from convmem.store.retry import write_retried
-from convmem.summaries import SummaryFlow, job_kind
+from convmem.summaries import SummaryFlow, admitted_chain, job_kind
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.rolling import ChainStart, build_chain
@@ -355,8 +355,8 @@ class Worker:
                 return False
             for summary_id in invalid:
                 tx.delete_summary(tenant, summary_id)
-            for record in records:
-                tx.insert_summary(tenant, user, record)
+            for admitted in admitted_chain(tx, tenant, user, records):
+                tx.insert_summary(tenant, user, admitted)
             return True
 
         if not write_retried(store, keep):

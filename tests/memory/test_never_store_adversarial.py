@@ -15,6 +15,8 @@ from convmem import NeverStoreViolation
 from convmem.ids import new_id
 from convmem.memory.normalize import normalize
 from convmem.memory.policy import BlockReason, check_text
+from convmem.model.admitted import Admitted
+from convmem.model.gate_seal import GATE_SEAL
 from convmem.service import create_app
 
 
@@ -146,8 +148,8 @@ def test_confirm_checks_the_proposal_again(memory: convmem.Memory, alice: convme
     stale = replace(
         legit.memory, id=new_id("mem"), text="soy alérgico al marisco", subject_key="marisco"
     )
-    with memory.store.write() as tx:
-        tx.insert_memory("acme", stale)
+    with memory.store.write() as tx:  # sealed by hand: the gate of today would refuse it
+        tx.insert_memory("acme", Admitted(stale, GATE_SEAL))
     with pytest.raises(NeverStoreViolation) as refused:
         alice.memories.confirm(stale.id)
     assert refused.value.reason == "health"

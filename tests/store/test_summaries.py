@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import convmem
+from convmem.memory.gate import admit
+from convmem.model.admitted import Admitted
 from tests.test_summaries import DECISION, SMALL, chat
 
 
@@ -21,9 +23,10 @@ def test_a_summary_that_no_longer_matches_its_messages_is_rebuilt(
     (record,) = [r for r in conv.summaries() if r.id == used]
     with memory.store.write() as tx:  # as if the covered path had changed under it
         tx.delete_summary(alice.tenant, used)
-        assert tx.insert_summary(
-            alice.tenant, alice.user, replace(record, id="sum_tampered", covered_hash="x")
-        )
+        tampered = admit(replace(record, id="sum_tampered", covered_hash="x"), reader=tx,
+                         tenant=alice.tenant, user=alice.user)  # fmt: skip
+        assert isinstance(tampered, Admitted)
+        assert tx.insert_summary(alice.tenant, alice.user, tampered)
     again = conv.assemble("continue", model=SMALL)
     assert again.report.summary_id not in (None, used, "sum_tampered")
     assert again.report.summary_source == "built"

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 import convmem
 from convmem import ToolCall, ToolSource
 from convmem.blocks import quote_data
+from convmem.memory.gate import admit
+from convmem.model.admitted import Admitted
 from convmem.model.snapshot import Snapshot
 from convmem.summarize import LLMSummarizerConfig
 from convmem.summarize.render import CLOSE_TAG, OPEN_TAG
@@ -130,7 +132,10 @@ def test_a_summary_stored_before_provenance_loads_and_is_not_reused(
             assert "tools" not in json.dumps(bare.to_dict())
             tx.delete_summary(alice.tenant, record.id)
             old = replace(record, id=f"v1_{record.id}", prompt_version="extractive-v1")
-            assert tx.insert_summary(alice.tenant, alice.user, replace(old, snapshot=bare))
+            admitted = admit(replace(old, snapshot=bare), reader=tx, tenant=alice.tenant,
+                             user=alice.user)  # fmt: skip
+            assert isinstance(admitted, Admitted)
+            assert tx.insert_summary(alice.tenant, alice.user, admitted)
 
     loaded = {record.id: record for record in conv.summaries()}
     assert {r.prompt_version for r in loaded.values()} == {"extractive-v1"}
@@ -215,7 +220,9 @@ def test_a_run_of_turns_starting_inside_a_tool_run_learns_the_calls_from_above(
             ChainStart(None), conv.branch(through.id), flow.summarizer, conversation_id=conv.id
         )
         with memory.store.write() as tx:
-            assert tx.insert_summary(alice.tenant, alice.user, ancestor)
+            admitted = admit(ancestor, reader=tx, tenant=alice.tenant, user=alice.user)
+            assert isinstance(admitted, Admitted)
+            assert tx.insert_summary(alice.tenant, alice.user, admitted)
         with memory.store.read() as tx:
             walk = flow.walk(tx, alice.tenant, conv.id, tail.id, None, [])
         assert walk.ancestor is not None and walk.ancestor.id == ancestor.id

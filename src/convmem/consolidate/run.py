@@ -155,7 +155,7 @@ def consolidate_user(
         }
     fresh = [t for t in turns if t.id not in cited and t.id not in declined]
     statements = statements_of(fresh)
-    candidates: list[Candidate] = []
+    candidates: list[tuple[Candidate, tuple[Message, ...]]] = []
     by_id = {t.id: t for t in fresh}
     if extractor is not None:
         new = [t for t in fresh if extract_after is None or t.id > extract_after]
@@ -168,11 +168,11 @@ def consolidate_user(
             if len({s.message.conversation_id for s in group}) >= settings.min_conversations:
                 _propose(tx, who, now, settings, group[-1].intent, [s.message.id for s in group],
                          result)  # fmt: skip
-        for candidate in candidates:
+        for candidate, shown in candidates:
             reason = refusal(candidate, by_id)
             if reason is None:
                 if _propose(tx, who, now, settings, _as_intent(candidate.text),
-                            list(candidate.sources), result):  # fmt: skip
+                            list(candidate.sources), result, read=shown):  # fmt: skip
                     result.extracted += 1
                     continue
                 reason = "not_kept"  # the policy refused it, or the cap was reached
@@ -188,16 +188,18 @@ def _extract(
     turns: Sequence[Message],
     settings: ConsolidationSettings,
     report: ConsolidationReport,
-) -> list[Candidate]:
+) -> list[tuple[Candidate, tuple[Message, ...]]]:
+    """Each conversation's candidates, with the turns the model was shown for them."""
     by_conversation: dict[str, list[Message]] = {}
     for turn in turns:
         by_conversation.setdefault(turn.conversation_id, []).append(turn)
-    found: list[Candidate] = []
+    found: list[tuple[Candidate, tuple[Message, ...]]] = []
     for conversation_turns in by_conversation.values():
-        extraction = extractor.extract(conversation_turns[-settings.max_extracted_turns :])
+        shown = tuple(conversation_turns[-settings.max_extracted_turns :])
+        extraction = extractor.extract(shown)
         if extraction.reason is not None:
             report.extractor = extraction.reason
-        found.extend(extraction.candidates)
+        found.extend((candidate, shown) for candidate in extraction.candidates)
     return found
 
 
@@ -220,9 +222,12 @@ def _propose(
     intent: Intent,
     evidence: list[str],
     result: ConsolidationReport,
+    *,
+    read: Sequence[Message] = (),
 ) -> bool:
     """Make sure one current memory says the statement and cites ``evidence``; False when
-    nothing could say it (the never-store policy, the cap)."""
+    nothing could say it (the never-store gate, the cap). ``read``: the turns a model was shown
+    to propose it (the gate refuses a value of a refused one among them)."""
     said = intent.text
     current = _current(tx, who, now)
     same = [m for m in current if near_duplicates(m.text, said)]
@@ -247,6 +252,7 @@ def _propose(
     notice = save_memory(
         tx, who, said, source_kind="inference", status="proposed", category=intent.category,
         subject=intent.subject_key if intent.slot else None, source_message_id=evidence[-1],
+        cites=evidence, read=read,
     )  # fmt: skip
     if notice.status != "proposed" or notice.memory is None:
         return False

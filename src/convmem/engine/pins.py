@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from convmem.engine.handles import Database
-from convmem.errors import InvalidInput
+from convmem.errors import InvalidInput, NeverStoreViolation
 from convmem.ids import new_id
+from convmem.memory.gate import admit
+from convmem.model.admitted import Admitted
 from convmem.model.principal import Principal
 from convmem.store.base import PinnedInstruction
 from convmem.store.conversations import PinOrigin
@@ -38,5 +40,9 @@ def pin_instruction(
         pin = PinnedInstruction(
             new_id("pin"), text, conversation_id, position, datetime.now(UTC), origin
         )
-        tx.insert_pinned(who.tenant, who.user, pin)
+        # a pin rides in every request: the never-store gate judges it like a memory's text
+        admitted = admit(pin)
+        if not isinstance(admitted, Admitted):
+            raise NeverStoreViolation(str(admitted.reason), admitted.detail)
+        tx.insert_pinned(who.tenant, who.user, admitted)
     return pin

@@ -4,9 +4,10 @@ Rules of derived data kept here:
 
 - only user and assistant turns of a conversation that is not temporary are read (a tool result
   is not what anyone said; a temporary conversation leaves nothing behind);
-- every name, alias and fact passes the never-store policy memories use
-  (``convmem.memory.policy.check_text``): a blocked name drops the entity's mention, a blocked
-  sentence drops that fact, and a mention left with no fact is dropped;
+- every name, alias and fact passes the never-store gate memories pass
+  (``convmem.memory.gate``, citing the turn): nothing is taken from a turn the policy refuses,
+  a blocked name drops the entity's mention, a blocked sentence drops that fact, and a mention
+  left with no fact is dropped;
 - a mention merges into the entity of its scope that already goes by one of its names (or, for a
   person's full name, by its first name): "Caroline", then "Caroline Smith", is one person;
 - a one-word name that is the start of exactly one known person's first name is that person's
@@ -36,7 +37,8 @@ from typing import Protocol
 from convmem.entities.extract import EXTRACTOR, Extraction, extract
 from convmem.entities.names import name_key
 from convmem.ids import new_id
-from convmem.memory.policy import check_text
+from convmem.memory.gate import admit, decide, judge_source
+from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
 from convmem.model.entities import Entity, EntityFact, EntityType, FactSpeaker, Mention
 from convmem.model.messages import Message
@@ -97,7 +99,7 @@ class _Allowed:
     def __call__(self, text: str) -> bool:
         decision = self.seen.get(text)
         if decision is None:
-            decision = self.seen[text] = check_text(text).allowed
+            decision = self.seen[text] = decide({"name or fact": text}).allowed
         return decision
 
 
@@ -142,7 +144,7 @@ def record_mentions(
     # the policy over the whole message only once there is something to keep: most turns name
     # nothing known, and the check was a third of an append's CPU under load (py-spy)
     allowed = _Allowed()
-    if not mentions or not allowed(said_text(message)):
+    if not mentions or not judge_source(message).allowed:
         return 0
     stored = 0
     for mention in mentions:
@@ -159,23 +161,29 @@ def record_mentions(
         existing = tx.entities_named(tenant, user, keys, scopes=[scope])
         if not existing:
             existing = _short_form_match(tx, tenant, user, scope, mention)
-        row = _merged_row(existing[0] if existing else None, mention, scope, names)
+        row = admit(
+            _merged_row(existing[0] if existing else None, mention, scope, names),
+            reader=tx, tenant=tenant, user=user, cites=(message.id,), known=(message,),
+        )  # fmt: skip
+        if not isinstance(row, Admitted):
+            continue
+        found = admit(
+            tuple(
+                EntityFact(new_id("fact"), row.value.id, text, message.id,
+                           message.conversation_id, message.created_at, confidence, extractor,
+                           speaker_role(message), speaker_of(message),
+                           "confirmed" if (message.id, text) in confirmed else "proposed")
+                for text, confidence in facts
+            ),
+            reader=tx, tenant=tenant, user=user, known=(message,),
+        )  # fmt: skip
+        if not isinstance(found, Admitted):
+            continue
         tx.put_entity(tenant, user, row)
         # the names this turn said, spelled as it said them: each goes with its last message
         said = {name_key(n): n for n in reversed(names) if name_key(n)}
-        tx.add_entity_name_sources(
-            tenant, user, row.id, message.id, [(n, k) for k, n in said.items()]
-        )
-        tx.add_entity_facts(
-            tenant, user,
-            [
-                EntityFact(new_id("fact"), row.id, text, message.id, message.conversation_id,
-                           message.created_at, confidence, extractor, speaker_role(message),
-                           speaker_of(message),
-                           "confirmed" if (message.id, text) in confirmed else "proposed")
-                for text, confidence in facts
-            ],
-        )  # fmt: skip
+        tx.add_entity_name_sources(tenant, user, row, message.id, [(n, k) for k, n in said.items()])
+        tx.add_entity_facts(tenant, user, found)
         stored += len(facts)
     return stored
 

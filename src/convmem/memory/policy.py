@@ -195,13 +195,16 @@ def check_text(text: str) -> PolicyDecision:
     )
 
 
-def check_fields(fields: Mapping[str, str | None]) -> PolicyDecision:
+def check_fields(
+    fields: Mapping[str, str | None], check: Callable[[str], PolicyDecision] = check_text
+) -> PolicyDecision:
     """Content checks over a memory's other caller-supplied values (subject, scope, purpose ...):
     each is stored, returned, exported and indexed like the text, so each passes the same rules.
-    The detail names the field, never its value."""
+    The detail names the field, never its value. ``check``: ``check_text`` or a cache of it
+    (the gate's)."""
     for name, value in fields.items():
         if value:
-            decision = check_text(value)
+            decision = check(value)
             if not decision.allowed:
                 return PolicyDecision(False, decision.reason, f"{decision.detail} (in the {name})")
     return _ALLOWED

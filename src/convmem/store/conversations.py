@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
+from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message
 
@@ -203,7 +204,9 @@ class ConversationWrites(Protocol):
         assembly."""
         ...
 
-    def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None: ...
+    def insert_pinned(self, tenant: str, user: str, admitted: Admitted[PinnedInstruction]) -> None:
+        """Store a pinned instruction the never-store gate admitted."""
+        ...
 
     def delete_pinned(self, tenant: str, user: str, pin_id: str) -> None:
         """``NotFound`` when the principal has no such pin."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from convmem.model.admitted import Admitted
 from convmem.model.keys import AssemblyRecord
 from convmem.model.summary import Job, SummaryRecord
 
@@ -53,8 +54,9 @@ class SummaryReads(Protocol):
 
 
 class SummaryWrites(Protocol):
-    def insert_summary(self, tenant: str, user: str, record: SummaryRecord) -> bool:
-        """False when a summary with the same key exists already (it is kept)."""
+    def insert_summary(self, tenant: str, user: str, admitted: Admitted[SummaryRecord]) -> bool:
+        """Store a summary the never-store gate admitted; False when a summary with the same
+        key exists already (it is kept)."""
         ...
 
     def delete_summary(self, tenant: str, summary_id: str) -> None: ...

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from convmem.model.admitted import Admitted
 from convmem.model.entities import Entity, EntityFact, EntityType, FactStatus
 from convmem.store.ranking import Window
 from convmem.store.rows import Codec
@@ -134,22 +135,26 @@ class EntityReads(Protocol):
 
 
 class EntityWrites(Protocol):
-    def put_entity(self, tenant: str, user: str, row: EntityRow) -> None:
-        """Insert the entity, or update its name and type and add the aliases it lacks."""
+    def put_entity(self, tenant: str, user: str, admitted: Admitted[EntityRow]) -> None:
+        """Insert the admitted entity, or update its name and type and add the aliases it
+        lacks."""
         ...
 
     def add_entity_name_sources(
-        self, tenant: str, user: str, entity_id: str, message_id: str,
+        self, tenant: str, user: str, admitted: Admitted[EntityRow], message_id: str,
         names: Sequence[tuple[str, str]],
     ) -> None:  # fmt: skip
-        """Record that ``message_id`` said these (name, key) pairs of the user's entity, in the
+        """Record that ``message_id`` said these (name, key) pairs of the user's admitted entity
+        (only pairs among the row's aliases are written: ``admitted_names``), in the
         transaction that stores the message's facts about it (``convmem.store.entity_sources``:
         a name goes with the last message that said it)."""
         ...
 
-    def add_entity_facts(self, tenant: str, user: str, facts: Sequence[EntityFact]) -> None:
-        """Store facts of the user's entities (a fact of a missing entity is a ``StoreError``
-        or dropped — callers put the entity first)."""
+    def add_entity_facts(
+        self, tenant: str, user: str, admitted: Admitted[tuple[EntityFact, ...]]
+    ) -> None:
+        """Store admitted facts of the user's entities (a fact of a missing entity is a
+        ``StoreError`` or dropped — callers put the entity first)."""
         ...
 
     def delete_entity(self, tenant: str, user: str, entity_id: str) -> None:
@@ -254,3 +259,12 @@ def entities_by_tenant(rows: Sequence[Sequence[Any]]) -> dict[str, list[str]]:
     for tenant, entity_id in rows:
         found.setdefault(tenant, set()).add(entity_id)
     return {tenant: sorted(ids) for tenant, ids in found.items()}
+
+
+def admitted_names(
+    admitted: Admitted[EntityRow], names: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The (name, key) pairs among the admitted row's aliases: a name source writes no name the
+    gate did not see."""
+    allowed = set(admitted.value.aliases)
+    return [pair for pair in names if pair in allowed]

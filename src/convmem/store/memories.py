@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from convmem.model.admitted import Admitted
 from convmem.model.memory import AuditEvent, MemoryRecord
 
 
@@ -85,7 +86,9 @@ class MemoryReads(Protocol):
 
 
 class MemoryWrites(Protocol):
-    def insert_memory(self, tenant: str, record: MemoryRecord) -> None: ...
+    def insert_memory(self, tenant: str, admitted: Admitted[MemoryRecord]) -> None:
+        """Store a memory the never-store gate admitted (``convmem.memory.gate.admit``)."""
+        ...
 
     def set_memory_fields(self, tenant: str, memory_id: str, update: MemoryUpdate) -> None: ...
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from convmem.model.admitted import Admitted
 from convmem.model.tools import RegisteredTool
 from convmem.store.search_index import Vector
 
@@ -39,8 +40,8 @@ class ToolReads(Protocol):
 
 
 class ToolWrites(Protocol):
-    def put_tool(self, tenant: str, tool: RegisteredTool) -> None:
-        """Register ``tool`` for the tenant, replacing one of the same name (its
+    def put_tool(self, tenant: str, admitted: Admitted[RegisteredTool]) -> None:
+        """Register the admitted tool for the tenant, replacing one of the same name (its
         ``created_at`` is kept, ``updated_at`` taken from ``tool``); its document is indexed and
         any vector of the old definition dropped."""
         ...

@@ -81,7 +81,11 @@ def build_chain(
         segment = turns[begin : begin + max_segment]
         result = summarizer.summarize(previous.snapshot if previous else None, segment)
         known = {**known_sources(previous.snapshot if previous else None), **results}
-        snapshot = withhold_never_store(attach_tool_provenance(result.snapshot, known))
+        snapshot = withhold_never_store(
+            attach_tool_provenance(result.snapshot, known),
+            segment,
+            previous.snapshot if previous else None,
+        )
         rendered = render_snapshot(snapshot)
         base = previous.covered_hash if previous else ROOT_HASH
         record = SummaryRecord(

@@ -15,7 +15,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from convmem.errors import InvalidInput
+from convmem.errors import InvalidInput, NeverStoreViolation
+from convmem.memory.gate import admit
+from convmem.model.admitted import Admitted
 from convmem.model.tools import RISKS, RegisteredTool, Risk, ToolSpec
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import Store, WriteTxn
@@ -64,6 +66,15 @@ class ToolEntry:
     risk: str = "low"
 
 
+def admitted_tool(tool: RegisteredTool) -> Admitted[RegisteredTool]:
+    """The tool through the never-store gate: its description, hints and schema strings are
+    stored and indexed; one holding a secret is refused (``NeverStoreViolation``)."""
+    admitted = admit(tool)
+    if not isinstance(admitted, Admitted):
+        raise NeverStoreViolation(str(admitted.reason), admitted.detail)
+    return admitted
+
+
 class ToolRegistry:
     """``Memory.tools``: register, list and delete a tenant's tools."""
 
@@ -98,6 +109,8 @@ class ToolRegistry:
             checked.append(
                 RegisteredTool(spec, check_hints(entry.use_when), check_risk(entry.risk))
             )
+        for tool in checked:  # every definition is judged before anything is written
+            admitted_tool(tool)
         names = [tool.name for tool in checked]
         if len(set(names)) != len(names):
             raise InvalidInput("a tool name appears twice")
@@ -115,7 +128,7 @@ class ToolRegistry:
                 before = existing.get(tool.name)
                 created = before.created_at if before else now
                 tool = replace(tool, created_at=created, updated_at=now)
-                tx.put_tool(tenant, tool)
+                tx.put_tool(tenant, admitted_tool(tool))
                 if vectors is not None and embedder is not None:
                     tx.set_tool_vector(tenant, tool.name, embedder.name, vectors[i])
                 stored.append(tool)

@@ -14,6 +14,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
+from convmem.model.admitted import Admitted
 from convmem.model.summary import Job, SummaryRecord
 from convmem.store.postgres.rows import CHAIN_CTE, TxnBase
 from convmem.store.rows import DECODED, JOB_COLUMNS, SUMMARY_COLUMNS, job_from_row, summary_from_row
@@ -71,7 +72,8 @@ class DerivedRows(TxnBase):
         ).fetchall()
         return [row[0] for row in rows]
 
-    def insert_summary(self, tenant: str, user: str, record: SummaryRecord) -> bool:
+    def insert_summary(self, tenant: str, user: str, admitted: Admitted[SummaryRecord]) -> bool:
+        record = admitted.value
         cursor = self._db.execute(
             f"INSERT INTO summaries (tenant_id, user_id, {SUMMARY_COLUMNS}) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "

@@ -11,12 +11,14 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from convmem.errors import NotFound
+from convmem.model.admitted import Admitted
 from convmem.model.entities import Entity, EntityFact, FactStatus
 from convmem.store.entities import (
     ENTITY_SELECT,
     FACT_COLUMNS,
     EntityRow,
     EntityTurnRow,
+    admitted_names,
     confirmed_only_clause,
     entity_from_row,
     fact_from_row,
@@ -191,7 +193,8 @@ class EntityTxnMixin(TxnBase):
 
     # --- writes ---------------------------------------------------------------------------------
 
-    def put_entity(self, tenant: str, user: str, row: EntityRow) -> None:
+    def put_entity(self, tenant: str, user: str, admitted: Admitted[EntityRow]) -> None:
+        row = admitted.value
         self._lock_owner(tenant, user)
         self._db.execute(
             "INSERT INTO entities (tenant_id, id, user_id, scope, name, type, created_at) "
@@ -207,9 +210,10 @@ class EntityTxnMixin(TxnBase):
             )
 
     def add_entity_name_sources(
-        self, tenant: str, user: str, entity_id: str, message_id: str,
+        self, tenant: str, user: str, admitted: Admitted[EntityRow], message_id: str,
         names: Sequence[tuple[str, str]],
     ) -> None:  # fmt: skip
+        entity_id, names = admitted.value.id, admitted_names(admitted, names)
         for alias, key in names:
             self._db.execute(
                 "INSERT INTO entity_name_sources (tenant_id, entity_id, key, message_id, user_id, "
@@ -217,7 +221,10 @@ class EntityTxnMixin(TxnBase):
                 (tenant, entity_id, key, message_id, user, alias),
             )
 
-    def add_entity_facts(self, tenant: str, user: str, facts: Sequence[EntityFact]) -> None:
+    def add_entity_facts(
+        self, tenant: str, user: str, admitted: Admitted[tuple[EntityFact, ...]]
+    ) -> None:
+        facts = admitted.value
         for f in facts:
             self._db.execute(
                 f"INSERT INTO entity_facts (tenant_id, user_id, {FACT_COLUMNS}) "

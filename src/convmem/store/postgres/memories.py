@@ -17,6 +17,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
+from convmem.model.admitted import Admitted
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.index_form import stored_index_form
 from convmem.store.memories import MemoryUpdate
@@ -82,7 +83,8 @@ def _params(where: str, tenant: str, user: str) -> tuple[str, ...]:
 class MemoryTxnMixin(TxnBase):
     # --- memories -------------------------------------------------------------------------------
 
-    def insert_memory(self, tenant: str, record: MemoryRecord) -> None:
+    def insert_memory(self, tenant: str, admitted: Admitted[MemoryRecord]) -> None:
+        record = admitted.value
         self._lock_owner(tenant, record.user_id)
         self._db.execute(
             f"INSERT INTO memories ({MEMORY_COLUMNS}, owner_lexeme, text_form, subject_form) "

@@ -15,6 +15,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound, StoreError
+from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message
 from convmem.store.conversations import (
@@ -309,7 +310,8 @@ class PostgresTxn(
         self._db.execute("DELETE FROM messages WHERE tenant_id = %s AND conversation_id = %s", key)
         self._db.execute("DELETE FROM conversations WHERE tenant_id = %s AND id = %s", key)
 
-    def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None:
+    def insert_pinned(self, tenant: str, user: str, admitted: Admitted[PinnedInstruction]) -> None:
+        pin = admitted.value
         self._lock_owner(tenant, user)
         self._db.execute(
             "INSERT INTO pinned_instructions (tenant_id, id, user_id, conversation_id, position, "

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
+from convmem.model.admitted import Admitted
 from convmem.model.tools import RegisteredTool
 from convmem.store.index_form import index_form
 from convmem.store.postgres.rows import TxnBase, halfvec
@@ -52,7 +53,8 @@ class ToolTxnMixin(TxnBase):
         ).fetchall()
         return [ToolHit(row[0], float(row[1])) for row in rows]
 
-    def put_tool(self, tenant: str, tool: RegisteredTool) -> None:
+    def put_tool(self, tenant: str, admitted: Admitted[RegisteredTool]) -> None:
+        tool = admitted.value
         spec = tool.spec
         self._db.execute(
             f"INSERT INTO tools (tenant_id, {TOOL_COLUMNS}, document) "

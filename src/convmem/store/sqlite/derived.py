@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from convmem.errors import NotFound
+from convmem.model.admitted import Admitted
 from convmem.model.summary import Job, SummaryRecord
 from convmem.store.rows import JOB_COLUMNS, SUMMARY_COLUMNS, job_from_row, summary_from_row
 from convmem.store.sqlite.connection import Statements
@@ -72,7 +73,8 @@ class DerivedRows:
         ).fetchall()
         return [row[0] for row in rows]
 
-    def insert_summary(self, tenant: str, user: str, record: SummaryRecord) -> bool:
+    def insert_summary(self, tenant: str, user: str, admitted: Admitted[SummaryRecord]) -> bool:
+        record = admitted.value
         cursor = self._db.execute(
             f"INSERT OR IGNORE INTO summaries (tenant_id, user_id, {SUMMARY_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -8,12 +8,14 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from convmem.errors import NotFound
+from convmem.model.admitted import Admitted
 from convmem.model.entities import Entity, EntityFact, FactStatus
 from convmem.store.entities import (
     ENTITY_SELECT,
     FACT_COLUMNS,
     EntityRow,
     EntityTurnRow,
+    admitted_names,
     confirmed_only_clause,
     entity_from_row,
     fact_from_row,
@@ -200,7 +202,8 @@ class EntityTxnMixin:
 
     # --- writes ---------------------------------------------------------------------------------
 
-    def put_entity(self, tenant: str, user: str, row: EntityRow) -> None:
+    def put_entity(self, tenant: str, user: str, admitted: Admitted[EntityRow]) -> None:
+        row = admitted.value
         self._db.execute(
             "INSERT INTO entities (tenant_id, id, user_id, scope, name, type, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, id) DO UPDATE SET "
@@ -214,16 +217,20 @@ class EntityTxnMixin:
         )
 
     def add_entity_name_sources(
-        self, tenant: str, user: str, entity_id: str, message_id: str,
+        self, tenant: str, user: str, admitted: Admitted[EntityRow], message_id: str,
         names: Sequence[tuple[str, str]],
     ) -> None:  # fmt: skip
+        entity_id, names = admitted.value.id, admitted_names(admitted, names)
         self._db.executemany(
             "INSERT OR IGNORE INTO entity_name_sources (tenant_id, entity_id, key, message_id, "
             "user_id, alias) VALUES (?, ?, ?, ?, ?, ?)",
             [(tenant, entity_id, key, message_id, user, alias) for alias, key in names],
         )
 
-    def add_entity_facts(self, tenant: str, user: str, facts: Sequence[EntityFact]) -> None:
+    def add_entity_facts(
+        self, tenant: str, user: str, admitted: Admitted[tuple[EntityFact, ...]]
+    ) -> None:
+        facts = admitted.value
         self._db.executemany(
             f"INSERT INTO entity_facts (tenant_id, user_id, {FACT_COLUMNS}) "
             "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM entities "

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from convmem.errors import NotFound
+from convmem.model.admitted import Admitted
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.index_form import stored_index_form
 from convmem.store.memories import MemoryUpdate
@@ -37,7 +38,8 @@ class MemoryTxnMixin:
 
     # --- memories -------------------------------------------------------------------------------
 
-    def insert_memory(self, tenant: str, record: MemoryRecord) -> None:
+    def insert_memory(self, tenant: str, admitted: Admitted[MemoryRecord]) -> None:
+        record = admitted.value
         self._db.execute(
             f"INSERT INTO memories ({MEMORY_COLUMNS}, text_form, subject_form) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 
 from convmem.errors import NotFound
+from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
 from convmem.model.deadline import Deadline
 from convmem.model.messages import Message
@@ -299,7 +300,8 @@ class SQLiteTxn(
             "DELETE FROM conversations WHERE tenant_id = ? AND id = ?", (tenant, conversation_id)
         )
 
-    def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None:
+    def insert_pinned(self, tenant: str, user: str, admitted: Admitted[PinnedInstruction]) -> None:
+        pin = admitted.value
         self._db.execute(
             "INSERT INTO pinned_instructions (tenant_id, id, user_id, conversation_id, position, "
             "text, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 
 from convmem.errors import InvalidInput, NotFound
+from convmem.model.admitted import Admitted
 from convmem.model.tools import RegisteredTool
 from convmem.store.index_form import index_form
 from convmem.store.rows import TOOL_COLUMNS, tool_from_row
@@ -63,7 +64,8 @@ class ToolTxnMixin:
         order, sims = cosine_order(vector, from_blobs([r[1] for r in rows], len(vector)))
         return [ToolHit(rows[i][0], float(sims[i])) for i in order[:limit]]
 
-    def put_tool(self, tenant: str, tool: RegisteredTool) -> None:
+    def put_tool(self, tenant: str, admitted: Admitted[RegisteredTool]) -> None:
+        tool = admitted.value
         spec = tool.spec
         if tool.created_at is None or tool.updated_at is None:
             raise InvalidInput("a registered tool carries its times")
