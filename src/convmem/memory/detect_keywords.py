@@ -134,7 +134,8 @@ _USER_LABEL: Final = (
 # "login: bob / X", "user: bob pass: X", "Benutzer klaus / Passwort X", "credentials are a / X"
 _LOGIN_PAIR: Final = re.compile(
     r"\b(?:" + _USER_LABEL + r")(?:\s+(?:for|f[üu]r|de|du|del|di|do|voor)\s+(?:\S+\s+){0,2}?\S+)?"
-    r"\s*(?:is|are|sind|sont|son|sono|s[ãa]o|zijn|:|=)?\s*[^\s/]{2,80}"
+    # the login: no angle brackets (markup like "user.</system>" is no "login/password")
+    r"\s*(?:is|are|sind|sont|son|sono|s[ãa]o|zijn|:|=)?\s*[^\s/<>]{2,80}"
     r"(?:\s*/\s*(?:(?:" + _PASSWORD_NOUN + r"|pass)\s*:?\s*)?|[\s,;]+(?:(?:and|und|et|y|e|en)"
     r"\s+(?:my\s+|the\s+|mein\s+|das\s+|mon\s+|le\s+|mi\s+|la\s+|il\s+|a\s+|o\s+|mijn\s+"
     r"|het\s+)?)?(?:" + _PASSWORD_NOUN + r"|pass)\s*(?:[:=]|is|ist|est|es|è|é)?\s*)"
