@@ -1,5 +1,6 @@
 """Shared fixtures: a real SQLite file per test, and a real PostgreSQL server for the tests that
-ask for one (tiktoken's files ship inside the package)."""
+ask for one (tiktoken's files ship inside the package). A working database is a copy of one
+migrated once per session (tests/db_templates.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import convmem
+from tests.db_templates import PostgresTemplate, copy_sqlite_template, make_sqlite_template
 
 
 @pytest.fixture
@@ -17,13 +19,28 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "convmem.db"
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated SQLite file for the session, copied by the fixtures below."""
+    return make_sqlite_template(tmp_path_factory.mktemp("template"))
+
+
 @pytest.fixture
-def memory(db_path: Path, request: pytest.FixtureRequest) -> Iterator[convmem.Memory]:
-    """A fresh database: SQLite, or with ``CONVMEM_TEST_BACKEND=postgresql`` a fresh PostgreSQL
-    schema (to run the suite's engine-level tests on that backend too)."""
-    target: str | Path = db_path
+def migrated_db_path(db_path: Path, sqlite_template: Path) -> Path:
+    """``db_path``, already holding a migrated database (a copy of the session's template)."""
+    return copy_sqlite_template(sqlite_template, db_path)
+
+
+@pytest.fixture
+def memory(request: pytest.FixtureRequest) -> Iterator[convmem.Memory]:
+    """A fresh database: SQLite at ``db_path``, or with ``CONVMEM_TEST_BACKEND=postgresql`` a
+    fresh PostgreSQL schema (to run the suite's engine-level tests on that backend too); either
+    a copy of a template migrated once per session."""
+    target: str | Path
     if os.environ.get("CONVMEM_TEST_BACKEND") == "postgresql":
-        target = request.getfixturevalue("postgres_url")
+        target = request.getfixturevalue("postgres_migrated_url")
+    else:
+        target = request.getfixturevalue("migrated_db_path")
     with convmem.open(target) as mem:
         yield mem
 
@@ -48,7 +65,25 @@ def postgres_server() -> Iterator[str]:
 
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
-    """A URL onto a fresh schema of its own on that server."""
+    """A URL onto a fresh, empty schema of its own on that server (migrated on first open)."""
     from tests.postgres_server import fresh_schema
 
     yield from fresh_schema(postgres_server)
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: str) -> PostgresTemplate:
+    """A schema migrated once for the session, replayed by ``postgres_migrated_url``."""
+    return PostgresTemplate(postgres_server)
+
+
+@pytest.fixture
+def postgres_migrated_url(postgres_template: PostgresTemplate) -> Iterator[str]:
+    """A URL onto a schema of its own, already migrated; dropped afterwards."""
+    from tests.postgres_server import drop_schema
+
+    url = postgres_template.new_schema()
+    try:
+        yield url
+    finally:
+        drop_schema(postgres_template.server_url, url)

@@ -97,12 +97,17 @@ def create_schema(server_url: str) -> str:
 
 def fresh_schema(server_url: str) -> Iterator[str]:
     """A URL onto a new, empty schema; the schema is dropped afterwards."""
-    import psycopg
-
     url = create_schema(server_url)
     try:
         yield url
     finally:
-        schema = url.split("search_path%3D", 1)[1].split("%2C", 1)[0]
-        with psycopg.connect(server_url, autocommit=True) as db:
-            db.execute(f"DROP SCHEMA {schema} CASCADE")
+        drop_schema(server_url, url)
+
+
+def drop_schema(server_url: str, url: str) -> None:
+    """Drop the schema ``url`` (from ``create_schema`` or ``with_search_path``) looks into."""
+    import psycopg
+
+    schema = url.split("search_path%3D", 1)[1].split("%2C", 1)[0]
+    with psycopg.connect(server_url, autocommit=True) as db:
+        db.execute(f"DROP SCHEMA {schema} CASCADE")

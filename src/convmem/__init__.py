@@ -10,11 +10,9 @@ model request within a token budget::
     ctx = conv.assemble("What seat do I like?", model=convmem.ModelProfile(context_window=8192))
 """
 
-from convmem.assemble import AssembledContext, AssemblyOptions, AssemblyReport
-from convmem.config import Config
-from convmem.engine import Conversation, Memory, Scope, open
-from convmem.entities.llm import LLMEntityExtractor
-from convmem.entities.recall import EntityRecallOptions
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from convmem.errors import (
     BackendUnavailable,
     BudgetExceeded,
@@ -32,34 +30,96 @@ from convmem.errors import (
     UserError,
     WriteConflict,
 )
-from convmem.memories import Memories
-from convmem.model import (
-    AuditEvent,
-    ConversationRecord,
-    MemoryHit,
-    MemoryNotice,
-    MemoryRecord,
-    Message,
-    MessageHit,
-    ModelProfile,
-    ToolCall,
-)
-from convmem.model.deadline import TimeLimits
-from convmem.model.entities import Entity, EntityFact
-from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
-from convmem.model.purpose import PURPOSES
-from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
-from convmem.model.summary import Job, SummaryRecord
-from convmem.retrieval.vector import (
-    Embedder,
-    HashingEmbedder,
-    QueryEmbedder,
-    SentenceTransformerEmbedder,
-)
-from convmem.search import SearchOptions
-from convmem.store.base import PinnedInstruction, Store
-from convmem.summarize import ExtractiveSummarizer, LLMSummarizer, LLMSummarizerConfig, Summarizer
-from convmem.tokens import TokenCounter, get_counter
+
+if TYPE_CHECKING:
+    from convmem.assemble import AssembledContext, AssemblyOptions, AssemblyReport
+    from convmem.config import Config
+    from convmem.engine import Conversation, Memory, Scope, open
+    from convmem.entities.llm import LLMEntityExtractor
+    from convmem.entities.recall import EntityRecallOptions
+    from convmem.memories import Memories
+    from convmem.model import (
+        AuditEvent,
+        ConversationRecord,
+        MemoryHit,
+        MemoryNotice,
+        MemoryRecord,
+        Message,
+        MessageHit,
+        ModelProfile,
+        ToolCall,
+    )
+    from convmem.model.deadline import TimeLimits
+    from convmem.model.entities import Entity, EntityFact
+    from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
+    from convmem.model.purpose import PURPOSES
+    from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
+    from convmem.model.summary import Job, SummaryRecord
+    from convmem.retrieval.vector import (
+        Embedder,
+        HashingEmbedder,
+        QueryEmbedder,
+        SentenceTransformerEmbedder,
+    )
+    from convmem.search import SearchOptions
+    from convmem.store.base import PinnedInstruction, Store
+    from convmem.summarize import (
+        ExtractiveSummarizer,
+        LLMSummarizer,
+        LLMSummarizerConfig,
+        Summarizer,
+    )
+    from convmem.tokens import TokenCounter, get_counter
+
+# Everything else is imported on first use (PEP 562): the engine pulls in the never-store
+# policy, numpy and the store backends, which a CLI start or `import convmem.errors` need not pay.
+_LAZY: dict[str, str] = {
+    "AssembledContext": "convmem.assemble",
+    "AssemblyOptions": "convmem.assemble",
+    "AssemblyReport": "convmem.assemble",
+    "Config": "convmem.config",
+    "Conversation": "convmem.engine",
+    "Memory": "convmem.engine",
+    "Scope": "convmem.engine",
+    "open": "convmem.engine",
+    "LLMEntityExtractor": "convmem.entities.llm",
+    "EntityRecallOptions": "convmem.entities.recall",
+    "Memories": "convmem.memories",
+    "AuditEvent": "convmem.model",
+    "ConversationRecord": "convmem.model",
+    "MemoryHit": "convmem.model",
+    "MemoryNotice": "convmem.model",
+    "MemoryRecord": "convmem.model",
+    "Message": "convmem.model",
+    "MessageHit": "convmem.model",
+    "ModelProfile": "convmem.model",
+    "ToolCall": "convmem.model",
+    "TimeLimits": "convmem.model.deadline",
+    "Entity": "convmem.model.entities",
+    "EntityFact": "convmem.model.entities",
+    "RETENTION_LAYERS": "convmem.model.policy",
+    "RetentionPeriods": "convmem.model.policy",
+    "TenantPolicy": "convmem.model.policy",
+    "PURPOSES": "convmem.model.purpose",
+    "Snapshot": "convmem.model.snapshot",
+    "SnapshotItem": "convmem.model.snapshot",
+    "ToolSource": "convmem.model.snapshot",
+    "Job": "convmem.model.summary",
+    "SummaryRecord": "convmem.model.summary",
+    "Embedder": "convmem.retrieval.vector",
+    "HashingEmbedder": "convmem.retrieval.vector",
+    "QueryEmbedder": "convmem.retrieval.vector",
+    "SentenceTransformerEmbedder": "convmem.retrieval.vector",
+    "SearchOptions": "convmem.search",
+    "PinnedInstruction": "convmem.store.base",
+    "Store": "convmem.store.base",
+    "ExtractiveSummarizer": "convmem.summarize",
+    "LLMSummarizer": "convmem.summarize",
+    "LLMSummarizerConfig": "convmem.summarize",
+    "Summarizer": "convmem.summarize",
+    "TokenCounter": "convmem.tokens",
+    "get_counter": "convmem.tokens",
+}
 
 __all__ = [
     "AssembledContext",
@@ -124,3 +184,19 @@ __all__ = [
     "open",
 ]
 __version__ = "0.1.0"
+
+
+# Hidden from type checkers, which read the imports above instead: a visible module __getattr__
+# would make every misspelt `convmem.X` type as Any.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'convmem' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups are plain attribute reads
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -25,7 +26,9 @@ from convmem.cli_retention import retention
 from convmem.cli_service import keys, serve
 from convmem.cli_tools import tools
 from convmem.errors import ConvmemError
-from convmem.retrieval.vector import Embedder
+
+if TYPE_CHECKING:
+    from convmem.retrieval.vector import Embedder
 
 
 @click.group()

@@ -6,16 +6,18 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from convmem.config import Config
-from convmem.engine import Memory
-from convmem.engine import open as open_memory
 from convmem.errors import BackendUnavailable, ConvmemError
 from convmem.retrieval.vector import EMBEDDER_CHOICES, Embedder, named_embedder
-from convmem.summarize.llm import LLMSummarizerConfig
+
+# The engine, its configuration and the summarizer load when a command runs, not when the CLI
+# starts: `convmem --help` or a usage error need none of them.
+if TYPE_CHECKING:
+    from convmem.config import Config
+    from convmem.engine import Memory
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -72,6 +74,8 @@ def opened(
     db: str, config: Config | None = None, embedder: Embedder | None = None
 ) -> Iterator[Memory]:
     """The database for one command; a convmem error inside ends the command via ``fail``."""
+    from convmem.engine import open as open_memory
+
     try:
         with open_memory(db, config=config, embedder=embedder) as memory:
             yield memory
@@ -117,6 +121,9 @@ def llm_options(function: Command) -> Command:
 
 def llm_config(base_url: str | None, model: str | None, key_env: str, timeout: float) -> Config:
     """The configuration the LLM options ask for: the extractive summarizer without a model."""
+    from convmem.config import Config
+    from convmem.summarize.llm import LLMSummarizerConfig
+
     if not model:
         return Config()
     if not base_url:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
 import click
 
 from convmem.cli_common import db_option, embedder_option, fail, llm_config, llm_options, opened
 from convmem.errors import ConvmemError
-from convmem.retrieval.vector import Embedder
+
+if TYPE_CHECKING:
+    from convmem.retrieval.vector import Embedder
 
 
 @click.command("behaviour")

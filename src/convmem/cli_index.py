@@ -5,13 +5,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
 
 from convmem.cli_common import db_option, embedder_option, opened
-from convmem.config import Config
-from convmem.indexing import Progress
-from convmem.retrieval.vector import Embedder
+
+if TYPE_CHECKING:
+    from convmem.indexing import Progress
+    from convmem.retrieval.vector import Embedder
 
 
 @contextmanager
@@ -63,6 +65,8 @@ def backfill(db: str, embedder: Embedder | None, batch_size: int, refresh: bool)
     """Embed every turn, word and memory written without a vector from this embedder."""
     if embedder is None:
         raise click.UsageError("backfill needs an embedder: --embedder minilm")
+    from convmem.config import Config
+
     config = Config(embed_on_write=False)  # only the backfill embeds here
     with opened(db, config=config, embedder=embedder) as memory, progress_line("embedded") as pr:
         counts = memory.backfill_embeddings(batch_size=batch_size, progress=pr, refresh=refresh)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,7 +11,9 @@ from convmem.cli_common import db_option, echo_rows, embedder_option, fail, open
 from convmem.errors import ConvmemError, InvalidInput
 from convmem.model.keys import KEY_ROLES, ApiKey
 from convmem.model.purpose import PURPOSES
-from convmem.retrieval.vector import Embedder
+
+if TYPE_CHECKING:
+    from convmem.retrieval.vector import Embedder
 
 _tenant = click.option("--tenant", required=True, help="Tenant id.")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,8 +13,9 @@ from convmem.cli_common import db_option, echo_rows, embedder_option, fail, open
 from convmem.errors import InvalidInput
 from convmem.importers.files import read_json
 from convmem.model.tools import RISKS, RegisteredTool
-from convmem.retrieval.vector import Embedder
-from convmem.tools.registry import ToolEntry
+
+if TYPE_CHECKING:
+    from convmem.retrieval.vector import Embedder
 
 _tenant = click.option("--tenant", required=True, help="Tenant id.")
 
@@ -55,6 +56,8 @@ def tools_register(
 ) -> None:
     """Register (or replace) the tools in FILE, a JSON file of definitions in any provider's
     shape, each optionally as {"definition": …, "use_when": […], "risk": "high"}."""
+    from convmem.tools.registry import ToolEntry
+
     entries = [
         ToolEntry(e["definition"], e.get("use_when", ()), risk or e.get("risk", "low"))
         for e in _entries(file)

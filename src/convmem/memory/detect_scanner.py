@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import BasePlugin
+if TYPE_CHECKING:
+    from detect_secrets.plugins.base import BasePlugin
 
 _LEFT_OUT: Final = frozenset(
     {
@@ -44,6 +44,10 @@ _LONGEST: Final = 1000
 
 @lru_cache(maxsize=1)
 def _plugins() -> tuple[BasePlugin, ...]:
+    # Imported on the first text that has a candidate run: detect-secrets (and the requests and
+    # urllib3 it pulls in) costs ~60 ms, which every `import convmem` and CLI start would pay.
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
     mapping: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
     return tuple(cls() for name, cls in sorted(mapping.items()) if name not in _LEFT_OUT)
 

@@ -90,21 +90,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from functools import cache
+from typing import TYPE_CHECKING, Final
 
-from convmem.memory.detectors import (
-    Finding,
-    Prepared,
-    detect_bank_account,
-    detect_credential,
-    detect_government_id,
-    detect_health,
-    detect_inferred_trait,
-    detect_payment_card,
-    detect_sensitive_category,
-    prepare,
-)
 from convmem.memory.normalize import decoded_runs
+
+if TYPE_CHECKING:
+    from convmem.memory.detectors import Finding, Prepared
 
 __all__ = [
     "BlockReason",
@@ -141,17 +133,28 @@ class PolicyDecision:
 
 _ALLOWED: Final = PolicyDecision(True, None, "no never-store rule applies")
 
-# Most specific first: a key or a number with a checksum is certain, language is a judgement, and
-# an inference must be caught before the health rules read "the user has X" as a plain statement.
-_DETECTORS: Final[tuple[Callable[[Prepared], Finding | None], ...]] = (
-    detect_credential,
-    detect_payment_card,
-    detect_bank_account,
-    detect_government_id,
-    detect_inferred_trait,
-    detect_health,
-    detect_sensitive_category,
-)
+
+@cache
+def _detectors() -> tuple[Callable[[Prepared], Finding | None], ...]:
+    """The detectors in the order they run, loaded on the first check: their patterns take
+    ~0.2 s to compile, which every `import convmem` and CLI start would otherwise pay.
+
+    Most specific first: a key or a number with a checksum is certain, language is a judgement,
+    and an inference must be caught before the health rules read "the user has X" as a plain
+    statement.
+    """
+    from convmem.memory import detectors
+
+    return (
+        detectors.detect_credential,
+        detectors.detect_payment_card,
+        detectors.detect_bank_account,
+        detectors.detect_government_id,
+        detectors.detect_inferred_trait,
+        detectors.detect_health,
+        detectors.detect_sensitive_category,
+    )
+
 
 # Source kinds that name a provenance principle 9 forbids. The engine normally passes the flags;
 # recognising the kinds as well means a caller that only sets ``source_kind`` is still covered.
@@ -164,10 +167,12 @@ _RETRIEVED_KINDS: Final = frozenset(
 
 
 def _first_finding(text: str) -> Finding | None:
+    from convmem.memory.detectors import prepare
+
     prepared = prepare(text)
     if not prepared.text:
         return None
-    for detect in _DETECTORS:
+    for detect in _detectors():
         finding = detect(prepared)
         if finding is not None:
             return finding

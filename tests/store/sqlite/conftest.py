@@ -12,6 +12,6 @@ import convmem
 
 
 @pytest.fixture
-def memory(db_path: Path) -> Iterator[convmem.Memory]:
-    with convmem.open(db_path) as mem:
+def memory(migrated_db_path: Path) -> Iterator[convmem.Memory]:
+    with convmem.open(migrated_db_path) as mem:
         yield mem
