@@ -11,6 +11,7 @@ import re
 from typing import Final
 
 from convmem.memory.detect_common import Finding, Prepared
+from convmem.memory.detect_politics_record_i18n import politics_record_or_origin
 from convmem.memory.detect_sensitive_i18n import (
     health_disclosure,
     inferred_trait,
@@ -499,6 +500,11 @@ def detect_sensitive_category(p: Prepared) -> Finding | None:
         return Finding(
             "sensitive_category",
             "a personal statement about orientation, belief or affiliation (in another language)",
+        )
+    other = politics_record_or_origin(p.lower)
+    if other is not None:
+        return Finding(
+            "sensitive_category", f"a personal statement about {other} (in another language)"
         )
     return None
 

@@ -102,6 +102,7 @@ _DE: Final = _Language(
         + r"\s+){0,2}?"
         + _DE_COND,
         r"\bbei\s+mir\s+(?:wurde|ist|hat\s+man)\s+(?:\w+\s+){0,4}?" + _DE_COND,
+        r"\bich\s+bin\s+(?:\w+\s+){0,2}?an\s+(?:\w+\s+){0,2}?" + _DE_COND + r"\s+erkrankt",
         _says(
             r"meine?[mnrs]?\s+" + _DE_PERSON + r"\s+(?:hat|hatte|leidet\s+(?:an|unter))",
             _DE_COND,
@@ -193,6 +194,7 @@ _FR: Final = _Language(
             sep=r"\s*",
         ),
         _says(r"je\s+suis", _FR_ADJ),
+        r"\bje\s+fais\s+(?:de\s+la\s+|de\s+l'|des\s+|une\s+)" + _FR_COND,
         r"\bje\s+suis\s+(?:sobre|abstinente?|clean)\s+depuis",
         r"\bje\s+ne\s+bois\s+plus\s+depuis\s+" + _DURATION,
         r"\bje\s+prends\s+(?:\w+\s+){0,2}?(?:antid[ée]presseurs|insuline|anxiolytiques"
@@ -246,7 +248,7 @@ _ES_RELIG: Final = (
 )
 _ES: Final = _Language(
     gate=re.compile(
-        r"\b(?:yo|mi|mis|me|tengo|soy|estoy|llevo|tomo|voy|sufro|rezo|voto|nosotr[oa]s)\b"
+        r"\b(?:yo|mi|mis|me|tengo|soy|estoy|llevo|tomo|voy|sufro|padezco|rezo|voto|nosotr[oa]s)\b"
     ),
     health=_rx(
         r"\b(?:yo\s+)?tengo\s+"
@@ -256,7 +258,7 @@ _ES: Final = _Language(
         + r"\s+){0,2}?"
         + _ES_COND
         + r"\b(?!\s+(?:en\s+el\s+)?(?:perro|gato))",
-        r"\bsufro\s+(?:de\s+)?" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _ES_COND,
+        r"\b(?:sufro|padezco)\s+(?:de\s+)?" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _ES_COND,
         r"\bme\s+(?:diagnosticaron|han\s+diagnosticado|detectaron|encontraron)\s+"
         + _ART
         + r"(?:"
@@ -418,7 +420,7 @@ _NL_PERSON: Final = (
     r"|zus|oma|opa|tante|oom|neef|nicht|vriend(?:in)?|collega|baas|buurman|buurvrouw)"
 )
 _NL_COND: Final = (
-    r"(?:diabetes|suikerziekte|\w*kanker|kanker|depressie|angststoornis|paniekaanvallen"
+    r"(?:diabetes|suikerziekte|\w*kanker|kanker|depressies?|\w*stoornis|paniekaanvallen|angsten"
     r"|epilepsie|astma|hiv|aids|alzheimer|dementie|parkinson|multiple\s+sclerose|ms"
     r"|schizofrenie|bipolaire\s+stoornis|adhd|autisme|anorexia|boulimia|tumor|leukemie"
     r"|hoge\s+bloeddruk|hepatitis|migraine|covid|ziekte\s+van\s+\w+|reuma|artritis"
@@ -440,8 +442,18 @@ _NL_RELIG: Final = (
 _NL: Final = _Language(
     gate=re.compile(r"\b(?:ik|mijn|mij|me|wij|we)\b"),
     health=_rx(
-        _says(r"ik\s+heb", _NL_COND, then=_ART),
-        r"\bik\s+lijd\s+aan\s+" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _NL_COND,
+        _says(r"ik\s+heb", _NL_COND, then=_SINCE + _ART),
+        _says(r"ik\s+heb\s+(?:\w+\s+)?last\s+van", _NL_COND, then=_ART),
+        r"\bik\s+(?:lijd|leed)\s+"
+        + _SINCE
+        + r"aan\s+"
+        + _ART
+        + r"(?:"
+        + _W
+        + r"\s+){0,2}?"
+        + _NL_COND,
+        r"\bik\s+(?:ben|word)\s+(?:\w+\s+)?(?:onder\s+behandeling|behandeld|opgenomen)\s+(?:voor|aan"
+        r"|bij\s+de\s+(?:psychiater|oncoloog|ggz))\b",
         r"\bbij\s+mij\s+is\s+(?:\w+\s+){0,4}?" + _NL_COND,
         r"\bik\s+ben\s+gediagnosticeerd\s+met",
         _says(

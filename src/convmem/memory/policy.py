@@ -104,7 +104,7 @@ from convmem.memory.detectors import (
     detect_sensitive_category,
     prepare,
 )
-from convmem.memory.normalize import decoded_runs
+from convmem.memory.readings import readings
 
 __all__ = [
     "BlockReason",
@@ -177,15 +177,16 @@ def _first_finding(text: str) -> Finding | None:
 def check_text(text: str) -> PolicyDecision:
     """Content checks only: may ``text`` be stored as a durable memory?
 
-    The text is normalised first (``normalize.py``); readable text hidden in base64 or hex runs
-    is checked as well, one level deep.
+    Every reading of the text is checked (``readings.py``: as written, unwrapped from JSON,
+    percent-encoding, entities and markup, with leetspeak, spelled and spaced digits undone,
+    and the text hidden in base64 or hex runs); each is normalised first (``normalize.py``).
+    A reading only adds evidence: the first one that discloses decides.
     """
-    finding = _first_finding(text)
-    if finding is None:
-        for hidden in decoded_runs(text):
-            finding = _first_finding(hidden)
-            if finding is not None:
-                break
+    finding = None
+    for reading in readings(text):
+        finding = _first_finding(reading)
+        if finding is not None:
+            break
     if finding is None:
         return _ALLOWED
     return PolicyDecision(
