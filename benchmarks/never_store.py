@@ -85,7 +85,7 @@ def evaluate(rows: list[dict[str, str]]) -> tuple[dict[str, Any], list[str]]:
             check_text(text)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     checks = TIMING_ROUNDS * len(texts)
-    result = {
+    result: dict[str, Any] = {
         "categories": cats,
         "benign": {
             "total": benign_total,

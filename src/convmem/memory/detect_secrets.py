@@ -255,6 +255,15 @@ _ACCOUNT_NUMBER: Final = re.compile(
     r"(?i)\b(?:(?:bank|checking|savings|current|chequing|deposit)\s+)?(?:account|acct|a/c)\.?\s*"
     r"(?:number|num|no\.?|nr\.?|#)\s*(?:is|was|:|=|-)?\s*#?\s*(?P<v>\d(?:[ -]?\d){5,19})\b"
 )
+# The same label in German, French, Spanish, Italian, Portuguese and Dutch, and the German bank
+# code ("BLZ") or account ("Konto") before digits.
+_ACCOUNT_NUMBER_I18N: Final = re.compile(
+    r"(?i)(?<![^\W\d_])(?:konto(?:nummer|nr\.?)?|bankverbindung|num[ée]ro\s+de\s+(?:mon\s+)?compte"
+    r"(?:\s+bancaire)?|n°\s*de\s+compte|n[úu]mero\s+de\s+(?:mi\s+)?cuenta(?:\s+bancaria)?"
+    r"|n[úu]mero\s+(?:de\s+|da\s+)(?:minha\s+)?conta(?:\s+banc[áa]ria)?|numero\s+di\s+conto"
+    r"(?:\s+corrente)?|conto\s+corrente|(?:bank)?rekening(?:nummer)?|blz|bankleitzahl)"
+    r"(?![^\W\d_])\W{0,3}(?:(?:ist|lautet|est|es|è|é|is|:|=)\s*)?#?\s*(?P<v>\d(?:[ -]?\d){5,19})\b"
+)
 _BANK_ACCOUNT_IS: Final = re.compile(
     r"(?i)\b(?:bank|checking|savings|chequing)\s+account\s*(?:is|:|=)?\s*#?\s*"
     r"(?P<v>\d(?:[ -]?\d){5,19})\b"
@@ -282,7 +291,11 @@ def detect_bank_account(p: Prepared) -> Finding | None:
         # Every national format is mostly digits; prose that happens to start "at12" is not.
         if sum(c.isdigit() for c in bban) * 2 >= len(bban) and iban_valid(iban):
             return Finding("bank_account", "an IBAN (valid checksum)")
-    if _ACCOUNT_NUMBER.search(text) or _BANK_ACCOUNT_IS.search(text):
+    if (
+        _ACCOUNT_NUMBER.search(text)
+        or _BANK_ACCOUNT_IS.search(text)
+        or _ACCOUNT_NUMBER_I18N.search(text)
+    ):
         return Finding("bank_account", "a bank account number")
     if _ROUTING.search(text):
         return Finding("bank_account", "a bank routing number")

@@ -36,7 +36,10 @@ from convmem.memory.normalize import decoded_runs, normalize
 
 # ------------------------------------------------------------------------------------- unwrap
 
-_JSON_ESCAPE: Final = re.compile(r"\\(u[0-9a-fA-F]{4}|[nrtbf\"\\/'])")
+# JSON's escapes, and the \xNN and \UNNNNNNNN of Python, C and JavaScript string literals
+_JSON_ESCAPE: Final = re.compile(
+    r"\\(u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8}|[nrtbf\"\\/'])"
+)
 _SIMPLE_ESCAPES: Final = {
     "n": "\n", "r": "\n", "t": " ", "b": "", "f": " ", '"': '"', "\\": "\\", "/": "/", "'": "'",
 }  # fmt: skip
@@ -49,10 +52,24 @@ _MAX_DEPTH: Final = 4
 
 # Tags that end a line or a cell separate words; inline tags (<b>, <span>, <code> ...) do not,
 # so "pass<b>word</b>" reads "password".
-_BLOCK_TAG: Final = re.compile(
-    r"(?i)</?(?:p|div|br|hr|li|ul|ol|tr|td|th|table|h[1-6]|blockquote|pre|section|article"
-    r"|header|footer|dd|dt|dl)\b[^<>]{0,300}>"
+_BLOCK_TAGS: Final = (
+    r"(?:p|div|br|hr|li|ul|ol|tr|td|th|table|h[1-6]|blockquote|pre|section|article|header"
+    r"|footer|dd|dt|dl|body|html|head|title|main|nav|aside|form|label|button|caption|thead|tbody)"
 )
+_INLINE_TAGS: Final = (
+    r"(?:a|abbr|b|bdi|bdo|big|cite|code|del|dfn|em|font|i|ins|kbd|mark|q|s|samp|small|span"
+    r"|strike|strong|sub|sup|time|tt|u|var)"
+)
+_BLOCK_TAG: Final = re.compile(r"(?i)</?" + _BLOCK_TAGS + r"\b[^<>]{0,300}>")
+# An element that is not HTML labels its content ("<password>x</password>" in a config or an
+# XML export): it reads "password: x".
+_ELEMENT: Final = re.compile(
+    r"<(?!(?:" + _INLINE_TAGS + r"|" + _BLOCK_TAGS + r")\b)([A-Za-z][\w.-]{0,40})"
+    r"(?:\s[^<>]{0,200})?>([^<>]{1,300})</\1\s*>",
+    re.I,
+)
+# a table cell's border: "| password | x |" reads "password : x"
+_CELL: Final = re.compile(r"\s*\|\s*")
 _TAG: Final = re.compile(
     r"<(?:[A-Za-z][A-Za-z0-9-]{0,20}|/[A-Za-z][A-Za-z0-9-]{0,20}|!--)[^<>]{0,300}>"
 )
@@ -63,14 +80,17 @@ _MD_LINE_MARK: Final = re.compile(r"(?m)^[ \t]*(?:#{1,6}|>+|[-*+\u2022]|\d{1,3}[
 _MD_MARK: Final = re.compile(r"[*`~]+|(?<![^\W_])_+|_+(?![^\W_])")
 # Markup is looked for only when one of its characters is there; a list or heading mark needs a
 # line start, so a text without one of these and without a line break has none.
-_MARKUP_CHARS: Final = frozenset("*_`~<[\n")
+_MARKUP_CHARS: Final = frozenset("*_`~<[|\n")
 _MARKUP_LEAD: Final = frozenset("#>-+\u20220123456789")
 
 
 def _json_unescape(text: str) -> str:
     def one(m: re.Match[str]) -> str:
         code = m.group(1)
-        return chr(int(code[1:], 16)) if code[0] == "u" else _SIMPLE_ESCAPES[code]
+        if code[0] in "uxU":
+            point = int(code[1:], 16)
+            return chr(point) if point <= 0x10FFFF else ""
+        return _SIMPLE_ESCAPES[code]
 
     for _ in range(3):  # a JSON document inside a JSON string escapes twice
         undone = _JSON_ESCAPE.sub(one, text)
@@ -118,10 +138,14 @@ def _parse_json(text: str, depth: int = 0) -> object | None:
 
 
 def _strip_markup(text: str) -> str:
+    if "</" in text:
+        text = _ELEMENT.sub(r" \1: \2 ", text)
     text = _BLOCK_TAG.sub(" ", text)
     text = _TAG.sub("", text)
     text = _MD_LINK.sub(r"\1", text)
     text = _MD_LINE_MARK.sub("", text)
+    if " |" in text or "| " in text:
+        text = _CELL.sub(" : ", text)
     return _MD_MARK.sub("", text)
 
 
@@ -160,11 +184,6 @@ _HAS_LEET: Final = re.compile(r"[^\W\d_][013-578@$!|€]|[013-578@$][^\W\d_]")
 _LEET_CANDIDATE: Final = re.compile(
     r"(?<![\w@$!|€])[\w@$!|€]*(?:[^\W\d_][013-578@$!|€]|[013-578@$][^\W\d_])[\w@$!|€]*"
 )
-_LEET_CHAR: Final = re.compile(
-    r"(?<=[^\W\d_])[@$!|€](?=[^\W\d_])"  # a symbol between letters: "p@ss", "pr!vate"
-    r"|(?<=[^\W\d_])[013-578](?![0-9])"  # a lone digit after a letter: "d1abet1c", "hell0"
-    r"|(?<![^\W_])[013-578@$](?=[^\W\d_]{2})"  # starting a word: "3pilepsy", "@ids"
-)
 _MAX_LEET: Final = 3
 
 # Digits as words in the languages the rules read (English, German, French, Spanish, Italian,
@@ -187,16 +206,27 @@ for _digit, _words in enumerate(
 ):
     for _word in _words.split():
         _DIGIT_WORDS[normalize(_word).lower()] = str(_digit)
+# English teens and tens, for codes read out in pairs ("forty-eight nineteen")
+_PAIRS: Final = {
+    "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14",
+    "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19",
+}  # fmt: skip
+_TENS: Final = {
+    "twenty": "2", "thirty": "3", "forty": "4", "fifty": "5", "sixty": "6", "seventy": "7",
+    "eighty": "8", "ninety": "9",
+}  # fmt: skip
 _TIMES: Final = {"double": 2, "triple": 3}
 _NUMBER_WORD: Final = (
     r"(?:(?:double|triple)\s+)?(?:"
-    + "|".join(sorted((re.escape(w) for w in _DIGIT_WORDS), key=len, reverse=True))
-    + r")"
+    + "|".join(
+        sorted((re.escape(w) for w in (*_DIGIT_WORDS, *_PAIRS, *_TENS)), key=len, reverse=True)
+    )
+    + r"|(?<![0-9])[0-9](?![0-9]))"
 )
 _SPELLED_RUN: Final = re.compile(
     r"(?i)(?<![^\W\d_])" + _NUMBER_WORD + r"(?:\s*[,/-]?\s*" + _NUMBER_WORD + r"){2,}(?![^\W\d_])"
 )
-_ONE_NUMBER: Final = re.compile(r"(?i)(?:(double|triple)\s+)?([^\W\d_]+)")
+_ONE_NUMBER: Final = re.compile(r"(?i)(?:(double|triple)\s+)?([^\W\d_]+|[0-9])")
 _WORD_EDGE: Final = ".,;:!?\"'()[]{}-/"
 
 # "4 8 1 9", "4.8.1.9", "4-8-1-9": four or more digits written one at a time
@@ -214,11 +244,24 @@ _CHAINED: Final = re.compile(
 
 def _digits_of_run(m: re.Match[str]) -> str:
     out: list[str] = []
+    tens = ""  # "forty" waits for a digit: "forty-eight" is 48, "forty" alone 40
     for part in _ONE_NUMBER.finditer(m.group(0)):
-        digit = _DIGIT_WORDS.get(part.group(2).lower())
+        word = part.group(2).lower()
+        digit = word if word.isdigit() else _DIGIT_WORDS.get(word)
+        if tens:
+            out.append(tens + (digit if digit and digit != "0" else "0"))
+            tens = ""
+            if digit and digit != "0":
+                continue
+        if word in _TENS:
+            tens = _TENS[word]
+            continue
+        digit = digit or _PAIRS.get(word)
         if digit is None:
             return m.group(0)
         out.append(digit * _TIMES.get((part.group(1) or "").lower(), 1))
+    if tens:
+        out.append(tens + "0")
     return "".join(out)
 
 
@@ -226,21 +269,35 @@ def _spelled_digits(text: str) -> str:
     # Most texts hold fewer than two number words; counting them (C-speed splits and set
     # lookups) is far cheaper than running the alternation of every language's words.
     words = 0
-    for token in text.lower().split():
-        if token.strip(_WORD_EDGE) in _DIGIT_WORDS:
+    for token in text.lower().replace("-", " ").split():
+        token = token.strip(_WORD_EDGE)
+        if token in _DIGIT_WORDS or token in _PAIRS or token in _TENS:
             words += 1
             if words >= 2:
                 return _SPELLED_RUN.sub(_digits_of_run, text)
     return text
 
 
-def _leet_token(m: re.Match[str]) -> str:
+def _leet_token(m: re.Match[str], one: str) -> str:
     token = m.group(0)
     letters = sum(c.isalpha() for c in token)
     others = len(token) - letters
-    if others > _MAX_LEET or letters < 2 * others or len(token) > 24:
+    if others > _MAX_LEET or letters <= others or len(token) > 24:
         return token
-    return _LEET_CHAR.sub(lambda c: _LEET[c.group(0)], token)
+    out: list[str] = []
+    for i, c in enumerate(token):
+        letter = one if c == "1" else _LEET.get(c)
+        if letter is not None and c.isdigit():
+            # a lone digit: next to another digit it is part of a number ("c0vid19")
+            lone = not (i and token[i - 1].isdigit()) and not token[i + 1 : i + 2].isdigit()
+            out.append(letter if lone else c)
+        elif letter is not None:
+            # a symbol inside the word, never at its end ("p@ss", "pa$$word"; not "Hello!")
+            rest = token[i + 1 :].lstrip("@$!|€")
+            out.append(letter if rest[:1].isalnum() else c)
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def _unchain(m: re.Match[str]) -> str:
@@ -252,11 +309,13 @@ def _unchain(m: re.Match[str]) -> str:
     return " ".join(parts)
 
 
-def respell(norm: str) -> str:
-    """Normalised ``norm`` with leet undone, spelled digits as digits, digits apart closed up,
-    pauses between words dropped and chained words split (``norm`` itself when it has none of
-    them)."""
-    text = _LEET_CANDIDATE.sub(_leet_token, norm) if _HAS_LEET.search(norm) else norm
+def respell(norm: str, *, one: str = "i") -> str:
+    """Normalised ``norm`` with leet undone (a lone "1" read as ``one``), spelled digits as
+    digits, digits apart closed up, pauses between words dropped and chained words split
+    (``norm`` itself when it has none of them)."""
+    text = norm
+    if _HAS_LEET.search(text):
+        text = _LEET_CANDIDATE.sub(lambda m: _leet_token(m, one), text)
     text = _spelled_digits(text)
     text = _SPLIT_DIGITS.sub(lambda m: _DIGIT_SEPARATOR.sub("", m.group(0)), text)
     text = _PAUSE.sub(" ", text)
@@ -275,6 +334,11 @@ def _own_readings(text: str) -> tuple[str, list[str]]:
         respelled = respell(norm)
         if respelled != norm:
             found.append(respelled)
+            # a lone "1" in a word is an i ("d1abetic") or an l ("a1coho1ic"): read both
+            if "1" in norm:
+                as_l = respell(norm, one="l")
+                if as_l != respelled:
+                    found.append(as_l)
     return unwrapped, found
 
 
