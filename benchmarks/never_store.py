@@ -95,9 +95,9 @@ def evaluate(rows: list[dict[str, str]]) -> tuple[dict[str, Any], list[str]]:
         "us_per_check": wall / checks * 1e6 if texts else 0.0,
         "cpu_us_per_check": cpu / checks * 1e6 if texts else 0.0,
     }
-    for key, cut in slices.items():
-        if cut:
-            result[f"by_{key}"] = dict(sorted(cut.items()))
+    for key, table in slices.items():
+        if table:
+            result[f"by_{key}"] = dict(sorted(table.items()))
     return result, errors
 
 
