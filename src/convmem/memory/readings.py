@@ -232,10 +232,12 @@ _WORD_EDGE: Final = ".,;:!?\"'()[]{}-/"
 # "4 8 1 9", "4.8.1.9", "4-8-1-9": four or more digits written one at a time
 _SPLIT_DIGITS: Final = re.compile(r"(?<![0-9])[0-9](?:[ .\u00b7_-][0-9]){3,}(?![0-9])")
 _DIGIT_SEPARATOR: Final = re.compile(r"[ .\u00b7_-]")
+_HAS_SPLIT_DIGITS: Final = re.compile(r"[0-9][ .\u00b7_-][0-9][ .\u00b7_-][0-9]")
 # a pause between two words: "I have... diabetes", "I have -- diabetes", "I am … gay"
 _PAUSE: Final = re.compile(
     r"(?<=[^\W\d_])\s*(?:\.{2,}|\u2026|-{2,}|\s-\s|[,;:]\s*(?:like|um|uh|erm),?)\s*(?=[^\W\d_])"
 )
+_PAUSE_MARKS: Final = ("..", "\u2026", "--", " - ", " like", " um", " uh", " erm")
 # three or more words chained by one joiner: "I_have_diabetes", "my-password-is-x", "i.am.gay"
 _CHAINED: Final = re.compile(
     r"(?<![^\W_])[^\W_]{1,20}(?:([_.-])[^\W_]{1,20})(?:\1[^\W_]{1,20})+(?![^\W_])"
@@ -288,13 +290,16 @@ def _leet_token(m: re.Match[str], one: str) -> str:
     for i, c in enumerate(token):
         letter = one if c == "1" else _LEET.get(c)
         if letter is not None and c.isdigit():
-            # a lone digit: next to another digit it is part of a number ("c0vid19")
+            # a lone digit: next to another digit it is part of a number ("c0vid19"); at the
+            # start of a word only before three letters ("3pilepsy", not "4pm" or "3rd")
             lone = not (i and token[i - 1].isdigit()) and not token[i + 1 : i + 2].isdigit()
-            out.append(letter if lone else c)
+            lead = i > 0 or (token[1:4].isalpha() and len(token) >= 4)
+            out.append(letter if lone and lead else c)
         elif letter is not None:
-            # a symbol inside the word, never at its end ("p@ss", "pa$$word"; not "Hello!")
+            # a symbol inside the word, before a letter, never at its end ("p@ss", "pa$$word";
+            # not "Hello!", "Gingerbread!88")
             rest = token[i + 1 :].lstrip("@$!|€")
-            out.append(letter if rest[:1].isalnum() else c)
+            out.append(letter if rest[:1].isalpha() or rest[:1] in _LEET else c)
         else:
             out.append(c)
     return "".join(out)
@@ -317,9 +322,15 @@ def respell(norm: str, *, one: str = "i") -> str:
     if _HAS_LEET.search(text):
         text = _LEET_CANDIDATE.sub(lambda m: _leet_token(m, one), text)
     text = _spelled_digits(text)
-    text = _SPLIT_DIGITS.sub(lambda m: _DIGIT_SEPARATOR.sub("", m.group(0)), text)
-    text = _PAUSE.sub(" ", text)
-    return _CHAINED.sub(_unchain, text)
+    # each rule below is tried only when the characters it needs are there (substring tests
+    # run in C; most texts have none of them)
+    if _HAS_SPLIT_DIGITS.search(text):
+        text = _SPLIT_DIGITS.sub(lambda m: _DIGIT_SEPARATOR.sub("", m.group(0)), text)
+    if any(mark in text for mark in _PAUSE_MARKS):
+        text = _PAUSE.sub(" ", text)
+    if text.count("_") > 1 or text.count("-") > 1 or text.count(".") > 1:
+        text = _CHAINED.sub(_unchain, text)
+    return text
 
 
 # ----------------------------------------------------------------------------------- readings
@@ -345,7 +356,8 @@ def _own_readings(text: str) -> tuple[str, list[str]]:
 def readings(text: str) -> Iterator[str]:
     """``text`` first, then each distinct reading of it (see the module's docstring), then the
     readings of the text hidden in its base64 or hex runs (at most a few, one level deep)."""
-    seen: set[str] = set()
+    yield text  # the text as written first: a disclosure found there needs no other reading
+    seen = {text}
     unwrapped, own = _own_readings(text)
     for reading in own:
         if reading not in seen:
