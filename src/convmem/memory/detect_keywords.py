@@ -59,7 +59,13 @@ _PIN_NOUN: Final = (
     r"|ontgrendelcode|c[oó]digo\s+(?:de\s+)?(?:acceso|acesso|desbloqueo|desbloqueio)"
     r"|codice\s+(?:di\s+)?(?:accesso|sblocco)"
     # "code for the alarm", "Code für die Alarmanlage", "code de l'alarme", "código de la alarma"
-    r"|(?:code|codice|c[oó]digo)\s+(?:for|to|f[üu]r|von|der|des|vom|de|du|d'|del|dell'|della"
+    # "code to open the side gate", "code that unlocks the shed"
+    r"|code\s+(?:to|that|which)\s+(?:open|opens|unlock|unlocks|disarm|disarms|get\s+into)\s+"
+    r"(?:the\s+|my\s+|our\s+)?"
+    + _PLACE_ADJ
+    + r"(?:\w+\s+)?"
+    + _PLACE
+    + r"|(?:code|codice|c[oó]digo)\s+(?:for|to|f[üu]r|von|der|des|vom|de|du|d'|del|dell'|della"
     r"|dello|di|do|da|van|voor)\s*(?:the\s+|my\s+|our\s+|die\s+|den\s+|das\s+|l'|la\s+|le\s+|el\s+"
     r"|il\s+|lo\s+|o\s+|a\s+|het\s+|de\s+)?(?:" + _PLACE_ADJ + _PLACE + r"|" + _CARD_PLACE + r")"
 )
@@ -243,6 +249,10 @@ def value_is_secret(kind: str, raw: str) -> bool:
     """Is ``raw`` (the word after the noun) a value of that kind of secret?"""
     quoted = raw[:1] in "\"'`" and len(raw) >= 2
     value = raw[1:-1] if quoted else raw.rstrip(".,;:!?)]}")
+    if not quoted:
+        # a value ends where markup starts ("verlopen</note>"), and emphasis marks around a
+        # word are not part of it ("_expired_")
+        value = value.split("</", 1)[0].strip("*_~")
     if not value or PLACEHOLDER.match(value):
         return False
     if kind == "pin":
@@ -276,7 +286,8 @@ def made_up(value: str) -> bool:
 # Every rule above needs one of these fragments; a text with none (most memories) skips them all.
 # Substring tests run in C, far faster than the rules' alternations.
 _TRIGGERS: Final = (
-    "pass", "pw", "pin", "cod", "kenn", "mot de", "mdp", "contras", "clave", "parola", "senha",
+    "pass", "pw", "pin", "cod", "cód", "kenn", "mot de", "mdp", "contras", "clave", "parola",
+    "senha",
     "palavra", "wacht", "key", "token", "secret", "credential", "login", "log-in", "user",
     "benutzer", "ident", "utili", "usuari", "utente", "usuá", "gebruik", "account", "alarm",
     "combination", "otp", "geheim", "zugang", "phrase", "mnemonic", "schlüssel", "schlussel",

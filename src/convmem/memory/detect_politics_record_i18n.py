@@ -19,7 +19,8 @@ from typing import Final
 # A word that is also an ordinary adjective ("links", "liberal", "rechts") counts only where the
 # clause ends after it, as in the English rules.
 _END: Final = (
-    r"(?=\s*(?:$|[.,;:!?)]|y\b|e\b|und\b|et\b|en\b|pero\b|mais\b|aber\b|ma\b|mas\b|maar\b))"
+    r"(?=\s*(?:$|[.,;:!?)\u2014\u2013-]|y\b|e\b|und\b|et\b|en\b|pero\b|mais\b|aber\b|ma\b"
+    r"|mas\b|maar\b))"
 )
 
 # Ideologies, as nouns or adjectives, in all six languages (masculine and feminine forms).

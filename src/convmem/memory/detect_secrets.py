@@ -175,7 +175,8 @@ _CARD_ONLY_CODE: Final = re.compile(
     r"(?i)\b(?:cid|csc|security\s+code|sicherheitscode|pr[üu]fnummer|pr[üu]fziffer|code\s+de"
     r"\s+s[ée]curit[ée]|c[oó]digo\s+de\s+seguran?[çc]a|codice\s+di\s+sicurezza"
     r"|beveiligingscode|c[oó]digo\s+de\s+seguridad)\b"
-    r"(?:\s+(?:of|on|der|de|du|del|della|da|do|van)\s+(?:\S+\s+){0,2}?\S+)?"
+    # "on the back of my card", "auf der Rückseite meiner Karte"
+    r"(?:\s+(?:of|on|der|de|du|del|della|da|do|van|auf|sur|en|al|sul|no|op)\s+(?:\S+\s+){0,5}?\S+)?"
     r"\W{0,3}(?:(?:" + _VERBS + r")\s+)?[:=#]?\s*\d{3,4}\b"
 )
 _EXPIRY: Final = re.compile(

@@ -19,9 +19,10 @@ from typing import Final
 from convmem.memory import detect_sensitive_cjk_ru as cjk_ru
 
 _W: Final = r"[^\W\d_]+"  # one word, letters only (accents included)
+# up to two in a row: "de l'asthme", "de la dépression"
 _ART: Final = (
     r"(?:(?:une?|eine?[nmr]?|el|la|le|les|l'|lo|il|gli|uno|un'|um|uma|o|a|os|as|de|het|een|des"
-    r"|du|der|die|das|den|dem)\s*)?"
+    r"|du|der|die|das|den|dem)\s*){0,2}"
 )
 _SINCE: Final = (
     r"(?:(?:seit|depuis|desde|hace|da|h[áa]|al|sinds|already|schon|bereits|d[ée]j[àa]|ya|gi[àa]"

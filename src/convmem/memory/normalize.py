@@ -151,6 +151,8 @@ def _readable(raw: bytes) -> str | None:
     # text, not binary: mostly letters, marks and digits (at most one character in four is
     # punctuation or a symbol), and more than one word (or a script that writes without
     # spaces: two or more CJK characters)
+    if decoded.lstrip()[:1] in ("{", "[") and decoded.rstrip()[-1:] in ("}", "]"):
+        return decoded  # a JSON document: its punctuation is structure, its strings are text
     shown = [c for c in decoded if not c.isspace()]
     if sum(unicodedata.category(c)[0] in "PS" for c in shown) * 4 > len(shown):
         return None

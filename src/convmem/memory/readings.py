@@ -46,6 +46,7 @@ _SIMPLE_ESCAPES: Final = {
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _PERCENT: Final = re.compile(r"%[0-9A-Fa-f]{2}")
 _PLUS_AS_SPACE: Final = re.compile(r"[^\W\d_]\+[^\W\d_]")
+_QUERY_VALUE: Final = re.compile(r"=([^\s&#=]*\+[^\s&#=]*)")
 _ENTITY: Final = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?")
 _MAX_JSON: Final = 200_000
 _MAX_DEPTH: Final = 4
@@ -68,13 +69,15 @@ _ELEMENT: Final = re.compile(
     r"(?:\s[^<>]{0,200})?>([^<>]{1,300})</\1\s*>",
     re.I,
 )
+# a table's rule line ("|---|:--:|") under its header
+_TABLE_RULE: Final = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 # a table cell's border: "| password | x |" reads "password : x"
 _CELL: Final = re.compile(r"\s*\|\s*")
 _TAG: Final = re.compile(
     r"<(?:[A-Za-z][A-Za-z0-9-]{0,20}|/[A-Za-z][A-Za-z0-9-]{0,20}|!--)[^<>]{0,300}>"
 )
 _MD_LINK: Final = re.compile(r"!?\[([^\[\]\n]{0,300})\]\([^()\s]{0,500}\)")
-_MD_LINE_MARK: Final = re.compile(r"(?m)^[ \t]*(?:#{1,6}|>+|[-*+\u2022]|\d{1,3}[.)])[ \t]+")
+_MD_LINE_MARK: Final = re.compile(r"(?m)^[ \t]*(?:#{1,6}|>+|[-*+\u2022]|\d{1,3}[.)])(?:[ \t]+|$)")
 # emphasis and code marks: asterisks, tildes and backticks anywhere; underscores only at a
 # word's edge, so snake_case names keep theirs
 _MD_MARK: Final = re.compile(r"[*`~]+|(?<![^\W_])_+|_+(?![^\W_])")
@@ -137,12 +140,36 @@ def _parse_json(text: str, depth: int = 0) -> object | None:
     return value if isinstance(value, dict | list | str) else None
 
 
+def _table_as_labels(text: str) -> str:
+    """A markdown table as "header: cell" statements, one row a line."""
+    lines = text.split("\n")
+    out: list[str] = []
+    header: list[str] | None = None
+    for i, line in enumerate(lines):
+        lead, bar, row = line.partition("|")  # a table may start after a label ("text: | a |")
+        cells = [c.strip() for c in (bar + row).strip().strip("|").split("|")]
+        if header is not None and bar:
+            out.append(". ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=False)) + ".")
+            continue
+        header = None
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if bar and _TABLE_RULE.match(nxt):
+            header = cells
+            if lead.strip():
+                out.append(lead)
+            continue
+        out.append(line)
+    return "\n".join(line for line in out if not _TABLE_RULE.match(line))
+
+
 def _strip_markup(text: str) -> str:
     if "</" in text:
         text = _ELEMENT.sub(r" \1: \2 ", text)
     text = _BLOCK_TAG.sub(" ", text)
     text = _TAG.sub("", text)
     text = _MD_LINK.sub(r"\1", text)
+    if "---" in text and "|" in text:
+        text = _table_as_labels(text)
     text = _MD_LINE_MARK.sub("", text)
     if " |" in text or "| " in text:
         text = _CELL.sub(" : ", text)
@@ -156,9 +183,13 @@ def unwrap(text: str) -> str:
     if parsed is not None:
         lines: list[str] = []
         _flatten(parsed, lines, 0)
-        text = "\n".join(lines)
+        # each value is a statement of its own: a line break is lost when the text is
+        # normalised, so a full stop ends it ("Sou de direita. ts: 1700000000")
+        text = "\n".join(line if line[-1:] in ".!?:" else line + "." for line in lines)
     if "\\" in text:
         text = _json_unescape(text)
+    if "+" in text and "=" in text:  # a form-encoded value writes its spaces as "+"
+        text = _QUERY_VALUE.sub(lambda m: "=" + unquote_plus(m.group(1)), text)
     for _ in range(2):  # percent-encoding of percent-encoding ("%2520")
         if not _PERCENT.search(text):
             break
@@ -230,9 +261,9 @@ _ONE_NUMBER: Final = re.compile(r"(?i)(?:(double|triple)\s+)?([^\W\d_]+|[0-9])")
 _WORD_EDGE: Final = ".,;:!?\"'()[]{}-/"
 
 # "4 8 1 9", "4.8.1.9", "4-8-1-9": four or more digits written one at a time
-_SPLIT_DIGITS: Final = re.compile(r"(?<![0-9])[0-9](?:[ .\u00b7_-][0-9]){3,}(?![0-9])")
-_DIGIT_SEPARATOR: Final = re.compile(r"[ .\u00b7_-]")
-_HAS_SPLIT_DIGITS: Final = re.compile(r"[0-9][ .\u00b7_-][0-9][ .\u00b7_-][0-9]")
+_SPLIT_DIGITS: Final = re.compile(r"(?<![0-9])[0-9](?:(?: ?[.\u00b7_/-] ?| )[0-9]){3,}(?![0-9])")
+_DIGIT_SEPARATOR: Final = re.compile(r"[ .\u00b7_/-]")
+_HAS_SPLIT_DIGITS: Final = re.compile(r"[0-9] ?[ .\u00b7_/-] ?[0-9] ?[ .\u00b7_/-] ?[0-9]")
 # a pause between two words: "I have... diabetes", "I have -- diabetes", "I am … gay"
 _PAUSE: Final = re.compile(
     r"(?<=[^\W\d_])\s*(?:\.{2,}|\u2026|-{2,}|\s-\s|[,;:]\s*(?:like|um|uh|erm),?)\s*(?=[^\W\d_])"
