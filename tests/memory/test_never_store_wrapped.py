@@ -140,7 +140,7 @@ def test_plain_text_has_one_reading_and_the_text_as_written_comes_first() -> Non
     wrapped = r'{"note": "I have **diabetes**"}'
     found = list(readings(wrapped))
     assert found[0] == wrapped
-    assert "note: I have diabetes" in found
+    assert "note: I have diabetes." in found
 
 
 def test_unwrap_and_respell_undo_each_wrapping() -> None:
