@@ -12,8 +12,9 @@ the benign false-positive rate, and the time per check (CPU and wall). ``--show-
 the corpus line numbers and notes of misses and false positives (never the texts, which may hold
 secret-shaped strings).
 
-The extra corpora (by default the wrapped set ``never_store_wrapped.jsonl`` and the held-out set
-``never_store_heldout.jsonl``, written after the rules) are reported beside the main one, each
+The extra corpora (by default the wrapped set ``never_store_wrapped.jsonl`` and the held-out sets
+``never_store_heldout.jsonl`` and ``never_store_heldout2.jsonl``, each written after the rules it
+was first run against) are reported beside the main one, each
 also per wrapping (``wrap``: JSON escapes, percent-encoding, markup, leetspeak, spelled digits,
 base64 ...) and per language (``lang``) when its lines carry those fields: blocked recall over
 the positives and benign lines wrongly blocked. The main corpus's figures stay at the top level
@@ -34,7 +35,11 @@ from convmem.memory.policy import BlockReason, check_text
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 DEFAULT_CORPUS = DATA / "never_store.jsonl"
-DEFAULT_EXTRA = (DATA / "never_store_wrapped.jsonl", DATA / "never_store_heldout.jsonl")
+DEFAULT_EXTRA = (
+    DATA / "never_store_wrapped.jsonl",
+    DATA / "never_store_heldout.jsonl",
+    DATA / "never_store_heldout2.jsonl",
+)
 CONTENT_CATEGORIES: tuple[str, ...] = get_args(Category)
 TIMING_ROUNDS = 20
 

@@ -22,7 +22,12 @@ def test_never_store_benchmark_writes_json(tmp_path: Path) -> None:
     assert set(report["categories"]) >= {"credential", "payment_card", "government_id"}
     assert report["benign"]["total"] >= 100
     assert report["us_per_check"] > 0 and report["cpu_us_per_check"] > 0
-    assert set(report["corpora"]) >= {"never_store", "never_store_wrapped"}
+    assert set(report["corpora"]) >= {
+        "never_store",
+        "never_store_wrapped",
+        "never_store_heldout",
+        "never_store_heldout2",
+    }
     wrapped = report["corpora"]["never_store_wrapped"]
     assert wrapped["benign"]["total"] >= 100
     assert {"json \\u escapes", "url-encoded", "markdown bold", "base64", "leet"} <= set(

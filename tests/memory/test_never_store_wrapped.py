@@ -62,6 +62,14 @@ CARD_WORDS = "four five three nine one four eight eight zero three four three si
         ("Soy de izquierdas", BlockReason.SENSITIVE_CATEGORY),
         ("J'ai un casier judiciaire", BlockReason.SENSITIVE_CATEGORY),
         ("Ik heb op GroenLinks gestemd", BlockReason.SENSITIVE_CATEGORY),
+        # structure that labels a value: a form field, an XML element, a markdown table
+        ('<input name="password" value="Heron#6621">', BlockReason.CREDENTIAL),
+        ("<password>Seal!Point88</password>", BlockReason.CREDENTIAL),
+        ("| site | password |\n|---|---|\n| bank | Walrus!4455 |", BlockReason.CREDENTIAL),
+        ("/save?m=Ik+ben+lesbisch", BlockReason.SENSITIVE_CATEGORY),
+        # the issue's paraphrases of a refused turn
+        ("I log in to the bank with Falcon!9921.", BlockReason.CREDENTIAL),
+        ("I use tulip-rain-44 for gmail", BlockReason.CREDENTIAL),
     ],
 )
 def test_wrapped_disclosures_are_refused(text: str, reason: BlockReason) -> None:
@@ -91,6 +99,9 @@ def test_wrapped_disclosures_are_refused(text: str, reason: BlockReason) -> None
         "Ich habe eine Doku über das Gefängnis gesehen",
         "Ik heb last van de hitte",
         # base64 that is not text, and a short base64 of a harmless sentence
+        "I use Python3 for work",
+        "I log in to the bank with my phone",
+        "Soy del Real Madrid",
         "build artefact c2hhMjU2OmFiY2RlZg==",
         "note: " + base64.b64encode(b"buy milk").decode(),
     ],
@@ -154,7 +165,7 @@ def test_unwrap_and_respell_undo_each_wrapping() -> None:
     assert respell("I_have_diabetes") == "I have diabetes"
     # numbers and keys are not leet: a run of digits stays, a token with many digits stays
     assert respell("iPhone15 and B12") == "iPhone15 and B12"
-    assert respell("sk8Tz3Qw1Lm0") == "sk8Tz3Qw1Lm0"
+    assert respell("sk8Tz3Qw1Lm0Xp7R2") == "sk8Tz3Qw1Lm0Xp7R2"
 
 
 def test_a_reading_never_removes_evidence() -> None:

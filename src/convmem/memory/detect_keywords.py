@@ -245,6 +245,29 @@ _NETWORK_KEY: Final = re.compile(
 )
 
 
+# A made-up secret used to get in, with no secret noun: "I log in to the bank with Falcon!9921",
+# "I use tulip-rain-44 for gmail". Only a value with letters, digits and a symbol counts here
+# ("I use Python3 for work" passes).
+_USED_TO_LOG_IN: Final = re.compile(
+    r"\b(?:log(?:ging)?\s*(?:in|on)|sign(?:ing)?\s*in|get\s+into|unlock|access)\b[^.;!?\n]{0,40}?"
+    r"\bwith\s+(?P<v>[^\s\"'`\\]{6,120})"
+    r"|\buse\s+(?P<v2>[^\s\"'`\\]{6,120})\s+(?:for|on|to\s+(?:log\s*in|sign\s*in)\s+(?:to|on))\s+"
+    r"(?:my\s+|the\s+|our\s+)?(?:\w+\s+)?(?:e-?mail|g?mail|outlook|hotmail|yahoo|icloud|bank(?:ing)?"
+    r"|netflix|spotify|amazon|facebook|instagram|twitter|paypal|apple\s+id|wi-?fi|router|vpn"
+    r"|login|account|laptop|computer|phone|server|portal|app)\b",
+    re.I,
+)
+
+
+def _symbolic(value: str) -> bool:
+    core = value.rstrip(".,;:!?)]}")
+    return (
+        any(c.isalpha() for c in core)
+        and any(c.isdigit() for c in core)
+        and any(not c.isalnum() for c in core)
+    )
+
+
 def value_is_secret(kind: str, raw: str) -> bool:
     """Is ``raw`` (the word after the noun) a value of that kind of secret?"""
     quoted = raw[:1] in "\"'`" and len(raw) >= 2
@@ -295,7 +318,7 @@ _TRIGGERS: Final = (
     "réseau", "reseau", "router", "rete", "rede", "netwerk", "disarm", "unlock", "ontgrendel",
     "card", "karte", "carte", "tarjeta", "carta", "cartão", "cartao", "kaart", "keypad", "safe",
     "tresor", "coffre", "kluis", "cofre", "cassaforte", "entsch", "déverr", "desbloq", "sbloc",
-    "öffnen", "open",
+    "öffnen", "open", "log", "sign", "use", "access", "get into",
 )  # fmt: skip
 
 
@@ -333,6 +356,10 @@ def detect_keyword_credential(text: str) -> Finding | None:
         value = m.group("v").rstrip(".,;:!?)]}")
         mixed = any(c.isalpha() for c in value) and not value.isalpha()
         if mixed and value_is_secret("pw", value) and made_up(value):
+            return Finding("credential", "states a password with its value")
+    for m in _USED_TO_LOG_IN.finditer(text):
+        value = m.group("v") or m.group("v2")
+        if _symbolic(value) and value_is_secret("pw", value):
             return Finding("credential", "states a password with its value")
     if _PIN_BARE.search(text):
         return Finding("credential", "states a PIN or access code with its value")

@@ -45,7 +45,10 @@ _LINK: Final = (
 )
 # "for the mailbox" between noun and link: a few words in Russian, Polish, Turkish, Arabic
 _FOR: Final = (
-    r"(?:\s+(?:(?:от|для|к|do|od|के|की|का)\s+|(?:للـ?|ل)\s*)\S{1,20}){0,2}"
+    r"(?:\s+(?:(?:от|для|к|від|до|do|od|के|की|का)\s+|(?:للـ?|ل)\s*)\S{1,20}){0,2}"
+    # or up to two words of the sentence's own script ("كلمة السر الخاصة بي هي"): the value must
+    # then be ASCII, so no word of the sentence can be taken for it
+    r"(?:\s+[^\sA-Za-z0-9]{2,12}){0,2}"
     # or one word naming what it opens, right before digits ("пин-код карты 4819")
     r"(?:\s+[^\W\d_]{2,20}(?=\s+\d))?"
 )

@@ -19,7 +19,7 @@ from typing import Final
 # A word that is also an ordinary adjective ("links", "liberal", "rechts") counts only where the
 # clause ends after it, as in the English rules.
 _END: Final = (
-    r"(?=\s*(?:$|[.,;:!?)\u2014\u2013-]|y\b|e\b|und\b|et\b|en\b|pero\b|mais\b|aber\b|ma\b"
+    r"(?=\s*(?:$|[.,;:!?)\x22'\u2014\u2013-]|y\b|e\b|und\b|et\b|en\b|pero\b|mais\b|aber\b|ma\b"
     r"|mas\b|maar\b))"
 )
 
@@ -69,7 +69,12 @@ _POLITICS: Final = re.compile(
     r"|adh[ée]rent(?:e)?|elettore|elettrice|simpatizzante|iscritt[oa]|eleitor(?:a)?|filiad[oa]"
     r"|w[äa]hler(?:in)?|anh[äa]nger(?:in)?|mitglied|kiezer|stemmer|aanhanger|lid)\s+"
     r"(?:de|del|de\s+la|du|de\s+l'|des|di|del|della|dei|do|da|der|des|van|bij|von|vom)\s+"
-    r"(?:\w+\s+)?" + _PARTY + r"\b"
+    r"(?:\w+\s+)?"
+    + _PARTY
+    + r"\b"
+    + r"|\b(?:soy|sou|sono)\s+(?:del|de\s+la|do|da|della)\s+"
+    + _PARTY
+    + r"\b"
     r"|\bich\s+bin\s+(?:\w+-)?(?:"
     + _PARTY
     + r")-?(?:mitglied|w[äa]hler(?:in)?|anh[äa]nger(?:in)?)\b"

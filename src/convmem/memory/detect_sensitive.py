@@ -320,6 +320,10 @@ _HEALTH_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
             r"\s+(?:\w+\s+)?(?:hospitali[sz]ed|admitted|treated|sectioned|committed)\s+(?:for"
             r"|with|because\s+of)\s+" + _DET + _CONDITION + r"(?!\w)"
             r"|\bmy\s+type\s*(?:1|2|one|two|i|ii)\b(?!\s+(?:error|fun|font|personality|class))"
+            # found in the body: "doctors found a tumour in my lung"
+            r"|\b(?:found|detected|discovered|diagnosed|spotted)\s+(?:a\s+|an\s+|some\s+)?"
+            r"(?:\w+\s+)?(?:tumou?rs?|cancer|malignan\w+|lesions?|carcinoma|metastas[ie]s)\s+"
+            r"(?:in|on)\s+my\b"
         ),
         "a health condition",
     ),
@@ -469,7 +473,9 @@ _SENSITIVE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
             r"|robbery|shoplifting|vandalism|trespass\w*|drug\w*))\b"
             r"|\bi\s+(?:was|have\s+been|had\s+been|am)\s+(?:\w+\s+)?in\s+(?:prison|jail)\b"
             r"|\bi\s+(?:\w+\s+)?(?:served|did)\s+(?:time|\w+\s+(?:years?|months?)\s+in\s+(?:prison"
-            r"|jail))\b|\bi\s+(?:went|was\s+sent)\s+to\s+(?:prison|jail)\b|\bi\s+spent\s+(?:\w+\s+)"
+            r"|jail))\b|\bi\s+(?:went|was\s+sent)\s+to\s+(?:prison|jail)\b"
+            r"|\bi\s+did\s+(?:\w+\s+){1,2}(?:years?|months?)\s+(?:for|in)\b(?!\s+(?:a\s+)?row)"
+            r"|\bi\s+spent\s+(?:\w+\s+)"
             r"{0,3}in\s+(?:prison|jail)\b|\bmy\s+(?:criminal\s+record|conviction|probation\s+officer"
             r"|parole\s+officer|prison\s+sentence|rap\s+sheet|arrest\s+record)\b"
         ),

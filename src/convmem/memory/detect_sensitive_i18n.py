@@ -78,7 +78,7 @@ _DE_ADJ: Final = (
     r"|krebskrank|unheilbar\s+krank|psychisch\s+krank|chronisch\s+krank)"
 )
 _DE_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|schwul|lesbisch|bisexuell|pansexuell|asexuell|queer|transgender|transsexuell|trans"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|schwul|lesbisch|bisexuell|pansexuell|asexuell|queer|transgender|transsexuell|trans"
     r"|nicht-?bin[äa]r|homosexuell|homo)"
 )
 _DE_RELIG: Final = (
@@ -158,7 +158,7 @@ _FR_ADJ: Final = (
     r"|atteinte?\s+d(?:'|e\s+|u\s+)\w+|malade\s+du\s+\w+)"
 )
 _FR_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|gai|homosexuel(?:le)?|lesbienne|bisexuel(?:le)?|pansexuel(?:le)?|asexuel(?:le)?"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|gay|gai|homosexuel(?:le)?|lesbienne|bisexuel(?:le)?|pansexuel(?:le)?|asexuel(?:le)?"
     r"|queer|transgenre|trans|non-?binaire)"
 )
 _FR_RELIG: Final = (
@@ -194,7 +194,7 @@ _FR: Final = _Language(
             then=_ART,
             sep=r"\s*",
         ),
-        _says(r"je\s+suis", _FR_ADJ),
+        _says(r"je\s+suis", _FR_ADJ, then=_SINCE),
         r"\bje\s+fais\s+(?:de\s+la\s+|de\s+l'|des\s+|une\s+)" + _FR_COND,
         r"\bje\s+suis\s+(?:sobre|abstinente?|clean)\s+depuis",
         r"\bje\s+ne\s+bois\s+plus\s+depuis\s+" + _DURATION,
@@ -240,7 +240,7 @@ _ES_ADJ: Final = (
     r"|en\s+tratamiento|en\s+remisi[óo]n|en\s+quimio\w*|en\s+terapia|discapacitad[oa])"
 )
 _ES_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|homosexual|lesbiana|bisexual|pansexual|asexual|queer|transg[ée]nero|transexual|trans"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|gay|homosexual|lesbiana|bisexual|pansexual|asexual|queer|transg[ée]nero|transexual|trans"
     r"|no\s+binari[oa])"
 )
 _ES_RELIG: Final = (
@@ -271,7 +271,7 @@ _ES: Final = _Language(
             _ES_COND,
             then=_ART,
         ),
-        _says(r"(?:soy|estoy)", _ES_ADJ),
+        _says(r"(?:soy|estoy)", _ES_ADJ, then=_SINCE),
         r"\bllevo\s+(?:\w+\s+){1,3}?(?:sin\s+beber|sin\s+consumir|sobri[oa]|limpi[oa])",
         r"\bestoy\s+sobri[oa]\s+desde",
         r"\btomo\s+(?:\w+\s+){0,2}?(?:antidepresivos|insulina|ansiol[íi]ticos|metadona|litio"
@@ -311,7 +311,7 @@ _IT_ADJ: Final = (
     r"|in\s+chemio\w*|tossicodipendente|celiac[oa])"
 )
 _IT_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|omosessuale|lesbica|bisessuale|pansessuale|asessuale|queer|transgender|trans"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|gay|omosessuale|lesbica|bisessuale|pansessuale|asessuale|queer|transgender|trans"
     r"|non\s+binari[oa])"
 )
 _IT_RELIG: Final = (
@@ -329,7 +329,7 @@ _IT: Final = _Language(
             _IT_COND,
             then=_ART,
         ),
-        _says(r"sono", _IT_ADJ),
+        _says(r"sono", _IT_ADJ, then=_SINCE),
         r"\bsono\s+(?:sobri[oa]|pulit[oa])\s+da\s+" + _DURATION,
         r"\bnon\s+bevo\s+da\s+" + _DURATION,
         r"\bprendo\s+(?:\w+\s+){0,2}?(?:antidepressivi|insulina|ansiolitici|metadone|litio"
@@ -370,7 +370,7 @@ _PT_ADJ: Final = (
     r"|em\s+tratamento|em\s+reabilita[çc][ãa]o|em\s+quimio\w*|em\s+terapia)"
 )
 _PT_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|homossexual|l[ée]sbica|bissexual|pansexual|assexual|queer|trans(?:g[ée]nero"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|gay|homossexual|l[ée]sbica|bissexual|pansexual|assexual|queer|trans(?:g[ée]nero"
     r"|g[êe]nero)?|n[ãa]o\s+bin[áa]ri[oa])"
 )
 _PT_RELIG: Final = (
@@ -388,7 +388,7 @@ _PT: Final = _Language(
             _PT_COND,
             then=_ART,
         ),
-        _says(r"(?:sou|estou)", _PT_ADJ),
+        _says(r"(?:sou|estou)", _PT_ADJ, then=_SINCE),
         r"\bestou\s+s[óo]bri[oa]\s+h[áa]",
         r"\bn[ãa]o\s+bebo\s+h[áa]\s+" + _DURATION,
         r"\btomo\s+(?:\w+\s+){0,2}?(?:antidepressivos|insulina|ansiol[íi]ticos|metadona|l[íi]tio)",
@@ -433,7 +433,7 @@ _NL_ADJ: Final = (
     r"|aan\s+de\s+chemo)"
 )
 _NL_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|homo|homoseksueel|lesbisch|lesbienne|biseksueel|panseksueel|aseksueel|queer"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|homo|homoseksueel|lesbisch|lesbienne|biseksueel|panseksueel|aseksueel|queer"
     r"|transgender|trans|non-?binair)"
 )
 _NL_RELIG: Final = (
@@ -462,7 +462,7 @@ _NL: Final = _Language(
             _NL_COND,
             then=_ART,
         ),
-        _says(r"ik\s+ben", _NL_ADJ),
+        _says(r"ik\s+ben", _NL_ADJ, then=_SINCE),
         r"\bik\s+ben\s+(?:al\s+|sinds\s+)?" + _DURATION + r"\s+(?:nuchter|clean|droog)",
         r"\bik\s+(?:slik|neem|gebruik)\s+(?:\w+\s+){0,2}?(?:antidepressiva|insuline|methadon"
         r"|lithium|medicijnen\s+tegen)",

@@ -61,6 +61,12 @@ _INLINE_TAGS: Final = (
     r"(?:a|abbr|b|bdi|bdo|big|cite|code|del|dfn|em|font|i|ins|kbd|mark|q|s|samp|small|span"
     r"|strike|strong|sub|sup|time|tt|u|var)"
 )
+# a form field: <input name="password" value="x"> reads "password: x"
+_FIELD: Final = re.compile(
+    r"<[A-Za-z][^<>]{0,100}?\bname\s*=\s*[\"']([^\"'<>]{1,40})[\"'][^<>]{0,100}?\bvalue\s*=\s*"
+    r"[\"']([^\"'<>]{1,200})[\"'][^<>]{0,100}>",
+    re.I,
+)
 _BLOCK_TAG: Final = re.compile(r"(?i)</?" + _BLOCK_TAGS + r"\b[^<>]{0,300}>")
 # An element that is not HTML labels its content ("<password>x</password>" in a config or an
 # XML export): it reads "password: x".
@@ -163,6 +169,8 @@ def _table_as_labels(text: str) -> str:
 
 
 def _strip_markup(text: str) -> str:
+    if "value" in text:
+        text = _FIELD.sub(r" \1: \2 ", text)
     if "</" in text:
         text = _ELEMENT.sub(r" \1: \2 ", text)
     text = _BLOCK_TAG.sub(" ", text)
@@ -215,7 +223,7 @@ _HAS_LEET: Final = re.compile(r"[^\W\d_][013-578@$!|€]|[013-578@$][^\W\d_]")
 _LEET_CANDIDATE: Final = re.compile(
     r"(?<![\w@$!|€])[\w@$!|€]*(?:[^\W\d_][013-578@$!|€]|[013-578@$][^\W\d_])[\w@$!|€]*"
 )
-_MAX_LEET: Final = 3
+_MAX_LEET: Final = 4
 
 # Digits as words in the languages the rules read (English, German, French, Spanish, Italian,
 # Portuguese, Dutch, Turkish, Polish, Russian, Ukrainian). A run of three or more (a PIN, a card
@@ -311,11 +319,28 @@ def _spelled_digits(text: str) -> str:
     return text
 
 
+def _leet_digit(token: str, i: int) -> bool:
+    """Does the digit at ``token[i]`` stand for a letter? Alone, or two between letters or
+    symbols ("p@55w0rd"); a longer run, or two at a word's end, is a number ("c0vid19",
+    "iPhone15"). At the start of a word only before two letters ("3pilepsy", not "4pm")."""
+    start = i
+    while start and token[start - 1].isdigit():
+        start -= 1
+    end = i + 1
+    while end < len(token) and token[end].isdigit():
+        end += 1
+    run = end - start
+    before, after = token[start - 1 : start], token[end : end + 1]
+    if run == 1:
+        return bool(before) or (token[1:3].isalpha() and len(token) >= 5)
+    return run == 2 and bool(before) and not before.isdigit() and after.isalpha()
+
+
 def _leet_token(m: re.Match[str], one: str) -> str:
     token = m.group(0)
     letters = sum(c.isalpha() for c in token)
     others = len(token) - letters
-    if others > _MAX_LEET or letters <= others or len(token) > 24:
+    if others > _MAX_LEET or letters < others or len(token) > 24:
         return token
     out: list[str] = []
     for i, c in enumerate(token):
@@ -323,9 +348,7 @@ def _leet_token(m: re.Match[str], one: str) -> str:
         if letter is not None and c.isdigit():
             # a lone digit: next to another digit it is part of a number ("c0vid19"); at the
             # start of a word only before three letters ("3pilepsy", not "4pm" or "3rd")
-            lone = not (i and token[i - 1].isdigit()) and not token[i + 1 : i + 2].isdigit()
-            lead = i > 0 or (token[1:4].isalpha() and len(token) >= 4)
-            out.append(letter if lone and lead else c)
+            out.append(letter if _leet_digit(token, i) else c)
         elif letter is not None:
             # a symbol inside the word, before a letter, never at its end ("p@ss", "pa$$word";
             # not "Hello!", "Gingerbread!88")
