@@ -192,3 +192,13 @@ def test_remember_refuses_wrapped_secrets_and_writes_nothing(tmp_path: Path) -> 
         assert alice.memories.list() == []
         kept = alice.remember(json.dumps({"note": "I prefer aisle seats"})).memory
         assert kept is not None and [m.id for m in alice.memories.list()] == [kept.id]
+
+
+def test_hostile_structure_never_raises() -> None:
+    # nested past the JSON parser's depth, unbalanced tags and escapes: read as plain text
+    assert check_text("[" * 5000 + "]" * 5000).allowed
+    assert check_text('{"a":' * 3000 + "1" + "}" * 3000).allowed
+    assert check_text("<x>" * 2000 + "\\u00" * 2000 + "%4" * 2000).allowed
+    assert check_text("[" * 3000 + '"my password is Falcon!9921"' + "]" * 3000).reason == (
+        BlockReason.CREDENTIAL
+    )

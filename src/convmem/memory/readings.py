@@ -141,7 +141,7 @@ def _parse_json(text: str, depth: int = 0) -> object | None:
         return None
     try:
         value: object = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # a document nested past the parser's depth is not read
         return None
     return value if isinstance(value, dict | list | str) else None
 
@@ -188,9 +188,13 @@ def unwrap(text: str) -> str:
     """``text`` with JSON, percent-encoding, HTML entities and markup undone (``text`` itself
     when it has none of them)."""
     parsed = _parse_json(text)
-    if parsed is not None:
-        lines: list[str] = []
-        _flatten(parsed, lines, 0)
+    lines: list[str] = []
+    try:
+        if parsed is not None:
+            _flatten(parsed, lines, 0)
+    except RecursionError:
+        lines = []
+    if lines:
         # each value is a statement of its own: a line break is lost when the text is
         # normalised, so a full stop ends it ("Sou de direita. ts: 1700000000")
         text = "\n".join(line if line[-1:] in ".!?:" else line + "." for line in lines)
