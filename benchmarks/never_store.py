@@ -13,8 +13,8 @@ the corpus line numbers and notes of misses and false positives (never the texts
 secret-shaped strings).
 
 The extra corpora (by default the wrapped set ``never_store_wrapped.jsonl`` and the held-out sets
-``never_store_heldout.jsonl`` and ``never_store_heldout2.jsonl``, each written after the rules it
-was first run against) are reported beside the main one, each
+``never_store_heldout.jsonl``, ``never_store_heldout2.jsonl`` and ``never_store_heldout3.jsonl``,
+each written after the rules it was first run against) are reported beside the main one, each
 also per wrapping (``wrap``: JSON escapes, percent-encoding, markup, leetspeak, spelled digits,
 base64 ...) and per language (``lang``) when its lines carry those fields: blocked recall over
 the positives and benign lines wrongly blocked. The main corpus's figures stay at the top level
@@ -39,6 +39,7 @@ DEFAULT_EXTRA = (
     DATA / "never_store_wrapped.jsonl",
     DATA / "never_store_heldout.jsonl",
     DATA / "never_store_heldout2.jsonl",
+    DATA / "never_store_heldout3.jsonl",
 )
 CONTENT_CATEGORIES: tuple[str, ...] = get_args(Category)
 TIMING_ROUNDS = 20

@@ -85,6 +85,8 @@ def test_wrapped_disclosures_are_refused(text: str, reason: BlockReason) -> None
         "Şifremi unuttum",
         "Şifre sıfırlama sayfası çalışmıyor",
         "Parolanız en az 8 karakter olmalı",
+        # a Cyrillic word whose look-alike letter becomes a digit ("быть" reads "6ыть")
+        "Пароль должен быть длинным",
         # escapes in a JSON document are not part of a value
         r'{"memory": "The password reset\npage is broken"}',
         r'"{\"text\": \"Mein Passwort ist abgelaufen\"}"',

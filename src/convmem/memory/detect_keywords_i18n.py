@@ -79,6 +79,8 @@ _TRIGGERS: Final = (
 )  # fmt: skip
 _TRIGGER: Final = re.compile("|".join(any_case_pattern(re.escape(t)) for t in _TRIGGERS), re.I)
 _ASCII_ALNUM: Final = re.compile(r"[A-Za-z0-9]")
+# what only a typed value has: two digits in a row, or an ASCII symbol
+_TYPED: Final = re.compile(r"[0-9]{2}|[!#$%&*@^~+=?_/]")
 _LATIN_NOUN: Final = re.compile(r"[a-zçğöşüł]", re.I)
 _LABEL_LINK: Final = re.compile(r"[:=]\s*$")
 
@@ -102,6 +104,10 @@ def detect_keyword_credential_i18n(text: str) -> Finding | None:
         noun = m.group("pw") or m.group("pin")
         labelled = _LABEL_LINK.search(m.group(0)[: m.start("v") - m.start()]) is not None
         plain_ok = value.isascii() and not _LATIN_NOUN.search(noun)
+        if not value.isascii() and not _TYPED.search(value):
+            # letters of the sentence's own script, and no more than one digit: a word whose
+            # look-alike letters the skeleton made ASCII ("быть" reads "6ыть"), not a value
+            continue
         if kind == "pin" or labelled or plain_ok or made_up(value):
             return Finding("credential", "a password or code stated in words")
     return None
