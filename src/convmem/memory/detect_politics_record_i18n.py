@@ -121,8 +121,18 @@ _ORIGIN: Final = re.compile(
 )
 
 
+# Every rule above starts with a first-person form of one of the six languages; a text with none
+# (English, most of all) skips them.
+_FIRST_PERSON: Final = re.compile(
+    r"\b(?:soy|sou|sono|je|j'|ich|ik|yo|io|eu|vot[oóeéoaòi]\w*|milit\w*|apoyo|apoio|sostengo"
+    r"|tengo|tenho|estuve|estive|fiquei|he|estoy|me|fui|ho|siempre|sempre)\b"
+)
+
+
 def politics_record_or_origin(sem: str) -> str | None:
     """What a first-person statement in one of the six languages discloses, or None."""
+    if not _FIRST_PERSON.search(sem):
+        return None
     if _POLITICS.search(sem):
         return "political opinion"
     if _RECORD.search(sem):

@@ -121,7 +121,7 @@ from convmem.memory.detectors import (
     detect_sensitive_category,
     prepare,
 )
-from convmem.memory.readings import readings
+from convmem.memory.readings import other_readings
 
 __all__ = [
     "BlockReason",
@@ -180,8 +180,7 @@ _RETRIEVED_KINDS: Final = frozenset(
 )
 
 
-def _first_finding(text: str) -> Finding | None:
-    prepared = prepare(text)
+def _first_finding(prepared: Prepared) -> Finding | None:
     if not prepared.text:
         return None
     for detect in _DETECTORS:
@@ -199,11 +198,15 @@ def check_text(text: str) -> PolicyDecision:
     and the text hidden in base64 or hex runs); each is normalised first (``normalize.py``).
     A reading only adds evidence: the first one that discloses decides.
     """
-    finding = None
-    for reading in readings(text):
-        finding = _first_finding(reading)
-        if finding is not None:
-            break
+    # the text as written first: most texts are plain, and a disclosure found there needs no
+    # other reading
+    prepared = prepare(text)
+    finding = _first_finding(prepared)
+    if finding is None:
+        for reading in other_readings(text, prepared.text):
+            finding = _first_finding(prepare(reading))
+            if finding is not None:
+                break
     if finding is None:
         return _ALLOWED
     return PolicyDecision(

@@ -270,7 +270,8 @@ _SPELLED_RUN: Final = re.compile(
     r"(?i)(?<![^\W\d_])" + _NUMBER_WORD + r"(?:\s*[,/-]?\s*" + _NUMBER_WORD + r"){2,}(?![^\W\d_])"
 )
 _ONE_NUMBER: Final = re.compile(r"(?i)(?:(double|triple)\s+)?([^\W\d_]+|[0-9])")
-_WORD_EDGE: Final = ".,;:!?\"'()[]{}-/"
+_EDGE_TO_SPACE: Final = str.maketrans(dict.fromkeys(".,;:!?\"'()[]{}-/", " "))
+_NUMBER_WORDS: Final = frozenset((*_DIGIT_WORDS, *_PAIRS, *_TENS))
 
 # "4 8 1 9", "4.8.1.9", "4-8-1-9": four or more digits written one at a time
 _SPLIT_DIGITS: Final = re.compile(r"(?<![0-9])[0-9](?:(?: ?[.\u00b7_/-] ?| )[0-9]){3,}(?![0-9])")
@@ -311,16 +312,12 @@ def _digits_of_run(m: re.Match[str]) -> str:
 
 
 def _spelled_digits(text: str) -> str:
-    # Most texts hold fewer than two number words; counting them (C-speed splits and set
-    # lookups) is far cheaper than running the alternation of every language's words.
-    words = 0
-    for token in text.lower().replace("-", " ").split():
-        token = token.strip(_WORD_EDGE)
-        if token in _DIGIT_WORDS or token in _PAIRS or token in _TENS:
-            words += 1
-            if words >= 2:
-                return _SPELLED_RUN.sub(_digits_of_run, text)
-    return text
+    # Most texts hold fewer than two number words; counting them (C-speed translate, split and
+    # set lookups) is far cheaper than running the alternation of every language's words.
+    tokens = text.lower().translate(_EDGE_TO_SPACE).split()
+    if sum(map(_NUMBER_WORDS.__contains__, tokens)) < 2:
+        return text
+    return _SPELLED_RUN.sub(_digits_of_run, text)
 
 
 def _leet_digit(token: str, i: int) -> bool:
@@ -394,29 +391,30 @@ def respell(norm: str, *, one: str = "i") -> str:
 # ----------------------------------------------------------------------------------- readings
 
 
-def _own_readings(text: str) -> tuple[str, list[str]]:
-    """``text``'s unwrapped form, and its readings: as written, unwrapped, respelled."""
+def _own_readings(text: str, norm: str) -> tuple[str, list[str]]:
+    """``text``'s unwrapped form, and its readings: as written, unwrapped, respelled (``norm``
+    is ``normalize(text)``, which the caller has already computed)."""
     unwrapped = unwrap(text)
     found = [text] if unwrapped == text else [text, unwrapped]
     for variant in list(found):
-        norm = normalize(variant)
-        respelled = respell(norm)
-        if respelled != norm:
+        normal = norm if variant is text else normalize(variant)
+        respelled = respell(normal)
+        if respelled != normal:
             found.append(respelled)
             # a lone "1" in a word is an i ("d1abetic") or an l ("a1coho1ic"): read both
-            if "1" in norm:
-                as_l = respell(norm, one="l")
+            if "1" in normal:
+                as_l = respell(normal, one="l")
                 if as_l != respelled:
                     found.append(as_l)
     return unwrapped, found
 
 
-def readings(text: str) -> Iterator[str]:
-    """``text`` first, then each distinct reading of it (see the module's docstring), then the
-    readings of the text hidden in its base64 or hex runs (at most a few, one level deep)."""
-    yield text  # the text as written first: a disclosure found there needs no other reading
+def other_readings(text: str, norm: str) -> Iterator[str]:
+    """Each distinct reading of ``text`` other than itself (see the module's docstring), then
+    the readings of the text hidden in its base64 or hex runs (at most a few, one level deep).
+    ``norm`` is ``normalize(text)``: the policy has it already, from checking ``text``."""
     seen = {text}
-    unwrapped, own = _own_readings(text)
+    unwrapped, own = _own_readings(text, norm)
     for reading in own:
         if reading not in seen:
             seen.add(reading)
@@ -424,7 +422,13 @@ def readings(text: str) -> Iterator[str]:
     # as written and unwrapped: a run may be percent-encoded or inside a JSON string
     for source in (text,) if unwrapped == text else (text, unwrapped):
         for hidden in decoded_runs(source):
-            for reading in _own_readings(hidden)[1]:
+            for reading in _own_readings(hidden, normalize(hidden))[1]:
                 if reading not in seen:
                     seen.add(reading)
                     yield reading
+
+
+def readings(text: str) -> Iterator[str]:
+    """``text`` first, then :func:`other_readings`."""
+    yield text
+    yield from other_readings(text, normalize(text))
