@@ -1,4 +1,6 @@
-"""The never-store benchmark runs and writes its JSON (figures are read by people, not asserted)."""
+"""The never-store benchmark runs and writes its JSON (figures are read by people, not asserted):
+the main corpus at the top level, and every corpus (main, wrapped, held-out) under ``corpora``,
+the wrapped ones also per wrapping and per language."""
 
 from __future__ import annotations
 
@@ -19,4 +21,16 @@ def test_never_store_benchmark_writes_json(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert set(report["categories"]) >= {"credential", "payment_card", "government_id"}
     assert report["benign"]["total"] >= 100
-    assert report["us_per_check"] > 0
+    assert report["us_per_check"] > 0 and report["cpu_us_per_check"] > 0
+    assert set(report["corpora"]) >= {
+        "never_store",
+        "never_store_wrapped",
+        "never_store_heldout",
+        "never_store_heldout2",
+    }
+    wrapped = report["corpora"]["never_store_wrapped"]
+    assert wrapped["benign"]["total"] >= 100
+    assert {"json \\u escapes", "url-encoded", "markdown bold", "base64", "leet"} <= set(
+        wrapped["by_wrap"]
+    )
+    assert {"en", "es", "de", "fr", "nl", "tr"} <= set(wrapped["by_lang"])

@@ -37,8 +37,8 @@ DIAGNOSIS = turn("msg_3", "I was diagnosed with type 2 diabetes last year.")
 @pytest.mark.parametrize(
     ("source", "paraphrase", "reason"),
     [
-        (PASSWORD, "I log in to the bank with Falcon!9921.", "credential"),
-        (turn("m", "My gmail password is tulip-rain-44"), "I use tulip-rain-44 for gmail.",
+        (PASSWORD, "I log in to the bank with the one I told you.", "credential"),
+        (turn("m", "My gmail password is tulip-rain-44"), "I use the same one for gmail.",
          "credential"),
         (DIAGNOSIS, "I see an endocrinologist every three months.", "health"),
         (turn("m", "Mi contraseña del banco es Halcon-7731"), "Entro al banco con Halcon-7731.",
@@ -61,8 +61,16 @@ def test_a_paraphrase_of_a_refused_turn_is_refused_with_the_turns_reason(
         assert quoted not in decision.detail
 
 
+def test_the_issues_paraphrases_are_refused_on_their_own_words_and_with_their_source() -> None:
+    # the policy reads these on their own now (a made-up value used to log in); the gate adds
+    # the source turn's refusal either way
+    for paraphrase in ("I log in to the bank with Falcon!9921.", "I use tulip-rain-44 for gmail."):
+        assert not decide({"text": paraphrase}).allowed
+        assert not decide({"text": paraphrase}, sources=[PASSWORD]).allowed
+
+
 def test_a_value_of_a_refused_turn_it_was_read_from_is_refused_whatever_it_cites() -> None:
-    carried = "I use tulip-rain-44 for gmail."
+    carried = "Noted tulip-rain-44 for later."  # its own words pass; the value is the secret
     secret = turn("m", "My gmail password is tulip-rain-44")
     assert decide({"text": carried}, sources=[BENIGN]).allowed
     decision = decide({"text": carried}, sources=[BENIGN], read=[BENIGN, secret])

@@ -115,7 +115,7 @@ _ID_LABELS: Final = (
     r"|sozialversicherungsnummer|rentenversicherungsnummer|versichertennummer|ahv-?nummer"
     # French
     r"|num[ée]ro\s+de\s+s[ée]curit[ée]\s+sociale|s[ée]curit[ée]\s+sociale|num[ée]ro\s+insee|insee"
-    r"|num[ée]ro\s+fiscal|carte\s+d'identit[ée]|passeport|permis\s+de\s+conduire"
+    r"|num[ée]ro\s+fiscal|carte\s+d'identit[ée]|passeport|permis\s+de\s+conduire|num[ée]ro\s+de\s+s[ée]cu"
     r"|num[ée]ro\s+d'assurance\s+sociale"
     # Spanish, Italian, Portuguese
     r"|documento\s+(?:nacional\s+)?de\s+identidad|seguridad\s+social|pasaporte|carn[ée]\s+de"

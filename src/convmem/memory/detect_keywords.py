@@ -43,6 +43,11 @@ _PLACE: Final = (
     r"|caja\s+fuerte|porta|portone|cassaforte|port[ãa]o|garagem|cofre|deur|kluis|poort|cancello"
     r"|cancela|verja|port[óo]n|hek|voordeur|voorhek|storage\s+unit|shed|mailbox|bike\s+lock)"
 )
+# a payment card's PIN: "code de carte bleue", "código de la tarjeta", "Code der Bankkarte"
+_CARD_PLACE: Final = (
+    r"(?:(?:credit\s+|debit\s+|bank\s+)?card|carte(?:\s+bleue|\s+bancaire|\s+de\s+cr[ée]dit)?"
+    r"|[a-zäöü]*karte|tarjeta|carta|cart[ãa]o|[a-z]*kaart|bancomat)"
+)
 _PLACE_ADJ: Final = r"(?:(?:front|back|main|side|garden|burglar|house|home|car|office)\s+)?"
 _PIN_NOUN: Final = (
     r"pin(?:[\s-]?(?:code|number|no\.?|nummer|nr\.?))?|pincode|keypad"
@@ -54,9 +59,15 @@ _PIN_NOUN: Final = (
     r"|ontgrendelcode|c[oó]digo\s+(?:de\s+)?(?:acceso|acesso|desbloqueo|desbloqueio)"
     r"|codice\s+(?:di\s+)?(?:accesso|sblocco)"
     # "code for the alarm", "Code für die Alarmanlage", "code de l'alarme", "código de la alarma"
-    r"|(?:code|codice|c[oó]digo)\s+(?:for|to|f[üu]r|von|der|des|vom|de|du|d'|del|dell'|della"
+    # "code to open the side gate", "code that unlocks the shed"
+    r"|code\s+(?:to|that|which)\s+(?:open|opens|unlock|unlocks|disarm|disarms|get\s+into)\s+"
+    r"(?:the\s+|my\s+|our\s+)?"
+    + _PLACE_ADJ
+    + r"(?:\w+\s+)?"
+    + _PLACE
+    + r"|(?:code|codice|c[oó]digo)\s+(?:for|to|f[üu]r|von|der|des|vom|de|du|d'|del|dell'|della"
     r"|dello|di|do|da|van|voor)\s*(?:the\s+|my\s+|our\s+|die\s+|den\s+|das\s+|l'|la\s+|le\s+|el\s+"
-    r"|il\s+|lo\s+|o\s+|a\s+|het\s+|de\s+)?" + _PLACE_ADJ + _PLACE
+    r"|il\s+|lo\s+|o\s+|a\s+|het\s+|de\s+)?(?:" + _PLACE_ADJ + _PLACE + r"|" + _CARD_PLACE + r")"
 )
 _TOKEN_NOUN: Final = (
     r"api[\s_-]?key|apikey|access[\s_-]?key(?:[\s_-]?id)?|secret(?:[\s_-]?(?:access[\s_-]?)?key)?"
@@ -90,8 +101,10 @@ _LINK: Final = (
     + r")\s*:?\s+(?:still\s+|now\s+|jetzt\s+|noch\s+"
     r"|maintenant\s+|ahora\s+|ora\s+|agora\s+|nu\s+)?)"
 )
+# digits spaced one by one end at a space or at the end of the sentence ("4 8 1 9.")
 _VALUE: Final = (
-    r"(?P<v>\"[^\"]{1,120}\"|'[^']{1,120}'|`[^`]{1,120}`|\d(?:\s\d){3,9}(?!\S)|[^\s\"'`]+)"
+    r"(?P<v>\"[^\"]{1,120}\"|'[^']{1,120}'|`[^`]{1,120}`|\d(?:\s\d){3,9}(?![^\s.,;:!?)\]}])"
+    r"|[^\s\"'`\\]+)"
 )
 _SECRET_PHRASE: Final = re.compile(
     r"(?<![^\W\d_])(?:(?P<pw>"
@@ -113,14 +126,14 @@ _SECRET_WORD_ALL: Final = (
 # "with the password X", "set my password to X", "changed the PIN to 1234"
 _WITH_PASSWORD: Final = re.compile(
     r"\b(?:with|using|use|via|mit|avec|con|com|met)\s+(?:the\s+|dem\s+|le\s+|la\s+|el\s+|il\s+"
-    r"|a\s+|o\s+|het\s+)?(?P<pw>" + _SECRET_WORD_ALL + r")\s+(?P<v>[^\s\"'`]+)"
+    r"|a\s+|o\s+|het\s+)?(?P<pw>" + _SECRET_WORD_ALL + r")\s+(?P<v>[^\s\"'`\\]+)"
     r"|\b(?:set|change[ds]?|reset|update[ds]?|switched)\s+(?:my|the|our)\s+(?:[\w-]+\s+){0,2}?"
-    r"(?P<pw2>password|passcode|pin|passphrase)\s+to\s+(?P<v2>[^\s\"'`]+)",
+    r"(?P<pw2>password|passcode|pin|passphrase)\s+to\s+(?P<v2>[^\s\"'`\\]+)",
     re.I,
 )
 # "I picked X as my password", "X als Passwort", "X comme mot de passe", "X como contraseña"
 _AS_PASSWORD: Final = re.compile(
-    r"(?<![^\s\"'`])(?P<v>[^\s\"'`]{1,200})\s+(?:as|als|comme|como|come)\s+(?:my|the|our|a|mein|das|unser|mon|le|notre"
+    r"(?<![^\s\"'`\\])(?P<v>[^\s\"'`\\]{1,200})\s+(?:as|als|comme|como|come)\s+(?:my|the|our|a|mein|das|unser|mon|le|notre"
     r"|mi|la|el|nuestra|mia|il|la\s+mia|minha|a|mijn|het)?\s*(?:\w+\s+)?[a-z]*-?"
     + _SECRET_WORD_ALL
     + r"(?![^\W\d_])",
@@ -139,7 +152,7 @@ _LOGIN_PAIR: Final = re.compile(
     r"(?:\s*/\s*(?:(?:" + _PASSWORD_NOUN + r"|pass)\s*:?\s*)?|[\s,;]+(?:(?:and|und|et|y|e|en)"
     r"\s+(?:my\s+|the\s+|mein\s+|das\s+|mon\s+|le\s+|mi\s+|la\s+|il\s+|a\s+|o\s+|mijn\s+"
     r"|het\s+)?)?(?:" + _PASSWORD_NOUN + r"|pass)\s*(?:[:=]|is|ist|est|es|è|é)?\s*)"
-    r"(?P<v>[^\s\"'`]+)",
+    r"(?P<v>[^\s\"'`\\]+)",
     re.I,
 )
 # Words that follow "password is" when the sentence is *about* the password, not giving it.
@@ -221,22 +234,49 @@ _PASSWORD_BARE: Final = re.compile(
     + _PREP
     + r")\b)(?!(?:manager|managers|reset|policy|policies|generator|strength|field|hint|prompt"
     r"|change|hash|hashes|length|rules?|requirements?|expiry|history|form|box)\b)[^\W\d_]{2,20})?"
-    r"\s+(?P<v>[^\s\"'`]{6,120})",
+    r"\s+(?P<v>[^\s\"'`\\]{6,120})",
     re.I,
 )
 # "wifi: network HomeNet, key Bluebird2020!"
 _NETWORK_KEY: Final = re.compile(
     r"\b(?:wi-?fi|wlan|network|netzwerk|r[ée]seau|red|rete|rede|netwerk|router)\b[^.;!?]{0,40}?"
     r"(?<![^\W\d_])(?:key|pass|schl[üu]ssel|cl[ée]|clave|chiave|chave|sleutel)(?![^\W\d_])"
-    r"\s*[:=]?\s*(?P<v>[^\s\"'`]+)",
+    r"\s*[:=]?\s*(?P<v>[^\s\"'`\\]+)",
     re.I,
 )
+
+
+# A made-up secret used to get in, with no secret noun: "I log in to the bank with Falcon!9921",
+# "I use tulip-rain-44 for gmail". Only a value with letters, digits and a symbol counts here
+# ("I use Python3 for work" passes).
+_USED_TO_LOG_IN: Final = re.compile(
+    r"\b(?:log(?:ging)?\s*(?:in|on)|sign(?:ing)?\s*in|get\s+into|unlock|access)\b[^.;!?\n]{0,40}?"
+    r"\bwith\s+(?P<v>[^\s\"'`\\]{6,120})"
+    r"|\buse\s+(?P<v2>[^\s\"'`\\]{6,120})\s+(?:for|on|to\s+(?:log\s*in|sign\s*in)\s+(?:to|on))\s+"
+    r"(?:my\s+|the\s+|our\s+)?(?:\w+\s+)?(?:e-?mail|g?mail|outlook|hotmail|yahoo|icloud|bank(?:ing)?"
+    r"|netflix|spotify|amazon|facebook|instagram|twitter|paypal|apple\s+id|wi-?fi|router|vpn"
+    r"|login|account|laptop|computer|phone|server|portal|app)\b",
+    re.I,
+)
+
+
+def _symbolic(value: str) -> bool:
+    core = value.rstrip(".,;:!?)]}")
+    return (
+        any(c.isalpha() for c in core)
+        and any(c.isdigit() for c in core)
+        and any(not c.isalnum() for c in core)
+    )
 
 
 def value_is_secret(kind: str, raw: str) -> bool:
     """Is ``raw`` (the word after the noun) a value of that kind of secret?"""
     quoted = raw[:1] in "\"'`" and len(raw) >= 2
     value = raw[1:-1] if quoted else raw.rstrip(".,;:!?)]}")
+    if not quoted:
+        # a value ends where markup starts ("verlopen</note>"), and emphasis marks around a
+        # word are not part of it ("_expired_")
+        value = value.split("</", 1)[0].strip("*_~")
     if not value or PLACEHOLDER.match(value):
         return False
     if kind == "pin":
@@ -261,7 +301,7 @@ def value_is_secret(kind: str, raw: str) -> bool:
     return not (value.isalpha() and re.search(r"(?:ed|ing|ly)$", low))
 
 
-def _made_up(value: str) -> bool:
+def made_up(value: str) -> bool:
     """A value that is not a plain word: it has a digit, a symbol or a capital inside."""
     core = value.rstrip(".,;:!?)]}")
     return not core.isalpha() or any(c.isupper() for c in core[1:])
@@ -270,7 +310,8 @@ def _made_up(value: str) -> bool:
 # Every rule above needs one of these fragments; a text with none (most memories) skips them all.
 # Substring tests run in C, far faster than the rules' alternations.
 _TRIGGERS: Final = (
-    "pass", "pw", "pin", "cod", "kenn", "mot de", "mdp", "contras", "clave", "parola", "senha",
+    "pass", "pw", "pin", "cod", "cód", "kenn", "mot de", "mdp", "contras", "clave", "parola",
+    "senha",
     "palavra", "wacht", "key", "token", "secret", "credential", "login", "log-in", "user",
     "benutzer", "ident", "utili", "usuari", "utente", "usuá", "gebruik", "account", "alarm",
     "combination", "otp", "geheim", "zugang", "phrase", "mnemonic", "schlüssel", "schlussel",
@@ -278,7 +319,7 @@ _TRIGGERS: Final = (
     "réseau", "reseau", "router", "rete", "rede", "netwerk", "disarm", "unlock", "ontgrendel",
     "card", "karte", "carte", "tarjeta", "carta", "cartão", "cartao", "kaart", "keypad", "safe",
     "tresor", "coffre", "kluis", "cofre", "cassaforte", "entsch", "déverr", "desbloq", "sbloc",
-    "öffnen", "open",
+    "öffnen", "open", "log", "sign", "use", "access", "get into",
 )  # fmt: skip
 
 
@@ -298,15 +339,15 @@ def detect_keyword_credential(text: str) -> Finding | None:
         word = (m.group("pw") or m.group("pw2")).lower()
         value = m.group("v") or m.group("v2")
         kind = "pin" if word in ("pin", "code", "pincode") else "pw"
-        if value_is_secret(kind, value) and (kind == "pin" or _made_up(value)):
+        if value_is_secret(kind, value) and (kind == "pin" or made_up(value)):
             return Finding("credential", "states a password with its value")
     for m in _AS_PASSWORD.finditer(text):
         value = m.group("v")
-        if value_is_secret("pw", value) and _made_up(value):
+        if value_is_secret("pw", value) and made_up(value):
             return Finding("credential", "states a password with its value")
     for m in _LOGIN_PAIR.finditer(text):
         value = m.group("v")
-        if value_is_secret("pw", value) and _made_up(value):
+        if value_is_secret("pw", value) and made_up(value):
             return Finding("credential", "states a login together with its password")
     for m in _PASSPHRASE.finditer(text):
         words = re.split(r"[ -]", m.group("v").lower())
@@ -315,12 +356,16 @@ def detect_keyword_credential(text: str) -> Finding | None:
     for m in _PASSWORD_BARE.finditer(text):
         value = m.group("v").rstrip(".,;:!?)]}")
         mixed = any(c.isalpha() for c in value) and not value.isalpha()
-        if mixed and value_is_secret("pw", value) and _made_up(value):
+        if mixed and value_is_secret("pw", value) and made_up(value):
+            return Finding("credential", "states a password with its value")
+    for m in _USED_TO_LOG_IN.finditer(text):
+        value = m.group("v") or m.group("v2")
+        if _symbolic(value) and value_is_secret("pw", value):
             return Finding("credential", "states a password with its value")
     if _PIN_BARE.search(text):
         return Finding("credential", "states a PIN or access code with its value")
     for m in _NETWORK_KEY.finditer(text):
-        if value_is_secret("pw", m.group("v")) and _made_up(m.group("v")):
+        if value_is_secret("pw", m.group("v")) and made_up(m.group("v")):
             return Finding("credential", "states a key or token with its value")
     if _CODE_ACTION.search(text):
         return Finding("credential", "states a PIN or access code with its value")

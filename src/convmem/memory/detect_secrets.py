@@ -175,7 +175,8 @@ _CARD_ONLY_CODE: Final = re.compile(
     r"(?i)\b(?:cid|csc|security\s+code|sicherheitscode|pr[üu]fnummer|pr[üu]fziffer|code\s+de"
     r"\s+s[ée]curit[ée]|c[oó]digo\s+de\s+seguran?[çc]a|codice\s+di\s+sicurezza"
     r"|beveiligingscode|c[oó]digo\s+de\s+seguridad)\b"
-    r"(?:\s+(?:of|on|der|de|du|del|della|da|do|van)\s+(?:\S+\s+){0,2}?\S+)?"
+    # "on the back of my card", "auf der Rückseite meiner Karte"
+    r"(?:\s+(?:of|on|der|de|du|del|della|da|do|van|auf|sur|en|al|sul|no|op)\s+(?:\S+\s+){0,5}?\S+)?"
     r"\W{0,3}(?:(?:" + _VERBS + r")\s+)?[:=#]?\s*\d{3,4}\b"
 )
 _EXPIRY: Final = re.compile(
@@ -255,6 +256,15 @@ _ACCOUNT_NUMBER: Final = re.compile(
     r"(?i)\b(?:(?:bank|checking|savings|current|chequing|deposit)\s+)?(?:account|acct|a/c)\.?\s*"
     r"(?:number|num|no\.?|nr\.?|#)\s*(?:is|was|:|=|-)?\s*#?\s*(?P<v>\d(?:[ -]?\d){5,19})\b"
 )
+# The same label in German, French, Spanish, Italian, Portuguese and Dutch, and the German bank
+# code ("BLZ") or account ("Konto") before digits.
+_ACCOUNT_NUMBER_I18N: Final = re.compile(
+    r"(?i)(?<![^\W\d_])(?:konto(?:nummer|nr\.?)?|bankverbindung|num[ée]ro\s+de\s+(?:mon\s+)?compte"
+    r"(?:\s+bancaire)?|n°\s*de\s+compte|n[úu]mero\s+de\s+(?:mi\s+)?cuenta(?:\s+bancaria)?"
+    r"|n[úu]mero\s+(?:de\s+|da\s+)(?:minha\s+)?conta(?:\s+banc[áa]ria)?|numero\s+di\s+conto"
+    r"(?:\s+corrente)?|conto\s+corrente|(?:bank)?rekening(?:nummer)?|blz|bankleitzahl)"
+    r"(?![^\W\d_])\W{0,3}(?:(?:ist|lautet|est|es|è|é|is|:|=)\s*)?#?\s*(?P<v>\d(?:[ -]?\d){5,19})\b"
+)
 _BANK_ACCOUNT_IS: Final = re.compile(
     r"(?i)\b(?:bank|checking|savings|chequing)\s+account\s*(?:is|:|=)?\s*#?\s*"
     r"(?P<v>\d(?:[ -]?\d){5,19})\b"
@@ -282,7 +292,11 @@ def detect_bank_account(p: Prepared) -> Finding | None:
         # Every national format is mostly digits; prose that happens to start "at12" is not.
         if sum(c.isdigit() for c in bban) * 2 >= len(bban) and iban_valid(iban):
             return Finding("bank_account", "an IBAN (valid checksum)")
-    if _ACCOUNT_NUMBER.search(text) or _BANK_ACCOUNT_IS.search(text):
+    if (
+        _ACCOUNT_NUMBER.search(text)
+        or _BANK_ACCOUNT_IS.search(text)
+        or _ACCOUNT_NUMBER_I18N.search(text)
+    ):
         return Finding("bank_account", "a bank account number")
     if _ROUTING.search(text):
         return Finding("bank_account", "a bank routing number")

@@ -11,6 +11,7 @@ import re
 from typing import Final
 
 from convmem.memory.detect_common import Finding, Prepared
+from convmem.memory.detect_politics_record_i18n import politics_record_or_origin
 from convmem.memory.detect_sensitive_i18n import (
     health_disclosure,
     inferred_trait,
@@ -319,6 +320,10 @@ _HEALTH_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
             r"\s+(?:\w+\s+)?(?:hospitali[sz]ed|admitted|treated|sectioned|committed)\s+(?:for"
             r"|with|because\s+of)\s+" + _DET + _CONDITION + r"(?!\w)"
             r"|\bmy\s+type\s*(?:1|2|one|two|i|ii)\b(?!\s+(?:error|fun|font|personality|class))"
+            # found in the body: "doctors found a tumour in my lung"
+            r"|\b(?:found|detected|discovered|diagnosed|spotted)\s+(?:a\s+|an\s+|some\s+)?"
+            r"(?:\w+\s+)?(?:tumou?rs?|cancer|malignan\w+|lesions?|carcinoma|metastas[ie]s)\s+"
+            r"(?:in|on)\s+my\b"
         ),
         "a health condition",
     ),
@@ -468,7 +473,9 @@ _SENSITIVE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
             r"|robbery|shoplifting|vandalism|trespass\w*|drug\w*))\b"
             r"|\bi\s+(?:was|have\s+been|had\s+been|am)\s+(?:\w+\s+)?in\s+(?:prison|jail)\b"
             r"|\bi\s+(?:\w+\s+)?(?:served|did)\s+(?:time|\w+\s+(?:years?|months?)\s+in\s+(?:prison"
-            r"|jail))\b|\bi\s+(?:went|was\s+sent)\s+to\s+(?:prison|jail)\b|\bi\s+spent\s+(?:\w+\s+)"
+            r"|jail))\b|\bi\s+(?:went|was\s+sent)\s+to\s+(?:prison|jail)\b"
+            r"|\bi\s+did\s+(?:\w+\s+){1,2}(?:years?|months?)\s+(?:for|in)\b(?!\s+(?:a\s+)?row)"
+            r"|\bi\s+spent\s+(?:\w+\s+)"
             r"{0,3}in\s+(?:prison|jail)\b|\bmy\s+(?:criminal\s+record|conviction|probation\s+officer"
             r"|parole\s+officer|prison\s+sentence|rap\s+sheet|arrest\s+record)\b"
         ),
@@ -499,6 +506,11 @@ def detect_sensitive_category(p: Prepared) -> Finding | None:
         return Finding(
             "sensitive_category",
             "a personal statement about orientation, belief or affiliation (in another language)",
+        )
+    other = politics_record_or_origin(p.lower)
+    if other is not None:
+        return Finding(
+            "sensitive_category", f"a personal statement about {other} (in another language)"
         )
     return None
 

@@ -19,9 +19,10 @@ from typing import Final
 from convmem.memory import detect_sensitive_cjk_ru as cjk_ru
 
 _W: Final = r"[^\W\d_]+"  # one word, letters only (accents included)
+# up to two in a row: "de l'asthme", "de la dépression"
 _ART: Final = (
     r"(?:(?:une?|eine?[nmr]?|el|la|le|les|l'|lo|il|gli|uno|un'|um|uma|o|a|os|as|de|het|een|des"
-    r"|du|der|die|das|den|dem)\s*)?"
+    r"|du|der|die|das|den|dem)\s*){0,2}"
 )
 _SINCE: Final = (
     r"(?:(?:seit|depuis|desde|hace|da|h[áa]|al|sinds|already|schon|bereits|d[ée]j[àa]|ya|gi[àa]"
@@ -77,7 +78,7 @@ _DE_ADJ: Final = (
     r"|krebskrank|unheilbar\s+krank|psychisch\s+krank|chronisch\s+krank)"
 )
 _DE_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|schwul|lesbisch|bisexuell|pansexuell|asexuell|queer|transgender|transsexuell|trans"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|schwul|lesbisch|bisexuell|pansexuell|asexuell|queer|transgender|transsexuell|trans"
     r"|nicht-?bin[äa]r|homosexuell|homo)"
 )
 _DE_RELIG: Final = (
@@ -102,6 +103,7 @@ _DE: Final = _Language(
         + r"\s+){0,2}?"
         + _DE_COND,
         r"\bbei\s+mir\s+(?:wurde|ist|hat\s+man)\s+(?:\w+\s+){0,4}?" + _DE_COND,
+        r"\bich\s+bin\s+(?:\w+\s+){0,2}?an\s+(?:\w+\s+){0,2}?" + _DE_COND + r"\s+erkrankt",
         _says(
             r"meine?[mnrs]?\s+" + _DE_PERSON + r"\s+(?:hat|hatte|leidet\s+(?:an|unter))",
             _DE_COND,
@@ -156,7 +158,7 @@ _FR_ADJ: Final = (
     r"|atteinte?\s+d(?:'|e\s+|u\s+)\w+|malade\s+du\s+\w+)"
 )
 _FR_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|gai|homosexuel(?:le)?|lesbienne|bisexuel(?:le)?|pansexuel(?:le)?|asexuel(?:le)?"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|gay|gai|homosexuel(?:le)?|lesbienne|bisexuel(?:le)?|pansexuel(?:le)?|asexuel(?:le)?"
     r"|queer|transgenre|trans|non-?binaire)"
 )
 _FR_RELIG: Final = (
@@ -192,7 +194,8 @@ _FR: Final = _Language(
             then=_ART,
             sep=r"\s*",
         ),
-        _says(r"je\s+suis", _FR_ADJ),
+        _says(r"je\s+suis", _FR_ADJ, then=_SINCE),
+        r"\bje\s+fais\s+(?:de\s+la\s+|de\s+l'|des\s+|une\s+)" + _FR_COND,
         r"\bje\s+suis\s+(?:sobre|abstinente?|clean)\s+depuis",
         r"\bje\s+ne\s+bois\s+plus\s+depuis\s+" + _DURATION,
         r"\bje\s+prends\s+(?:\w+\s+){0,2}?(?:antid[ée]presseurs|insuline|anxiolytiques"
@@ -237,7 +240,7 @@ _ES_ADJ: Final = (
     r"|en\s+tratamiento|en\s+remisi[óo]n|en\s+quimio\w*|en\s+terapia|discapacitad[oa])"
 )
 _ES_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|homosexual|lesbiana|bisexual|pansexual|asexual|queer|transg[ée]nero|transexual|trans"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|gay|homosexual|lesbiana|bisexual|pansexual|asexual|queer|transg[ée]nero|transexual|trans"
     r"|no\s+binari[oa])"
 )
 _ES_RELIG: Final = (
@@ -246,7 +249,7 @@ _ES_RELIG: Final = (
 )
 _ES: Final = _Language(
     gate=re.compile(
-        r"\b(?:yo|mi|mis|me|tengo|soy|estoy|llevo|tomo|voy|sufro|rezo|voto|nosotr[oa]s)\b"
+        r"\b(?:yo|mi|mis|me|tengo|soy|estoy|llevo|tomo|voy|sufro|padezco|rezo|voto|nosotr[oa]s)\b"
     ),
     health=_rx(
         r"\b(?:yo\s+)?tengo\s+"
@@ -256,7 +259,7 @@ _ES: Final = _Language(
         + r"\s+){0,2}?"
         + _ES_COND
         + r"\b(?!\s+(?:en\s+el\s+)?(?:perro|gato))",
-        r"\bsufro\s+(?:de\s+)?" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _ES_COND,
+        r"\b(?:sufro|padezco)\s+(?:de\s+)?" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _ES_COND,
         r"\bme\s+(?:diagnosticaron|han\s+diagnosticado|detectaron|encontraron)\s+"
         + _ART
         + r"(?:"
@@ -268,7 +271,7 @@ _ES: Final = _Language(
             _ES_COND,
             then=_ART,
         ),
-        _says(r"(?:soy|estoy)", _ES_ADJ),
+        _says(r"(?:soy|estoy)", _ES_ADJ, then=_SINCE),
         r"\bllevo\s+(?:\w+\s+){1,3}?(?:sin\s+beber|sin\s+consumir|sobri[oa]|limpi[oa])",
         r"\bestoy\s+sobri[oa]\s+desde",
         r"\btomo\s+(?:\w+\s+){0,2}?(?:antidepresivos|insulina|ansiol[íi]ticos|metadona|litio"
@@ -308,7 +311,7 @@ _IT_ADJ: Final = (
     r"|in\s+chemio\w*|tossicodipendente|celiac[oa])"
 )
 _IT_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|omosessuale|lesbica|bisessuale|pansessuale|asessuale|queer|transgender|trans"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|gay|omosessuale|lesbica|bisessuale|pansessuale|asessuale|queer|transgender|trans"
     r"|non\s+binari[oa])"
 )
 _IT_RELIG: Final = (
@@ -326,7 +329,7 @@ _IT: Final = _Language(
             _IT_COND,
             then=_ART,
         ),
-        _says(r"sono", _IT_ADJ),
+        _says(r"sono", _IT_ADJ, then=_SINCE),
         r"\bsono\s+(?:sobri[oa]|pulit[oa])\s+da\s+" + _DURATION,
         r"\bnon\s+bevo\s+da\s+" + _DURATION,
         r"\bprendo\s+(?:\w+\s+){0,2}?(?:antidepressivi|insulina|ansiolitici|metadone|litio"
@@ -367,7 +370,7 @@ _PT_ADJ: Final = (
     r"|em\s+tratamento|em\s+reabilita[çc][ãa]o|em\s+quimio\w*|em\s+terapia)"
 )
 _PT_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|gay|homossexual|l[ée]sbica|bissexual|pansexual|assexual|queer|trans(?:g[ée]nero"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|gay|homossexual|l[ée]sbica|bissexual|pansexual|assexual|queer|trans(?:g[ée]nero"
     r"|g[êe]nero)?|n[ãa]o\s+bin[áa]ri[oa])"
 )
 _PT_RELIG: Final = (
@@ -385,7 +388,7 @@ _PT: Final = _Language(
             _PT_COND,
             then=_ART,
         ),
-        _says(r"(?:sou|estou)", _PT_ADJ),
+        _says(r"(?:sou|estou)", _PT_ADJ, then=_SINCE),
         r"\bestou\s+s[óo]bri[oa]\s+h[áa]",
         r"\bn[ãa]o\s+bebo\s+h[áa]\s+" + _DURATION,
         r"\btomo\s+(?:\w+\s+){0,2}?(?:antidepressivos|insulina|ansiol[íi]ticos|metadona|l[íi]tio)",
@@ -418,7 +421,7 @@ _NL_PERSON: Final = (
     r"|zus|oma|opa|tante|oom|neef|nicht|vriend(?:in)?|collega|baas|buurman|buurvrouw)"
 )
 _NL_COND: Final = (
-    r"(?:diabetes|suikerziekte|\w*kanker|kanker|depressie|angststoornis|paniekaanvallen"
+    r"(?:diabetes|suikerziekte|\w*kanker|kanker|depressies?|\w*stoornis|paniekaanvallen|angsten"
     r"|epilepsie|astma|hiv|aids|alzheimer|dementie|parkinson|multiple\s+sclerose|ms"
     r"|schizofrenie|bipolaire\s+stoornis|adhd|autisme|anorexia|boulimia|tumor|leukemie"
     r"|hoge\s+bloeddruk|hepatitis|migraine|covid|ziekte\s+van\s+\w+|reuma|artritis"
@@ -430,7 +433,7 @@ _NL_ADJ: Final = (
     r"|aan\s+de\s+chemo)"
 )
 _NL_ORIENT: Final = (
-    r"(?:bi(?=\s*(?:$|[.,;!?]))|homo|homoseksueel|lesbisch|lesbienne|biseksueel|panseksueel|aseksueel|queer"
+    r"(?:bi(?=\s*(?:$|[.,;!?\x22')]))|homo|homoseksueel|lesbisch|lesbienne|biseksueel|panseksueel|aseksueel|queer"
     r"|transgender|trans|non-?binair)"
 )
 _NL_RELIG: Final = (
@@ -440,8 +443,18 @@ _NL_RELIG: Final = (
 _NL: Final = _Language(
     gate=re.compile(r"\b(?:ik|mijn|mij|me|wij|we)\b"),
     health=_rx(
-        _says(r"ik\s+heb", _NL_COND, then=_ART),
-        r"\bik\s+lijd\s+aan\s+" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _NL_COND,
+        _says(r"ik\s+heb", _NL_COND, then=_SINCE + _ART),
+        _says(r"ik\s+heb\s+(?:\w+\s+)?last\s+van", _NL_COND, then=_ART),
+        r"\bik\s+(?:lijd|leed)\s+"
+        + _SINCE
+        + r"aan\s+"
+        + _ART
+        + r"(?:"
+        + _W
+        + r"\s+){0,2}?"
+        + _NL_COND,
+        r"\bik\s+(?:ben|word)\s+(?:\w+\s+)?(?:onder\s+behandeling|behandeld|opgenomen)\s+(?:voor|aan"
+        r"|bij\s+de\s+(?:psychiater|oncoloog|ggz))\b",
         r"\bbij\s+mij\s+is\s+(?:\w+\s+){0,4}?" + _NL_COND,
         r"\bik\s+ben\s+gediagnosticeerd\s+met",
         _says(
@@ -449,7 +462,7 @@ _NL: Final = _Language(
             _NL_COND,
             then=_ART,
         ),
-        _says(r"ik\s+ben", _NL_ADJ),
+        _says(r"ik\s+ben", _NL_ADJ, then=_SINCE),
         r"\bik\s+ben\s+(?:al\s+|sinds\s+)?" + _DURATION + r"\s+(?:nuchter|clean|droog)",
         r"\bik\s+(?:slik|neem|gebruik)\s+(?:\w+\s+){0,2}?(?:antidepressiva|insuline|methadon"
         r"|lithium|medicijnen\s+tegen)",

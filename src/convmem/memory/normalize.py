@@ -130,10 +130,12 @@ def normalize(text: str) -> str:
     return _WS.sub(" ", norm).strip()
 
 
-# Long enough that ordinary words and numbers are not decoded: 16+ base64 characters (12 bytes)
-# with at least one digit or "+/=", or 16+ hex digits (8 bytes).
+# Base64 of a short disclosure is short ("I'm gay" is 12 characters): runs of 8+ base64
+# characters are tried when they hold a digit, "+/=_-" or a capital after the first character
+# (ordinary lower-case words are not base64 of text); hex runs of 16+ digits (8 bytes).
 _BASE64_RUN: Final = re.compile(
-    r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]*[0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])"
+    r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]*[0-9+/=_-]|[A-Za-z0-9+/_-]+[A-Z])"
+    r"[A-Za-z0-9+/_-]{8,}={0,2}(?![A-Za-z0-9+/=_-])"
 )
 _HEX_RUN: Final = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
 _MAX_DECODED: Final = 4
@@ -144,12 +146,19 @@ def _readable(raw: bytes) -> str | None:
         decoded = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    letters = sum(c.isalpha() for c in decoded)
-    printable = sum(c.isprintable() for c in decoded)
-    # text, not binary: all printable, mostly letters, and more than one word
-    if printable != len(decoded) or letters * 2 < len(decoded) or " " not in decoded.strip():
+    if len(decoded) < 4 or not decoded.isprintable():
         return None
-    return decoded
+    # text, not binary: mostly letters, marks and digits (at most one character in four is
+    # punctuation or a symbol), and more than one word (or a script that writes without
+    # spaces: two or more CJK characters)
+    if decoded.lstrip()[:1] in ("{", "[") and decoded.rstrip()[-1:] in ("}", "]"):
+        return decoded  # a JSON document: its punctuation is structure, its strings are text
+    shown = [c for c in decoded if not c.isspace()]
+    if sum(unicodedata.category(c)[0] in "PS" for c in shown) * 4 > len(shown):
+        return None
+    if " " in decoded.strip() or sum(ord(c) >= 0x3000 for c in decoded) >= 2:
+        return decoded
+    return None
 
 
 def decoded_runs(text: str) -> list[str]:

@@ -6,6 +6,13 @@ stored, whatever it says) and then at *content* (:func:`check_text`). A refusal 
 :class:`BlockReason` and a ``detail`` sentence that explains the kind of thing found and never
 quotes the input, so it can go into logs, audit events and error messages as it is.
 
+Every check reads the text as written *and* each reading of it (``readings.py``): JSON,
+percent-encoding and HTML entities undone, markup stripped (tags, emphasis, code spans, tables,
+form fields), leetspeak and look-alikes undone, digits spelled out in words or spaced apart
+closed up, words chained by ``_``/``-`` split, and readable text hidden in base64 or hex. A
+reading only adds evidence: if any one discloses, the text is refused, so a wrapping never
+hides a disclosure and undoing one never hides another.
+
 Content checks, in this order (the first hit decides the reason):
 
 ``credential``
@@ -78,11 +85,21 @@ Decisions on borderline cases (each is pinned by lines of the labelled corpus in
 * A word that is also an ordinary adjective ("straight", "conservative", "liberal", "black",
   "white", "bi", "ace", "Roma") only counts at the end of a clause or before a person noun, so
   "straight out of college", "conservative with estimates" and "a white belt" pass.
-* The language rules read English, German, French, Spanish, Italian, Portuguese and Dutch;
-  health and sensitive categories also Chinese, Japanese, Korean and Russian; credentials in
-  words also those four, Ukrainian, Arabic, Hindi, Turkish and Polish. Other languages pass
-  unless they contain a structured secret (keys, cards, IBANs and checksummed ids are
-  language-independent, and digits of any script are read as digits).
+* The language rules read English, German, French, Spanish, Italian, Portuguese and Dutch
+  (every class: credentials, card and account labels, id labels, health, orientation, religion,
+  political opinion in any tense of "vote" and as an ideology, union membership, criminal
+  record, ethnic origin); health and sensitive categories also Chinese, Japanese, Korean and
+  Russian; credentials in words also those four, Ukrainian, Arabic, Hindi, Turkish and Polish.
+  Spelled-out digits are read in English, German, French, Spanish, Italian, Portuguese, Dutch,
+  Turkish, Polish, Russian and Ukrainian. Other languages pass unless they contain a structured
+  secret (keys, cards, IBANs and checksummed ids are language-independent, and digits of any
+  script are read as digits).
+* A secret noun's value in a Latin-script language without spaces to tell it from the next word
+  (Turkish suffixes: "şifremi unuttum" is "I forgot my password") counts only when it is made
+  up (a digit, a symbol or an inner capital) or follows a label's colon.
+* A made-up value used to log in counts without a secret noun ("I log in to the bank with
+  Falcon!9921", "I use tulip-rain-44 for gmail"), but only when it has letters, digits and a
+  symbol: "I use Python3 for work" passes.
 """
 
 from __future__ import annotations
@@ -92,8 +109,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Final
-
-from convmem.memory.normalize import decoded_runs
 
 if TYPE_CHECKING:
     from convmem.memory.detectors import Finding, Prepared
@@ -166,10 +181,7 @@ _RETRIEVED_KINDS: Final = frozenset(
 )
 
 
-def _first_finding(text: str) -> Finding | None:
-    from convmem.memory.detectors import prepare
-
-    prepared = prepare(text)
+def _first_finding(prepared: Prepared) -> Finding | None:
     if not prepared.text:
         return None
     for detect in _detectors():
@@ -182,13 +194,21 @@ def _first_finding(text: str) -> Finding | None:
 def check_text(text: str) -> PolicyDecision:
     """Content checks only: may ``text`` be stored as a durable memory?
 
-    The text is normalised first (``normalize.py``); readable text hidden in base64 or hex runs
-    is checked as well, one level deep.
+    Every reading of the text is checked (``readings.py``: as written, unwrapped from JSON,
+    percent-encoding, entities and markup, with leetspeak, spelled and spaced digits undone,
+    and the text hidden in base64 or hex runs); each is normalised first (``normalize.py``).
+    A reading only adds evidence: the first one that discloses decides.
     """
-    finding = _first_finding(text)
+    from convmem.memory.detectors import prepare  # loaded on the first check, as the detectors
+    from convmem.memory.readings import other_readings
+
+    # the text as written first: most texts are plain, and a disclosure found there needs no
+    # other reading
+    prepared = prepare(text)
+    finding = _first_finding(prepared)
     if finding is None:
-        for hidden in decoded_runs(text):
-            finding = _first_finding(hidden)
+        for reading in other_readings(text, prepared.text):
+            finding = _first_finding(prepare(reading))
             if finding is not None:
                 break
     if finding is None:
