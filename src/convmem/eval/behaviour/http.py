@@ -26,7 +26,7 @@ from convmem.eval.behaviour.drivers import (
     Who,
     profile,
 )
-from convmem.keys import USER_HEADER
+from convmem.keys import USER_HEADER, user_header_value
 from convmem.model.messages import ToolCall
 from convmem.model.purpose import DEFAULT_PURPOSE
 from convmem.model.snapshot import CATEGORIES
@@ -72,7 +72,10 @@ class HttpDriver:
         if tenant not in self._keys:
             issued = self._memory.keys.create(tenant, "app", name="behaviour suite")
             self._keys[tenant] = issued.token
-        return {"Authorization": f"Bearer {self._keys[tenant]}", USER_HEADER: user}
+        return {
+            "Authorization": f"Bearer {self._keys[tenant]}",
+            USER_HEADER: user_header_value(user),
+        }
 
     def _send(self, who: Who, method: str, path: str, **kwargs: Any) -> Response:
         return self._client.request(method, path, headers=self._headers(who), **kwargs)
