@@ -83,8 +83,9 @@ def behaviour_command(
         with click.progressbar(length=len(cases), label="behaviour", file=sys.stderr) as bar:
             try:
                 result = behaviour.run_suite(
-                    driver, cases, summarizer=summarizer, progress=lambda _: bar.update(1)
-                )
+                    driver, cases, summarizer=summarizer, progress=lambda _: bar.update(1),
+                    fatal=httpx_errors(),  # the service unreachable ends the run, not a case
+                )  # fmt: skip
             except httpx_errors() as exc:
                 fail(f"the service at {url} cannot be reached ({type(exc).__name__})")
     for line in behaviour.table(result):

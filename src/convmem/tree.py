@@ -177,7 +177,9 @@ def check_identifier(value: object, what: str) -> str:
     """An id every backend can store and search by: 1 to ``MAX_IDENTIFIER_BYTES`` bytes of
     UTF-8, without control characters. The one place the limit is checked, for every surface
     (the library raises ``InvalidIdentifier``; the service answers 400)."""
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str):  # missing or of the wrong type: a malformed argument
+        raise InvalidInput(f"{what} must be a non-empty string")
+    if not value:
         raise InvalidIdentifier(f"{what} must be a non-empty string")
     try:
         size = len(value.encode("utf-8"))
