@@ -16,7 +16,7 @@ overrides the user's own word).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -56,7 +56,7 @@ def read(path: str | Path) -> list[Mapping[str, Any]]:
 def import_mem0(
     memory: Memory,
     tenant: str,
-    records: list[Mapping[str, Any]],
+    records: Sequence[Mapping[str, Any]],
     *,
     user: str | None = None,
     as_named: bool = False,
