@@ -18,8 +18,11 @@ from urllib.parse import unquote
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
 
 import convmem
+from convmem.keys import named_user, user_header_value
 from convmem.service import create_app
 from convmem.tree import MAX_IDENTIFIER_BYTES
 from tests.store.backends import Backend
@@ -152,12 +155,12 @@ def test_a_long_user_header_is_a_clear_400(
     app_key = memory.keys.create("acme", "app").token
     before = backend.fingerprint()
     for user in ("Ł" * 200, "a" * (MAX_IDENTIFIER_BYTES + 1), "😀" * 256):
-        encoded = "".join(f"%{b:02X}" for b in user.encode()).encode()
+        encoded = user_header_value(user).encode()
         for path in ("/v1/memories", "/v1/memories/search?q=aisle"):
             _problem(client.get(path, headers=_as(app_key, encoded)), 400, "invalid_identifier")
     # at the limit, the search that answered 503 on PostgreSQL answers
     at_limit = "Ł" * (MAX_IDENTIFIER_BYTES // 2)
-    encoded = "".join(f"%{b:02X}" for b in at_limit.encode()).encode()
+    encoded = user_header_value(at_limit).encode()
     assert (
         client.get("/v1/memories/search?q=aisle", headers=_as(app_key, encoded)).status_code == 200
     )
@@ -190,3 +193,10 @@ def test_the_export_downloads_for_any_user(
     assert exact == f"convmem-export-acme-{user.replace('/', '_')}.json"
     assert response.json()["data"]["memories"][0]["text"] == "I prefer aisle seats."
     assert datetime.fromisoformat(response.json()["exported_at"])
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=80))
+def test_the_header_value_a_client_makes_reads_back_as_the_same_user(user: str) -> None:
+    value = user_header_value(user)
+    assert value.isascii() and "," not in value
+    assert named_user([(b"x-convmem-user", value.encode("ascii"))]) == user
