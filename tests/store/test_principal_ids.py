@@ -167,13 +167,16 @@ def test_a_long_user_header_is_a_clear_400(
     assert backend.fingerprint() == before
 
 
-def test_a_long_user_in_a_key_request_is_a_clear_400(
+def test_a_key_for_a_long_user_is_refused_and_writes_nothing(
     memory: convmem.Memory, backend: Backend, client: TestClient
 ) -> None:
+    """A user key could carry a principal no request may name: it is refused like any other
+    malformed field of a body (422), with the limit in the message."""
     admin = {"Authorization": f"Bearer {memory.keys.create('acme', 'admin').token}"}
     before = backend.fingerprint()
     made = client.post("/v1/keys", json={"role": "user", "user": "Ł" * 200}, headers=admin)
-    _problem(made, 400, "invalid_identifier")
+    _problem(made, 422, "invalid_input")
+    assert f"the limit is {MAX_IDENTIFIER_BYTES} bytes" in made.json()["detail"]
     assert backend.fingerprint() == before
 
 

@@ -25,7 +25,6 @@ from convmem.errors import (
     BudgetExceeded,
     ContentTooLarge,
     ConvmemError,
-    InvalidIdentifier,
     InvalidMessage,
     InvalidQuery,
     NeverStoreViolation,
@@ -116,8 +115,6 @@ def classify(exc: ConvmemError) -> tuple[int, str, dict[str, Any]]:
         return 422, "never_store", {"reason": exc.reason}
     if isinstance(exc, InvalidMessage):
         return 422, "invalid_message", {}
-    if isinstance(exc, InvalidIdentifier):  # an id no backend could store (too long, control)
-        return 400, "invalid_identifier", {}
     if isinstance(exc, InvalidQuery):
         return 422, "invalid_query", {}
     if isinstance(exc, StoreBusy):
