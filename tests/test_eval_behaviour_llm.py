@@ -43,20 +43,46 @@ def test_a_faithful_model_scores_full_marks_and_its_summaries_pass(db_path: Path
     assert result["failed"] == 0, result["kinds"]["compaction"]["failures"]
 
 
-def test_a_model_that_invents_numbers_is_kept_out_of_the_stored_notes(db_path: Path) -> None:
-    """The model's notes cite numbers their sources do not hold: the summarizer's verbatim check
-    drops them before they are stored, so what the suite measures stays faithful — and the
-    compaction cases fail, naming what the summary lost."""
+def test_a_model_that_invents_notes_scores_low_though_its_notes_are_not_stored(
+    db_path: Path,
+) -> None:
+    """The model's notes cite numbers their sources do not hold, and a message that does not
+    exist. The summarizer's verbatim check drops them before they are stored — and the suite
+    measures faithfulness on what the model produced, before that check, so the forging model
+    scores low (it scored 1.0 when only the kept notes were measured). The compaction cases
+    fail, naming what the summary lost."""
     with FakeLLM("wrong_numbers") as llm, convmem.open(db_path, config=_config(llm)) as memory:
         result = behaviour.run_suite(behaviour.EngineDriver(memory), _cases())
         assert llm.requests
     faithfulness = result["faithfulness"]
+    assert faithfulness["measured_on"] == "produced"
     assert faithfulness["summaries"] >= len(CASES)
-    assert faithfulness["literals_verbatim_share"] in (1.0, None)
+    assert faithfulness["notes"] >= 2 * len(CASES)
+    assert faithfulness["literals_verbatim_share"] == 0.0
+    assert faithfulness["supported_by_sources_share"] == 0.0
     assert result["kinds"]["compaction"]["failed"] == len(CASES)
     problems = [p for f in result["kinds"]["compaction"]["failures"] for p in f["problems"]]
     assert any("via summary" in p for p in problems)
     assert not any("PostgreSQL 99" in p for p in problems)
+
+
+def test_the_stored_notes_of_a_forging_model_hold_none_of_its_inventions(db_path: Path) -> None:
+    """What the verbatim check keeps out: the invented number never reaches a stored note (the
+    note citing a message that does not exist is mended to cite the turn holding its number)."""
+    with FakeLLM("wrong_numbers") as llm, convmem.open(db_path, config=_config(llm)) as memory:
+        behaviour.run_suite(behaviour.EngineDriver(memory), _cases(), clean=False)
+        assert llm.requests
+        summaries = [
+            summary
+            for job in memory.jobs(limit=1000)
+            if job.kind.startswith("summary/llm:")
+            for summary in memory.scope(job.tenant_id, str(job.payload["user_id"]))
+            .conversation(str(job.conversation_id))
+            .summaries()
+        ]
+    assert summaries  # the model's summaries were stored, with what the check kept
+    notes = [note.text for summary in summaries for _, note in summary.snapshot.items()]
+    assert not any("99" in text for text in notes)
 
 
 def test_the_command_measures_faithfulness_with_the_model_it_is_given(

@@ -161,7 +161,7 @@ def test_a_mem0_export_becomes_confirmed_imported_memories(
 ) -> None:
     path = tmp_path / "mem0.json"
     path.write_text(json.dumps(mem0_export()))
-    report = mem0.import_mem0(memory, "acme", mem0.read(path))
+    report = mem0.import_mem0(memory, "acme", mem0.read(path), as_named=True)
     assert report.saved == 3
     assert report.blocked == [("m3", "credential")]
     assert report.invalid == [("m5", "no user_id (pass --user)")]
@@ -172,7 +172,7 @@ def test_a_mem0_export_becomes_confirmed_imported_memories(
     assert SECRET not in json.dumps(alice.export())
     assert {e.actor for e in alice.audit()} == {"import:mem0"}
     assert [m.text for m in memory.scope("acme", "bob").memories.list()] == ["Lives in Porto"]
-    again = mem0.import_mem0(memory, "acme", mem0.read(path), user="carol")
+    again = mem0.import_mem0(memory, "acme", mem0.read(path), user="carol", as_named=True)
     assert (again.saved, again.already_present) == (1, 3)  # only m5, now for carol
     assert len(alice.memories.list()) == 2
 
@@ -182,7 +182,7 @@ def test_the_cli_reports_blocked_mem0_records(tmp_path: Path) -> None:
     path.write_text(json.dumps(mem0_export()["results"]))  # a bare list works too
     db = str(tmp_path / "new.db")
     done = CliRunner().invoke(main, ["import", "mem0", "--db", db, "--tenant", "acme",
-                                     "--user", "dan", str(path)])  # fmt: skip
+                                     "--user", "dan", "--as-named", str(path)])  # fmt: skip
     assert done.exit_code == 0, done.output
     assert "saved 4 memories; 0 already present" in done.output
     assert "blocked m3: credential" in done.output
@@ -210,7 +210,7 @@ def test_a_mem0_import_keeps_each_records_times(memory: convmem.Memory, tmp_path
     path = tmp_path / "mem0.json"
     path.write_text(json.dumps(records))
     before = datetime.now(UTC)
-    assert mem0.import_mem0(memory, "acme", mem0.read(path)).saved == 4
+    assert mem0.import_mem0(memory, "acme", mem0.read(path), user="alice").saved == 4
     by_text = {m.text: m for m in memory.scope("acme", "alice").memories.list()}
     aisle, veg, cello, porto = (by_text[t] for t in (
         "Prefers aisle seats", "Is vegetarian", "Plays the cello", "Lives in Porto"))  # fmt: skip
@@ -295,3 +295,100 @@ def test_an_import_leaves_the_cycle_collector_as_it_found_it(
         assert not gc.isenabled()  # the caller's choice stands
     finally:
         gc.enable()
+
+
+# --- the principal comes from the caller ------------------------------------------------------
+
+
+def _file_bytes(db: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(db.parent.glob(db.name + "*")))
+
+
+@pytest.mark.parametrize("field", ["user_id", "userId"])
+def test_a_mem0_file_naming_another_user_is_refused_whole(tmp_path: Path, field: str) -> None:
+    """``--user bob`` on a file whose records say alice wrote into alice; now nothing is
+    written and the error names no user and no memory text."""
+    records = [
+        {"id": "m1", "memory": "Prefers aisle seats", field: "bob"},
+        {"id": "m2", "memory": "Lives in Porto"},  # names nobody: bob's
+        {"id": "m3", "memory": "Is vegetarian", field: "alice"},
+    ]
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps(records))
+    db = tmp_path / "convmem.db"
+    convmem.open(db).close()
+    before = _file_bytes(db)
+    args = ["import", "mem0", "--db", str(db), "--tenant", "acme", "--user", "bob", str(path)]
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 2, done.output
+    assert "name another user" in done.output and "m3" in done.output
+    assert "alice" not in done.output and "vegetarian" not in done.output
+    assert _file_bytes(db) == before
+    with convmem.open(db) as memory:
+        with pytest.raises(convmem.InvalidInput):
+            mem0.import_mem0(memory, "acme", records, user="bob")
+        with pytest.raises(convmem.InvalidInput):  # no user: no principal to write for
+            mem0.import_mem0(memory, "acme", [records[1]])
+        assert memory.scope("acme", "alice").memories.list() == []
+        assert memory.scope("acme", "bob").memories.list() == []
+        # the records that are bob's (or name nobody) import into bob
+        mine = mem0.import_mem0(memory, "acme", records[:2], user="bob")
+        assert mine.saved == 2
+        assert memory.scope("acme", "alice").memories.list() == []
+    refused = CliRunner().invoke(main, [*args[:-3], str(path)])  # no --user, no --as-named
+    assert refused.exit_code == 2 and "--user is required" in refused.output
+
+
+def test_an_administrator_imports_each_record_as_the_user_it_names(tmp_path: Path) -> None:
+    records = [
+        {"id": "m1", "memory": "Prefers aisle seats", "user_id": "alice"},
+        {"id": "m2", "memory": "Lives in Porto", "user_id": "Łukasz"},
+        {"id": "m3", "memory": "Likes jazz"},
+    ]
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps(records))
+    db = str(tmp_path / "convmem.db")
+    args = ["import", "mem0", "--db", db, "--tenant", "acme", "--as-named", str(path)]
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 0, done.output
+    assert "saved 2 memories" in done.output and "invalid m3: no user_id" in done.output
+    with convmem.open(db) as memory:
+        assert [m.text for m in memory.scope("acme", "Łukasz").memories.list()] == [
+            "Lives in Porto"
+        ]
+        # an owner no backend could store is refused before anything is written
+        bad = [{"id": "x1", "memory": "Likes tea", "user_id": "bob"},
+               {"id": "x2", "memory": "Likes jazz", "user_id": "Ł" * 200}]  # fmt: skip
+        with pytest.raises(convmem.InvalidIdentifier):
+            mem0.import_mem0(memory, "acme", bad, as_named=True)
+        with pytest.raises(convmem.InvalidInput):
+            mem0.import_mem0(memory, "acme", [{"id": "y", "memory": "x", "user_id": 7}],
+                             as_named=True)  # fmt: skip
+        assert memory.scope("acme", "bob").memories.list() == []
+
+
+def test_a_chat_export_naming_another_user_is_refused_whole(tmp_path: Path) -> None:
+    export = chatgpt_export()
+    second = json.loads(json.dumps(export[0]))
+    second["id"], second["user_id"] = "chat-2", "alice"
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([*export, second]))
+    db = tmp_path / "convmem.db"
+    convmem.open(db).close()
+    before = _file_bytes(db)
+    args = ["import", "openai-chat", "--db", str(db), "--tenant", "acme", "--user", "bob",
+            str(path)]  # fmt: skip
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 2, done.output
+    assert "conversation chat-2" in done.output and "alice" not in done.output
+    assert _file_bytes(db) == before  # the first conversation (naming nobody) was not written
+    with convmem.open(db) as memory:
+        with pytest.raises(convmem.InvalidInput):
+            import_trees(memory.scope("acme", "bob"), openai_chat.SOURCE, openai_chat.read(path))
+        assert memory.scope("acme", "bob").conversations() == []
+    named = CliRunner().invoke(main, [*args[:-1], "--as-named", str(path)])
+    assert named.exit_code == 0, named.output
+    assert "imported 2 conversations" in named.output
+    with convmem.open(db) as memory:
+        assert len(memory.scope("acme", "bob").conversations()) == 1
+        assert len(memory.scope("acme", "alice").conversations()) == 1

@@ -49,10 +49,12 @@ def behaviour_command(
     llm_api_key_env: str,
     llm_timeout: float,
 ) -> None:
-    """Recall, non-recall, isolation, correction, compaction fidelity, deletion and injection
-    resistance, case by case, in tenants of the run's own (cleaned up afterwards). Exits 1 when
-    any case fails. With --llm-model, summaries come from that model (the suite runs the
-    summary jobs its requests queue, as a worker would) and the faithfulness figures are its."""
+    """Recall, non-recall, isolation, correction, compaction fidelity, deletion, injection
+    resistance and never-store, case by case, in tenants of the run's own (cleaned up
+    afterwards). Exits 1 when any case fails; a case that crashes is one failure. With
+    --llm-model, summaries come from that model (the suite runs the summary jobs its requests
+    queue, as a worker would) and the faithfulness figures are its, measured on what it wrote
+    before the summarizer's checks."""
     from convmem.eval import behaviour
 
     if plot_out is not None:
@@ -86,8 +88,9 @@ def behaviour_command(
         with click.progressbar(length=len(cases), label="behaviour", file=sys.stderr) as bar:
             try:
                 result = behaviour.run_suite(
-                    driver, cases, summarizer=summarizer, progress=lambda _: bar.update(1)
-                )
+                    driver, cases, summarizer=summarizer, progress=lambda _: bar.update(1),
+                    fatal=httpx_errors(),  # the service unreachable ends the run, not a case
+                )  # fmt: skip
             except httpx_errors() as exc:
                 fail(f"the service at {url} cannot be reached ({type(exc).__name__})")
     for line in behaviour.table(result):

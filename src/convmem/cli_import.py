@@ -9,6 +9,11 @@ import click
 from convmem.cli_common import db_option, opened
 
 _tenant = click.option("--tenant", required=True, help="Tenant to import into.")
+_as_named = click.option(
+    "--as-named", is_flag=True,
+    help="Administrators: import each record for the user the file names (others: --user). "
+    "Without it, a file naming any user but --user is refused and nothing is imported.",
+)  # fmt: skip
 
 
 @click.group("import")
@@ -20,26 +25,38 @@ def import_group() -> None:
 @db_option(creates=True)
 @_tenant
 @click.option("--user", required=True, help="User the conversations belong to.")
+@_as_named
 @click.option("--batch-messages", type=click.IntRange(1), default=None,
               help="Messages per transaction (whole conversations; default 5000).")  # fmt: skip
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 def import_openai_chat(
-    db: str, tenant: str, user: str, batch_messages: int | None, file: str
+    db: str, tenant: str, user: str, as_named: bool, batch_messages: int | None, file: str
 ) -> None:
     """A ChatGPT export's conversations.json, every branch kept. A stopped run resumes: the
     conversations already imported are skipped. Run `convmem worker --embedder …` afterwards
     for vectors."""
     from convmem.importers import openai_chat
-    from convmem.importers.bulk import MESSAGES_PER_TRANSACTION, import_trees
+    from convmem.importers.bulk import (
+        MESSAGES_PER_TRANSACTION,
+        import_trees,
+        import_trees_as_named,
+    )
 
     with opened(db) as memory:  # a convmem error inside ends the command (exit 2)
         trees = openai_chat.read(file)
         started = time.perf_counter()
         with click.progressbar(length=len(trees), label="conversations", file=None) as bar:
-            report = import_trees(
-                memory.scope(tenant, user), openai_chat.SOURCE, trees, progress=bar.update,
-                batch_messages=batch_messages or MESSAGES_PER_TRANSACTION,
-            )  # fmt: skip
+            batch = batch_messages or MESSAGES_PER_TRANSACTION
+            if as_named:
+                report = import_trees_as_named(
+                    memory, tenant, user, openai_chat.SOURCE, trees, progress=bar.update,
+                    batch_messages=batch,
+                )  # fmt: skip
+            else:
+                report = import_trees(
+                    memory.scope(tenant, user), openai_chat.SOURCE, trees, progress=bar.update,
+                    batch_messages=batch,
+                )  # fmt: skip
         seconds = time.perf_counter() - started
     rate = report.messages / seconds if seconds > 0 else 0.0
     click.echo(f"imported {report.conversations} conversations, {report.messages} messages "
@@ -51,15 +68,22 @@ def import_openai_chat(
 @import_group.command("mem0")
 @db_option(creates=True)
 @_tenant
-@click.option("--user", default=None, help="User for records without a user_id.")
+@click.option(
+    "--user",
+    default=None,
+    help="User the memories belong to (with --as-named: records naming no user).",
+)
+@_as_named
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-def import_mem0(db: str, tenant: str, user: str | None, file: str) -> None:
-    """A Mem0 export (get_all results) as confirmed memories, each through the never-store
-    policy; blocked records are listed with their reason."""
+def import_mem0(db: str, tenant: str, user: str | None, as_named: bool, file: str) -> None:
+    """A Mem0 export (get_all results) as confirmed memories of --user, each through the
+    never-store policy; blocked records are listed with their reason."""
     from convmem.importers import mem0
 
+    if user is None and not as_named:
+        raise click.UsageError("--user is required (or --as-named, for an administrator)")
     with opened(db) as memory:
-        report = mem0.import_mem0(memory, tenant, mem0.read(file), user=user)
+        report = mem0.import_mem0(memory, tenant, mem0.read(file), user=user, as_named=as_named)
     click.echo(f"saved {report.saved} memories; {report.already_present} already present")
     for ident, reason in report.blocked:
         click.echo(f"blocked {ident}: {reason}")

@@ -7,6 +7,7 @@
     │   ├── InvalidInput           a malformed argument (bad role, bad id, bad option …)
     │   │   ├── InvalidMessage     a message the tree refuses (empty, orphan tool result …)
     │   │   │   └── ContentTooLarge
+    │   │   ├── InvalidIdentifier  an id no backend could store: empty, too long, control chars
     │   │   └── InvalidQuery
     │   ├── NotFound               no such id *for this principal* (another principal's ids too)
     │   ├── BudgetExceeded         the fixed parts and the user message do not fit the window
@@ -47,6 +48,11 @@ class ContentTooLarge(InvalidMessage):
         super().__init__(f"message content is {size} bytes; the limit is {limit} bytes")
         self.size = size
         self.limit = limit
+
+
+class InvalidIdentifier(InvalidInput):
+    """An id (tenant, user, conversation, memory …) that is empty, longer than the documented
+    limit (``convmem.tree.MAX_IDENTIFIER_BYTES`` bytes of UTF-8) or holds control characters."""
 
 
 class InvalidQuery(InvalidInput):

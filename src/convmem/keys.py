@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
+from urllib.parse import quote, unquote
 
 from convmem.errors import InvalidInput
 from convmem.ids import new_id
@@ -44,6 +45,48 @@ class KeyRefused(Exception):
         self.code = code
 
 
+def named_user(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """The user a request names in ``X-Convmem-User``, from its raw (ASGI) headers; None when
+    it names none. HTTP carries header values as bytes that servers decode as Latin-1, so the
+    header is ASCII and a user id outside it is sent percent-encoded as UTF-8 (``%C5%81ukasz``
+    for ``Łukasz``; ``user_header_value`` makes it, and a literal ``%`` is ``%25``). The header
+    is refused (400) when it comes twice (or two values merged with a comma, as a proxy may),
+    holds raw non-ASCII bytes or a percent-escape that is not UTF-8: read any other way, one
+    client's id would become a different principal. Shared by the HTTP service and the MCP
+    server, so both read the same header the same way."""
+    wanted = USER_HEADER.lower().encode("ascii")
+    values = [value for name, value in headers if name.lower() == wanted]
+    if not values:
+        return None
+    if len(values) > 1:
+        raise KeyRefused(400, "invalid_user_header", f"{USER_HEADER} is sent more than once")
+    try:
+        text = values[0].decode("ascii")
+    except UnicodeDecodeError:
+        raise KeyRefused(
+            400, "invalid_user_header",
+            f"{USER_HEADER} holds non-ASCII bytes: send a user id outside ASCII "
+            "percent-encoded as UTF-8",
+        ) from None  # fmt: skip
+    if "," in text:
+        raise KeyRefused(
+            400, "invalid_user_header",
+            f"{USER_HEADER} holds a comma (two values merged?): percent-encode it as %2C",
+        )  # fmt: skip
+    try:
+        return unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        raise KeyRefused(
+            400, "invalid_user_header", f"{USER_HEADER} is not percent-encoded UTF-8"
+        ) from None
+
+
+def user_header_value(user: str) -> str:
+    """``user`` as an ``X-Convmem-User`` value: every byte outside ASCII letters, digits and
+    ``-._~`` percent-encoded from UTF-8 (what ``named_user`` reads back)."""
+    return quote(user, safe="")
+
+
 def acting_user(key: ApiKey, named: str | None) -> str:
     """The user a request made with ``key`` acts for: a user key's own user, or the user an app
     key names (``named``, from the caller's header). An admin key acts for no user. Shared by
@@ -62,7 +105,7 @@ def acting_user(key: ApiKey, named: str | None) -> str:
     try:
         return check_identifier(named, "user")
     except InvalidInput as exc:
-        raise KeyRefused(400, "user_required", str(exc)) from exc
+        raise KeyRefused(400, "invalid_identifier", str(exc)) from exc
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from convmem.errors import ContentTooLarge, InvalidInput, InvalidMessage
+from convmem.errors import ContentTooLarge, InvalidIdentifier, InvalidInput, InvalidMessage
 from convmem.model.messages import ROLES, Message, NewMessage, ToolCall
 
 DEFAULT_MAX_CONTENT_BYTES = 1_000_000
@@ -16,6 +16,11 @@ MAX_METADATA_BYTES = 64 * 1024
 _BIDI_CONTROLS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )
+# Every identifier (tenant, user, conversation, message, memory, key …) is at most this many
+# bytes of UTF-8 (256 ASCII characters). Ids are bound into index words: PostgreSQL's full-text
+# search refuses a word past 2,047 bytes, and a tenant and a user (or a tenant and a conversation)
+# are hex-encoded into one, so two ids of 256 bytes stay well within it on every backend.
+MAX_IDENTIFIER_BYTES = 256
 # Counts (k, limit, offset, days) fit a signed 32-bit integer: every backend binds them as an
 # integer column or parameter, and no real caller needs more.
 MAX_COUNT = 2**31 - 1
@@ -169,10 +174,22 @@ def check_tool_result(message: NewMessage, run: Sequence[Message]) -> None:
 
 
 def check_identifier(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 256:
-        raise InvalidInput(f"{what} must be a non-empty string of at most 256 characters")
+    """An id every backend can store and search by: 1 to ``MAX_IDENTIFIER_BYTES`` bytes of
+    UTF-8, without control characters. The one place the limit is checked, for every surface
+    (the library raises ``InvalidIdentifier``; the service answers 400)."""
+    if not isinstance(value, str):  # missing or of the wrong type: a malformed argument
+        raise InvalidInput(f"{what} must be a non-empty string")
+    if not value:
+        raise InvalidIdentifier(f"{what} must be a non-empty string")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InvalidIdentifier(f"{what} is not valid unicode (lone surrogates)") from exc
+    if size > MAX_IDENTIFIER_BYTES:
+        raise InvalidIdentifier(
+            f"{what} is {size} bytes in UTF-8; the limit is {MAX_IDENTIFIER_BYTES} bytes"
+        )
     # control characters and bidirectional overrides: an id is shown in logs, audits and pages
     if any(unicodedata.category(ch) == "Cc" or ch in _BIDI_CONTROLS for ch in value):
-        raise InvalidInput(f"{what} must not contain control characters")
-    _utf8(value, what)
+        raise InvalidIdentifier(f"{what} must not contain control characters")
     return value

@@ -37,6 +37,8 @@ SAMPLE = (
     "recall-purpose-task", "recall-purpose-project-only", "non_recall-other-purpose-task",
     "non_recall-other-purpose-similar-meaning", "isolation-page-api-bob",
     "isolation-page-api-carol", "deletion-restore-undo",
+    "never_store-plain-password", "never_store-plain-card", "deletion-vector-memory-delete",
+    "deletion-vector-reject",
 )  # fmt: skip
 LEAKS_WITHOUT_SCOPE_FILTER = ("non_recall-other-project", "isolation-project-other-project")
 LEAKS_WITHOUT_PURPOSE_FILTER = (

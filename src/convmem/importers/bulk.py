@@ -22,10 +22,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from convmem.engine import Scope
+from convmem.engine import Memory, Scope
 from convmem.engine.conversation import checked_message, tool_run
 from convmem.errors import ConvmemError
 from convmem.ids import new_id
+from convmem.importers.owners import by_owner
 from convmem.indexing import index_entry
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, NewMessage
@@ -70,6 +71,7 @@ class ImportTree:
     nodes: Sequence[ImportNode]
     active_key: str | None = None
     skipped: Mapping[str, int] = field(default_factory=dict)  # what the reader left out, why
+    owner: object = None  # the user the source says it belongs to (None: it says nothing)
 
 
 @dataclass
@@ -117,6 +119,9 @@ def import_trees(
     transaction (whole trees only); ``progress`` is told how many source conversations each
     batch settled."""
     check_count(batch_messages, "batch_messages")
+    trees = list(trees)
+    # the scope is the principal: a tree its source says is someone else's is refused, whole
+    by_owner(trees, _owner, _source_id, user=scope.user, as_named=False)
     report = ImportReport()
     done = imported_ids(scope, source)
     counters = scope.memory.batch_counters()  # for this run only: no text outlives it
@@ -129,6 +134,42 @@ def import_trees(
     if report.messages:
         scope.memory.store.refresh_statistics()
     return report
+
+
+def import_trees_as_named(
+    memory: Memory,
+    tenant: str,
+    user: str,
+    source: str,
+    trees: Iterable[ImportTree],
+    *,
+    progress: Callable[[int], None] | None = None,
+    batch_messages: int = MESSAGES_PER_TRANSACTION,
+) -> ImportReport:
+    """An administrator's import: each tree for the user its source names (``user`` for trees
+    naming none), through ``import_trees`` per user. Every owner is checked before anything is
+    written."""
+    groups, _ = by_owner(list(trees), _owner, _source_id, user=user, as_named=True)
+    total = ImportReport()
+    for owner, owned in sorted(groups.items()):
+        part = import_trees(
+            memory.scope(tenant, owner), source, owned, progress=progress,
+            batch_messages=batch_messages,
+        )  # fmt: skip
+        total.conversations += part.conversations
+        total.messages += part.messages
+        total.already_imported += part.already_imported
+        for reason, count in part.skipped.items():
+            total.skipped[reason] += count
+    return total
+
+
+def _owner(tree: ImportTree) -> object:
+    return tree.owner
+
+
+def _source_id(tree: ImportTree, position: int) -> str:
+    return f"conversation {tree.source_id}"
 
 
 @contextmanager

@@ -1,5 +1,9 @@
 """A Mem0 export (the results of ``get_all``) as confirmed memories with source kind ``import``.
 
+The memories are the caller's user's: a file whose records name another ``user_id`` is refused
+whole unless an administrator imports each record as the user it names (``as_named``; see
+``convmem.importers.owners``).
+
 Each record keeps its ``created_at`` and ``updated_at`` (ISO 8601; naive times are taken as UTC;
 a missing or unreadable one is the time of the import). Each record passes the never-store policy
 like any other write: a blocked one is reported with the record's id and the reason, and nothing
@@ -11,8 +15,7 @@ overrides the user's own word).
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -21,8 +24,10 @@ from typing import Any
 from convmem.engine import Memory
 from convmem.errors import ConvmemError, InvalidInput
 from convmem.importers.files import read_json
+from convmem.importers.owners import by_owner, named_owner
 from convmem.memories import save_memory
 from convmem.store.retry import conflicts_retried
+from convmem.tree import check_identifier
 
 ACTOR = "import:mem0"
 
@@ -46,18 +51,24 @@ def read(path: str | Path) -> list[Mapping[str, Any]]:
 
 
 def import_mem0(
-    memory: Memory, tenant: str, records: list[Mapping[str, Any]], *, user: str | None = None
+    memory: Memory,
+    tenant: str,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    user: str | None = None,
+    as_named: bool = False,
 ) -> Mem0Report:
-    """Import ``records`` into ``tenant``: each for its own ``user_id`` (``user`` for records
-    without one), one write transaction per user."""
+    """Import ``records`` into ``user`` of ``tenant``. A file whose records name another user
+    (``user_id``) is refused whole, nothing written (``InvalidInput``). With ``as_named`` (an
+    administrator's import of a whole Mem0 project) each record goes to the user it names,
+    records naming none to ``user``; one write transaction per user."""
+    check_identifier(tenant, "tenant")
     report = Mem0Report()
-    by_user: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for n, record in enumerate(records):
-        owner = record.get("user_id") or user
-        if not isinstance(owner, str) or not owner:
-            report.invalid.append((str(record.get("id", n)), "no user_id (pass --user)"))
-            continue
-        by_user[owner].append(record)
+    by_user, orphans = by_owner(
+        records, named_owner, lambda record, n: str(record.get("id", n)),
+        user=user, as_named=as_named,
+    )  # fmt: skip
+    report.invalid += [(ident, "no user_id (pass --user)") for ident in orphans]
     for owner, owned in sorted(by_user.items()):
         part = _import_user(memory, tenant, owner, owned)
         report.saved += part.saved

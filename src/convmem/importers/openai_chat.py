@@ -5,7 +5,9 @@ child, as in convmem. A message addressed to a tool (``recipient`` other than ``
 assistant tool call named after the tool, and the tool's reply its result; nodes without a
 message (the export's hidden root) are passed through to their children. Content the reader
 cannot store as text (images, hidden reasoning, custom-instruction context) is counted in the
-report, never silently dropped; an image inside a text message is kept as ``[image]``.
+report, never silently dropped; an image inside a text message is kept as ``[image]``. A
+conversation that names its user (``user_id``, as workspace exports do) is imported only into
+that user (``convmem.importers.owners``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from convmem.errors import InvalidInput
 from convmem.importers.bulk import ImportNode, ImportTree
 from convmem.importers.files import read_json
+from convmem.importers.owners import named_owner
 from convmem.model.messages import NewMessage, ToolCall
 
 SOURCE = "openai-chat"
@@ -61,6 +64,7 @@ def _tree(conversation: Any, position: int) -> ImportTree:
         nodes=nodes,
         active_key=conversation.get("current_node"),
         skipped=dict(skipped),
+        owner=named_owner(conversation),
     )
 
 

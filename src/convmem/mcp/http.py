@@ -2,8 +2,9 @@
 
 Each HTTP request is authenticated on its own: ``Authorization: Bearer cmk_…`` names the tenant
 and role, and an application key names its user in ``X-Convmem-User`` — the rules of the HTTP
-service (``convmem.keys.acting_user``). The principal rides in the request's ASGI scope, where
-the tools read it; no tool argument can change it.
+service (``convmem.keys.named_user`` reads the header, ``convmem.keys.acting_user`` decides).
+The principal rides in the request's ASGI scope, where the tools read it; no tool argument can
+change it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from convmem.engine import Memory
 from convmem.engine import Scope as Principal
-from convmem.keys import USER_HEADER, KeyRefused, acting_user
+from convmem.keys import KeyRefused, acting_user, named_user
 from convmem.mcp.server import build_server
 
 _PRINCIPAL = "convmem.principal"  # the ASGI scope key the tools read
@@ -45,7 +46,7 @@ class KeyAuth:
             await _problem(send, 401, "unauthorized", "the API key is not valid")
             return
         try:
-            user = acting_user(key, headers.get(USER_HEADER.lower()))
+            user = acting_user(key, named_user(scope["headers"]))  # as the HTTP service reads it
         except KeyRefused as exc:
             await _problem(send, exc.status, exc.code, str(exc))
             return

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import quote
 
-from fastapi import APIRouter, Header, Path, Request, Response
+from fastapi import APIRouter, Path, Request, Response
 from fastapi.responses import JSONResponse
 
-from convmem.keys import USER_HEADER
-from convmem.service.auth import ActingScope, AnyKey, pin_origin
+from convmem.keys import KeyRefused, named_user
+from convmem.keys import acting_user as resolve_user
+from convmem.service.auth import ActingScope, AnyKey, UserHeader, pin_origin
 from convmem.service.convert import jsonable
+from convmem.service.problems import ServiceError
 from convmem.service.schemas import (
     AuditOut,
     DeletedAllOut,
@@ -28,10 +31,17 @@ router = APIRouter(prefix="/v1", tags=["account"])
 def me(
     request: Request,
     key: AnyKey,
-    user: Annotated[str | None, Header(alias=USER_HEADER, max_length=256)] = None,
+    user: Annotated[str | None, UserHeader] = None,
 ) -> dict[str, Any]:
     """The principal the key stands for. Signing in to the memory page starts here."""
-    acting = key.user_id if key.role == "user" else user if key.role == "app" else None
+    del user  # declared for the schema; read raw (named_user), as every route reads it
+    acting = key.user_id if key.role == "user" else None
+    if key.role == "app":
+        try:
+            named = named_user(request.scope["headers"])
+            acting = None if named is None else resolve_user(key, named)
+        except KeyRefused as exc:
+            raise ServiceError(exc.status, exc.code, str(exc)) from exc
     return {"tenant": key.tenant_id, "role": key.role, "key_id": key.id, "user": acting}
 
 
@@ -85,11 +95,20 @@ def unpin(
 def export(scope: ActingScope) -> JSONResponse:
     """All of the user's data: conversations, messages, memories, settings and the audit."""
     filename = f"convmem-export-{scope.tenant}-{scope.user}.json"
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in filename)
     return JSONResponse(
-        jsonable(scope.export()),
-        headers={"Content-Disposition": f'attachment; filename="{safe}"'},
+        jsonable(scope.export()), headers={"Content-Disposition": attachment(filename)}
     )
+
+
+def attachment(filename: str) -> str:
+    """A ``Content-Disposition`` for a download named ``filename`` (any Unicode): an ASCII
+    ``filename`` for old clients and the exact name as RFC 5987 ``filename*`` (RFC 6266), since
+    a header value is Latin-1 bytes and an id like ``Łukasz`` is not."""
+    plain = "".join(
+        ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in filename
+    )
+    exact = "".join("_" if ch in "/\\" else ch for ch in filename)  # a name, never a path
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(exact, safe='')}"
 
 
 @router.delete("/data", response_model=DeletedAllOut)

@@ -202,7 +202,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
 
 
 _DESCRIPTIONS = {
-    400: "Malformed request (bad JSON, a missing user header for an application key).",
+    400: "Malformed request (bad JSON; for an application key, a user header that is missing, "
+    "sent twice, not ASCII (percent-encode UTF-8) or names an invalid user id).",
     401: "Missing, malformed, wrong or revoked API key.",
     403: "The key's role may not do this.",
     404: "No such object for this principal (another tenant's or user's ids too).",

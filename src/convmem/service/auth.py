@@ -14,7 +14,7 @@ from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from convmem.engine import Memory, Scope
-from convmem.keys import USER_HEADER, KeyRefused
+from convmem.keys import USER_HEADER, KeyRefused, named_user
 from convmem.keys import acting_user as resolve_user
 from convmem.model.keys import ApiKey
 from convmem.model.purpose import meet
@@ -31,6 +31,13 @@ _bearer = HTTPBearer(
 def memory_of(request: Request) -> Memory:
     memory: Memory = request.app.state.memory
     return memory
+
+
+UserHeader = Header(
+    alias=USER_HEADER,
+    description="With an application key: the user to act for, ASCII, a user id outside it "
+    "percent-encoded as UTF-8 (`%C5%81ukasz`); sent once. A user key may name only its own user.",
+)
 
 
 # Dependencies that do no I/O are coroutines: FastAPI runs a plain function on the thread pool,
@@ -53,20 +60,13 @@ def api_key(
 async def acting_user(
     request: Request,
     key: Annotated[ApiKey, Depends(api_key)],
-    user: Annotated[
-        str | None,
-        Header(
-            alias=USER_HEADER,
-            max_length=256,
-            description="With an application key: the user to act for. A user key may name "
-            "only its own user.",
-        ),
-    ] = None,
+    user: Annotated[str | None, UserHeader] = None,
 ) -> Scope:
     """The engine scope of the principal: tenant and user from the key (and, for an app key,
     the user it names); its memory purposes are what both the key and the route allow."""
+    del user  # declared for the schema; read raw, as the MCP server reads it (named_user)
     try:
-        acting = resolve_user(key, user)
+        acting = resolve_user(key, named_user(request.scope["headers"]))
     except KeyRefused as exc:
         raise ServiceError(exc.status, exc.code, str(exc)) from exc
     route = request.scope.get("route")

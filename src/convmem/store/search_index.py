@@ -173,6 +173,11 @@ class IndexReads(Protocol):
         (their text is erased)."""
         ...
 
+    def memory_vector_ids(self, tenant: str, user: str) -> list[str]:
+        """The memory ids of every vector row the user holds, sorted, whether or not the memory
+        still exists: what a deletion must leave nothing of (the behaviour suite's probe)."""
+        ...
+
 
 class IndexWrites(Protocol):
     def index_messages(self, tenant: str, user: str, entries: Sequence[IndexEntry]) -> None:

@@ -13,11 +13,15 @@ from convmem.model.summary import SummaryCost
 
 @dataclass(frozen=True)
 class SummaryResult:
-    """A new snapshot, what it cost, and — when a model failed and a fallback stood in — why."""
+    """A new snapshot, what it cost, when a model failed and a fallback stood in, why, and what
+    the summarizer produced before checking it."""
 
     snapshot: Snapshot
     cost: SummaryCost = field(default_factory=SummaryCost)
     fallback_reason: str | None = None
+    # what the summarizer wrote before its own checks kept or mended notes (a model's raw
+    # snapshot); None when nothing was filtered. Never stored: faithfulness is measured on it.
+    produced: Snapshot | None = None
 
 
 @runtime_checkable

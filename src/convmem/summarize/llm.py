@@ -171,7 +171,7 @@ class LLMSummarizer:
                     checked.repaired,
                     checked.dropped,
                 )
-            return SummaryResult(checked.snapshot, cost)
+            return SummaryResult(checked.snapshot, cost, produced=answer.value)
         log.warning("summarizer fell back to extractive: %s", answer.reason)
         fallback = self.fallback.summarize(previous, turns)
         return SummaryResult(fallback.snapshot, cost, fallback_reason=answer.reason)

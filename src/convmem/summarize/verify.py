@@ -22,7 +22,7 @@ class Verification:
     dropped: int
 
 
-def _corpora(previous: Snapshot | None, turns: Sequence[Message]) -> dict[str, str]:
+def citable_texts(previous: Snapshot | None, turns: Sequence[Message]) -> dict[str, str]:
     """What each citable id says: a turn's content, or for a message summarised earlier, the
     (already checked) notes of the previous snapshot that cite it."""
     corpus: dict[str, list[str]] = {}
@@ -55,7 +55,7 @@ def _check(item: SnapshotItem, corpus: dict[str, str]) -> tuple[SnapshotItem | N
 def verify_snapshot(
     snapshot: Snapshot, previous: Snapshot | None, turns: Sequence[Message]
 ) -> Verification:
-    corpus = _corpora(previous, turns)
+    corpus = citable_texts(previous, turns)
     repaired = dropped = 0
     result = snapshot
     for name in CATEGORIES:

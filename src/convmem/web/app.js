@@ -58,12 +58,18 @@ export class ApiError extends Error {
   }
 }
 
+// A header value is ASCII: a user id outside it goes percent-encoded as UTF-8 (the service
+// decodes it; raw non-ASCII would be refused, and fetch cannot send it anyway).
+export function userHeader(user) {
+  return encodeURIComponent(user);
+}
+
 export async function api(method, path, body) {
   const current = session();
   const headers = { Accept: "application/json" };
   if (current) {
     headers.Authorization = `Bearer ${current.key}`;
-    if (current.user && current.role === "app") headers["X-Convmem-User"] = current.user;
+    if (current.user && current.role === "app") headers["X-Convmem-User"] = userHeader(current.user);
   }
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, {
@@ -342,7 +348,7 @@ async function downloadExport() {
     const response = await fetch("/v1/export", {
       headers: {
         Authorization: `Bearer ${current.key}`,
-        ...(current.role === "app" ? { "X-Convmem-User": current.user } : {}),
+        ...(current.role === "app" ? { "X-Convmem-User": userHeader(current.user) } : {}),
       },
     });
     if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => ({})));

@@ -1,5 +1,6 @@
 """``convmem eval behaviour``: does the memory behave — recall, non-recall, isolation, correction,
-compaction fidelity, deletion and injection resistance, case by case on a real database.
+compaction fidelity, deletion, injection resistance and never-store, case by case on a real
+database.
 
 ``cases`` loads the versioned case files, ``drivers`` (and ``http``) are the surfaces they are
 played through, ``runner`` plays one case, ``suite`` runs them all and reports.

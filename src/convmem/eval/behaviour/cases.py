@@ -31,6 +31,7 @@ KINDS: tuple[str, ...] = (
     "compaction",
     "deletion",
     "injection",
+    "never_store",
 )
 CHECKS = ("present", "absent", "not_found", "contained")
 PATHS = (
@@ -45,6 +46,7 @@ PATHS = (
     "export",
     "summary",
     "last_assembly",
+    "memory_vectors",
 )
 MATCHES = ("any", "id", "text")
 SHIPPED = "behaviour-v1.json"

@@ -9,16 +9,19 @@ principal is a ``(tenant, user)`` pair; a read another principal may not make an
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from convmem.engine import Memory, Scope
 from convmem.errors import NotFound
-from convmem.model.messages import ToolCall
+from convmem.model.messages import Message, ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.model.purpose import DEFAULT_PURPOSE
+from convmem.model.snapshot import Snapshot
+from convmem.summarize.base import Summarizer, SummaryResult
 
 Who = tuple[str, str]  # (tenant, user)
 Item = tuple[str, str]  # (id, text) of a returned record
@@ -51,6 +54,64 @@ class SummaryView:
     fallback: bool = False  # the model failed and the extractive result stands in
 
 
+@dataclass(frozen=True)
+class Produced:
+    """One run of the summarizer: the snapshot it was given, the turns it read, and what it
+    produced before its own checks dropped or mended notes (faithfulness is measured on this:
+    a model inventing notes that the checks then drop must still score low)."""
+
+    previous: Snapshot | None
+    turns: tuple[Message, ...]
+    snapshot: Snapshot
+    summarizer: str
+    fallback: bool
+
+
+@dataclass
+class SummaryRecorder:
+    """A summarizer that is ``inner`` and keeps what each of its runs produced (``take``)."""
+
+    inner: Summarizer
+    runs: list[Produced] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def prompt_version(self) -> str:
+        return self.inner.prompt_version
+
+    @property
+    def inline(self) -> bool:
+        return self.inner.inline
+
+    def summarize(self, previous: Snapshot | None, turns: Sequence[Message]) -> SummaryResult:
+        result = self.inner.summarize(previous, turns)
+        produced = result.produced if result.produced is not None else result.snapshot
+        self.runs.append(Produced(previous, tuple(turns), produced, self.inner.name,
+                                  result.fallback_reason is not None))  # fmt: skip
+        return result
+
+    def take(self) -> list[Produced]:
+        """The runs recorded since the last call."""
+        taken, self.runs = self.runs, []
+        return taken
+
+
+@contextmanager
+def recording(memory: Memory) -> Iterator[SummaryRecorder]:
+    """``memory``'s summarizer recorded while the block runs (requests and the worker's jobs on
+    this ``Memory`` alike), then put back."""
+    flow = memory.summaries
+    recorder = SummaryRecorder(flow.summarizer)
+    flow.summarizer = recorder
+    try:
+        yield recorder
+    finally:
+        flow.summarizer = recorder.inner
+
+
 class Driver(Protocol):
     """The operations the cases use. Writes return the ids they created; reads of records the
     principal may not see return ``None``."""
@@ -60,6 +121,7 @@ class Driver(Protocol):
     def remember(
         self, who: Who, text: str, *, proposed: bool, scope: str, subject: str | None,
         expires_at: datetime | None, purpose: str = DEFAULT_PURPOSE,
+        source_message_id: str | None = None,
     ) -> str | None: ...  # fmt: skip
     def confirm(self, who: Who, memory_id: str) -> None: ...
     def reject(self, who: Who, memory_id: str) -> None: ...
@@ -71,6 +133,7 @@ class Driver(Protocol):
     def append(
         self, who: Who, conv: str, role: str, text: str, *,
         tool_calls: Sequence[ToolCall] = (), tool_call_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> tuple[str, list[str]]: ...  # fmt: skip
     def edit(self, who: Who, conv: str, message_id: str, text: str) -> str: ...
     def delete_message(self, who: Who, conv: str, message_id: str) -> None: ...
@@ -102,6 +165,12 @@ class Driver(Protocol):
         counts), as (conversation id, the report as JSON); ``("", "")`` when none was kept."""
         ...
 
+    def memory_vectors(self, who: Who) -> list[Item] | None:
+        """A probe beneath the serving paths: the memory id of every vector row the principal
+        holds (whether or not the memory still exists), as (id, ""); None when the database
+        writes no vectors (no embedder), so there is nothing to probe."""
+        ...
+
 
 def profile(window: int) -> ModelProfile:
     """The model the cases assemble for: ``window`` tokens, an eighth kept for the answer."""
@@ -124,9 +193,13 @@ class EngineDriver:
     def remember(
         self, who: Who, text: str, *, proposed: bool, scope: str, subject: str | None,
         expires_at: datetime | None, purpose: str = DEFAULT_PURPOSE,
+        source_message_id: str | None = None,
     ) -> str | None:  # fmt: skip
         save = self._scope(who).propose if proposed else self._scope(who).remember
-        notice = save(text, scope=scope, subject=subject, expires_at=expires_at, purpose=purpose)
+        notice = save(
+            text, scope=scope, subject=subject, expires_at=expires_at, purpose=purpose,
+            source_message_id=source_message_id,
+        )  # fmt: skip
         return notice.memory.id if notice.memory is not None else None
 
     def confirm(self, who: Who, memory_id: str) -> None:
@@ -155,10 +228,12 @@ class EngineDriver:
     def append(
         self, who: Who, conv: str, role: str, text: str, *,
         tool_calls: Sequence[ToolCall] = (), tool_call_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> tuple[str, list[str]]:  # fmt: skip
         message = self._scope(who).conversation(conv).append(
             role,  # type: ignore[arg-type]  # the case file's role; the surface checks it
             text, tool_calls=list(tool_calls) or None, tool_call_id=tool_call_id,
+            metadata=metadata,
         )  # fmt: skip
         saved = [n.memory.id for n in message.notices if n.memory is not None]
         return message.id, saved
@@ -261,6 +336,17 @@ class EngineDriver:
         except NotFound:
             return None
         return ("", "") if record is None else (conv, json.dumps(record.report))
+
+    def memory_vectors(self, who: Who) -> list[Item] | None:
+        if self.memory.write_embedder is None:
+            return None
+        scope = self._scope(who)  # the ids checked, as every read checks them
+        with self.memory.store.read() as tx:
+            return [(memory_id, "") for memory_id in tx.memory_vector_ids(scope.tenant, scope.user)]
+
+    def recording_summaries(self) -> AbstractContextManager[SummaryRecorder]:
+        """What this database's summarizer produces while the block runs (``recording``)."""
+        return recording(self.memory)
 
     def summaries(self, who: Who, conv: str) -> list[SummaryView] | None:
         try:

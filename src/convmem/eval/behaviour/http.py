@@ -11,7 +11,8 @@ tells refused from returned the same way on both surfaces.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -22,11 +23,12 @@ from convmem.eval.behaviour.drivers import (
     EngineDriver,
     Item,
     Note,
+    SummaryRecorder,
     SummaryView,
     Who,
     profile,
 )
-from convmem.keys import USER_HEADER
+from convmem.keys import USER_HEADER, user_header_value
 from convmem.model.messages import ToolCall
 from convmem.model.purpose import DEFAULT_PURPOSE
 from convmem.model.snapshot import CATEGORIES
@@ -72,7 +74,10 @@ class HttpDriver:
         if tenant not in self._keys:
             issued = self._memory.keys.create(tenant, "app", name="behaviour suite")
             self._keys[tenant] = issued.token
-        return {"Authorization": f"Bearer {self._keys[tenant]}", USER_HEADER: user}
+        return {
+            "Authorization": f"Bearer {self._keys[tenant]}",
+            USER_HEADER: user_header_value(user),
+        }
 
     def _send(self, who: Who, method: str, path: str, **kwargs: Any) -> Response:
         return self._client.request(method, path, headers=self._headers(who), **kwargs)
@@ -100,8 +105,11 @@ class HttpDriver:
     def remember(
         self, who: Who, text: str, *, proposed: bool, scope: str, subject: str | None,
         expires_at: datetime | None, purpose: str = DEFAULT_PURPOSE,
+        source_message_id: str | None = None,
     ) -> str | None:  # fmt: skip
         body: dict[str, Any] = {"text": text, "scope": scope, "purpose": purpose}
+        if source_message_id is not None:
+            body["source_message_id"] = source_message_id
         if subject is not None:
             body["subject"] = subject
         if expires_at is not None:
@@ -143,8 +151,11 @@ class HttpDriver:
     def append(
         self, who: Who, conv: str, role: str, text: str, *,
         tool_calls: Sequence[ToolCall] = (), tool_call_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> tuple[str, list[str]]:  # fmt: skip
         body: dict[str, Any] = {"role": role, "content": text}
+        if metadata:
+            body["metadata"] = dict(metadata)
         if tool_calls:
             body["tool_calls"] = [
                 {"id": c.id, "name": c.name, "arguments": c.arguments} for c in tool_calls
@@ -173,6 +184,14 @@ class HttpDriver:
 
     def settle(self) -> int:
         return self._engine.settle()  # the worker's jobs, on --db
+
+    def memory_vectors(self, who: Who) -> list[Item] | None:
+        return self._engine.memory_vectors(who)  # no route shows vector rows: read --db
+
+    def recording_summaries(self) -> AbstractContextManager[SummaryRecorder]:
+        """What the summarizer produces on --db's ``Memory``: the worker's jobs the suite runs,
+        and the requests of a service in this process (one elsewhere is not seen)."""
+        return self._engine.recording_summaries()
 
     # --- reads ------------------------------------------------------------------------------
 

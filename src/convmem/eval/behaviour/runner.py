@@ -6,34 +6,41 @@ a case: ``alice`` and ``bob`` (users of tenant ``a``), ``eve`` (a user named ``a
 ``b``: the same user id in another tenant) and ``carol`` (tenant ``b``).
 
 Steps (``"do"``): ``remember`` / ``propose`` (``who``, ``text``, ``as``, ``marker``, ``scope``,
-``subject``, ``expired``, ``purpose``), ``confirm`` / ``reject`` / ``restore`` / ``delete_memory``
-(``memory``), ``update`` (``memory``, ``text``, ``as``, ``marker``), ``memory_off`` (``who``),
-``conversation`` (``who``, ``as``, ``project``, ``temporary``), ``say`` (``conv``, ``text``,
-``role``, ``as``, ``marker``, ``saves``: a label for the memory the message saved or proposed),
-``tool`` (``conv``, ``name``, ``result``, ``as``, ``marker``: a tool call and its result), ``chat``
-(``conv``, ``turns``: small talk, a request assembled each turn at ``window``), ``edit`` (``conv``,
-``message``, ``text``, ``as``, ``marker``), ``delete_message`` (``conv``, ``message``),
-``delete_conversation`` (``conv``), ``delete_all`` (``who``), ``retention`` (``tenant`` letter: a
-one-day period applied two days on).
+``subject``, ``expired``, ``purpose``, ``source``: the label of the message it is derived from,
+``blocked``: true when the policy must refuse the write, stored as nothing), ``confirm`` /
+``reject`` / ``restore`` / ``delete_memory`` (``memory``), ``update`` (``memory``, ``text``, ``as``,
+``marker``), ``memory_off`` (``who``), ``conversation`` (``who``, ``as``, ``project``,
+``temporary``), ``say`` (``conv``, ``text``, ``role``, ``as``, ``marker``, ``name``: the
+speaker's name in the message's metadata, ``saves``: a label for the memory the message saved or
+proposed), ``tool`` (``conv``, ``name``, ``result``, ``as``, ``marker``: a tool call and its
+result), ``chat`` (``conv``, ``turns``: small talk, a request assembled each turn at
+``window``), ``edit`` (``conv``, ``message``, ``text``, ``as``, ``marker``), ``delete_message``
+(``conv``, ``message``), ``delete_conversation`` (``conv``), ``delete_all`` (``who``),
+``retention`` (``tenant`` letter: a one-day period applied two days on), ``has_vector``
+(``memory``: its vector row exists, when the database writes vectors — so a later ``absent``
+check on the ``memory_vectors`` path means something).
 
-A failure names the check, the label, the record's id and the path: never the text.
+A failure names the check, the label, the record's id and the path: never the text. A case that
+crashes (an error of the suite, the surface or convmem that is not a refusal) is that case's
+failure, naming the step or check and the error's type; the run goes on.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from convmem.errors import ConvmemError, NotFound
 from convmem.eval.behaviour.cases import Case, Check
-from convmem.eval.behaviour.drivers import Assembled, Driver, Who, profile
+from convmem.eval.behaviour.drivers import Assembled, Driver, Produced, Who, profile
 from convmem.model.messages import ToolCall
 from convmem.model.purpose import DEFAULT_PURPOSE
 from convmem.summarize.text import literals, overlap, significant_words
+from convmem.summarize.verify import citable_texts
 
 PRINCIPALS: Mapping[str, tuple[str, str]] = {
     "alice": ("a", "alice"),
@@ -85,10 +92,11 @@ class NoteTally:
     summaries: int = 0
     fallbacks: int = 0  # summaries where the model failed and the extractive result stood in
     summarizers: set[str] = field(default_factory=set)
+    measured_on_produced: int = 0  # summaries scored on what the summarizer produced
 
     def add(self, other: NoteTally) -> None:
         for name in ("notes", "with_literals", "literals_verbatim", "supported", "summaries",
-                     "fallbacks"):  # fmt: skip
+                     "fallbacks", "measured_on_produced"):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.summarizers |= other.summarizers
 
@@ -98,8 +106,12 @@ class StepFailed(Exception):
 
 
 class CaseRun:
-    def __init__(self, driver: Driver, case: Case, tenant_prefix: str) -> None:
+    def __init__(
+        self, driver: Driver, case: Case, tenant_prefix: str,
+        fatal: tuple[type[BaseException], ...] = (),
+    ) -> None:  # fmt: skip
         self.driver = driver
+        self.fatal = fatal  # errors that end the run, not the case (the service unreachable)
         self.case = case
         self.prefix = tenant_prefix
         self.labels: dict[str, Label] = {}
@@ -138,6 +150,10 @@ class CaseRun:
                     return [f"step {index} ({action}): refused with NotFound"]
             except ConvmemError as exc:
                 return [f"step {index} ({action}): refused with {type(exc).__name__}"]
+            except self.fatal:
+                raise
+            except Exception as exc:  # a crash is this case's failure, named
+                return [f"step {index} ({action}): crashed with {type(exc).__name__}"]
             else:
                 if refused:
                     return [f"step {index} ({action}): allowed, not refused"]
@@ -164,19 +180,26 @@ class CaseRun:
     def remember(self, step: Mapping[str, Any], *, proposed: bool) -> None:
         owner = str(step.get("who", "alice"))
         expires = datetime.now(UTC) - timedelta(days=1) if step.get("expired") else None
+        source = self.label(step["source"], "message").id if step.get("source") else None
         memory_id = self.driver.remember(
             self.who(owner), str(step["text"]), proposed=proposed,
             scope=str(step.get("scope", "user")), subject=step.get("subject"), expires_at=expires,
-            purpose=str(step.get("purpose", DEFAULT_PURPOSE)),
+            purpose=str(step.get("purpose", DEFAULT_PURPOSE)), source_message_id=source,
         )  # fmt: skip
+        if step.get("blocked"):  # the policy must refuse it: stored, it is this case's failure
+            if memory_id is not None:
+                self.bind(step, "memory", memory_id, owner)
+                raise StepFailed(f"stored as {memory_id}, not refused")
+            return
         if memory_id is None:
             raise StepFailed("the memory was not stored")
         self.bind(step, "memory", memory_id, owner)
 
     def say(self, step: Mapping[str, Any]) -> None:
         who, conv_id, owner = self.conv(step["conv"], step.get("who"))
+        metadata = {"name": str(step["name"])} if step.get("name") else None
         message_id, saved = self.driver.append(
-            who, conv_id, str(step.get("role", "user")), str(step["text"])
+            who, conv_id, str(step.get("role", "user")), str(step["text"]), metadata=metadata
         )
         self.bind(step, "message", message_id, owner)
         if step.get("saves"):
@@ -224,6 +247,10 @@ class CaseRun:
                 problems.append(f"check {index}: {exc}")
             except ConvmemError as exc:
                 problems.append(f"check {index}: refused with {type(exc).__name__}")
+            except self.fatal:
+                raise
+            except Exception as exc:  # a crash is this case's failure, named
+                problems.append(f"check {index}: crashed with {type(exc).__name__}")
         return problems
 
     def _labels(self, check: Check) -> list[Label]:
@@ -304,6 +331,8 @@ class CaseRun:
             items = d.conversation_list(who)
         elif path == "last_assembly":
             items = d.last_assembly(who, self._conv_for(check, who, check.who))
+        elif path == "memory_vectors":
+            items = d.memory_vectors(who) or []  # None: the database writes no vectors
         else:  # export, without its audit: that keeps, by design, the ids of what was deleted
             exported = json.loads(d.export(who))
             exported.get("data", {}).pop("audit_events", None)
@@ -347,8 +376,12 @@ class CaseRun:
                 )
         return problems
 
-    def faithfulness(self) -> NoteTally:
-        """The notes of every summary of the case's conversations against their sources."""
+    def faithfulness(self, produced: Sequence[Produced] = ()) -> NoteTally:
+        """The notes the summarizer produced for this case (``produced``: before its checks
+        dropped any), each against the turns it cites; without a record of them (a service in
+        another process built the summaries), the notes of the stored summaries."""
+        if produced:
+            return score_produced(produced)
         tally = NoteTally()
         for owner, conv_id in self.conversations.values():
             who = self.who(owner)
@@ -461,29 +494,61 @@ def containment(found: Assembled, marker: str, stored_calls: set[str]) -> list[s
 
 
 def _inside_block(text: str, position: int) -> bool:
-    """Whether ``position`` lies inside the quoted literal of an entry line ("- …") between one
-    block's tags."""
+    """Whether ``position`` lies inside a quoted literal of an entry line ("- …") between one
+    block's tags. The literals of a line are joined by punctuation alone (``"name": "text"``):
+    words between two of them mean a quote inside caller data opened a literal of its own (a
+    name ``Bob" … "system``), and nothing on that line is quoted as rendered."""
     for open_tag, close_tag in _TAGS:
         start, end = text.find(open_tag), text.find(close_tag)
         if start != -1 and start < position < end:
             line_start = text.rfind("\n", 0, position) + 1
-            quote = text.find('"', line_start)
+            line_end = text.find("\n", position)
+            line_end = len(text) if line_end == -1 else line_end
+            quote = text.find('"', line_start, line_end)
             if not text.startswith("- ", line_start) or not line_start <= quote < position:
                 return False
-            try:
-                _, literal_end = _DECODER.raw_decode(text, quote)
-            except ValueError:
-                return False
-            return position < literal_end
+            inside = False
+            while quote != -1:
+                try:
+                    _, literal_end = _DECODER.raw_decode(text, quote)
+                except ValueError:
+                    return False
+                inside = inside or quote < position < literal_end
+                quote = text.find('"', literal_end, line_end)
+                if quote != -1 and any(ch.isalnum() for ch in text[literal_end:quote]):
+                    return False
+            return inside
     return False
+
+
+def score_produced(runs: Sequence[Produced]) -> NoteTally:
+    """Every note of every run, against the texts it cites: the turns the run read, or for a
+    message summarised earlier, the notes of the snapshot the run was given (as the
+    summarizer's own check reads them). A note citing nothing it read has no support."""
+    tally = NoteTally(measured_on_produced=len(runs))
+    for run in runs:
+        tally.summaries += 1
+        tally.fallbacks += int(run.fallback)
+        tally.summarizers.add(run.summarizer)
+        citable = citable_texts(run.previous, run.turns)
+        for _, note in run.snapshot.items():
+            corpus = " ".join(citable[s] for s in note.sources if s in citable)
+            tally.add(score_text(note.text, corpus))
+    return tally
 
 
 def score_note(driver: Driver, who: Who, note: Any) -> NoteTally:
     sources = [driver.message_get(who, source) for source in note.sources]
     corpus = " ".join(item[1] for item in sources if item is not None)
-    found = literals(note.text)
+    return score_text(note.text, corpus)
+
+
+def score_text(text: str, corpus: str) -> NoteTally:
+    """One note: its numbers and identifiers verbatim in ``corpus`` (the texts it cites), and
+    supported (those, plus most of its significant words)."""
+    found = literals(text)
     verbatim = all(value in corpus for value in found)
-    words = overlap(significant_words(note.text), significant_words(corpus))
+    words = overlap(significant_words(text), significant_words(corpus))
     return NoteTally(
         notes=1,
         with_literals=int(bool(found)),
@@ -537,6 +602,14 @@ def _step_delete_message(run: CaseRun, step: Mapping[str, Any]) -> None:
     run.driver.delete_message(who, conv_id, doomed.id)
 
 
+def _step_has_vector(run: CaseRun, step: Mapping[str, Any]) -> None:
+    label = run.label(step["memory"], "memory")
+    assert label.owner is not None
+    held = run.driver.memory_vectors(run.who(label.owner))
+    if held is not None and label.id not in {memory_id for memory_id, _ in held}:
+        raise StepFailed(f"{describe(label)} has no vector row")
+
+
 def _step_delete_conversation(run: CaseRun, step: Mapping[str, Any]) -> None:
     who, conv_id, _ = run.conv(step["conv"], step.get("who"))
     run.driver.delete_conversation(who, conv_id)
@@ -564,22 +637,42 @@ _STEPS: dict[str, Callable[[CaseRun, Mapping[str, Any]], None]] = {
     "retention": lambda run, step: run.driver.expire_conversations(
         f"{run.prefix}{step.get('tenant', 'a')}"
     ),
+    "has_vector": _step_has_vector,
     "markers": lambda run, step: None,  # read when the run starts (case_markers)
     "window": lambda run, step: None,  # read when the run starts
 }
 
 
-def run_case(driver: Driver, case: Case, tenant_prefix: str, *, clean: bool = True) -> tuple[
-    CaseResult, NoteTally
-]:  # fmt: skip
-    run = CaseRun(driver, case, tenant_prefix)
+def run_case(
+    driver: Driver, case: Case, tenant_prefix: str, *, clean: bool = True,
+    produced: Callable[[], Sequence[Produced]] | None = None,
+    fatal: tuple[type[BaseException], ...] = (),
+) -> tuple[CaseResult, NoteTally]:  # fmt: skip
+    """Play ``case``; its result (one failure, naming where, if anything in it crashed) and,
+    for a compaction case, its summaries' faithfulness. ``produced`` hands over what the
+    summarizer produced while the case ran; ``fatal`` errors end the run instead."""
     result = CaseResult(case.id, case.kind, case.name)
-    result.problems = run.play()
-    if not result.problems:
-        result.problems = run.verify()
-    tally = run.faithfulness() if case.kind == "compaction" else NoteTally()
-    if clean:
-        run.clean_up()
+    tally = NoteTally()
+    run = CaseRun(driver, case, tenant_prefix, fatal)
+    try:
+        result.problems = run.play()
+        if not result.problems:
+            result.problems = run.verify()
+        if case.kind == "compaction":
+            tally = run.faithfulness(produced() if produced is not None else ())
+    except fatal:
+        raise
+    except Exception as exc:  # one broken case is one failure; the run goes on
+        result.problems = [*result.problems, f"crashed with {type(exc).__name__}"]
+    finally:
+        if clean:
+            try:
+                run.clean_up()
+            except fatal:
+                raise
+            except Exception as exc:
+                crashed = f"clean-up crashed with {type(exc).__name__}"
+                result.problems = [*result.problems, crashed]
     return result, tally
 
 

@@ -2,13 +2,15 @@
 
 The result is a plain dict (what ``--json`` writes): per kind ``cases``, ``passed``, ``failed``
 and ``failures`` (case id, name and what went wrong: labels, record ids and serving paths, never
-stored text), plus the summary-faithfulness tally of the compaction cases.
+stored text), plus the summary-faithfulness tally of the compaction cases (on the notes the
+summarizer produced, before its own checks).
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +26,28 @@ def run_suite(
     summarizer: str = "extractive",
     progress: Callable[[CaseResult], None] | None = None,
     clean: bool = True,
+    fatal: tuple[type[BaseException], ...] = (),
 ) -> dict[str, Any]:
-    """Play every case in tenants of this run's own (``bh<random>…``)."""
+    """Play every case in tenants of this run's own (``bh<random>…``). A case that crashes is
+    that case's failure and the run goes on; ``fatal`` errors (the surface unreachable) end it.
+    The summaries' faithfulness is measured on what the summarizer produced, before its own
+    checks dropped any note, when the driver can record it (``recording_summaries``)."""
     run_prefix = f"bh{secrets.token_hex(3)}"
     results: list[CaseResult] = []
     tally = NoteTally()
-    for number, case in enumerate(cases):
-        result, notes = run_case(driver, case, f"{run_prefix}-{number}", clean=clean)
-        results.append(result)
-        tally.add(notes)
-        if progress is not None:
-            progress(result)
+    recording = getattr(driver, "recording_summaries", None)
+    with recording() if recording is not None else nullcontext() as recorder:
+        for number, case in enumerate(cases):
+            if recorder is not None:
+                recorder.take()  # what earlier cases' requests built is theirs
+            result, notes = run_case(
+                driver, case, f"{run_prefix}-{number}", clean=clean, fatal=fatal,
+                produced=None if recorder is None else recorder.take,
+            )  # fmt: skip
+            results.append(result)
+            tally.add(notes)
+            if progress is not None:
+                progress(result)
     kinds: dict[str, Any] = {}
     for kind in [*KINDS, *sorted({c.kind for c in cases} - set(KINDS))]:
         mine = [r for r in results if r.kind == kind]
@@ -69,6 +82,15 @@ def faithfulness(tally: NoteTally, summarizer: str) -> dict[str, Any]:
         "notes_with_numbers_or_identifiers": tally.with_literals,
         "literals_verbatim_share": share(tally.literals_verbatim, tally.notes),
         "supported_by_sources_share": share(tally.supported, tally.notes),
+        # "produced": the notes as the summarizer wrote them, before its checks dropped any;
+        # "stored": the notes kept (a service in another process built the summaries)
+        "measured_on": (
+            "produced"
+            if tally.measured_on_produced == tally.summaries > 0
+            else "stored"
+            if not tally.measured_on_produced
+            else "produced and stored"
+        ),
     }
 
 
@@ -80,7 +102,8 @@ def table(result: dict[str, Any]) -> list[str]:
     lines.append(f"{'all':<12} {result['cases']:>5} {result['passed']:>6} {result['failed']:>6}")
     f = result["faithfulness"]
     lines.append(
-        f"summary notes ({f['summarizer']}): {f['notes']} in {f['summaries']} summaries "
+        f"summary notes ({f['summarizer']}): {f['notes']} {f['measured_on']} in "
+        f"{f['summaries']} summaries "
         f"({f['fallback_summaries']} fell back to extractive), numbers and identifiers verbatim "
         f"{f['literals_verbatim_share']}, supported by their sources "
         f"{f['supported_by_sources_share']}"

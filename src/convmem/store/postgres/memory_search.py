@@ -119,6 +119,14 @@ class MemorySearchTxnMixin(TxnBase):
              tenant, user),
         )  # fmt: skip
 
+    def memory_vector_ids(self, tenant: str, user: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT memory_id FROM memory_vectors WHERE tenant_id = %s AND user_id = %s "
+            "ORDER BY memory_id",
+            (tenant, user),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
     def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
         rows = self._db.execute(
             "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "

@@ -299,6 +299,14 @@ class SearchTxnMixin:
             ],
         )
 
+    def memory_vector_ids(self, tenant: str, user: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT memory_id FROM memory_vectors WHERE tenant_id = ? AND user_id = ? "
+            "ORDER BY memory_id",
+            (tenant, user),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
     def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
         rows = self._db.execute(
             "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "
