@@ -20,8 +20,9 @@ from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.index_form import stored_index_form
 from convmem.store.memories import MemoryUpdate
+from convmem.store.postgres.cascade import CascadeTxnMixin
 from convmem.store.postgres.fulltext import FORM_COLUMNS
-from convmem.store.postgres.rows import TxnBase, export_value
+from convmem.store.postgres.rows import export_value
 from convmem.store.rows import DECODED, MEMORY_COLUMNS, memory_from_row
 
 
@@ -79,7 +80,7 @@ def _params(where: str, tenant: str, user: str) -> tuple[str, ...]:
     return (tenant, user) if where.count("%s") == 2 else (tenant, tenant, user)
 
 
-class MemoryTxnMixin(TxnBase):
+class MemoryTxnMixin(CascadeTxnMixin):
     # --- memories -------------------------------------------------------------------------------
 
     def insert_memory(self, tenant: str, record: MemoryRecord) -> None:
@@ -165,36 +166,13 @@ class MemoryTxnMixin(TxnBase):
             (*fields.values(), tenant, memory_id),
         )
         if update.erase_content:
-            # the vector is derived from the old text and goes with it (the tsvector, a generated
-            # column, already followed the blanked text and forms)
-            self._db.execute(
-                "DELETE FROM memory_vectors WHERE tenant_id = %s AND memory_id = %s",
-                (tenant, memory_id),
-            )
+            # what was derived from the old text goes with it (the tsvector, a generated column,
+            # already followed the blanked text and forms; the vector goes)
+            self._cascade().erase_text(tenant, "memory", [memory_id])
 
     def delete_memories(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
         self._lock_owner(tenant, user)
-        ids = list(memory_ids)
-        self._db.execute(
-            "DELETE FROM memory_evidence WHERE tenant_id = %s AND user_id = %s "
-            "AND memory_id = ANY(%s)",
-            (tenant, user, ids),
-        )
-        self._db.execute(
-            "DELETE FROM memory_vectors WHERE tenant_id = %s AND user_id = %s "
-            "AND memory_id = ANY(%s)",
-            (tenant, user, ids),
-        )
-        self._db.execute(
-            "DELETE FROM memories WHERE tenant_id = %s AND user_id = %s AND id = ANY(%s)",
-            (tenant, user, ids),
-        )
-        # a record flagged against a deleted one has nothing left to conflict with
-        self._db.execute(
-            "UPDATE memories SET conflicts_with_id = NULL "
-            "WHERE tenant_id = %s AND user_id = %s AND conflicts_with_id = ANY(%s)",
-            (tenant, user, ids),
-        )
+        self._cascade().erase(tenant, "memory", self._owned(tenant, user, "memories", memory_ids))
 
     # --- audit ----------------------------------------------------------------------------------
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convmem.errors import NotFound
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.index_form import stored_index_form
+from convmem.store.lineage import Cascade
 from convmem.store.memories import MemoryUpdate
 from convmem.store.rows import MEMORY_COLUMNS, export_bytes, memory_from_row
 from convmem.store.sqlite.connection import Statements
@@ -34,6 +35,12 @@ _NOT_EXPORTED = frozenset({"text_form", "subject_form"})
 
 class MemoryTxnMixin:
     _db: Statements
+
+    if TYPE_CHECKING:  # the cascade mixin's (convmem.store.lineage)
+
+        def _cascade(self) -> Cascade: ...
+
+        def _owned(self, tenant: str, user: str, table: str, ids: Sequence[str]) -> list[str]: ...
 
     # --- memories -------------------------------------------------------------------------------
 
@@ -118,23 +125,12 @@ class MemoryTxnMixin:
             (*values, tenant, memory_id),
         )
         if update.erase_content:
-            # a vector is derived from the old text; it goes with it (rejected proposals)
-            self._db.execute(
-                "DELETE FROM memory_vectors WHERE tenant_id = ? AND memory_id = ?",
-                (tenant, memory_id),
-            )
+            # what was derived from the old text goes with it (a rejected proposal's vector)
+            self._cascade().erase_text(tenant, "memory", [memory_id])
 
     def delete_memories(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
-        self._db.executemany(
-            "DELETE FROM memories WHERE tenant_id = ? AND user_id = ? AND id = ?",
-            [(tenant, user, memory_id) for memory_id in memory_ids],
-        )
-        # a record flagged against a deleted one has nothing left to conflict with
-        self._db.executemany(
-            "UPDATE memories SET conflicts_with_id = NULL "
-            "WHERE tenant_id = ? AND user_id = ? AND conflicts_with_id = ?",
-            [(tenant, user, memory_id) for memory_id in memory_ids],
-        )
+        owned = self._owned(tenant, user, "memories", memory_ids)
+        self._cascade().erase(tenant, "memory", owned)
 
     # --- audit ----------------------------------------------------------------------------------
 

@@ -538,6 +538,12 @@ def m062_messages_by_time(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX messages_by_time ON messages (id, role)")
 
 
+def m066_tool_fts_erasure(db: sqlite3.Connection) -> None:
+    # a deleted or redefined tool's description leaves FTS5's segments too: the erasure
+    # triggers of m032 were installed before the tool registry existed (see erase.py)
+    install_fts_erasure(db)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -563,6 +569,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m062_messages_by_time,
     m064_entity_name_sources,
     m065_index_form,
+    m066_tool_fts_erasure,
 ]
 
 

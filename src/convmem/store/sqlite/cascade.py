@@ -1,0 +1,40 @@
+"""SQLite runs the lineage graph (``convmem.store.lineage``): how it writes "one of these ids"
+and a JSON key, and the upkeep after entity facts or name sources go. The full-text entries
+follow their rows by trigger and are purged from FTS5's segments before commit (erase.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from convmem.store.lineage import Cascade, Dialect
+from convmem.store.sqlite.connection import Statements
+
+SQLITE: Dialect = Dialect(
+    mark="?",
+    one_of="IN (SELECT value FROM json_each(?))",
+    ids=lambda ids: json.dumps(list(ids)),
+    json_text="json_extract({column}, '$.{key}')",
+)
+
+
+class CascadeTxnMixin:
+    _db: Statements
+
+    if TYPE_CHECKING:  # the entity mixin's: names follow the sources left, bare entities go
+
+        def _drop_entities_without_facts(self, tenant: str, entity_ids: Iterable[str]) -> None: ...
+
+    def _cascade(self) -> Cascade:
+        renamed = ("entity_id", self._drop_entities_without_facts)
+        return Cascade(self._db, SQLITE, {"entity_facts": renamed, "entity_name_sources": renamed})
+
+    def _owned(self, tenant: str, user: str, table: str, ids: Sequence[str]) -> list[str]:
+        """Which of these ids name rows of ``table`` the user owns (``table`` is ours)."""
+        rows = self._db.execute(
+            f"SELECT id FROM {table} WHERE tenant_id = ? AND user_id = ? "
+            "AND id IN (SELECT value FROM json_each(?))",
+            (tenant, user, json.dumps(list(ids))),
+        ).fetchall()
+        return [row[0] for row in rows]
