@@ -174,6 +174,8 @@ class Dialect:
     one_of: str  # e.g. "IN (SELECT value FROM json_each(?))" or "= ANY(%s)"
     ids: Callable[[Sequence[str]], Any]
     json_text: str  # with {column} and {key}
+    # tables of the graph this backend keeps otherwise (PostgreSQL: token counts are columns)
+    absent: frozenset[str] = frozenset()
 
 
 # After rows of a table were deleted: the backend's upkeep (names recomputed, caches moved),
@@ -210,7 +212,7 @@ class Cascade:
 
     def _follow(self, tenant: str, kind: SourceKind, ids: list[str], *, text_only: bool) -> None:
         for edge in LINEAGE:
-            if edge.source != kind or (text_only and not edge.text):
+            if edge.source != kind or (text_only and not edge.text) or edge.table in self._d.absent:
                 continue
             match = self._match(edge)
             if edge.keep_when is not None and edge.through is None and edge.json_key is None:

@@ -12,7 +12,11 @@ from convmem.store.lineage import Cascade, Dialect
 from convmem.store.postgres.rows import TxnBase
 
 POSTGRES: Dialect = Dialect(
-    mark="%s", one_of="= ANY(%s)", ids=list, json_text="{column} ->> '{key}'"
+    mark="%s",
+    one_of="= ANY(%s)",
+    ids=list,
+    json_text="{column} ->> '{key}'",
+    absent=frozenset({"message_tokens"}),  # token counts are columns of messages
 )
 
 
