@@ -85,6 +85,8 @@ class Derived:
 LINEAGE: Final[tuple[Derived, ...]] = (
     # a conversation: its messages (and all they carry), then what names the conversation
     Derived("conversation", "messages", "conversation_id", kind="message"),
+    Derived("conversation", "entity_facts", "conversation_id"),
+    Derived("conversation", "message_index", "conversation_id"),
     Derived("conversation", "summaries", "conversation_id"),
     Derived("conversation", "jobs", "conversation_id"),
     Derived("conversation", "pinned_instructions", "conversation_id"),
