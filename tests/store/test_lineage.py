@@ -214,3 +214,56 @@ def _rows_of(dump: str, tables: tuple[str, ...]) -> list[str]:
         elif current in tables:
             rows.append(line)
     return rows
+
+
+def test_a_tenant_erase_leaves_nothing_of_it_and_keeps_the_others(backend: Backend) -> None:
+    marker = _marker()
+    with _memory(backend) as memory:
+        for tenant in ("t-gone", "t-kept"):
+            scope = memory.scope(tenant, "alice")
+            _proposed_from_a_turn(scope, marker)
+            scope.remember(f"My locker word is {marker}.")
+            memory.tools.register(tenant, {"name": "lookup", "description": f"Find {marker}."})
+            memory.keys.create(tenant, "user", user="alice")
+            memory.set_tenant_policy(tenant, retention={"transcripts": 30})
+        kept_before = backend.derived_counts("t-kept")
+        counts = memory.erase_tenant("t-gone")
+        assert counts["messages"] == 2 and counts["memories"] == 2 and counts["tools"] == 1
+        assert backend.derived_counts("t-kept") == kept_before
+        assert all(n == 0 for n in backend.derived_counts("t-gone").values())
+        gone = memory.scope("t-gone", "alice")
+        assert gone.conversations() == [] and gone.memories.list(status=None) == []
+        assert memory.tools.list("t-gone") == [] and memory.keys.list("t-gone") == []
+        assert [e.action for e in gone.audit()] == []  # the user's events went with the tenant
+        assert memory.tenant_policy("t-gone").retention.set() == {}
+        kept = memory.scope("t-kept", "alice")
+        assert len(kept.memories.list(status=None)) == 2 and memory.tools.list("t-kept")
+        with pytest.raises(convmem.InvalidInput):
+            memory.erase_tenant("")
+    assert _tenant_rows(backend, "t-gone") == ["audit_events"]
+
+
+def _tenant_rows(backend: Backend, tenant: str) -> list[str]:
+    """The tables holding rows of ``tenant`` (by its ``tenant_id`` column)."""
+    found: list[str] = []
+    for table, columns in sorted(backend.schema().items()):
+        if "tenant_id" in columns and _count(backend, table, tenant):
+            found.append(table)
+    return found
+
+
+def _count(backend: Backend, table: str, tenant: str) -> int:
+    if backend.name == "sqlite":
+        import sqlite3
+        from contextlib import closing
+
+        path = backend.url.removeprefix("sqlite:///")
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            sql = f'SELECT count(*) FROM "{table}" WHERE tenant_id = ?'
+            return int(db.execute(sql, (tenant,)).fetchone()[0])
+    import psycopg
+
+    with psycopg.connect(backend.url, autocommit=True) as pg:
+        sql = f'SELECT count(*) FROM "{table}" WHERE tenant_id = %s'
+        row = pg.execute(sql, (tenant,)).fetchone()
+        return int(row[0]) if row else 0

@@ -210,6 +210,10 @@ def _retention_memories(memory: convmem.Memory, w: Written) -> None:
     assert _sweep(memory, memories=30)["memories"] >= len(w.memories)
 
 
+def _tenant_erase(memory: convmem.Memory, w: Written) -> None:
+    assert sum(memory.erase_tenant(TENANT).values()) > 0
+
+
 def _tool_delete(memory: convmem.Memory, w: Written) -> None:
     assert w.tool is not None
     memory.tools.delete(TENANT, w.tool)
@@ -224,6 +228,7 @@ DELETES: dict[str, Callable[[convmem.Memory, Written], None]] = {
     "retention transcripts": _retention_transcripts,
     "retention memories": _retention_memories,
     "tool delete": _tool_delete,
+    "tenant erase": _tenant_erase,
 }
 
 _TRANSCRIPT = ("message delete", "conversation delete", "delete_all", "retention transcripts")
@@ -238,6 +243,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "content parts": _TRANSCRIPT,
     "summary": _TRANSCRIPT,
 }
+MATRIX = {write: (*deletes, "tenant erase") for write, deletes in MATRIX.items()}
 PAIRS = [(write, delete) for write, deletes in MATRIX.items() for delete in deletes]
 
 
@@ -269,13 +275,15 @@ def _residue(backend: Backend, marker: str) -> object:
 
 
 def _keep_other_data(memory: convmem.Memory) -> None:
-    bob = memory.scope(TENANT, "bob")
-    bob.remember("I prefer tea over coffee.")
-    conv = bob.create_conversation()
-    for i in range(6):
-        conv.append("user", f"bob's turn {i} about the garden shed and the tomatoes")
-    memory.tools.register(TENANT, {"name": f"shed_{secrets.token_hex(3)}",
-                                   "description": "Find a tool in the garden shed."})  # fmt: skip
+    """Another user of the tenant, and another tenant (what a tenant's erase keeps)."""
+    for tenant, user in ((TENANT, "bob"), ("globex", "carol")):
+        other = memory.scope(tenant, user)
+        other.remember("I prefer tea over coffee.")
+        conv = other.create_conversation()
+        for i in range(6):
+            conv.append("user", f"{user}'s turn {i} about the garden shed and the tomatoes")
+        shed = {"name": f"shed_{secrets.token_hex(3)}", "description": "Find a garden tool."}
+        memory.tools.register(tenant, shed)
 
 
 @contextmanager

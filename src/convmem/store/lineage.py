@@ -194,6 +194,8 @@ class Cascade:
         self._db = db
         self._d = dialect
         self._hooks = hooks or {}
+        # rows deleted per table by this cascade (what ``delete_user`` reports)
+        self.counts: dict[str, int] = {}
 
     def erase(self, tenant: str, kind: SourceKind, ids: Sequence[str]) -> int:
         """Delete these sources and everything derived from them (dependants first), keeping
@@ -205,6 +207,35 @@ class Cascade:
         source = SOURCES[kind]
         match = f"{source.key} {self._d.one_of}"
         return len(self._delete(tenant, source.table, match, (self._d.ids(ids),)))
+
+    def erase_owner(
+        self, tenant: str, user: str | None, schema: Mapping[str, frozenset[str]]
+    ) -> dict[str, int]:
+        """Everything of one user (``user``) or of a whole tenant (``None``): first each source
+        they own with what was derived from it, through the graph; then every other row of the
+        tenant (or the user) in any table of ``schema`` (table → columns, read from the
+        database, so a table added later is included). A user's audit events stay (they hold
+        no content and record the delete); a tenant's go with it. Rows deleted per table."""
+        owner = f"tenant_id = {self._d.mark}" + (
+            "" if user is None else f" AND user_id = {self._d.mark}"
+        )
+        params = (tenant,) if user is None else (tenant, user)
+        for kind, source in SOURCES.items():
+            if user is not None and "user_id" not in schema.get(source.table, frozenset()):
+                continue  # not a user's (the tool registry is the tenant's)
+            rows = self._db.execute(
+                f"SELECT {source.key} FROM {source.table} WHERE {owner}", params
+            ).fetchall()
+            self.erase(tenant, kind, [row[0] for row in rows])
+        column = "tenant_id" if user is None else "user_id"
+        for table, columns in sorted(schema.items()):
+            if "tenant_id" not in columns or column not in columns:
+                continue
+            if user is not None and table == "audit_events":
+                continue
+            deleted = self._db.execute(f"DELETE FROM {table} WHERE {owner}", params).rowcount
+            self.counts[table] = self.counts.get(table, 0) + max(deleted, 0)
+        return dict(self.counts)
 
     def erase_text(self, tenant: str, kind: SourceKind, ids: Sequence[str]) -> None:
         """The source rows stay but their text is erased: what was derived from the text goes
@@ -266,4 +297,5 @@ class Cascade:
         ).fetchall()
         if hook and rows:
             hook[1](tenant, [row[0] for row in rows])
+        self.counts[table] = self.counts.get(table, 0) + len(rows)
         return rows

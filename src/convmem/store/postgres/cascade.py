@@ -40,6 +40,34 @@ class CascadeTxnMixin(TxnBase):
             },
         )
 
+    def _schema(self) -> dict[str, frozenset[str]]:
+        """Every table of the store's schema with its columns (what ``erase_owner`` sweeps)."""
+        found: dict[str, set[str]] = {}
+        for table, column in self._db.execute(
+            "SELECT c.table_name, c.column_name FROM information_schema.columns c "
+            "JOIN information_schema.tables t ON t.table_schema = c.table_schema "
+            "AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE' "
+            "WHERE c.table_schema = current_schema()"
+        ).fetchall():
+            found.setdefault(table, set()).add(column)
+        return {table: frozenset(columns) for table, columns in found.items()}
+
+    def delete_user(self, tenant: str, user: str) -> dict[str, int]:
+        self._lock_owner(tenant, user)
+        # the user's conversations are locked first, in id order, as every writer locks them
+        self._db.execute(
+            "SELECT 1 FROM conversations WHERE tenant_id = %s AND user_id = %s "
+            "ORDER BY id FOR UPDATE",
+            (tenant, user),
+        )
+        return self._cascade().erase_owner(tenant, user, self._schema())
+
+    def delete_tenant(self, tenant: str) -> dict[str, int]:
+        self._db.execute(
+            "SELECT 1 FROM conversations WHERE tenant_id = %s ORDER BY id FOR UPDATE", (tenant,)
+        )
+        return self._cascade().erase_owner(tenant, None, self._schema())
+
     def _owned(self, tenant: str, user: str, table: str, ids: Sequence[str]) -> list[str]:
         """Which of these ids name rows of ``table`` the user owns (``table`` is ours)."""
         rows = self._db.execute(

@@ -31,8 +31,8 @@ def memory_owner_lexeme(tenant: str, user: str) -> str:
     return "m" + tenant.encode().hex() + "x" + user.encode().hex()
 
 
-# (table, which rows are the user's) for every table holding a user's data. Derived tables are
-# deleted with the user and left out of exports; the audit is exported and kept.
+# (table, which rows are the user's) for every table an export holds (derived tables are left
+# out; ``delete_user`` finds every table from the schema, ``convmem.store.lineage``).
 _BY_USER = "tenant_id = %s AND user_id = %s"
 _BY_CONVERSATION = (
     "tenant_id = %s AND conversation_id IN "
@@ -59,19 +59,6 @@ USER_TABLES: tuple[tuple[str, str], ...] = (
     ("summaries", _BY_USER),
     ("user_settings", _BY_USER),
 )
-DERIVED_TABLES: tuple[tuple[str, str], ...] = (
-    ("message_index", _BY_USER),
-    ("conversation_terms", _BY_CONVERSATION),
-    ("search_generations", _BY_CONVERSATION),
-    ("memory_vectors", _BY_USER),
-)
-# dependants before the rows they reference
-_DELETE_ORDER = (
-    "memory_evidence", "entity_facts", "entity_name_sources", "entity_names", "entities",
-    "jobs", "summaries", "last_assemblies", "pinned_instructions", "message_index",
-    "conversation_terms", "search_generations", "message_blobs", "messages", "conversations",
-    "memory_vectors", "memories", "user_settings",
-)  # fmt: skip
 # columns that are internal machinery, not the user's data
 _NOT_EXPORTED = {"seq", "tsv", "owner_lexeme", *FORM_COLUMNS}
 
@@ -235,30 +222,6 @@ class MemoryTxnMixin(CascadeTxnMixin):
                 for row in cursor.fetchall()
             ]
         return out
-
-    def delete_user(self, tenant: str, user: str) -> dict[str, int]:
-        """Delete every row of the user's data except the audit (which holds no content)."""
-        self._lock_owner(tenant, user)
-        # the user's conversations are locked first, in id order, as every writer locks them
-        self._db.execute(
-            "SELECT 1 FROM conversations WHERE tenant_id = %s AND user_id = %s "
-            "ORDER BY id FOR UPDATE",
-            (tenant, user),
-        )
-        wheres = dict(USER_TABLES) | dict(DERIVED_TABLES)
-        terms = self._db.execute(
-            f"SELECT DISTINCT term FROM conversation_terms WHERE {_BY_CONVERSATION}",
-            (tenant, tenant, user),
-        ).fetchall()
-        counts: dict[str, int] = {}
-        for table in _DELETE_ORDER:
-            where = wheres[table]
-            cursor = self._db.execute(
-                f"DELETE FROM {table} WHERE {where}", _params(where, tenant, user)
-            )
-            counts[table] = cursor.rowcount
-        self._forget_unused_term_vectors(tenant, [r[0] for r in terms])
-        return counts
 
 
 def _exported(value: Any) -> Any:

@@ -30,6 +30,27 @@ class CascadeTxnMixin:
         renamed = ("entity_id", self._drop_entities_without_facts)
         return Cascade(self._db, SQLITE, {"entity_facts": renamed, "entity_name_sources": renamed})
 
+    def _schema(self) -> dict[str, frozenset[str]]:
+        """Every table of the database with its columns (what ``erase_owner`` sweeps)."""
+        tables = [
+            row[0]
+            for row in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            ).fetchall()
+        ]
+        return {
+            table: frozenset(row[1] for row in self._db.execute(f'PRAGMA table_info("{table}")'))
+            for table in tables
+        }
+
+    def delete_user(self, tenant: str, user: str) -> dict[str, int]:
+        self._db.execute("PRAGMA defer_foreign_keys = ON")
+        return self._cascade().erase_owner(tenant, user, self._schema())
+
+    def delete_tenant(self, tenant: str) -> dict[str, int]:
+        self._db.execute("PRAGMA defer_foreign_keys = ON")
+        return self._cascade().erase_owner(tenant, None, self._schema())
+
     def _owned(self, tenant: str, user: str, table: str, ids: Sequence[str]) -> list[str]:
         """Which of these ids name rows of ``table`` the user owns (``table`` is ours)."""
         rows = self._db.execute(

@@ -233,20 +233,3 @@ class MemoryTxnMixin:
                 for row in cursor.fetchall()
             ]
         return out
-
-    def delete_user(self, tenant: str, user: str) -> dict[str, int]:
-        """Delete every row of the user's data except the audit (which holds no content)."""
-        self._db.execute("PRAGMA defer_foreign_keys = ON")
-        counts: dict[str, int] = {}
-        # dependants first: rows found through conversations or messages, then the owners (a
-        # table found through its conversations keeps its rows once the conversations are gone)
-        owned = "tenant_id = ? AND user_id = ?"
-        tables = sorted(self._user_tables(), key=lambda t: (t[1] == owned, t[0]))
-        for table, where in tables:
-            if table == "audit_events":
-                continue
-            cursor = self._db.execute(
-                f"DELETE FROM {table} WHERE {where}", self._params(where, tenant, user)
-            )
-            counts[table] = cursor.rowcount
-        return counts
