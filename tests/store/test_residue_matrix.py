@@ -73,10 +73,13 @@ def _append(memory: convmem.Memory) -> Written:
     return Written(w.marker, [conv], [first.id])
 
 
-def _remember(memory: convmem.Memory) -> Written:
+def _saved(memory: convmem.Memory, explicit: bool) -> Written:
+    """A memory saved through the API: a confirmed one ("remember") or a proposal."""
     marker = _digits_marker()
-    record = _alice(memory).remember(f"My locker word is {marker}.").memory
-    assert record is not None and record.status == "confirmed"
+    alice = _alice(memory)
+    said = f"My locker word is {marker}." if explicit else f"I enjoy the {marker} opera."
+    record = (alice.remember if explicit else alice.propose)(said).memory
+    assert record is not None and record.status == ("confirmed" if explicit else "proposed")
     return Written(marker, memories=[record.id])
 
 
@@ -87,13 +90,6 @@ def _heuristic_proposal(memory: convmem.Memory) -> Written:
     (notice,) = said.notices
     assert notice.status == "proposed" and notice.memory is not None
     return Written(marker, [conv], [said.id], [notice.memory.id])
-
-
-def _api_proposal(memory: convmem.Memory) -> Written:
-    marker = _digits_marker()
-    record = _alice(memory).propose(f"I enjoy the {marker} opera.").memory
-    assert record is not None and record.status == "proposed"
-    return Written(marker, memories=[record.id])
 
 
 def _consolidated_proposal(memory: convmem.Memory) -> Written:
@@ -157,9 +153,9 @@ def _summary(memory: convmem.Memory) -> Written:
 
 WRITES: dict[str, Callable[[convmem.Memory], Written]] = {
     "append": _append,
-    "remember": _remember,
+    "remember": lambda memory: _saved(memory, explicit=True),
     "heuristic proposal": _heuristic_proposal,
-    "api proposal": _api_proposal,
+    "api proposal": lambda memory: _saved(memory, explicit=False),
     "consolidated proposal": _consolidated_proposal,
     "entity fact": _entity_fact,
     "tool register": _tool,

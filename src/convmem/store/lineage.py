@@ -70,7 +70,9 @@ class Derived:
     key, its column naming the source)``. ``kind``: the derived rows are themselves a source
     of that kind (their own derived rows go first). ``keep_when``: rows matching this SQL
     condition survive with ``column`` set to NULL. ``text``: derived from the source's text,
-    so they also go when only that text is erased (a declined proposal keeps its row)."""
+    so they also go when only that text is erased (a declined proposal keeps its row).
+    ``upkeep``: the backend's upkeep after the table loses rows runs (not when the rows go
+    with the very record that upkeep would repair)."""
 
     source: SourceKind
     table: str
@@ -80,6 +82,7 @@ class Derived:
     kind: SourceKind | None = None
     keep_when: str | None = None
     text: bool = False
+    upkeep: bool = True
 
 
 LINEAGE: Final[tuple[Derived, ...]] = (
@@ -120,9 +123,9 @@ LINEAGE: Final[tuple[Derived, ...]] = (
     # a registered tool: its vectors (its full-text entry follows its row)
     Derived("tool", "tool_vectors", "name", text=True),
     # an entity: its facts and names, and the messages that said each name
-    Derived("entity", "entity_facts", "entity_id"),
+    Derived("entity", "entity_facts", "entity_id", upkeep=False),
     Derived("entity", "entity_names", "entity_id"),
-    Derived("entity", "entity_name_sources", "entity_id"),
+    Derived("entity", "entity_name_sources", "entity_id", upkeep=False),
 )
 
 # Kept in step with their row by the backend itself (triggers, generated columns).
@@ -208,6 +211,18 @@ class Cascade:
         match = f"{source.key} {self._d.one_of}"
         return len(self._delete(tenant, source.table, match, (self._d.ids(ids),)))
 
+    def erase_all(self, tenant: str, kind: SourceKind, user: str | None = None) -> int:
+        """``erase`` every source of this kind the tenant (or one of its users) has."""
+        source = SOURCES[kind]
+        owner = f"tenant_id = {self._d.mark}" + (
+            "" if user is None else f" AND user_id = {self._d.mark}"
+        )
+        params = (tenant,) if user is None else (tenant, user)
+        rows = self._db.execute(
+            f"SELECT {source.key} FROM {source.table} WHERE {owner}", params
+        ).fetchall()
+        return self.erase(tenant, kind, [row[0] for row in rows])
+
     def erase_owner(
         self, tenant: str, user: str | None, schema: Mapping[str, frozenset[str]]
     ) -> dict[str, int]:
@@ -221,12 +236,8 @@ class Cascade:
         )
         params = (tenant,) if user is None else (tenant, user)
         for kind, source in SOURCES.items():
-            if user is not None and "user_id" not in schema.get(source.table, frozenset()):
-                continue  # not a user's (the tool registry is the tenant's)
-            rows = self._db.execute(
-                f"SELECT {source.key} FROM {source.table} WHERE {owner}", params
-            ).fetchall()
-            self.erase(tenant, kind, [row[0] for row in rows])
+            if user is None or "user_id" in schema.get(source.table, frozenset()):
+                self.erase_all(tenant, kind, user)  # (the tool registry is the tenant's)
         column = "tenant_id" if user is None else "user_id"
         for table, columns in sorted(schema.items()):
             if "tenant_id" not in columns or column not in columns:
@@ -266,7 +277,8 @@ class Cascade:
                 ).fetchall()
                 self.erase(tenant, edge.kind, [row[0] for row in rows])
             else:
-                self._delete(tenant, edge.table, match, self._params(tenant, edge, ids)[1:])
+                params = self._params(tenant, edge, ids)[1:]
+                self._delete(tenant, edge.table, match, params, upkeep=edge.upkeep)
 
     def _match(self, edge: Derived) -> str:
         if edge.through is not None:
@@ -285,10 +297,12 @@ class Cascade:
             return (tenant, tenant, self._d.ids(ids))
         return (tenant, self._d.ids(ids))
 
-    def _delete(self, tenant: str, table: str, match: str, params: Sequence[Any]) -> list[Any]:
+    def _delete(
+        self, tenant: str, table: str, match: str, params: Sequence[Any], *, upkeep: bool = True
+    ) -> list[Any]:
         """Delete the tenant's rows of ``table`` matching ``match`` (whose parameters are
         ``params``); the table's hook, if any, is told the deleted rows' values."""
-        hook = self._hooks.get(table)
+        hook = self._hooks.get(table) if upkeep else None
         returning = hook[0] if hook else "1"
         rows: list[Any] = self._db.execute(
             f"DELETE FROM {table} WHERE tenant_id = {self._d.mark} AND {match} "

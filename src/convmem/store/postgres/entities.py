@@ -239,13 +239,7 @@ class EntityTxnMixin(CascadeTxnMixin):
 
     def delete_user_entities(self, tenant: str, user: str) -> int:
         self._lock_owner(tenant, user)
-        for table in ("entity_facts", "entity_names", "entity_name_sources"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = %s AND user_id = %s", (tenant, user)
-            )
-        return self._db.execute(
-            "DELETE FROM entities WHERE tenant_id = %s AND user_id = %s", (tenant, user)
-        ).rowcount
+        return self._cascade().erase_all(tenant, "entity", user)
 
     def delete_entity_facts_before(self, tenant: str, cutoff: datetime) -> int:
         return self._delete_facts(tenant, "said_at < %s", (cutoff,))

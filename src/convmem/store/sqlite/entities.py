@@ -245,13 +245,7 @@ class EntityTxnMixin:
         )
 
     def delete_user_entities(self, tenant: str, user: str) -> int:
-        for table in ("entity_facts", "entity_names", "entity_name_sources"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = ? AND user_id = ?", (tenant, user)
-            )
-        return self._db.execute(
-            "DELETE FROM entities WHERE tenant_id = ? AND user_id = ?", (tenant, user)
-        ).rowcount
+        return self._cascade().erase_all(tenant, "entity", user)
 
     def delete_entity_facts_before(self, tenant: str, cutoff: datetime) -> int:
         rows = self._db.execute(
