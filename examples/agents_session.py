@@ -16,12 +16,17 @@ import tempfile
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage, function_tool
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
+try:
+    from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage, function_tool
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+except ModuleNotFoundError as missing:  # say which extra, not only which module
+    raise SystemExit(
+        f"this example needs the agents extra: pip install -e '.[agents]' ({missing})"
+    ) from missing
 
 import convmem
 from convmem.integrations.agents import ConvmemSession

@@ -13,12 +13,17 @@ import os
 import tempfile
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
-from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.history import RunnableWithMessageHistory
+try:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+except ModuleNotFoundError as missing:  # say which extra, not only which module
+    raise SystemExit(
+        f"this example needs the langchain extra: pip install -e '.[langchain]' ({missing})"
+    ) from missing
 
 import convmem
 from convmem.integrations.langchain import ConvmemChatMessageHistory, budgeted_context

@@ -13,8 +13,13 @@ import os
 import tempfile
 from typing import TypedDict
 
-from langgraph.graph import END, START, StateGraph
-from langgraph.store.base import BaseStore
+try:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.store.base import BaseStore
+except ModuleNotFoundError as missing:  # say which extra, not only which module
+    raise SystemExit(
+        f"this example needs the langgraph extra: pip install -e '.[langgraph]' ({missing})"
+    ) from missing
 
 import convmem
 from convmem.integrations.langgraph import ConvmemStore

@@ -16,7 +16,12 @@ import sys
 import tempfile
 from typing import Any
 
-from mcp import Client, StdioServerParameters
+try:
+    from mcp import Client, StdioServerParameters
+except ModuleNotFoundError as missing:  # say which extra, not only which module
+    raise SystemExit(
+        f"this example needs the mcp extra: pip install -e '.[mcp]' ({missing})"
+    ) from missing
 
 
 def server_parameters(db: str) -> StdioServerParameters:

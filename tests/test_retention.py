@@ -93,6 +93,11 @@ def test_the_command_shows_sets_and_applies_periods_per_layer(
     # changing one layer keeps the others; 0 switches a layer off
     cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--days", "audit=0"])
     assert memory.tenant_policy("acme").retention == convmem.RetentionPeriods(memories=30)
+    # changing a period keeps the tenant's other switches
+    memory.set_tenant_policy("acme", retention={"memories": 30},
+                             recall_unconfirmed_entity_facts=True)  # fmt: skip
+    cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--days", "audit=0"])
+    assert memory.tenant_policy("acme").recall_unconfirmed_entity_facts is True
     cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--days", "indexes=30"])
     alice = memory.scope("acme", "alice")
     alice.remember("I prefer aisle seats.")  # stored now: kept

@@ -388,8 +388,12 @@ def memory_delete(
     db: str, tenant: str, user: str, memory_id: str | None, everything: bool, yes: bool
 ) -> None:
     """Delete one memory, or with --everything all of the user's data."""
-    if bool(memory_id) == everything:
+    if memory_id and everything:
         raise click.UsageError("give a MEMORY_ID or --everything, not both")
+    if not memory_id and not everything:
+        raise click.UsageError(
+            "give the MEMORY_ID to delete (or --everything for all of the user's data)"
+        )
     if everything and not yes:
         click.confirm(f"Delete every conversation and memory of {user} in {tenant}?", abort=True)
     with opened(db) as mem:

@@ -36,22 +36,29 @@ def echo_rows(rows: Iterable[str]) -> None:
         click.echo("(none)")
 
 
-def _missing_sqlite_file(db: str) -> bool:
-    """True when ``db`` names an SQLite file that does not exist (a server URL: the server says)."""
+def _sqlite_file(db: str) -> str | None:
+    """The file ``db`` names, when it names an SQLite file (a server URL: None, the server says)."""
     if "://" in db and not db.startswith("sqlite:///"):
-        return False
+        return None
     path = db.removeprefix("sqlite:///")
-    return path != ":memory:" and not os.path.exists(path)
+    return None if path == ":memory:" else path
 
 
 def db_option(*, creates: bool = False) -> Callable[[Command], Command]:
     """``--db``, or ``CONVMEM_DB``, for every command. Only a command that may start a database
-    (``creates``: keys create, serve) opens a file that does not exist; the others end with "no
-    such database", so a mistyped path is not silently a new, empty database."""
+    (``creates``: keys create, serve) opens a file that does not exist, and only in a folder
+    that does; the others end with "no such database", so a mistyped path is not silently a
+    new, empty database (nor a tree of new folders)."""
 
     def exists(ctx: click.Context, param: click.Parameter, value: str) -> str:
-        if not creates and _missing_sqlite_file(value):
+        path = _sqlite_file(value)
+        if path is None or os.path.exists(path):
+            return value
+        if not creates:
             fail(f"no such database: {value}")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            fail(f"no such folder: {folder} (create it first to start a database there)")
         return value
 
     return click.option(

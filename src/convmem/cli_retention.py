@@ -86,6 +86,7 @@ def retention_set(
                 memory_disabled=current.memory_disabled if memory_disabled is None
                 else memory_disabled,
                 retention=current.retention.to_dict() | changes,
+                recall_unconfirmed_entity_facts=current.recall_unconfirmed_entity_facts,
             )  # fmt: skip
     except ConvmemError as exc:
         fail(exc)

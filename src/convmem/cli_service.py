@@ -65,6 +65,8 @@ def serve(
             embedder=embedder, workers=workers)  # fmt: skip
     except ConvmemError as exc:
         fail(exc)
+    except OSError as exc:  # binding the port: in use, not allowed, no such address
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
 @click.group()

@@ -10,6 +10,8 @@ from typing import Any
 import click
 
 from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
+from convmem.errors import InvalidInput
+from convmem.importers.files import read_json
 from convmem.model.tools import RISKS, RegisteredTool
 from convmem.retrieval.vector import Embedder
 from convmem.tools.registry import ToolEntry
@@ -26,9 +28,9 @@ def _entries(path: Path) -> list[dict[str, Any]]:
     """The file's tools: one entry ``{"definition", "use_when"?, "risk"?}``, a list of them, or
     ``{"tools": [...]}``; a bare definition is an entry of its own."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        fail(f"cannot read {path.name}: {type(exc).__name__}")
+        data = read_json(path, "tools")
+    except InvalidInput as exc:
+        fail(exc)
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
         data = data["tools"]
     items = data if isinstance(data, list) else [data]

@@ -1,4 +1,4 @@
-"""The README's MCP client configurations (Claude Desktop, Cursor, VS Code) are valid JSON that
+"""The manual's MCP client configurations (Claude Desktop, Cursor, VS Code) are valid JSON that
 say what the server takes: the stdio snippet's arguments start a server the SDK's client lists
 the tools of, and the HTTP snippets' URL is the one ``convmem mcp --http`` serves by default."""
 
@@ -21,14 +21,12 @@ from mcp import Client, StdioServerParameters
 
 from convmem.cli import main
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+MCP_PAGE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "mcp.md"
 LAUNCH = "from convmem.cli import main; main()"
 
 
 def _mcp_section() -> str:
-    text = README.read_text()
-    start = text.index("## Use it from MCP clients")
-    return text[start : text.index("\n## ", start + 1)]
+    return MCP_PAGE.read_text()
 
 
 def _configs() -> list[dict[str, Any]]:

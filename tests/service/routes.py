@@ -48,6 +48,8 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/v1/entities/{entity_id}"): "user",
     ("DELETE", "/v1/entities/{entity_id}"): "user",
     ("POST", "/v1/entities/{entity_id}/facts/{fact_id}/promote"): "user",
+    ("POST", "/v1/entities/{entity_id}/facts/{fact_id}/confirm"): "user",
+    ("DELETE", "/v1/entities/{entity_id}/facts/{fact_id}"): "user",
     ("GET", "/v1/me"): "any",
     ("GET", "/v1/settings"): "user",
     ("PUT", "/v1/settings"): "user",

@@ -1,7 +1,11 @@
-"""Entity memory over HTTP: list and search (paginated), get with facts, delete (the facts go,
-the messages stay), and promote a fact to a memory through the consent and never-store path."""
+"""Entity memory over HTTP: list and search (paginated), get with facts and who said each,
+confirm or delete a fact, delete an entity (the facts go, the messages stay), promote a fact to
+a memory through the consent and never-store path, and the tenant's switch that recalls facts
+nobody confirmed."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from fastapi.testclient import TestClient
 
@@ -61,13 +65,19 @@ def test_delete_removes_the_entity_and_its_facts_not_the_messages(
     assert [e.action for e in memory.scope("acme", "alice").audit()][-1] == "entity.deleted"
 
 
+def _ana(client: TestClient, h: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Ana's entity as listed, and her facts."""
+    (ana,) = client.get("/v1/entities", params={"q": "Ana"}, headers=h).json()
+    facts: list[dict[str, Any]] = client.get(f"/v1/entities/{ana['id']}", headers=h).json()["facts"]
+    return ana, facts
+
+
 def test_promoting_a_fact_saves_a_memory_citing_its_message(
     client: TestClient, keys: Keys, memory: convmem.Memory
 ) -> None:
     _, first = _conversation(memory)
     h = auth(keys.alice)
-    (ana,) = client.get("/v1/entities", params={"q": "Ana"}, headers=h).json()
-    facts = client.get(f"/v1/entities/{ana['id']}", headers=h).json()["facts"]
+    ana, facts = _ana(client, h)
     fact = next(f for f in facts if f["message_id"] == first)
     promoted = client.post(f"/v1/entities/{ana['id']}/facts/{fact['id']}/promote", headers=h)
     assert promoted.status_code == 201, promoted.text
@@ -88,8 +98,62 @@ def test_promoting_a_fact_saves_a_memory_citing_its_message(
     assert memory.scope("acme", "alice").memories.list(status=None) == []
 
 
+def _recalled(client: TestClient, token: str) -> list[str]:
+    """The fact ids a new conversation's request recalls for a question about Ana."""
+    h = auth(token)
+    conv = client.post("/v1/conversations", json={}, headers=h).json()
+    ctx = client.post(
+        f"/v1/conversations/{conv['id']}/assemble",
+        json={"user_message": "How is my sister Ana doing?"}, headers=h,
+    )  # fmt: skip
+    assert ctx.status_code == 200, ctx.text
+    ids: list[str] = ctx.json()["report"]["entity_fact_ids"]
+    return ids
+
+
+def test_facts_say_who_said_them_and_travel_only_once_confirmed(
+    client: TestClient, keys: Keys, memory: convmem.Memory
+) -> None:
+    _, first = _conversation(memory)
+    h = auth(keys.alice)
+    ana, facts = _ana(client, h)
+    speakers = {f["text"]: (f["speaker"], f["speaker_name"], f["status"]) for f in facts}
+    assert speakers == {
+        "My sister Ana Lopez moved to Porto last spring.": ("user", None, "proposed"),
+        "Porto is a lovely city for Ana.": ("assistant", None, "proposed"),
+    }
+    assert _recalled(client, keys.alice) == []
+    fact = next(f for f in facts if f["message_id"] == first)
+    url = f"/v1/entities/{ana['id']}/facts/{fact['id']}"
+    confirmed = client.post(f"{url}/confirm", headers=h)
+    assert confirmed.status_code == 200, confirmed.text
+    assert confirmed.json()["status"] == "confirmed" and confirmed.json()["id"] == fact["id"]
+    assert _recalled(client, keys.alice) == [fact["id"]]
+    # another principal's ids are 404, for confirm and delete alike
+    assert client.post(f"{url}/confirm", headers=auth(keys.bob)).status_code == 404
+    assert client.delete(url, headers=auth(keys.bob)).status_code == 404
+    # the tenant's switch recalls the assistant's proposal too
+    admin = auth(keys.acme_admin)
+    put = client.put(
+        "/v1/tenant/policy", json={"recall_unconfirmed_entity_facts": True}, headers=admin
+    )
+    assert put.status_code == 200 and put.json()["recall_unconfirmed_entity_facts"] is True
+    assert set(_recalled(client, keys.alice)) == {f["id"] for f in facts}
+    client.put("/v1/tenant/policy", json={}, headers=admin)
+    # deleting the confirmed fact ends it; the message stays
+    deleted = client.delete(url, headers=h)
+    assert deleted.status_code == 200 and deleted.json() == {"deleted_ids": [fact["id"]]}
+    assert client.delete(url, headers=h).status_code == 404
+    assert _recalled(client, keys.alice) == []
+    assert client.get(f"/v1/messages/{first}", headers=h).status_code == 200
+    left = client.get(f"/v1/entities/{ana['id']}", headers=h).json()["facts"]
+    assert [f["text"] for f in left] == ["Porto is a lovely city for Ana."]
+
+
 def test_the_routes_and_schemas_are_in_the_openapi(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
+    assert "post" in spec["paths"]["/v1/entities/{entity_id}/facts/{fact_id}/confirm"]
+    assert "delete" in spec["paths"]["/v1/entities/{entity_id}/facts/{fact_id}"]
     assert {"get"} <= set(spec["paths"]["/v1/entities"])
     assert {"get", "delete"} <= set(spec["paths"]["/v1/entities/{entity_id}"])
     assert "post" in spec["paths"]["/v1/entities/{entity_id}/facts/{fact_id}/promote"]

@@ -19,7 +19,8 @@ def test_an_admin_reads_and_sets_the_periods_per_layer(
     fresh = client.get("/v1/tenant/policy", headers=admin)
     assert fresh.status_code == 200
     assert fresh.json() == {"tenant": "acme", "memory_disabled": False, "retention_days": None,
-                            "retention": dict.fromkeys(convmem.RETENTION_LAYERS)}  # fmt: skip
+                            "retention": dict.fromkeys(convmem.RETENTION_LAYERS),
+                            "recall_unconfirmed_entity_facts": False}  # fmt: skip
     body = {"retention": {"transcripts": 30, "summaries": 7, "audit": 400}}
     put = client.put("/v1/tenant/policy", json=body, headers=admin)
     assert put.status_code == 200
@@ -46,6 +47,7 @@ def test_bad_policies_and_wrong_keys_are_refused_and_write_nothing(
         {"retention": {"summaries": 0}},
         {"retention": {"summaries": "7"}},
         {"retention_days": 30, "retention": {"transcripts": 31}},
+        {"recall_unconfirmed_entity_facts": "yes"},
     ):
         refused = client.put("/v1/tenant/policy", json=body, headers=admin)
         assert refused.status_code == 422, body

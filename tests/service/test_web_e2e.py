@@ -475,12 +475,27 @@ def test_people_and_things_are_listed_deleted_and_a_fact_kept_as_a_memory(
     assert_every_control_is_labelled(page)
 
     # what was said, quoted as text (markup in it stays text)
-    ana.get_by_text("What you said about it (2)").click()
+    ana.get_by_text("What was said about it (2)").click()
     facts = ana.locator(".fact")
     expect(facts).to_have_count(2)
     expect(facts.filter(has_text="<img src=x onerror=alert(1)>")).to_have_count(1)
     assert page.locator("#entity-list img").count() == 0
+    # who said each: the assistant's words are never shown as the user's
+    asked = facts.filter(has_text="<img src=x onerror=alert(1)>")
+    expect(asked.locator(".speaker")).to_have_text("The assistant said:")
+    expect(facts.filter(has_text="moved to Porto").locator(".speaker")).to_have_text("You said:")
+    expect(asked).to_contain_text("only in the chat it came from")
     shot(page, "30-people-and-things")
+
+    # the user's consent lets one statement travel to other chats
+    asked.get_by_role("button", name="Use in other chats").click()
+    expect(page.get_by_role("status")).to_contain_text("may now be used in your other chats")
+    expect(asked).to_contain_text("used in your other chats")
+    expect(asked.get_by_role("button", name="Use in other chats")).to_have_count(0)
+    assert {f.status for f in alice.entities.get(alice.entities.search("Ana")[0].id).facts} == {
+        "confirmed",
+        "proposed",
+    }
 
     # keep one statement as a memory: an explicit act, and it shows among the memories
     moved = facts.filter(has_text="moved to Porto")

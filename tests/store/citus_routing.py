@@ -19,9 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import psycopg
-from pglast import ast, parse_sql
-from pglast.enums import BoolExprType
+from tests.extras import module_of_extra
+
+module_of_extra("psycopg", "postgres")  # before the imports that need it
+
+import psycopg  # noqa: E402
+from pglast import ast, parse_sql  # noqa: E402
+from pglast.enums import BoolExprType  # noqa: E402
 
 DISTRIBUTED = frozenset(
     {
@@ -43,7 +47,7 @@ FAN_OUT = frozenset(
         "missing_memory_vectors", "recent_writers",
         # a migration's backfill of every tenant's rows, once, while migrating
         "m019_entity_name_sources", "message_forms_after", "memory_forms_after",
-        "tool_documents_to_form",
+        "tool_documents_to_form", "m021_entity_fact_consent",
     }
 )  # fmt: skip
 

@@ -151,6 +151,11 @@ def test_what_other_conversations_said_about_a_named_entity_is_quoted_data(
         f.text: f.id for e in alice.entities.search("Ana") for f in alice.entities.get(e.id).facts
     }
     now = alice.create_conversation()
+    # nothing travels before the user's act (tests/store/test_entity_consent.py); they confirm
+    assert now.assemble("How is my sister doing?").report.entity_fact_ids == []
+    for entity in alice.entities.search("Ana"):
+        for fact in alice.entities.get(entity.id).facts:
+            alice.entities.confirm(entity.id, fact.id)
     ctx = now.assemble("How is my sister doing?")
     assert set(ctx.report.entity_fact_ids) == set(facts.values())
     (block,) = [t for t in _system_texts(ctx) if "Mentioned before" in t]
@@ -181,6 +186,9 @@ def test_a_projects_entities_stay_in_the_project(memory: convmem.Memory) -> None
     alice = memory.scope("acme", "alice")
     work = alice.create_conversation(metadata={"project": "apollo"})
     work.append("user", "Our contractor Zofia Nowak starts on the migration on Monday.")
+    for entity in alice.entities.search("Zofia Nowak"):  # the user's consent to recall them
+        for fact in alice.entities.get(entity.id).facts:
+            alice.entities.confirm(entity.id, fact.id)
     same_project = alice.create_conversation(metadata={"project": "apollo"})
     assert same_project.assemble("What is Zofia Nowak doing?").report.entity_fact_ids != []
     for other in (

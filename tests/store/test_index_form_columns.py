@@ -13,12 +13,17 @@ import sqlite3
 from contextlib import closing
 from typing import Any
 
-import psycopg
 import pytest
 
 import convmem
-from convmem.store.postgres import fulltext
+from tests.extras import module_of_extra
 from tests.store.backends import Backend, SQLiteHarness
+
+module_of_extra("psycopg", "postgres")  # before the imports that need it
+
+import psycopg  # noqa: E402
+
+from convmem.store.postgres import fulltext  # noqa: E402
 
 TURN = "我上个月开始学陶艺，每周二上课。"
 TEA = "我每天早上喝乌龙茶。"

@@ -11,7 +11,9 @@ vector; a deleted tool's description.
 
 from __future__ import annotations
 
+import re
 import secrets
+from pathlib import Path
 
 import pytest
 
@@ -79,6 +81,30 @@ def test_every_column_naming_a_source_has_an_edge(backend: Backend) -> None:
     assert unplaced == []
     memory_links = {(e.table, e.column) for e in LINEAGE if e.source == "memory"}
     assert {("memories", "conflicts_with_id"), ("memories", "supersedes_id")} <= memory_links
+
+
+# A source row deleted anywhere but the cascade would leave what was derived from it. The one
+# exception is the entity upkeep: an entity whose last fact or name went (through the cascade or
+# retention) goes with its names, there, by definition with nothing else derived from it.
+_SOURCE_DELETE = re.compile(
+    r"DELETE FROM (?:" + "|".join(sorted(source_tables())) + r")\b|DELETE FROM \{"
+)
+_ENTITY_UPKEEP = {"entities.py", "entity_sources.py"}
+_UPKEEP_DELETES = {"DELETE FROM entities", "DELETE FROM {"}
+
+
+def test_sources_are_deleted_only_through_the_cascade() -> None:
+    store = Path(convmem.__file__).parent / "store"
+    found = [
+        f"{path.relative_to(store)}: {hit.group(0)}"
+        for path in sorted(store.rglob("*.py"))
+        if path.name != "lineage.py"
+        for hit in _SOURCE_DELETE.finditer(path.read_text(encoding="utf-8"))
+        if not (path.name in _ENTITY_UPKEEP and hit.group(0) in _UPKEEP_DELETES)
+    ]
+    assert found == []
+    # the check sees a source's delete where one is written
+    assert _SOURCE_DELETE.search('"DELETE FROM memories WHERE tenant_id = ?"')
 
 
 # --- the reproductions -------------------------------------------------------------------------

@@ -149,23 +149,29 @@ class Memory:
         memory_disabled: bool = False,
         retention_days: int | None = None,
         retention: RetentionPeriods | Mapping[str, int | None] | None = None,
+        recall_unconfirmed_entity_facts: bool = False,
     ) -> TenantPolicy:
         """An administrator's switches, replacing the tenant's whole policy: long-term memory
         off for every user of the tenant, and retention periods in days per layer
         (``RetentionPeriods``; a mapping of layer → days is taken too). ``retention_days`` is
         the transcripts' period under its old name — conversations nothing was written to for
         that long are deleted — and may be given instead of ``retention.transcripts`` (both
-        given, they must agree). ``apply_retention`` applies them (the worker runs it)."""
+        given, they must agree). ``apply_retention`` applies them (the worker runs it).
+        ``recall_unconfirmed_entity_facts``: recall what the users' conversations said about
+        the people and things a message names in their other conversations without each
+        statement's confirmation (off: only the statements a user confirmed travel)."""
         check_identifier(tenant, "tenant")
         if not isinstance(memory_disabled, bool):
             raise InvalidInput("memory_disabled must be true or false")
+        if not isinstance(recall_unconfirmed_entity_facts, bool):
+            raise InvalidInput("recall_unconfirmed_entity_facts must be true or false")
         periods = _periods(retention)
         if retention_days is not None:
             check_count(retention_days, "retention_days")
             if periods.transcripts not in (None, retention_days):
                 raise InvalidInput("retention_days and retention.transcripts disagree")
             periods = replace(periods, transcripts=retention_days)
-        policy = TenantPolicy(tenant, memory_disabled, periods)
+        policy = TenantPolicy(tenant, memory_disabled, periods, recall_unconfirmed_entity_facts)
         with self.store.write() as tx:
             tx.set_tenant_policy(policy, datetime.now(UTC))
         return policy

@@ -1,6 +1,12 @@
 """The entity handle: the people, places and things a principal's conversations mention.
 
-Derived data (``convmem.entities.derive``): listed, read, searched and deleted here; a fact
+Derived data (``convmem.entities.derive``): listed, read, searched and deleted here. A fact
+follows the consent of memories: it is shown (``get``) with who said it, stored as a proposal,
+recalled in the user's *other* conversations only once the user confirms it (``confirm``; or
+the tenant's policy recalls proposals: ``TenantPolicy.recall_unconfirmed_entity_facts``), and
+deletable one by one (``delete_fact``). Within the conversation it came from a fact keeps
+pointing entity-aware retrieval at that conversation's own turns, confirmed or not: those turns
+are the conversation itself, which the user sees and which retrieval reads anyway. A fact
 becomes a memory only by ``promote``, the user's explicit act, through the normal memory path.
 """
 
@@ -14,10 +20,11 @@ from convmem.engine.handles import Owner
 from convmem.entities.derive import TurnExtractor, extract_with, rebuild_entities
 from convmem.entities.extract import Extraction
 from convmem.entities.lookup import name_keys
-from convmem.errors import InvalidInput, NotFound
-from convmem.memories import audit
+from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
+from convmem.memories import audit, memory_gate
+from convmem.memory.policy import check_text
 from convmem.model.conversation import ConversationRecord
-from convmem.model.entities import Entity
+from convmem.model.entities import Entity, EntityFact
 from convmem.model.memory import MemoryNotice
 from convmem.store.retry import conflicts_retried
 from convmem.tree import check_count, check_identifier
@@ -80,6 +87,45 @@ class Entities:
         with self._store.write() as tx:
             tx.delete_entity(who.tenant, who.user, entity_id)
             audit(tx, who, "entity.deleted", "entity", entity_id)
+
+    @conflicts_retried
+    def confirm(self, entity_id: str, fact_id: str) -> EntityFact:
+        """The user's consent to one fact: from now on it may be recalled in their other
+        conversations (a "Mentioned before" block, attributed to whoever said it). Refused like
+        a memory's confirmation while memory is off, or when the policy now refuses its text;
+        confirming a confirmed fact changes nothing. ``NotFound`` unless both ids are this
+        principal's."""
+        check_identifier(entity_id, "entity id")
+        check_identifier(fact_id, "fact id")
+        who = self._owner.principal
+        with self._store.write() as tx:
+            fact: EntityFact = tx.entity_fact(who.tenant, who.user, entity_id, fact_id)
+            if fact.status == "confirmed":
+                return fact
+            closed = memory_gate(tx, who)
+            if closed is not None:
+                raise NeverStoreViolation(closed)
+            # checked again: the fact may predate a rule that now refuses it, and confirming is
+            # the moment it starts to travel
+            decision = check_text(fact.text)
+            if not decision.allowed:
+                raise NeverStoreViolation(str(decision.reason), decision.detail)
+            tx.set_entity_fact_status(who.tenant, who.user, entity_id, fact_id, "confirmed")
+            audit(tx, who, "entity_fact.confirmed", "entity_fact", fact_id)
+            confirmed: EntityFact = tx.entity_fact(who.tenant, who.user, entity_id, fact_id)
+            return confirmed
+
+    @conflicts_retried
+    def delete_fact(self, entity_id: str, fact_id: str) -> None:
+        """Delete one fact (never the message it came from); an entity left without facts goes
+        too, and its names follow the facts left. ``NotFound`` unless both ids are this
+        principal's."""
+        check_identifier(entity_id, "entity id")
+        check_identifier(fact_id, "fact id")
+        who = self._owner.principal
+        with self._store.write() as tx:
+            tx.delete_entity_fact(who.tenant, who.user, entity_id, fact_id)
+            audit(tx, who, "entity_fact.deleted", "entity_fact", fact_id)
 
     def promote(self, entity_id: str, fact_id: str) -> MemoryNotice:
         """Keep one of the entity's facts as a confirmed memory (the user's explicit act),

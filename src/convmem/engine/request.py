@@ -177,9 +177,11 @@ _ENTITY_FACTS_READ = 200
 def recall_entity_facts(tx: ReadTxn, request: Request, fixed: FixedParts) -> FixedParts:
     """``fixed`` with the statements the user's other conversations made about the people and
     things the new message names (``convmem.entities``; this conversation's own come back as
-    turns, through retrieval). Scope-filtered in the store's query: the user's entities and the
-    conversation's project's. Read under the same rules as memories: none for a temporary
-    conversation, or while the user's or tenant's memory is off."""
+    turns, through retrieval). Under the consent of memories: only the statements the user
+    confirmed, unless the tenant's policy recalls proposals too; none for a temporary
+    conversation, or while the user's or tenant's memory is off. Filtered in the store's
+    query: scope (the user's entities and the conversation's project's), status and the
+    conversation."""
     who, options, record = request.who, request.options, request.conversation
     if record.temporary or options.entity_facts_k == 0 or not request.query.strip():
         return fixed
@@ -188,8 +190,11 @@ def recall_entity_facts(tx: ReadTxn, request: Request, fixed: FixedParts) -> Fix
     named = named_entities(tx, who.tenant, who.user, request.query, scopes=recall_scopes(record))
     if not named:
         return fixed
-    facts = tx.entity_facts(who.tenant, who.user, [e.id for e in named], limit=_ENTITY_FACTS_READ)
-    elsewhere = [f for f in facts if f.conversation_id != record.id]
+    proposals_too = tx.tenant_policy(who.tenant).recall_unconfirmed_entity_facts
+    elsewhere = tx.entity_facts(
+        who.tenant, who.user, [e.id for e in named], outside_conversation=record.id,
+        confirmed_only=not proposals_too, limit=_ENTITY_FACTS_READ,
+    )  # fmt: skip
     if not elsewhere:
         return fixed
     cap = int(request.profile.input_budget * options.entity_facts_share)

@@ -17,12 +17,18 @@ Rules of derived data kept here:
   when only the rest is a known name;
 - every name a turn attaches cites the turn (``add_entity_name_sources``): deleting the last
   message that said a name takes the name off the entity (``convmem.store.entity_sources``);
-- everything is rebuildable from the messages (``rebuild_entities``).
+- every fact says who said it: the role of its turn (the user's words, or the assistant's —
+  never one for the other) and the participant's name the turn carried; it is stored as a
+  proposal, which only the user's confirmation (``Entities.confirm``) lets other conversations
+  recall (``convmem.engine.request.recall_entity_facts``);
+- everything is rebuildable from the messages (``rebuild_entities``), and a rebuild keeps the
+  user's confirmations: a fact re-derived with the same text from the same message stays
+  confirmed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
@@ -32,7 +38,7 @@ from convmem.entities.names import name_key
 from convmem.ids import new_id
 from convmem.memory.policy import check_text
 from convmem.model.conversation import ConversationRecord
-from convmem.model.entities import Entity, EntityFact, EntityType, Mention
+from convmem.model.entities import Entity, EntityFact, EntityType, FactSpeaker, Mention
 from convmem.model.messages import Message
 from convmem.parts_render import text_parts
 from convmem.store.base import EntityRow, WriteTxn
@@ -62,8 +68,14 @@ def said_text(message: Message) -> str:
 
 
 def speaker_of(message: Message) -> str | None:
+    """The participant's name a turn carries (``metadata["name"]``), if any."""
     name = message.metadata.get("name")
     return name.strip() if isinstance(name, str) and name.strip() else None
+
+
+def speaker_role(message: Message) -> FactSpeaker:
+    """Whose words a read turn is (only user and assistant turns are: ``record_mentions``)."""
+    return "assistant" if message.role == "assistant" else "user"
 
 
 def extract_turn(message: Message) -> Extraction | None:
@@ -108,10 +120,15 @@ def record_mentions(
     message: Message,
     extraction: Extraction,
     extractor: str = EXTRACTOR,
+    confirmed: Collection[tuple[str, str]] = (),
 ) -> int:
     """Store what ``extraction`` found in ``message``; returns how many facts were stored.
     Nothing is taken from a message the never-store policy blocks as a whole: cut into
-    sentences, a secret (a token with dots, a number split over a line) might pass in pieces."""
+    sentences, a secret (a token with dots, a number split over a line) might pass in pieces.
+    ``confirmed``: (message id, text) of the statements the user confirmed before a rebuild;
+    they are stored confirmed again."""
+    if message.role not in EXTRACTED_ROLES:  # a tool result or a system prompt: not said
+        return 0
     weak_keys = [name_key(m.name) for m in extraction.weak]
     asked = [*weak_keys, *extraction.opening, *(name_key(v) for v in extraction.opening.values())]
     known = {
@@ -153,7 +170,9 @@ def record_mentions(
             tenant, user,
             [
                 EntityFact(new_id("fact"), row.id, text, message.id, message.conversation_id,
-                           message.created_at, confidence, extractor)
+                           message.created_at, confidence, extractor, speaker_role(message),
+                           speaker_of(message),
+                           "confirmed" if (message.id, text) in confirmed else "proposed")
                 for text, confidence in facts
             ],
         )  # fmt: skip
@@ -225,13 +244,14 @@ def derive_turn(
     message: Message,
     extraction: Extraction | None,
     extractor: str = EXTRACTOR,
+    confirmed: Collection[tuple[str, str]] = (),
 ) -> int:
     """Record a newly written turn's mentions (none for a temporary conversation)."""
     if extraction is None or record.temporary:
         return 0
     return record_mentions(
         tx, record.tenant_id, record.user_id, entity_scope(record), message, extraction,
-        extractor,
+        extractor, confirmed,
     )  # fmt: skip
 
 
@@ -259,7 +279,11 @@ def rebuild_entities(
 ) -> int:
     """Drop the user's entities and derive them again from every message of ``conversations``
     (the user's, all of them); how many facts were stored. ``extracted``: mentions already read
-    by another extractor, by message id (a message without them is read deterministically)."""
+    by another extractor, by message id (a message without them is read deterministically).
+    The user's confirmations are kept: a statement derived again from the same message with the
+    same text is confirmed again (other wording is a new proposal: it is not what was
+    confirmed)."""
+    confirmed = tx.confirmed_fact_sources(tenant, user)
     tx.delete_user_entities(tenant, user)
     stored = 0
     for record in conversations:
@@ -267,7 +291,9 @@ def rebuild_entities(
         for message in sorted(messages, key=lambda m: (m.created_at, m.id)):
             given = extracted.get(message.id) if extracted else None
             if given is not None:
-                stored += derive_turn(tx, record, message, given[0], given[1])
+                stored += derive_turn(tx, record, message, given[0], given[1], confirmed)
             else:
-                stored += derive_turn(tx, record, message, extract_turn(message))
+                stored += derive_turn(
+                    tx, record, message, extract_turn(message), confirmed=confirmed
+                )
     return stored

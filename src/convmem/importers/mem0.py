@@ -11,7 +11,6 @@ overrides the user's own word).
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 
 from convmem.engine import Memory
 from convmem.errors import ConvmemError, InvalidInput
+from convmem.importers.files import read_json
 from convmem.memories import save_memory
 from convmem.store.retry import conflicts_retried
 
@@ -37,10 +37,7 @@ class Mem0Report:
 
 def read(path: str | Path) -> list[Mapping[str, Any]]:
     """The records of an export: ``{"results": [...]}``, a list, or ``{"memories": [...]}``."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"cannot read a Mem0 export from {path}: {type(exc).__name__}") from exc
+    data = read_json(path, "a Mem0 export")
     if isinstance(data, Mapping):
         data = data.get("results", data.get("memories"))
     if not isinstance(data, list) or not all(isinstance(r, Mapping) for r in data):

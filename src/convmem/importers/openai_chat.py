@@ -19,6 +19,7 @@ from typing import Any
 
 from convmem.errors import InvalidInput
 from convmem.importers.bulk import ImportNode, ImportTree
+from convmem.importers.files import read_json
 from convmem.model.messages import NewMessage, ToolCall
 
 SOURCE = "openai-chat"
@@ -28,12 +29,7 @@ _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": 
 
 def read(path: str | Path) -> list[ImportTree]:
     """Every conversation of the export file."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(
-            f"cannot read a ChatGPT export from {path}: {type(exc).__name__}"
-        ) from exc
+    data = read_json(path, "a ChatGPT export")
     if isinstance(data, Mapping):
         data = data.get("conversations", [data])
     if not isinstance(data, list):

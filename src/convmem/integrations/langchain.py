@@ -16,6 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from convmem.errors import BackendUnavailable
+
+try:
+    import langchain_core  # noqa: F401
+except ImportError as exc:  # named, not a bare ModuleNotFoundError
+    raise BackendUnavailable(
+        "convmem.integrations.langchain needs the langchain extra: pip install 'convmem[langchain]'"
+    ) from exc
+
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import (
     BaseMessage,

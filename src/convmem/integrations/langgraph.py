@@ -30,6 +30,15 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from convmem.errors import BackendUnavailable
+
+try:
+    import langgraph  # noqa: F401
+except ImportError as exc:  # named, not a bare ModuleNotFoundError
+    raise BackendUnavailable(
+        "convmem.integrations.langgraph needs the langgraph extra: pip install 'convmem[langgraph]'"
+    ) from exc
+
 from langgraph.store.base import (
     BaseStore,
     GetOp,

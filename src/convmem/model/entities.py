@@ -9,11 +9,19 @@ from typing import Any, Literal, get_args
 
 EntityType = Literal["person", "animal", "place", "organisation", "project", "work", "thing"]
 ENTITY_TYPES: tuple[str, ...] = get_args(EntityType)
+# the role of the turn a fact was said in: the user's own words, or the assistant's
+FactSpeaker = Literal["user", "assistant"]
+# a fact is a proposal until the user confirms it; only then may another conversation recall
+# it (unless the tenant's policy recalls proposals too: see ``TenantPolicy``)
+FactStatus = Literal["proposed", "confirmed"]
+FACT_STATUSES: tuple[str, ...] = get_args(FactStatus)
 
 
 @dataclass(frozen=True)
 class EntityFact:
-    """One statement a message made about an entity: the sentence that mentions it."""
+    """One statement a message made about an entity: the sentence that mentions it, with who
+    said it — the turn's role, and the participant's name when the turn carried one (a
+    multi-party chat: ``metadata["name"]``) — and whether the user confirmed it."""
 
     id: str
     entity_id: str
@@ -23,6 +31,9 @@ class EntityFact:
     said_at: datetime  # the source message's time
     confidence: float  # how sure the extractor was that the sentence is about the entity
     extractor: str
+    speaker: FactSpeaker
+    speaker_name: str | None = None
+    status: FactStatus = "proposed"
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)

@@ -1,4 +1,5 @@
-"""A tenant's policy: the administrator's memory switch and a retention period per layer."""
+"""A tenant's policy: the administrator's memory switch, whether entity facts the user never
+confirmed are recalled across conversations, and a retention period per layer."""
 
 from __future__ import annotations
 
@@ -48,11 +49,17 @@ class RetentionPeriods:
 
 @dataclass(frozen=True)
 class TenantPolicy:
-    """What an administrator set for a tenant (the defaults for a tenant that set nothing)."""
+    """What an administrator set for a tenant (the defaults for a tenant that set nothing).
+
+    ``recall_unconfirmed_entity_facts``: what a user's conversations said about the people and
+    things a new message names is recalled in their *other* conversations only once the user
+    confirmed the statement — unless the tenant turns this on (off by default), e.g. for an
+    application whose users agreed to it when they signed up."""
 
     tenant_id: str
     memory_disabled: bool = False
     retention: RetentionPeriods = field(default_factory=RetentionPeriods)
+    recall_unconfirmed_entity_facts: bool = False
 
     @property
     def retention_days(self) -> int | None:
@@ -65,4 +72,5 @@ class TenantPolicy:
             "memory_disabled": self.memory_disabled,
             "retention_days": self.retention.transcripts,
             "retention": self.retention.to_dict(),
+            "recall_unconfirmed_entity_facts": self.recall_unconfirmed_entity_facts,
         }

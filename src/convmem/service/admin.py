@@ -56,5 +56,6 @@ def set_policy(request: Request, body: TenantPolicyIn, admin: AdminKey) -> dict[
     policy = memory_of(request).set_tenant_policy(
         admin.tenant_id, memory_disabled=body.memory_disabled, retention_days=body.retention_days,
         retention=body.retention.model_dump() if body.retention else None,
+        recall_unconfirmed_entity_facts=body.recall_unconfirmed_entity_facts,
     )  # fmt: skip
     return policy.to_dict()

@@ -1,7 +1,8 @@
 """``/v1/entities``: the people, places and things the principal's conversations mention, with
-what was said about each — derived from messages — and the user's controls: delete an entity
-(its facts go, the messages stay) or promote one fact to a memory (an explicit act, through the
-normal consent and never-store path)."""
+what was said about each and who said it — derived from messages — and the user's controls:
+confirm a fact (only then do other conversations recall it), delete a fact or a whole entity
+(the messages stay), or promote one fact to a memory (an explicit act, through the normal
+consent and never-store path)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from fastapi import APIRouter, Path, Query
 
 from convmem.service.auth import ActingScope
 from convmem.service.memories import written
-from convmem.service.schemas import SCOPE_PATTERN, DeletedOut, EntityOut, NoticeOut
+from convmem.service.schemas import (
+    SCOPE_PATTERN,
+    DeletedOut,
+    EntityFactOut,
+    EntityOut,
+    NoticeOut,
+)
 
 router = APIRouter(prefix="/v1/entities", tags=["entities"])
 EntityId = Annotated[str, Path(min_length=1, max_length=256)]
@@ -57,6 +64,20 @@ def delete_entity(entity_id: EntityId, scope: ActingScope) -> dict[str, Any]:
     """Delete the entity and its facts; the messages they came from stay."""
     scope.entities.delete(entity_id)
     return {"deleted_ids": [entity_id]}
+
+
+@router.post("/{entity_id}/facts/{fact_id}/confirm", response_model=EntityFactOut)
+def confirm_fact(entity_id: EntityId, fact_id: FactId, scope: ActingScope) -> dict[str, Any]:
+    """The user's consent to one fact: from now on their other conversations may recall it.
+    Refused (422 ``never_store``) while memory is off or when the policy refuses its text."""
+    return scope.entities.confirm(entity_id, fact_id).to_dict()
+
+
+@router.delete("/{entity_id}/facts/{fact_id}", response_model=DeletedOut)
+def delete_fact(entity_id: EntityId, fact_id: FactId, scope: ActingScope) -> dict[str, Any]:
+    """Delete one fact (the message stays); an entity left without facts goes too."""
+    scope.entities.delete_fact(entity_id, fact_id)
+    return {"deleted_ids": [fact_id]}
 
 
 @router.post("/{entity_id}/facts/{fact_id}/promote", status_code=201, response_model=NoticeOut)

@@ -58,7 +58,9 @@ def serve(
     )
     base = replace(settings or ServiceSettings(), close_memory_on_shutdown=True)
     if workers <= 1:
-        _run(db, config, base, embedder, None)
+        # bound here, not by uvicorn: a port in use is one OSError for the caller to report,
+        # not uvicorn's log lines and an exit
+        _run(db, config, base, embedder, _listen(host, port, reuse_port=False))
         return
     # opened once here first: migrations run once, and a bad URL fails before any fork
     open_memory(db).close()

@@ -257,6 +257,8 @@ class TenantPolicyIn(_Request):
     # the transcripts' period under its first name; with ``retention`` it must agree
     retention_days: Days | None = None
     retention: RetentionIn | None = None
+    # recall entity facts across conversations without each statement's confirmation
+    recall_unconfirmed_entity_facts: bool = False
 
 
 # --- responses ----------------------------------------------------------------------------------
@@ -485,6 +487,7 @@ class TenantPolicyOut(_Response):
     memory_disabled: bool
     retention_days: int | None
     retention: RetentionOut
+    recall_unconfirmed_entity_facts: bool
 
 
 class HealthOut(_Response):
@@ -503,6 +506,17 @@ class EntityFactOut(_Response):
     said_at: datetime
     confidence: float
     extractor: str
+    speaker: Literal["user", "assistant"] = Field(
+        description="The role of the turn the statement was said in: the user's own words, or "
+        "the assistant's."
+    )
+    speaker_name: str | None = Field(
+        description="The participant's name the turn carried (a multi-party chat), if any."
+    )
+    status: Literal["proposed", "confirmed"] = Field(
+        description="A proposal until the user confirms it; only a confirmed statement is "
+        "recalled in other conversations (unless the tenant's policy says otherwise)."
+    )
 
 
 class EntityOut(_Response):

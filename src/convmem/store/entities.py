@@ -14,16 +14,20 @@ Semantics every backend keeps:
   writes that remove facts remove the names no remaining message said, and rename an entity
   whose canonical name was one of them.
 - Names are looked up by key (``convmem.entities.names.name_key``) among one scope's entities.
+- A fact keeps who said it (the role of its message, and the participant's name if the message
+  carried one) and its status: stored "proposed", "confirmed" only by the user's act
+  (``set_entity_fact_status``). ``entity_facts(confirmed_only=True)`` filters in the query, so a
+  proposal never reaches another conversation's ranking.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from convmem.model.entities import Entity, EntityFact, EntityType
+from convmem.model.entities import Entity, EntityFact, EntityType, FactStatus
 from convmem.store.ranking import Window
 from convmem.store.rows import Codec
 
@@ -87,10 +91,22 @@ class EntityReads(Protocol):
         entity_ids: Sequence[str],
         *,
         conversation_id: str | None = None,
+        outside_conversation: str | None = None,
+        confirmed_only: bool = False,
         limit: int,
     ) -> list[EntityFact]:
-        """The facts of these entities of the user (of one conversation, if given), newest
-        first."""
+        """The facts of these entities of the user, newest first: of one conversation, if
+        given; of every other conversation than ``outside_conversation``, if given; only those
+        the user confirmed, with ``confirmed_only``."""
+        ...
+
+    def entity_fact(self, tenant: str, user: str, entity_id: str, fact_id: str) -> EntityFact:
+        """One fact of the user's entity; ``NotFound`` for any other pair of ids."""
+        ...
+
+    def confirmed_fact_sources(self, tenant: str, user: str) -> set[tuple[str, str]]:
+        """(message id, text) of every fact of the user that is confirmed: what a rebuild
+        keeps confirmed (the same statement of the same message)."""
         ...
 
     def entity_turns(
@@ -141,6 +157,17 @@ class EntityWrites(Protocol):
         ``NotFound`` for any other id."""
         ...
 
+    def set_entity_fact_status(
+        self, tenant: str, user: str, entity_id: str, fact_id: str, status: FactStatus
+    ) -> None:
+        """Set the status of one fact of the user's entity; ``NotFound`` for any other ids."""
+        ...
+
+    def delete_entity_fact(self, tenant: str, user: str, entity_id: str, fact_id: str) -> None:
+        """Delete one fact of the user's entity (never its message), and the entity if it is
+        left without facts (its names follow the facts left); ``NotFound`` for any other ids."""
+        ...
+
     def delete_user_entities(self, tenant: str, user: str) -> int:
         """Delete every entity of the user (before a rebuild); how many."""
         ...
@@ -155,7 +182,28 @@ class EntityWrites(Protocol):
 
 # an entity's aggregates over its facts; the query joins ``entities e`` to ``entity_facts f``
 ENTITY_SELECT = "e.id, e.scope, e.name, e.type, MIN(f.said_at), MAX(f.said_at), COUNT(f.id)"
-FACT_COLUMNS = "id, entity_id, text, message_id, conversation_id, said_at, confidence, extractor"
+FACT_COLUMNS = (
+    "id, entity_id, text, message_id, conversation_id, said_at, confidence, extractor, speaker, "
+    "speaker_name, status"
+)
+
+
+def confirmed_only_clause(confirmed_only: bool) -> str:
+    """The condition ``entity_facts(confirmed_only=True)`` adds, written out rather than bound
+    as a parameter, so the planner can use the partial index of confirmed facts
+    (``entity_facts_confirmed``): the read is bounded by the confirmed facts, not by every
+    proposal an often-named entity has."""
+    return "AND status = 'confirmed' " if confirmed_only else ""
+
+
+def fact_values(fact: EntityFact, codec_time: Callable[[datetime], Any]) -> tuple[Any, ...]:
+    """The values of ``FACT_COLUMNS`` for ``fact``; ``codec_time`` writes a time the backend's
+    way."""
+    return (
+        fact.id, fact.entity_id, fact.text, fact.message_id, fact.conversation_id,
+        codec_time(fact.said_at), fact.confidence, fact.extractor, fact.speaker,
+        fact.speaker_name, fact.status,
+    )  # fmt: skip
 
 
 def entity_from_row(
@@ -174,4 +222,26 @@ def fact_from_row(row: Sequence[Any], codec: Codec) -> EntityFact:
     return EntityFact(
         id=row[0], entity_id=row[1], text=row[2], message_id=row[3], conversation_id=row[4],
         said_at=codec.time(row[5]), confidence=float(row[6]), extractor=row[7],
+        speaker=row[8], speaker_name=row[9], status=row[10],
     )  # fmt: skip
+
+
+# --- the consent migrations (SQLite m066, PostgreSQL m021) ------------------------------------
+
+# After the speakers were filled from the messages: a fact whose message is gone (no delete
+# leaves one) cannot say who said it, and goes.
+UNSPOKEN_FACTS = (
+    "DELETE FROM entity_facts WHERE speaker IS NULL OR speaker NOT IN ('user', 'assistant') "
+    "RETURNING tenant_id, entity_id"
+)
+# (table, entity id column): the rows an entity left without facts loses, then the entity
+WITHOUT_FACTS = (("entity_name_sources", "entity_id"), ("entity_names", "entity_id"),
+                 ("entities", "id"))  # fmt: skip
+
+
+def entities_by_tenant(rows: Sequence[Sequence[Any]]) -> dict[str, list[str]]:
+    """(tenant, entity id) rows as each tenant's entity ids, sorted."""
+    found: dict[str, set[str]] = {}
+    for tenant, entity_id in rows:
+        found.setdefault(tenant, set()).add(entity_id)
+    return {tenant: sorted(ids) for tenant, ids in found.items()}

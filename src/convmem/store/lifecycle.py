@@ -101,7 +101,7 @@ class LifecycleWrites(Protocol):
 # ``retention_days`` is the transcripts' period: the column predates the other layers
 POLICY_COLUMNS = (
     "tenant_id, memory_disabled, retention_days, summaries_days, entities_days, "
-    "memories_days, audit_days, indexes_days"
+    "memories_days, audit_days, indexes_days, recall_unconfirmed_entity_facts"
 )
 # a tenant has some retention when any of these is set
 ANY_PERIOD = (
@@ -112,10 +112,13 @@ ANY_PERIOD = (
 
 def policy_from_row(row: Sequence[Any]) -> TenantPolicy:
     days = [None if value is None else int(value) for value in row[2:8]]
-    return TenantPolicy(row[0], bool(row[1]), RetentionPeriods(*days))
+    return TenantPolicy(row[0], bool(row[1]), RetentionPeriods(*days), bool(row[8]))
 
 
 def policy_values(policy: TenantPolicy) -> tuple[Any, ...]:
     """The values of ``POLICY_COLUMNS`` after the tenant and the switch."""
     r = policy.retention
-    return (r.transcripts, r.summaries, r.entities, r.memories, r.audit, r.indexes)
+    return (
+        r.transcripts, r.summaries, r.entities, r.memories, r.audit, r.indexes,
+        policy.recall_unconfirmed_entity_facts,
+    )  # fmt: skip

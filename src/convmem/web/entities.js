@@ -1,7 +1,9 @@
 // "People and things you've mentioned": the entities convmem read from the user's
-// conversations (derived data). The user can delete one (what convmem noted about it goes, the
-// messages stay) or keep one statement about it as a memory — an explicit act, through the same
-// consent and never-store checks as "remember that …". Server text is only set as textContent.
+// conversations (derived data), each statement with who said it (you, the assistant, or a named
+// participant). A statement is used in other conversations only once the user allows it (or the
+// organisation's policy does); the user can delete one statement or a whole entity (the messages
+// stay), or keep one statement as a memory — an explicit act, through the same consent and
+// never-store checks as "remember that …". Server text is only set as textContent.
 
 import { api, excerpt, fail, formatDate, h, say } from "./app.js";
 
@@ -27,7 +29,7 @@ function entityItem(entity) {
   const nameId = `entity-${entity.id}`;
   const facts = h("ul", { class: "fact-list" });
   const details = h("details", { class: "entity-facts" },
-    h("summary", {}, `What you said about it (${entity.mention_count})`), facts);
+    h("summary", {}, `What was said about it (${entity.mention_count})`), facts);
   details.addEventListener("toggle", () => { if (details.open) loadFacts(entity, facts, nameId); });
   const also = entity.aliases.length ? `; also ${entity.aliases.join(", ")}` : "";
   return h("li", { class: "entity", "data-id": entity.id },
@@ -43,21 +45,65 @@ function entityItem(entity) {
   );
 }
 
+// who said a statement: never "you" for the assistant's words
+function speakerLabel(fact) {
+  if (fact.speaker_name) {
+    return `${fact.speaker_name} (${fact.speaker === "assistant" ? "assistant" : "participant"})`;
+  }
+  return fact.speaker === "assistant" ? "The assistant" : "You";
+}
+
 async function loadFacts(entity, list, nameId) {
   try {
     const full = await api("GET", `/v1/entities/${encodeURIComponent(entity.id)}`);
-    list.replaceChildren(...full.facts.map((fact) => {
-      const textId = `fact-${fact.id}`;
-      return h("li", { class: "fact" },
-        h("p", { id: textId }, `“${excerpt(fact.text, 400)}”`),
-        h("p", { class: "hint" },
-          h("time", { datetime: fact.said_at }, formatDate(fact.said_at)), " · ",
-          h("a", { href: `#/messages/${encodeURIComponent(fact.message_id)}` }, "the message")),
-        h("button", {
-          type: "button", class: "promote", "aria-describedby": `${nameId} ${textId}`,
-          onclick: () => promoteFact(entity, fact),
-        }, "Keep as memory"));
-    }));
+    list.replaceChildren(...full.facts.map((fact) => factItem(entity, fact, list, nameId)));
+  } catch (e) { fail(e); }
+}
+
+function factItem(entity, fact, list, nameId) {
+  const textId = `fact-${fact.id}`;
+  const shared = fact.status === "confirmed";
+  const actions = [];
+  if (!shared) {
+    actions.push(h("button", {
+      type: "button", class: "confirm", "aria-describedby": `${nameId} ${textId}`,
+      onclick: () => confirmFact(entity, fact, list, nameId),
+    }, "Use in other chats"));
+  }
+  actions.push(
+    h("button", {
+      type: "button", class: "promote", "aria-describedby": `${nameId} ${textId}`,
+      onclick: () => promoteFact(entity, fact),
+    }, "Keep as memory"),
+    h("button", {
+      type: "button", class: "danger", "aria-describedby": `${nameId} ${textId}`,
+      onclick: () => removeFact(entity, fact, list, nameId),
+    }, "Delete statement"));
+  return h("li", { class: `fact status-${fact.status}` },
+    h("p", { class: "speaker" }, `${speakerLabel(fact)} said:`),
+    h("p", { id: textId }, `“${excerpt(fact.text, 400)}”`),
+    h("p", { class: "hint" },
+      h("time", { datetime: fact.said_at }, formatDate(fact.said_at)), " · ",
+      h("a", { href: `#/messages/${encodeURIComponent(fact.message_id)}` }, "the message"), " · ",
+      shared ? "used in your other chats" : "only in the chat it came from"),
+    h("div", { class: "actions" }, ...actions));
+}
+
+async function confirmFact(entity, fact, list, nameId) {
+  try {
+    await api("POST", `/v1/entities/${encodeURIComponent(entity.id)}/facts/${encodeURIComponent(fact.id)}/confirm`);
+    say("This statement may now be used in your other chats.");
+    await loadFacts(entity, list, nameId);
+  } catch (e) { fail(e); }
+}
+
+async function removeFact(entity, fact, list, nameId) {
+  try {
+    await api("DELETE", `/v1/entities/${encodeURIComponent(entity.id)}/facts/${encodeURIComponent(fact.id)}`);
+    say("Deleted the statement; your messages are unchanged.");
+    // the last statement takes the entity along
+    if (list.children.length <= 1) await loadEntities();
+    else await loadFacts(entity, list, nameId);
   } catch (e) { fail(e); }
 }
 

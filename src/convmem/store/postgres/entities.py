@@ -1,4 +1,4 @@
-"""PostgreSQL rows of entity memory (migrations m013, m019): entities, their names and the
+"""PostgreSQL rows of entity memory (migrations m013, m019, m021): entities, their names and the
 messages that said them, their facts.
 
 A user's entity writes are serialised by the owner lock (``TxnBase._lock_owner``), taken before
@@ -11,14 +11,16 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from convmem.errors import NotFound
-from convmem.model.entities import Entity, EntityFact
+from convmem.model.entities import Entity, EntityFact, FactStatus
 from convmem.store.entities import (
     ENTITY_SELECT,
     FACT_COLUMNS,
     EntityRow,
     EntityTurnRow,
+    confirmed_only_clause,
     entity_from_row,
     fact_from_row,
+    fact_values,
 )
 from convmem.store.postgres.cascade import CascadeTxnMixin
 from convmem.store.postgres.entity_sources import recompute_names
@@ -114,6 +116,8 @@ class EntityTxnMixin(CascadeTxnMixin):
         entity_ids: Sequence[str],
         *,
         conversation_id: str | None = None,
+        outside_conversation: str | None = None,
+        confirmed_only: bool = False,
         limit: int,
     ) -> list[EntityFact]:
         if not entity_ids:
@@ -121,10 +125,32 @@ class EntityTxnMixin(CascadeTxnMixin):
         rows = self._db.execute(
             f"SELECT {FACT_COLUMNS} FROM entity_facts WHERE tenant_id = %s AND user_id = %s "
             "AND entity_id = ANY(%s) AND (%s::text IS NULL OR conversation_id = %s) "
-            "ORDER BY said_at DESC, id LIMIT %s",
-            (tenant, user, list(entity_ids), conversation_id, conversation_id, limit),
-        ).fetchall()
+            "AND (%s::text IS NULL OR conversation_id <> %s) "
+            f"{confirmed_only_clause(confirmed_only)}ORDER BY said_at DESC, id LIMIT %s",
+            (
+                tenant, user, list(entity_ids), conversation_id, conversation_id,
+                outside_conversation, outside_conversation, limit,
+            ),
+        ).fetchall()  # fmt: skip
         return [fact_from_row(row, DECODED) for row in rows]
+
+    def entity_fact(self, tenant: str, user: str, entity_id: str, fact_id: str) -> EntityFact:
+        row = self._db.execute(
+            f"SELECT {FACT_COLUMNS} FROM entity_facts WHERE tenant_id = %s AND user_id = %s "
+            "AND entity_id = %s AND id = %s",
+            (tenant, user, entity_id, fact_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound("fact", fact_id)
+        return fact_from_row(row, DECODED)
+
+    def confirmed_fact_sources(self, tenant: str, user: str) -> set[tuple[str, str]]:
+        rows = self._db.execute(
+            "SELECT message_id, text FROM entity_facts WHERE tenant_id = %s AND user_id = %s "
+            "AND status = 'confirmed'",
+            (tenant, user),
+        ).fetchall()
+        return {(row[0], row[1]) for row in rows}
 
     def entity_turns(
         self,
@@ -195,13 +221,28 @@ class EntityTxnMixin(CascadeTxnMixin):
         for f in facts:
             self._db.execute(
                 f"INSERT INTO entity_facts (tenant_id, user_id, {FACT_COLUMNS}) "
-                "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM "
-                "entities WHERE tenant_id = %s AND id = %s AND user_id = %s)",
-                (
-                    tenant, user, f.id, f.entity_id, f.text, f.message_id, f.conversation_id,
-                    f.said_at, f.confidence, f.extractor, tenant, f.entity_id, user,
-                ),
-            )  # fmt: skip
+                "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s WHERE EXISTS "
+                "(SELECT 1 FROM entities WHERE tenant_id = %s AND id = %s AND user_id = %s)",
+                (tenant, user, *fact_values(f, lambda at: at), tenant, f.entity_id, user),
+            )
+
+    def set_entity_fact_status(
+        self, tenant: str, user: str, entity_id: str, fact_id: str, status: FactStatus
+    ) -> None:
+        row = self._db.execute(
+            "UPDATE entity_facts SET status = %s WHERE tenant_id = %s AND user_id = %s "
+            "AND entity_id = %s AND id = %s RETURNING id",
+            (status, tenant, user, entity_id, fact_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound("fact", fact_id)
+
+    def delete_entity_fact(self, tenant: str, user: str, entity_id: str, fact_id: str) -> None:
+        self._lock_owner(tenant, user)
+        if not self._delete_facts(
+            tenant, "user_id = %s AND entity_id = %s AND id = %s", (user, entity_id, fact_id)
+        ):
+            raise NotFound("fact", fact_id)
 
     def delete_entity(self, tenant: str, user: str, entity_id: str) -> None:
         self._lock_owner(tenant, user)

@@ -43,12 +43,13 @@ class LifecycleTxnMixin(TxnBase):
     def set_tenant_policy(self, policy: TenantPolicy, at: datetime) -> None:
         self._db.execute(
             f"INSERT INTO tenant_policies ({POLICY_COLUMNS}, updated_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id) DO UPDATE SET "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id) DO UPDATE SET "
             "memory_disabled = EXCLUDED.memory_disabled, "
             "retention_days = EXCLUDED.retention_days, "
             "summaries_days = EXCLUDED.summaries_days, entities_days = EXCLUDED.entities_days, "
             "memories_days = EXCLUDED.memories_days, audit_days = EXCLUDED.audit_days, "
-            "indexes_days = EXCLUDED.indexes_days, updated_at = EXCLUDED.updated_at",
+            "indexes_days = EXCLUDED.indexes_days, recall_unconfirmed_entity_facts = "
+            "EXCLUDED.recall_unconfirmed_entity_facts, updated_at = EXCLUDED.updated_at",
             (policy.tenant_id, policy.memory_disabled, *policy_values(policy), at),
         )
 

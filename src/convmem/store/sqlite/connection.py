@@ -158,6 +158,9 @@ def connect(path: str) -> sqlite3.Connection:
     try:
         db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
     except sqlite3.Error as exc:
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_CANTOPEN:
+            # the one error whose cause is the path (a folder, no permission): name it
+            raise StoreError(f"cannot open the database file {path} (SQLITE_CANTOPEN)") from exc
         raise mapped(exc) from exc
     statements = Statements(db)
     statements.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

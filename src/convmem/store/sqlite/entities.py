@@ -1,5 +1,5 @@
-"""SQLite rows of entity memory (migrations m050, m064): entities, their names and the messages
-that said them, their facts."""
+"""SQLite rows of entity memory (migrations m050, m064, m066): entities, their names and the
+messages that said them, their facts (with who said each and whether the user confirmed it)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from convmem.errors import NotFound
-from convmem.model.entities import Entity, EntityFact
+from convmem.model.entities import Entity, EntityFact, FactStatus
 from convmem.store.entities import (
     ENTITY_SELECT,
     FACT_COLUMNS,
     EntityRow,
     EntityTurnRow,
+    confirmed_only_clause,
     entity_from_row,
     fact_from_row,
+    fact_values,
 )
 from convmem.store.lineage import Cascade
 from convmem.store.ranking import Window
@@ -126,6 +128,8 @@ class EntityTxnMixin:
         entity_ids: Sequence[str],
         *,
         conversation_id: str | None = None,
+        outside_conversation: str | None = None,
+        confirmed_only: bool = False,
         limit: int,
     ) -> list[EntityFact]:
         if not entity_ids:
@@ -133,10 +137,32 @@ class EntityTxnMixin:
         rows = self._db.execute(
             f"SELECT {FACT_COLUMNS} FROM entity_facts WHERE tenant_id = ? AND user_id = ? "
             "AND entity_id IN (SELECT value FROM json_each(?)) "
-            "AND (? IS NULL OR conversation_id = ?) ORDER BY said_at DESC, id LIMIT ?",
-            (tenant, user, _ids(entity_ids), conversation_id, conversation_id, limit),
-        ).fetchall()
+            "AND (? IS NULL OR conversation_id = ?) AND (? IS NULL OR conversation_id <> ?) "
+            f"{confirmed_only_clause(confirmed_only)}ORDER BY +said_at DESC, id LIMIT ?",
+            (
+                tenant, user, _ids(entity_ids), conversation_id, conversation_id,
+                outside_conversation, outside_conversation, limit,
+            ),
+        ).fetchall()  # fmt: skip
         return [fact_from_row(row, TEXT_CODEC) for row in rows]
+
+    def entity_fact(self, tenant: str, user: str, entity_id: str, fact_id: str) -> EntityFact:
+        row = self._db.execute(
+            f"SELECT {FACT_COLUMNS} FROM entity_facts WHERE tenant_id = ? AND user_id = ? "
+            "AND entity_id = ? AND id = ?",
+            (tenant, user, entity_id, fact_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound("fact", fact_id)
+        return fact_from_row(row, TEXT_CODEC)
+
+    def confirmed_fact_sources(self, tenant: str, user: str) -> set[tuple[str, str]]:
+        rows = self._db.execute(
+            "SELECT message_id, text FROM entity_facts WHERE tenant_id = ? AND user_id = ? "
+            "AND status = 'confirmed'",
+            (tenant, user),
+        ).fetchall()
+        return {(row[0], row[1]) for row in rows}
 
     def entity_turns(
         self,
@@ -208,16 +234,31 @@ class EntityTxnMixin:
     def add_entity_facts(self, tenant: str, user: str, facts: Sequence[EntityFact]) -> None:
         self._db.executemany(
             f"INSERT INTO entity_facts (tenant_id, user_id, {FACT_COLUMNS}) "
-            "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM entities "
+            "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM entities "
             "WHERE tenant_id = ? AND id = ? AND user_id = ?)",
-            [
-                (
-                    tenant, user, f.id, f.entity_id, f.text, f.message_id, f.conversation_id,
-                    utc_text(f.said_at), f.confidence, f.extractor, tenant, f.entity_id, user,
-                )
-                for f in facts
-            ],
-        )  # fmt: skip
+            [(tenant, user, *fact_values(f, utc_text), tenant, f.entity_id, user) for f in facts],
+        )
+
+    def set_entity_fact_status(
+        self, tenant: str, user: str, entity_id: str, fact_id: str, status: FactStatus
+    ) -> None:
+        updated = self._db.execute(
+            "UPDATE entity_facts SET status = ? WHERE tenant_id = ? AND user_id = ? "
+            "AND entity_id = ? AND id = ?",
+            (status, tenant, user, entity_id, fact_id),
+        ).rowcount
+        if not updated:
+            raise NotFound("fact", fact_id)
+
+    def delete_entity_fact(self, tenant: str, user: str, entity_id: str, fact_id: str) -> None:
+        rows = self._db.execute(
+            "DELETE FROM entity_facts WHERE tenant_id = ? AND user_id = ? AND entity_id = ? "
+            "AND id = ? RETURNING entity_id",
+            (tenant, user, entity_id, fact_id),
+        ).fetchall()
+        if not rows:
+            raise NotFound("fact", fact_id)
+        self._drop_entities_without_facts(tenant, [entity_id])
 
     def delete_entity(self, tenant: str, user: str, entity_id: str) -> None:
         if not self._owned(tenant, user, "entities", [entity_id]):

@@ -43,12 +43,13 @@ class LifecycleTxnMixin:
     def set_tenant_policy(self, policy: TenantPolicy, at: datetime) -> None:
         self._db.execute(
             f"INSERT INTO tenant_policies ({POLICY_COLUMNS}, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET "
             "memory_disabled = excluded.memory_disabled, "
             "retention_days = excluded.retention_days, "
             "summaries_days = excluded.summaries_days, entities_days = excluded.entities_days, "
             "memories_days = excluded.memories_days, audit_days = excluded.audit_days, "
-            "indexes_days = excluded.indexes_days, updated_at = excluded.updated_at",
+            "indexes_days = excluded.indexes_days, recall_unconfirmed_entity_facts = "
+            "excluded.recall_unconfirmed_entity_facts, updated_at = excluded.updated_at",
             (policy.tenant_id, int(policy.memory_disabled), *policy_values(policy), utc_text(at)),
         )
 

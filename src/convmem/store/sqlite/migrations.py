@@ -6,11 +6,13 @@ table carries ``tenant_id`` and every key starts with it, so PostgreSQL can shar
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 
+from convmem.store.entities import UNSPOKEN_FACTS, WITHOUT_FACTS, entities_by_tenant
 from convmem.store.sqlite.connection import transaction
-from convmem.store.sqlite.entity_sources import m064_entity_name_sources
+from convmem.store.sqlite.entity_sources import m064_entity_name_sources, recompute_names
 from convmem.store.sqlite.erase import install_fts_erasure
 from convmem.store.sqlite.migrations_search import (
     m020_message_index,
@@ -538,7 +540,52 @@ def m062_messages_by_time(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX messages_by_time ON messages (id, role)")
 
 
-def m066_tool_fts_erasure(db: sqlite3.Connection) -> None:
+def m066_entity_fact_consent(db: sqlite3.Connection) -> None:
+    # Entity facts are memory (issue 30): each says who said it — the role of its message and
+    # the participant's name the message carried — and is a proposal until the user confirms
+    # it. Nobody confirmed anything before, so every fact stored so far is "proposed", and the
+    # tenant's switch to recall proposals across conversations starts off. (SQLite cannot add
+    # a NOT NULL column without a default, and "user" is no default a speaker may have: the
+    # column stays nullable, every write names the speaker, and a row without one goes below.)
+    db.execute(
+        "ALTER TABLE entity_facts ADD COLUMN speaker TEXT CHECK (speaker IN ('user', 'assistant'))"
+    )
+    db.execute("ALTER TABLE entity_facts ADD COLUMN speaker_name TEXT")
+    db.execute(
+        "ALTER TABLE entity_facts ADD COLUMN status TEXT NOT NULL DEFAULT 'proposed' "
+        "CHECK (status IN ('proposed', 'confirmed'))"
+    )
+    db.execute(
+        "UPDATE entity_facts SET (speaker, speaker_name) = (SELECT m.role, NULLIF(trim(CASE "
+        "WHEN json_type(m.metadata, '$.name') = 'text' THEN json_extract(m.metadata, '$.name') "
+        "END, char(9, 10, 11, 12, 13, 32)), '') FROM messages m "
+        "WHERE m.tenant_id = entity_facts.tenant_id AND m.id = entity_facts.message_id)"
+    )
+    # a fact whose message is gone (no delete leaves one) cannot say who said it: it goes, with
+    # the names only it kept and the entities it leaves without facts
+    orphans = entities_by_tenant(db.execute(UNSPOKEN_FACTS).fetchall())
+    for tenant, entity_ids in orphans.items():
+        ids = json.dumps(entity_ids)
+        recompute_names(db, tenant, ids)
+        for table, column in WITHOUT_FACTS:
+            db.execute(
+                f"DELETE FROM {table} WHERE tenant_id = ? AND {column} IN "
+                "(SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM entity_facts f "
+                f"WHERE f.tenant_id = ? AND f.entity_id = {table}.{column})",
+                (tenant, ids, tenant),
+            )
+    # other conversations read only the confirmed facts of the entities a message names
+    db.execute(
+        "CREATE INDEX entity_facts_confirmed ON entity_facts (tenant_id, entity_id, said_at) "
+        "WHERE status = 'confirmed'"
+    )
+    db.execute(
+        "ALTER TABLE tenant_policies ADD COLUMN recall_unconfirmed_entity_facts INTEGER "
+        "NOT NULL DEFAULT 0"
+    )
+
+
+def m067_tool_fts_erasure(db: sqlite3.Connection) -> None:
     # a deleted or redefined tool's description leaves FTS5's segments too: the erasure
     # triggers of m032 were installed before the tool registry existed (see erase.py)
     install_fts_erasure(db)
@@ -569,7 +616,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m062_messages_by_time,
     m064_entity_name_sources,
     m065_index_form,
-    m066_tool_fts_erasure,
+    m066_entity_fact_consent,
+    m067_tool_fts_erasure,
 ]
 
 
