@@ -2,10 +2,15 @@
 
 This table is the one place that knows the graph (DESIGN principles 12 and 13). Every delete
 path of both backends — a message and its subtree, a conversation, a memory, a registered tool,
-an entity, a declined proposal's text, and through them the retention sweeps — runs
-``erase`` (or ``erase_text``) over it, so a table added later is followed by adding one line
-here, never by finding every delete path; ``tests/store/test_lineage.py`` fails while a table of
-either schema is not placed in this module.
+an entity, a declined proposal's text, a user's delete-all, a tenant's erase, and through them
+the retention sweeps — runs ``Cascade`` over it (``erase``, ``erase_text``, ``erase_owner``),
+so a table added later is followed by adding one line here, never by finding every delete
+path. ``tests/store/test_lineage.py`` fails while a table or a column naming a source in either
+schema is not placed here, or a store module deletes a source row itself.
+
+Entity facts go with their message whatever their status: a confirmed fact is the user's
+consent to recall it elsewhere, not a statement of their own kept apart from the chat (keeping
+one apart is what promoting it to a memory does).
 
 What a source's deletion does to a derived row:
 
