@@ -324,3 +324,36 @@ def test_a_stretch_that_went_well_keeps_prepared_statements_and_the_session_time
         assert db.execute("SHOW statement_timeout").fetchone()[0] == before
         after = db.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0]
         assert after >= prepared
+
+
+# --- bulk imports -------------------------------------------------------------------------------
+
+
+def _analysed(url: str) -> dict[str, bool]:
+    rows = _catalog(url, _in_schema(
+        "SELECT relname, last_analyze IS NOT NULL FROM pg_stat_user_tables "
+        "WHERE schemaname = THIS_SCHEMA"
+    ))  # fmt: skip
+    return {str(name): bool(done) for name, done in rows}
+
+
+def test_a_bulk_import_leaves_its_tables_analysed(mem: convmem.Memory, postgres_url: str) -> None:
+    """The planner's statistics of the tables an import fills are brought up to date at its end
+    (before, a freshly imported branch was planned as an empty table until autovacuum came)."""
+    from convmem.importers.bulk import ImportNode, ImportTree, import_trees
+    from convmem.model.messages import NewMessage
+    from convmem.store.postgres.store import IMPORTED_TABLES
+
+    assert not any(_analysed(postgres_url).get(table) for table in IMPORTED_TABLES)
+    start = datetime(2024, 5, 2, 8, 30, tzinfo=UTC)
+    nodes = [
+        ImportNode(f"m{n}", f"m{n - 1}" if n else None,
+                   NewMessage("user" if n % 2 == 0 else "assistant", f"turn {n}", created_at=start))
+        for n in range(40)
+    ]  # fmt: skip
+    report = import_trees(
+        mem.scope("acme", "alice"), "test", [ImportTree("src", "t", start, nodes)]
+    )
+    assert report.messages == 40
+    analysed = _analysed(postgres_url)
+    assert all(analysed[table] for table in IMPORTED_TABLES), analysed

@@ -1,12 +1,24 @@
-"""Data blocks of the request (recalled memories, retrieved turns): one escaped entry per line
-between tags under a header, as many of the best items as fit a token cap, listed in a stable
-order so the same items always give the same bytes."""
+"""The one renderer of untrusted text in a prompt (DESIGN.md principles 11 and 13).
+
+Whatever a caller, a user or a model could have set — message text, speaker names and other
+metadata, memory and entity text, summary notes and their source ids, tool names and results,
+file names and captions, the pins a user key made — reaches a request's system content only
+through this module: a labelled block (:class:`DataBlock`) whose entries are lines of pieces,
+where a plain ``str`` is convmem's own wording and :class:`Data`, :class:`Name` and :class:`Ref`
+wrap the caller's. Each wrapped value is escaped here and nowhere else, so no value can start a
+line, pose as a role, close its block, open a tag of its own or reorder how a line reads. A test
+(tests/test_render_paths.py) fails when another module calls the escape itself or spells a tag.
+
+Blocks list as many of the best items as fit a token cap, in a stable order, so the same items
+always give the same bytes (the request's prefix stays cacheable).
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from convmem.tokens import TokenCounter, message_tokens
@@ -70,33 +82,133 @@ def quote_name(name: str) -> str:
     return name if _PLAIN_NAME.fullmatch(name) else quote_data(name)
 
 
+# convmem's own wording in a line: one line, no tag, nothing invisible. Checked on every line
+# rendered, so a value passed as wording instead of wrapped fails loudly rather than escaping.
+_NOT_WORDING = re.compile(r"[<>\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+@dataclass(frozen=True)
+class Data:
+    """A caller's text, shown as one quoted, escaped literal (:func:`quote_data`)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Name:
+    """A caller's name for a thing (a speaker, a tool, an entity, a category): bare when it is
+    a plain identifier, else quoted like data (:func:`quote_name`)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An id a caller or a model could have written (a summary note's source): escaped like
+    data, shown without the quotes."""
+
+    text: str
+
+
+Piece = str | Data | Name | Ref
+
+
+def _wording(text: str) -> str:
+    if _NOT_WORDING.search(text) or (not text.isascii() and any(map(is_invisible, text))):
+        raise ValueError("a rendered line's own wording must be one plain line: wrap the value")
+    return text
+
+
+def _piece(piece: Piece) -> str:
+    if isinstance(piece, str):
+        return _wording(piece)
+    if isinstance(piece, Data):
+        return quote_data(piece.text)
+    if isinstance(piece, Name):
+        return quote_name(piece.text)
+    return quote_data(piece.text)[1:-1]
+
+
+def line(*pieces: Piece) -> str:
+    """One line of a block (or of any text shown beside data): the pieces in order, each
+    caller's value escaped."""
+    return "".join(map(_piece, pieces))
+
+
+Line = Sequence[Piece]
+_TAG = re.compile(r"[a-z][a-z_]{0,63}")
+_BLOCKS: dict[str, DataBlock] = {}
+
+
+@dataclass(frozen=True)
+class DataBlock:
+    """A kind of labelled block: ``header`` says what the entries are and that they are data,
+    not instructions; ``tag`` names the tags the entries sit between. Every kind is known here
+    (:func:`block_kinds`), so a check can tell a rendered block from anything else."""
+
+    header: str
+    tag: str
+
+    def __post_init__(self) -> None:
+        _wording(self.header)
+        if not _TAG.fullmatch(self.tag):
+            raise ValueError("a block's tag is lower-case letters and underscores")
+        if _BLOCKS.setdefault(self.header, self) != self:
+            raise ValueError("another kind of block has this header")
+
+    @property
+    def opening(self) -> str:
+        return f"<{self.tag}>"
+
+    @property
+    def closing(self) -> str:
+        return f"</{self.tag}>"
+
+    def render(self, lines: Iterable[Line]) -> str:
+        """The block: header, opening tag, one rendered line per entry, closing tag."""
+        return self._wrap(line(*pieces) for pieces in lines)
+
+    def _wrap(self, rendered: Iterable[str]) -> str:
+        return "\n".join([self.header, self.opening, *rendered, self.closing])
+
+
+def block_kinds() -> list[DataBlock]:
+    """Every kind of block defined so far (by the modules imported)."""
+    return list(_BLOCKS.values())
+
+
 def fit_block(
     ranked: Sequence[T],
     *,
-    header: str,
-    tags: tuple[str, str],
-    entry: Callable[[T], str],
+    block: DataBlock,
+    entry: Callable[[T], Line],
     order: Callable[[T], Any],
     id_of: Callable[[T], str],
     counter: TokenCounter,
     max_tokens: int,
     limit: int | None = None,
 ) -> tuple[str | None, list[str]]:
-    """The block for the best of ``ranked`` (at most ``limit``) that fit ``max_tokens`` as a
-    system message, entries sorted by ``order``. Returns (text, ids in that order), or
+    """The ``block`` for the best of ``ranked`` (at most ``limit``) that fit ``max_tokens`` as
+    a system message, entries sorted by ``order``. Returns (text, ids in that order), or
     (None, []) when nothing fits."""
-    opening, closing = tags
+    rendered: dict[int, str] = {}
+
+    def entry_line(item: T) -> str:
+        key = id(item)
+        if key not in rendered:
+            rendered[key] = line(*entry(item))
+        return rendered[key]
 
     def render(items: Sequence[T]) -> tuple[str, list[T]]:
         ordered = sorted(items, key=order)
-        return "\n".join([header, opening, *(entry(i) for i in ordered), closing]), ordered
+        return block._wrap(entry_line(i) for i in ordered), ordered
 
     used = message_tokens(counter, "system", render([])[0])
     chosen: list[T] = []
     for item in ranked:
         if limit is not None and len(chosen) >= limit:
             break
-        cost = counter.count(entry(item)) + 1  # the line and its newline
+        cost = counter.count(entry_line(item)) + 1  # the line and its newline
         if used + cost <= max_tokens:
             chosen.append(item)
             used += cost

@@ -53,6 +53,7 @@ from convmem.retention import delete_conversation
 from convmem.retrieval.vector import Embedder, RequestEmbedder
 from convmem.search import SearchOptions, Window, search_conversation
 from convmem.store.base import BranchRow, PinnedInstruction, ReadTxn, Store, WriteTxn
+from convmem.store.conversations import PinOrigin
 from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tokens import ESTIMATE, get_counter
 from convmem.tools.schema import check_tool_name, parse_tools
@@ -214,9 +215,9 @@ class Conversation:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             delete_conversation(tx, self.scope.principal, self.id)
 
-    def pin(self, text: str) -> PinnedInstruction:
-        """Pin an instruction for this conversation."""
-        return pin_instruction(self.scope.memory, self.scope.principal, self.id, text)
+    def pin(self, text: str, *, origin: PinOrigin = "application") -> PinnedInstruction:
+        """Pin an instruction for this conversation (``origin``: see ``Scope.pin``)."""
+        return pin_instruction(self.scope.memory, self.scope.principal, self.id, text, origin)
 
     def _new_message(
         self,
@@ -409,7 +410,9 @@ class Conversation:
             record, leaf = self._record_and_leaf(tx, leaf_id)
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
-            pins = [pin.text for pin in tx.pinned(self._tenant, self.scope.user, self.id)]
+            stored_pins = tx.pinned(self._tenant, self.scope.user, self.id)
+            pins = [pin.text for pin in stored_pins if pin.origin == "application"]
+            asked = [pin.text for pin in stored_pins if pin.origin == "user"]
             sent = tx.last_assembly(self._tenant, self.scope.user, self.id)
             previous = previous_prefix(
                 sent.report if sent else None, sent.at if sent else None, datetime.now(UTC)
@@ -420,6 +423,7 @@ class Conversation:
             request = Request(
                 who=who, conversation=record, leaf=leaf,
                 user_message=user_message, query=query or "", system=system, pinned=pins,
+                user_pinned=asked,
                 profile=profile, counter=counter, format=format, options=options,
                 embedder=guarded(memory.embedder, parts),
                 tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
@@ -429,7 +433,9 @@ class Conversation:
             # the steps: memories → plan → tools → retrieve → summary (→ render, after the read);
             # the memories, registry tools, retrieval and the summary are parts the request goes
             # without when they fail or run past their time limits (``engine.parts``)
-            bare = FixedParts(system_prompt=system, pinned=pins, tools=request.tools)
+            bare = FixedParts(
+                system_prompt=system, pinned=pins, user_pinned=asked, tools=request.tools
+            )
             fixed = parts.attempt(
                 "memories", request,
                 lambda r: recall_entity_facts(tx, r, recall_memories(tx, r, recent)), bare, tx,

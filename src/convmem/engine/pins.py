@@ -9,15 +9,22 @@ from convmem.errors import InvalidInput
 from convmem.ids import new_id
 from convmem.model.principal import Principal
 from convmem.store.base import PinnedInstruction
+from convmem.store.conversations import PinOrigin
 from convmem.store.retry import conflicts_retried
 from convmem.tree import check_text
 
 
 @conflicts_retried
 def pin_instruction(
-    memory: Database, who: Principal, conversation_id: str | None, text: str
+    memory: Database,
+    who: Principal,
+    conversation_id: str | None,
+    text: str,
+    origin: PinOrigin = "application",
 ) -> PinnedInstruction:
-    """Pin ``text`` after the pins already there: user-wide when ``conversation_id`` is None."""
+    """Pin ``text`` after the pins already there: user-wide when ``conversation_id`` is None.
+    ``origin``: the application's pins are instructions; the user's own (a user key's) are
+    sent as their quoted requests (``convmem.assemble.render_pinned``)."""
     check_text(text, max_bytes=memory.config.max_content_bytes, what="instruction")
     if not text.strip():
         raise InvalidInput("a pinned instruction needs text")
@@ -28,6 +35,8 @@ def pin_instruction(
         position = 1 + max(
             (p.position for p in existing if p.conversation_id == conversation_id), default=0
         )
-        pin = PinnedInstruction(new_id("pin"), text, conversation_id, position, datetime.now(UTC))
+        pin = PinnedInstruction(
+            new_id("pin"), text, conversation_id, position, datetime.now(UTC), origin
+        )
         tx.insert_pinned(who.tenant, who.user, pin)
     return pin

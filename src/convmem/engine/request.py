@@ -36,7 +36,7 @@ from convmem.history_units import ChainEntry
 from convmem.memories import memory_gate, recall_candidates
 from convmem.memory.current_turn import outdated_memories
 from convmem.memory.recall import (
-    RELEVANT_MEMORY_HEADER,
+    RELEVANT_MEMORY_BLOCK,
     expired_ids,
     irrelevant_ids,
     render_memory_block,
@@ -71,7 +71,7 @@ class Request:
     user_message: str | None  # the new turn, not stored
     query: str  # what recall and retrieval rank for: the new turn, else the leaf's text
     system: str | None
-    pinned: list[str]
+    pinned: list[str]  # the application's pinned instructions
     profile: ModelProfile
     counter: TokenCounter
     format: Format
@@ -80,6 +80,7 @@ class Request:
     tools: tuple[ToolSpec, ...] = ()  # the tool definitions the caller sends with the request
     offer_tools: bool = False  # add the relevant tools of the tenant's registry
     allow_risky: bool | frozenset[str] = False  # risky registry tools allowed for this request
+    user_pinned: Sequence[str] = ()  # the user's own pinned requests (quoted data)
 
 
 class CountOnce:
@@ -135,7 +136,12 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
     memory off, or recall switched off read no memory at all. A memory that the new message or
     ``recent_user_turns`` (newest first) contradict is shown as older background: the current
     turn wins (``convmem.memory.current_turn``)."""
-    fixed = FixedParts(system_prompt=request.system, pinned=request.pinned, tools=request.tools)
+    fixed = FixedParts(
+        system_prompt=request.system,
+        pinned=request.pinned,
+        user_pinned=request.user_pinned,
+        tools=request.tools,
+    )
     who, options, record = request.who, request.options, request.conversation
     if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
         return fixed
@@ -157,7 +163,7 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
     shown = set(ids)
     extra = [m for m in ranked if m.id not in shown][: options.memory_relevant_k]
     late, late_ids = render_memory_block(
-        extra, request.counter, late_cap, RELEVANT_MEMORY_HEADER, background=background
+        extra, request.counter, late_cap, RELEVANT_MEMORY_BLOCK, background=background
     )
     candidates = {m.id: m for m in (*block, *ranked)}
     recalled = [candidates[i] for i in (*ids, *late_ids)]

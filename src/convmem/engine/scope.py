@@ -25,6 +25,7 @@ from convmem.model.principal import Principal
 from convmem.model.purpose import Allowed, narrow
 from convmem.search import search_memories
 from convmem.store.base import PinnedInstruction, WriteTxn
+from convmem.store.conversations import PinOrigin
 from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tree import check_count, check_identifier, check_metadata, check_text
 
@@ -200,9 +201,10 @@ class Scope:
         with self.memory.store.read() as tx:
             return tx.list_conversations(self.tenant, self.user, limit=limit, offset=offset)
 
-    def pin(self, text: str) -> PinnedInstruction:
-        """Pin an instruction for every conversation of this user."""
-        return pin_instruction(self.memory, self.principal, None, text)
+    def pin(self, text: str, *, origin: PinOrigin = "application") -> PinnedInstruction:
+        """Pin an instruction for every conversation of this user. ``origin="user"`` when the
+        end user wrote it (their standing request, sent as quoted data, never as system text)."""
+        return pin_instruction(self.memory, self.principal, None, text, origin)
 
     def pinned(self) -> list[PinnedInstruction]:
         with self.memory.store.read() as tx:

@@ -126,6 +126,8 @@ def import_trees(
             _write(scope, batch, report)
             if progress is not None and settled:
                 progress(settled)
+    if report.messages:
+        scope.memory.store.refresh_statistics()
     return report
 
 

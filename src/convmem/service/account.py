@@ -8,7 +8,7 @@ from fastapi import APIRouter, Header, Path, Request, Response
 from fastapi.responses import JSONResponse
 
 from convmem.keys import USER_HEADER
-from convmem.service.auth import ActingScope, AnyKey
+from convmem.service.auth import ActingScope, AnyKey, pin_origin
 from convmem.service.convert import jsonable
 from convmem.service.schemas import (
     AuditOut,
@@ -62,8 +62,10 @@ def list_user_pins(scope: ActingScope) -> list[dict[str, Any]]:
 
 
 @router.post("/pins", status_code=201, response_model=PinOut)
-def pin_for_user(body: PinCreate, scope: ActingScope) -> dict[str, Any]:
-    result: dict[str, Any] = jsonable(scope.pin(body.text))
+def pin_for_user(body: PinCreate, scope: ActingScope, key: AnyKey) -> dict[str, Any]:
+    """Pin for every conversation of the user: an instruction with an application's key, the
+    user's own request (sent quoted, never as system text) with a user key."""
+    result: dict[str, Any] = jsonable(scope.pin(body.text, origin=pin_origin(key)))
     return result
 
 

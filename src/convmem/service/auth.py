@@ -19,6 +19,7 @@ from convmem.keys import acting_user as resolve_user
 from convmem.model.keys import ApiKey
 from convmem.model.purpose import meet
 from convmem.service.problems import ServiceError
+from convmem.store.conversations import PinOrigin
 
 _bearer = HTTPBearer(
     auto_error=False,
@@ -92,4 +93,26 @@ async def app_or_admin_key(key: Annotated[ApiKey, Depends(api_key)]) -> ApiKey:
 ActingScope = Annotated[Scope, Depends(acting_user)]
 AppOrAdminKey = Annotated[ApiKey, Depends(app_or_admin_key)]
 AdminKey = Annotated[ApiKey, Depends(admin_key)]
+
+
+def held_by_end_user(key: ApiKey) -> bool:
+    """A user key: the end user holds it, so what it writes is the user's data and never the
+    application's instructions (no system messages; its pins are the user's requests)."""
+    return key.role not in ("app", "admin")
+
+
+def pin_origin(key: ApiKey) -> PinOrigin:
+    """Whose pin a key makes: the application's (an instruction) for an app or admin key, the
+    end user's own request (sent as quoted data) for a user key."""
+    return "user" if held_by_end_user(key) else "application"
+
+
+def refuse_system_text(key: ApiKey, role: str) -> None:
+    """A system message is the application's instruction: a user key may not write one."""
+    if role == "system" and held_by_end_user(key):
+        raise ServiceError(
+            403, "forbidden", "system messages are the application's: a user key may not write one"
+        )
+
+
 AnyKey = Annotated[ApiKey, Depends(api_key)]

@@ -10,7 +10,13 @@ from fastapi import APIRouter, Path, Query, Response
 from convmem.assemble import AssemblyOptions
 from convmem.model.messages import ToolCall
 from convmem.model.profile import ModelProfile
-from convmem.service.auth import ActingScope
+from convmem.service.auth import (
+    ActingScope,
+    AnyKey,
+    held_by_end_user,
+    pin_origin,
+    refuse_system_text,
+)
 from convmem.service.convert import appended, jsonable
 from convmem.service.problems import ServiceError
 from convmem.service.schemas import (
@@ -85,9 +91,11 @@ def get_branch(
 
 @router.post("/{conversation_id}/messages", status_code=201, response_model=AppendedOut)
 def append_message(
-    conversation_id: ConversationId, body: MessageCreate, scope: ActingScope
+    conversation_id: ConversationId, body: MessageCreate, scope: ActingScope, key: AnyKey
 ) -> dict[str, Any]:
-    """Append under the active leaf (or ``parent_id``); the new message becomes the leaf."""
+    """Append under the active leaf (or ``parent_id``); the new message becomes the leaf.
+    A system message needs the application's key."""
+    refuse_system_text(key, body.role)
     message = scope.conversation(conversation_id).append(
         body.role,
         body.content,
@@ -124,9 +132,14 @@ def edit_message(
     message_id: ConversationId,
     body: MessageEdit,
     scope: ActingScope,
+    key: AnyKey,
 ) -> dict[str, Any]:
-    """A new version of the message, as its sibling; the active leaf moves to it."""
-    edited = scope.conversation(conversation_id).edit(
+    """A new version of the message, as its sibling; the active leaf moves to it. A system
+    message's new version needs the application's key."""
+    conversation = scope.conversation(conversation_id)
+    if held_by_end_user(key):  # the message's role is read only when it matters
+        refuse_system_text(key, conversation.message(message_id).role)
+    edited = conversation.edit(
         message_id, body.content, metadata=body.metadata, keep_bytes=body.keep_bytes
     )
     return appended(edited)
@@ -209,9 +222,11 @@ def list_pins(conversation_id: ConversationId, scope: ActingScope) -> list[dict[
 
 @router.post("/{conversation_id}/pins", status_code=201, response_model=PinOut)
 def pin_instruction(
-    conversation_id: ConversationId, body: PinCreate, scope: ActingScope
+    conversation_id: ConversationId, body: PinCreate, scope: ActingScope, key: AnyKey
 ) -> dict[str, Any]:
-    result: dict[str, Any] = jsonable(scope.conversation(conversation_id).pin(body.text))
+    """Pin for this conversation (who pins decides how it is sent: see ``POST /v1/pins``)."""
+    pin = scope.conversation(conversation_id).pin(body.text, origin=pin_origin(key))
+    result: dict[str, Any] = jsonable(pin)
     return result
 
 

@@ -422,6 +422,9 @@ class PinOut(_Response):
     conversation_id: str | None
     position: int
     created_at: datetime
+    # "application": an instruction (an app or admin key pinned it); "user": the user's own
+    # request (a user key), sent as quoted data
+    origin: Literal["application", "user"]
 
 
 class MemoryHitOut(_Response):

@@ -195,4 +195,9 @@ class Store(Protocol):
         from before the index): the engine then rebuilds it on open."""
         ...
 
+    def refresh_statistics(self) -> None:
+        """After a bulk load (an import): bring the query planner's statistics of the tables it
+        filled up to date, so the first requests on the new rows are planned for them."""
+        ...
+
     def close(self) -> None: ...

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Literal, Protocol
 
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message
@@ -42,6 +42,16 @@ class BranchRow:
     media_tokens: int = 0
 
 
+# Who pinned it: the application (an app or admin key, or the library's caller) pins
+# instructions; a user key pins the end user's own standing request, which is sent as quoted data.
+PinOrigin = Literal["application", "user"]
+
+
+def pin_origin(stored: str) -> PinOrigin:
+    """A stored origin as the type; anything unknown reads as the user's (quoted, the safe way)."""
+    return "application" if stored == "application" else "user"
+
+
 @dataclass(frozen=True)
 class PinnedInstruction:
     id: str
@@ -49,6 +59,7 @@ class PinnedInstruction:
     conversation_id: str | None
     position: int
     created_at: datetime
+    origin: PinOrigin = "application"
 
 
 @dataclass(frozen=True)

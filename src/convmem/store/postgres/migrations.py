@@ -605,6 +605,14 @@ def m021_entity_fact_consent(db: Connection) -> None:
     )
 
 
+def m022_pinned_origin(db: Connection) -> None:
+    # who pinned it: the application's pins are instructions, a user key's are quoted requests;
+    # the pins made before this were all trusted as instructions, so they stay the application's
+    db.execute(
+        "ALTER TABLE pinned_instructions ADD COLUMN origin TEXT NOT NULL DEFAULT 'application'"
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -624,6 +632,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m019_entity_name_sources,
     m020_index_form,
     m021_entity_fact_consent,
+    m022_pinned_origin,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

@@ -585,7 +585,15 @@ def m066_entity_fact_consent(db: sqlite3.Connection) -> None:
     )
 
 
-def m067_tool_fts_erasure(db: sqlite3.Connection) -> None:
+def m067_pinned_origin(db: sqlite3.Connection) -> None:
+    # who pinned it: the application's pins are instructions, a user key's are quoted requests;
+    # the pins made before this were all trusted as instructions, so they stay the application's
+    db.execute(
+        "ALTER TABLE pinned_instructions ADD COLUMN origin TEXT NOT NULL DEFAULT 'application'"
+    )
+
+
+def m068_tool_fts_erasure(db: sqlite3.Connection) -> None:
     # a deleted or redefined tool's description leaves FTS5's segments too: the erasure
     # triggers of m032 were installed before the tool registry existed (see erase.py)
     install_fts_erasure(db)
@@ -617,7 +625,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m064_entity_name_sources,
     m065_index_form,
     m066_entity_fact_consent,
-    m067_tool_fts_erasure,
+    m067_pinned_origin,
+    m068_tool_fts_erasure,
 ]
 
 

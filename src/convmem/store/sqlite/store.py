@@ -20,6 +20,7 @@ from convmem.store.conversations import (
     ConversationRef,
     MessageRow,
     PinnedInstruction,
+    pin_origin,
 )
 from convmem.store.rows import (
     CONVERSATION_COLUMNS,
@@ -184,14 +185,17 @@ class SQLiteTxn(
         self, tenant: str, user: str, conversation_id: str | None
     ) -> list[PinnedInstruction]:
         rows = self._db.execute(
-            "SELECT id, text, conversation_id, position, created_at FROM pinned_instructions "
+            "SELECT id, text, conversation_id, position, created_at, origin "
+            "FROM pinned_instructions "
             "WHERE tenant_id = ? AND user_id = ? "
             "AND (conversation_id IS NULL OR conversation_id IS ?) "
             "ORDER BY conversation_id IS NOT NULL, position, id",
             (tenant, user, conversation_id),
         ).fetchall()
         return [
-            PinnedInstruction(row[0], row[1], row[2], row[3], datetime.fromisoformat(row[4]))
+            PinnedInstruction(
+                row[0], row[1], row[2], row[3], datetime.fromisoformat(row[4]), pin_origin(row[5])
+            )
             for row in rows
         ]
 
@@ -277,7 +281,7 @@ class SQLiteTxn(
     def insert_pinned(self, tenant: str, user: str, pin: PinnedInstruction) -> None:
         self._db.execute(
             "INSERT INTO pinned_instructions (tenant_id, id, user_id, conversation_id, position, "
-            "text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "text, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 tenant,
                 pin.id,
@@ -286,6 +290,7 @@ class SQLiteTxn(
                 pin.position,
                 pin.text,
                 pin.created_at.isoformat(),
+                pin.origin,
             ),
         )
 
@@ -371,6 +376,10 @@ class SQLiteStore:
         # failing (e.g. another process checkpointing) is fine: the next one catches up
         with contextlib.suppress(sqlite3.Error):
             db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+    def refresh_statistics(self) -> None:
+        """Nothing to do: the SQLite store keeps no planner statistics (no ``sqlite_stat1``); its
+        queries are planned by their indexes alone, the same for an empty file and a full one."""
 
     def close(self) -> None:
         with self._lock:
