@@ -37,6 +37,8 @@ from convmem.store.retry import write_retried
 RETENTION_ACTOR = "retention"
 # the audit event a sweep of a tenant leaves (its ``user_id`` is empty: it is the tenant's)
 SWEPT_ACTION = "retention.swept"
+# the one audit event a tenant's erase leaves (its ``user_id`` is empty: it is the tenant's)
+TENANT_ERASED_ACTION = "tenant.erased"
 
 _BATCH = 100  # rows per write transaction: the lock is held briefly
 
@@ -46,6 +48,16 @@ def delete_conversation(tx: WriteTxn, who: Principal, conversation_id: str, **wh
     deleted, by whom and when (and ``why``), never what it said."""
     tx.delete_conversation(who.tenant, conversation_id)
     audit(tx, who, "conversation.deleted", "conversation", conversation_id, **why)
+
+
+def erase_tenant(tx: WriteTxn, tenant: str, actor: str) -> dict[str, int]:
+    """Delete everything of a tenant (an operator's act: a customer leaves): every user's data
+    with what was derived from it, the tool registry, keys, policy, jobs and audit. One event
+    stays, under the tenant: that it was erased, by whom and when, and how many rows went."""
+    counts = tx.delete_tenant(tenant)
+    audit(tx, Principal(tenant, "", actor), TENANT_ERASED_ACTION, "tenant", tenant,
+          rows=sum(counts.values()))  # fmt: skip
+    return counts
 
 
 def apply_retention(store: Store, now: datetime | None = None) -> dict[str, int]:

@@ -80,6 +80,10 @@ class Harness(ABC):
         """Rows of every derived table (``DERIVED``'s union) that belong to ``tenant``."""
 
     @abstractmethod
+    def schema(self, url: str) -> dict[str, frozenset[str]]:
+        """Every table of the store (full-text internals aside) with its columns."""
+
+    @abstractmethod
     def dump(self, url: str) -> str:
         """Every row of every table (index and full-text internals included) as text, in an
         order that does not depend on how the rows were written: what a thief of the database
@@ -112,6 +116,9 @@ class Backend:
 
     def dump(self) -> str:
         return self.harness.dump(self.url)
+
+    def schema(self) -> dict[str, frozenset[str]]:
+        return self.harness.schema(self.url)
 
     def fingerprint(self) -> str:
         return self.harness.fingerprint(self.url)
@@ -194,6 +201,26 @@ class SQLiteHarness(Harness):
             (column, f"{letter}{tenant.encode().hex()}x%"),
         ).fetchone()
         return int(row[0])
+
+    def schema(self, url: str) -> dict[str, frozenset[str]]:
+        with closing(self._connect(url)) as db:
+            shadows = {
+                f"{r[0]}_{part}"
+                for r in db.execute("SELECT name FROM sqlite_master WHERE sql LIKE '%fts5(%'")
+                for part in ("data", "idx", "content", "docsize", "config")
+            }
+            tables = [
+                r[0]
+                for r in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite%' ORDER BY name"
+                )
+                if r[0] not in shadows
+            ]
+            return {
+                table: frozenset(r[1] for r in db.execute(f'PRAGMA table_info("{table}")'))
+                for table in tables
+            }
 
     def dump(self, url: str) -> str:
         parts: list[str] = []
@@ -305,6 +332,18 @@ class PostgresHarness(Harness):
                 row = db.execute(f"SELECT count(*) FROM {table} WHERE {where}", (tenant,))
                 counts[name] = int(row.fetchone()[0])
         return counts
+
+    def schema(self, url: str) -> dict[str, frozenset[str]]:
+        found: dict[str, set[str]] = {}
+        with self._connect(url) as db:
+            for table, column in db.execute(
+                "SELECT c.table_name, c.column_name FROM information_schema.columns c "
+                "JOIN information_schema.tables t ON t.table_schema = c.table_schema "
+                "AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE' "
+                "WHERE c.table_schema = current_schema()"
+            ):
+                found.setdefault(table, set()).add(column)
+        return {table: frozenset(columns) for table, columns in found.items()}
 
     def dump(self, url: str) -> str:
         parts: list[str] = []

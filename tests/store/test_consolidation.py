@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 import convmem
 from convmem.consolidate.run import ConsolidationSettings, consolidate_user
 from convmem.model.principal import Principal
@@ -146,6 +148,9 @@ def test_stale_proposals_expire_and_a_cap_holds(memory: convmem.Memory) -> None:
 
 
 def test_deleting_a_turn_takes_it_out_of_the_evidence(memory: convmem.Memory) -> None:
+    """A proposal goes with any turn it was drawn from (issue 30: what the user deleted must not
+    come back as a suggestion); a memory the user confirmed stays, its evidence without the
+    deleted turn. The turns left may be proposed again, from what they say alone."""
     alice = memory.scope("acme", "alice")
     texts = ("I prefer aisle seats.", "I prefer aisle seats on trains.",
              "I prefer aisle seats, always.")  # fmt: skip
@@ -153,9 +158,18 @@ def test_deleting_a_turn_takes_it_out_of_the_evidence(memory: convmem.Memory) ->
     _consolidate(memory, alice)
     (proposal,) = _proposals(alice)
     assert set(alice.memories.evidence(proposal.id)) == set(ids)
-    conversation = alice.message(ids[1]).conversation_id
-    alice.conversation(conversation).delete()
-    assert ids[1] not in alice.memories.evidence(proposal.id)
+    alice.conversation(alice.message(ids[0]).conversation_id).delete()
+    assert _proposals(alice) == []
+    with pytest.raises(convmem.NotFound):
+        alice.memories.get(proposal.id)
+
+    _consolidate(memory, alice)  # the two turns left still say it
+    (again,) = _proposals(alice)
+    assert set(alice.memories.evidence(again.id)) == set(ids[1:])
+    kept = alice.memories.confirm(again.id)
+    alice.conversation(alice.message(ids[1]).conversation_id).delete()
+    assert alice.memories.get(kept.id).text == kept.text
+    assert alice.memories.evidence(kept.id) == [ids[2]]
     alice.delete_all()
     exported = alice.export()["data"]
     assert exported.get("memory_evidence", []) == []

@@ -24,7 +24,7 @@ from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolic
 from convmem.model.purpose import check_purposes
 from convmem.model.summary import Job
 from convmem.parts import message_costs
-from convmem.retention import apply_retention, sweep_all, sweep_tenant
+from convmem.retention import apply_retention, erase_tenant, sweep_all, sweep_tenant
 from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MemoryVector, MessageCost, Store
@@ -197,6 +197,16 @@ class Memory:
             return sweep_all(self.store, now)
         policy = self.tenant_policy(tenant)
         return {tenant: sweep_tenant(self.store, policy, now)} if policy.retention.set() else {}
+
+    @conflicts_retried
+    def erase_tenant(self, tenant: str, *, actor: str = "admin") -> dict[str, int]:
+        """Delete every row of ``tenant`` — its users' conversations, memories, entities, the
+        tool registry, keys, policy, jobs and audit — in one transaction, through the store's
+        lineage cascade. The audit keeps one ``tenant.erased`` event (who, when, how many rows).
+        Returns the rows deleted per table."""
+        check_identifier(tenant, "tenant")
+        with self.store.write() as tx:
+            return erase_tenant(tx, tenant, actor)
 
     @property
     def keys(self) -> ApiKeys:

@@ -192,16 +192,18 @@ class ConversationWrites(Protocol):
         ...
 
     def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
-        """Delete the messages with their token counts, kept media bytes, search-index rows (full
-        text and vectors), summaries through any of them and every job about them (finished
-        ones too: a job names its message and user). Vocabulary words only these messages used
-        are the caller's to retire (``retain_terms``)."""
+        """Delete the messages with everything derived from them (``convmem.store.lineage``):
+        token counts, kept media bytes, search-index rows (full text and vectors), summaries
+        through any of them, every job about them (finished ones too: a job names its message
+        and user), entity facts and names they sourced, and the proposals drawn from them (with
+        their vectors and index entries); memories the user confirmed stay, unlinked from them.
+        Vocabulary words only these messages used are the caller's to retire
+        (``retain_terms``)."""
         ...
 
     def delete_conversation(self, tenant: str, conversation_id: str) -> None:
-        """Delete the conversation and everything of it: messages, token counts, kept media
-        bytes, index rows, vocabulary, search bookkeeping, summaries, jobs, pins and its last
-        assembly."""
+        """Delete the conversation and everything of it: its messages (as ``delete_messages``
+        does), vocabulary, search bookkeeping, summaries, jobs, pins and its last assembly."""
         ...
 
     def insert_pinned(self, tenant: str, user: str, admitted: Admitted[PinnedInstruction]) -> None:

@@ -5,11 +5,11 @@ Semantics every backend keeps:
 
 - An entity's first and last mention and its mention count are computed from its facts; an
   entity is never left without facts: every write that removes facts removes the entities it
-  left without any (``delete_message_facts``, ``delete_entity_facts_before``), in the same
-  statement sequence.
+  left without any (a message's deletion through the lineage cascade,
+  ``convmem.store.lineage``; ``delete_entity_facts_before``), in the same statement sequence.
 - ``ConversationWrites.delete_messages`` and ``delete_conversation`` delete the facts their
-  messages sourced (through ``delete_message_facts``); ``UserDataWrites.delete_user`` deletes
-  every entity row of the user; exports hold them.
+  messages sourced (the cascade); ``UserDataWrites.delete_user`` deletes every entity row of
+  the user; exports hold them.
 - Every name and alias cites the messages that said it (``convmem.store.entity_sources``): the
   writes that remove facts remove the names no remaining message said, and rename an entity
   whose canonical name was one of them.
@@ -171,15 +171,6 @@ class EntityWrites(Protocol):
     def delete_entity_fact(self, tenant: str, user: str, entity_id: str, fact_id: str) -> None:
         """Delete one fact of the user's entity (never its message), and the entity if it is
         left without facts (its names follow the facts left); ``NotFound`` for any other ids."""
-        ...
-
-    def delete_message_facts(self, tenant: str, message_ids: Sequence[str]) -> None:
-        """Delete the facts these messages sourced, and the entities left without facts."""
-        ...
-
-    def delete_conversation_facts(self, tenant: str, conversation_id: str) -> None:
-        """Delete the facts a conversation's messages sourced, and the entities left without
-        facts."""
         ...
 
     def delete_user_entities(self, tenant: str, user: str) -> int:

@@ -13,6 +13,8 @@ Semantics every backend keeps:
   their message (``ConversationWrites.delete_messages``/``delete_conversation``), with their
   memory (``MemoryWrites.delete_memories``) and with the user (``UserDataWrites.delete_user``);
   a rejected proposal keeps its evidence, so the statements it cites are not proposed again.
+  A *proposal* citing a deleted message goes with it (``convmem.store.lineage``); a memory the
+  user confirmed or declined keeps the rest of its evidence.
 """
 
 from __future__ import annotations

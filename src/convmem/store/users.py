@@ -19,3 +19,9 @@ class UserDataWrites(Protocol):
         (search index, vocabulary, vectors, summaries, jobs) — except the audit, which holds no
         content. Returns the rows deleted per table (names are the backend's)."""
         ...
+
+    def delete_tenant(self, tenant: str) -> dict[str, int]:
+        """Delete every row of the tenant in every table — its users' data with everything
+        derived from it, its tool registry, keys, policy, jobs and audit — through the lineage
+        graph (``convmem.store.lineage``). Returns the rows deleted per table."""
+        ...

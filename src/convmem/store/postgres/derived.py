@@ -94,21 +94,6 @@ class DerivedRows(TxnBase):
             "DELETE FROM summaries WHERE tenant_id = %s AND id = %s", (tenant, summary_id)
         )
 
-    def delete_derived(self, tenant: str, message_ids: Sequence[str]) -> None:
-        """Summaries through these messages and jobs about them. A summary covers its through-
-        message's ancestors, so deleting a subtree this way removes every summary covering any
-        message of it."""
-        ids = list(message_ids)
-        self._db.execute(
-            "DELETE FROM summaries WHERE tenant_id = %s AND through_message_id = ANY(%s)",
-            (tenant, ids),
-        )
-        # every job about them, finished ones too: a job names its message and user
-        self._db.execute(
-            "DELETE FROM jobs WHERE tenant_id = %s AND payload ->> 'through_message_id' = ANY(%s)",
-            (tenant, ids),
-        )
-
     # --- jobs -----------------------------------------------------------------------------------
 
     def find_job(self, tenant: str, key: str) -> Job | None:

@@ -24,8 +24,8 @@ from convmem.store.entities import (
     fact_from_row,
     fact_values,
 )
+from convmem.store.postgres.cascade import CascadeTxnMixin
 from convmem.store.postgres.entity_sources import recompute_names
-from convmem.store.postgres.rows import TxnBase
 from convmem.store.postgres.search import _window as window_clause  # the retrievers' window filter
 from convmem.store.ranking import Window
 from convmem.store.rows import DECODED
@@ -33,7 +33,7 @@ from convmem.store.rows import DECODED
 _JOINED = "FROM entities e JOIN entity_facts f ON f.tenant_id = e.tenant_id AND f.entity_id = e.id "
 
 
-class EntityTxnMixin(TxnBase):
+class EntityTxnMixin(CascadeTxnMixin):
     # --- reads ----------------------------------------------------------------------------------
 
     def _entities(self, tenant: str, where: str, params: tuple[object, ...], tail: str = "",
@@ -253,17 +253,9 @@ class EntityTxnMixin(TxnBase):
 
     def delete_entity(self, tenant: str, user: str, entity_id: str) -> None:
         self._lock_owner(tenant, user)
-        for table in ("entity_facts", "entity_names", "entity_name_sources"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = %s AND user_id = %s AND entity_id = %s",
-                (tenant, user, entity_id),
-            )
-        row = self._db.execute(
-            "DELETE FROM entities WHERE tenant_id = %s AND user_id = %s AND id = %s RETURNING id",
-            (tenant, user, entity_id),
-        ).fetchone()
-        if row is None:
+        if not self._owned(tenant, user, "entities", [entity_id]):
             raise NotFound("entity", entity_id)
+        self._cascade().erase(tenant, "entity", [entity_id])
 
     def _drop_entities_without_facts(self, tenant: str, entity_ids: Iterable[str]) -> None:
         """After facts of these entities were deleted: their names follow the sources left
@@ -293,21 +285,9 @@ class EntityTxnMixin(TxnBase):
             self._drop_entities_without_facts(tenant, (row[0] for row in rows))
         return len(rows)
 
-    def delete_message_facts(self, tenant: str, message_ids: Sequence[str]) -> None:
-        self._delete_facts(tenant, "message_id = ANY(%s)", (list(message_ids),))
-
-    def delete_conversation_facts(self, tenant: str, conversation_id: str) -> None:
-        self._delete_facts(tenant, "conversation_id = %s", (conversation_id,))
-
     def delete_user_entities(self, tenant: str, user: str) -> int:
         self._lock_owner(tenant, user)
-        for table in ("entity_facts", "entity_names", "entity_name_sources"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = %s AND user_id = %s", (tenant, user)
-            )
-        return self._db.execute(
-            "DELETE FROM entities WHERE tenant_id = %s AND user_id = %s", (tenant, user)
-        ).rowcount
+        return self._cascade().erase_all(tenant, "entity", user)
 
     def delete_entity_facts_before(self, tenant: str, cutoff: datetime) -> int:
         return self._delete_facts(tenant, "said_at < %s", (cutoff,))

@@ -21,8 +21,9 @@ from convmem.model.admitted import Admitted
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.index_form import stored_index_form
 from convmem.store.memories import MemoryUpdate
+from convmem.store.postgres.cascade import CascadeTxnMixin
 from convmem.store.postgres.fulltext import FORM_COLUMNS
-from convmem.store.postgres.rows import TxnBase, export_value
+from convmem.store.postgres.rows import export_value
 from convmem.store.rows import DECODED, MEMORY_COLUMNS, memory_from_row
 
 
@@ -31,8 +32,8 @@ def memory_owner_lexeme(tenant: str, user: str) -> str:
     return "m" + tenant.encode().hex() + "x" + user.encode().hex()
 
 
-# (table, which rows are the user's) for every table holding a user's data. Derived tables are
-# deleted with the user and left out of exports; the audit is exported and kept.
+# (table, which rows are the user's) for every table an export holds (derived tables are left
+# out; ``delete_user`` finds every table from the schema, ``convmem.store.lineage``).
 _BY_USER = "tenant_id = %s AND user_id = %s"
 _BY_CONVERSATION = (
     "tenant_id = %s AND conversation_id IN "
@@ -59,19 +60,6 @@ USER_TABLES: tuple[tuple[str, str], ...] = (
     ("summaries", _BY_USER),
     ("user_settings", _BY_USER),
 )
-DERIVED_TABLES: tuple[tuple[str, str], ...] = (
-    ("message_index", _BY_USER),
-    ("conversation_terms", _BY_CONVERSATION),
-    ("search_generations", _BY_CONVERSATION),
-    ("memory_vectors", _BY_USER),
-)
-# dependants before the rows they reference
-_DELETE_ORDER = (
-    "memory_evidence", "entity_facts", "entity_name_sources", "entity_names", "entities",
-    "jobs", "summaries", "last_assemblies", "pinned_instructions", "message_index",
-    "conversation_terms", "search_generations", "message_blobs", "messages", "conversations",
-    "memory_vectors", "memories", "user_settings",
-)  # fmt: skip
 # columns that are internal machinery, not the user's data
 _NOT_EXPORTED = {"seq", "tsv", "owner_lexeme", *FORM_COLUMNS}
 
@@ -80,7 +68,7 @@ def _params(where: str, tenant: str, user: str) -> tuple[str, ...]:
     return (tenant, user) if where.count("%s") == 2 else (tenant, tenant, user)
 
 
-class MemoryTxnMixin(TxnBase):
+class MemoryTxnMixin(CascadeTxnMixin):
     # --- memories -------------------------------------------------------------------------------
 
     def insert_memory(self, tenant: str, admitted: Admitted[MemoryRecord]) -> None:
@@ -167,36 +155,13 @@ class MemoryTxnMixin(TxnBase):
             (*fields.values(), tenant, memory_id),
         )
         if update.erase_content:
-            # the vector is derived from the old text and goes with it (the tsvector, a generated
-            # column, already followed the blanked text and forms)
-            self._db.execute(
-                "DELETE FROM memory_vectors WHERE tenant_id = %s AND memory_id = %s",
-                (tenant, memory_id),
-            )
+            # what was derived from the old text goes with it (the tsvector, a generated column,
+            # already followed the blanked text and forms; the vector goes)
+            self._cascade().erase_text(tenant, "memory", [memory_id])
 
     def delete_memories(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
         self._lock_owner(tenant, user)
-        ids = list(memory_ids)
-        self._db.execute(
-            "DELETE FROM memory_evidence WHERE tenant_id = %s AND user_id = %s "
-            "AND memory_id = ANY(%s)",
-            (tenant, user, ids),
-        )
-        self._db.execute(
-            "DELETE FROM memory_vectors WHERE tenant_id = %s AND user_id = %s "
-            "AND memory_id = ANY(%s)",
-            (tenant, user, ids),
-        )
-        self._db.execute(
-            "DELETE FROM memories WHERE tenant_id = %s AND user_id = %s AND id = ANY(%s)",
-            (tenant, user, ids),
-        )
-        # a record flagged against a deleted one has nothing left to conflict with
-        self._db.execute(
-            "UPDATE memories SET conflicts_with_id = NULL "
-            "WHERE tenant_id = %s AND user_id = %s AND conflicts_with_id = ANY(%s)",
-            (tenant, user, ids),
-        )
+        self._cascade().erase(tenant, "memory", self._owned(tenant, user, "memories", memory_ids))
 
     # --- audit ----------------------------------------------------------------------------------
 
@@ -259,30 +224,6 @@ class MemoryTxnMixin(TxnBase):
                 for row in cursor.fetchall()
             ]
         return out
-
-    def delete_user(self, tenant: str, user: str) -> dict[str, int]:
-        """Delete every row of the user's data except the audit (which holds no content)."""
-        self._lock_owner(tenant, user)
-        # the user's conversations are locked first, in id order, as every writer locks them
-        self._db.execute(
-            "SELECT 1 FROM conversations WHERE tenant_id = %s AND user_id = %s "
-            "ORDER BY id FOR UPDATE",
-            (tenant, user),
-        )
-        wheres = dict(USER_TABLES) | dict(DERIVED_TABLES)
-        terms = self._db.execute(
-            f"SELECT DISTINCT term FROM conversation_terms WHERE {_BY_CONVERSATION}",
-            (tenant, tenant, user),
-        ).fetchall()
-        counts: dict[str, int] = {}
-        for table in _DELETE_ORDER:
-            where = wheres[table]
-            cursor = self._db.execute(
-                f"DELETE FROM {table} WHERE {where}", _params(where, tenant, user)
-            )
-            counts[table] = cursor.rowcount
-        self._forget_unused_term_vectors(tenant, [r[0] for r in terms])
-        return counts
 
 
 def _exported(value: Any) -> Any:

@@ -125,22 +125,6 @@ class SearchTxnMixin(TxnBase):
         ).fetchall()
         self._bump(tenant, [r[0] for r in rows])
 
-    def forget_conversation_index(self, tenant: str, conversation_id: str) -> None:
-        """Every search row derived from a conversation, and the word vectors only it used."""
-        key = (tenant, conversation_id)
-        self._db.execute(
-            "DELETE FROM message_index WHERE tenant_id = %s AND conversation_id = %s", key
-        )
-        terms = self._db.execute(
-            "DELETE FROM conversation_terms WHERE tenant_id = %s AND conversation_id = %s "
-            "RETURNING term",
-            key,
-        ).fetchall()
-        self._forget_unused_term_vectors(tenant, [r[0] for r in terms])
-        self._db.execute(
-            "DELETE FROM search_generations WHERE tenant_id = %s AND conversation_id = %s", key
-        )
-
     def indexed_rows(self, tenant: str, message_ids: Sequence[str]) -> dict[str, IndexedRow]:
         if not message_ids:
             return {}

@@ -25,6 +25,7 @@ from convmem.store.conversations import (
     PinnedInstruction,
     pin_origin,
 )
+from convmem.store.postgres.cascade import CascadeTxnMixin
 from convmem.store.postgres.connection import (
     Connection,
     make_pool,
@@ -64,6 +65,7 @@ class PostgresTxn(
     ToolTxnMixin,
     EntityTxnMixin,
     LifecycleTxnMixin,
+    CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
 
@@ -278,37 +280,10 @@ class PostgresTxn(
         return [row[0] for row in rows]
 
     def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
-        ids = list(message_ids)
-        self.delete_derived(tenant, ids)
-        self.delete_message_facts(tenant, ids)
-        self.forget_indexed(tenant, ids)
-        self._db.execute(
-            "DELETE FROM memory_evidence WHERE tenant_id = %s AND message_id = ANY(%s)",
-            (tenant, ids),
-        )
-        self._db.execute(
-            "DELETE FROM message_blobs WHERE tenant_id = %s AND message_id = ANY(%s)", (tenant, ids)
-        )
-        self._db.execute(
-            "DELETE FROM messages WHERE tenant_id = %s AND id = ANY(%s)", (tenant, ids)
-        )
+        self._cascade().erase(tenant, "message", message_ids)
 
     def delete_conversation(self, tenant: str, conversation_id: str) -> None:
-        key = (tenant, conversation_id)
-        self.delete_conversation_facts(tenant, conversation_id)
-        for table in ("summaries", "jobs", "pinned_instructions", "last_assemblies"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = %s AND conversation_id = %s", key
-            )
-        self.forget_conversation_index(tenant, conversation_id)
-        for table in ("message_blobs", "memory_evidence"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = %s AND message_id IN (SELECT id FROM "
-                "messages WHERE tenant_id = %s AND conversation_id = %s)",
-                (tenant, *key),
-            )
-        self._db.execute("DELETE FROM messages WHERE tenant_id = %s AND conversation_id = %s", key)
-        self._db.execute("DELETE FROM conversations WHERE tenant_id = %s AND id = %s", key)
+        self._cascade().erase(tenant, "conversation", [conversation_id])
 
     def insert_pinned(self, tenant: str, user: str, admitted: Admitted[PinnedInstruction]) -> None:
         pin = admitted.value

@@ -11,14 +11,15 @@ from convmem.errors import NotFound
 from convmem.model.admitted import Admitted
 from convmem.model.tools import RegisteredTool
 from convmem.store.index_form import index_form
-from convmem.store.postgres.rows import TxnBase, halfvec
+from convmem.store.postgres.cascade import CascadeTxnMixin
+from convmem.store.postgres.rows import halfvec
 from convmem.store.postgres.search import TERMS_QUERY
 from convmem.store.rows import DECODED, TOOL_COLUMNS, tool_from_row
 from convmem.store.search_index import Vector
 from convmem.store.tools import ToolHit
 
 
-class ToolTxnMixin(TxnBase):
+class ToolTxnMixin(CascadeTxnMixin):
     def list_tools(self, tenant: str) -> list[RegisteredTool]:
         rows = self._db.execute(
             f"SELECT {TOOL_COLUMNS} FROM tools WHERE tenant_id = %s ORDER BY name", (tenant,)
@@ -70,9 +71,7 @@ class ToolTxnMixin(TxnBase):
             ),
         )  # fmt: skip
         # the old definition's vectors describe another text
-        self._db.execute(
-            "DELETE FROM tool_vectors WHERE tenant_id = %s AND name = %s", (tenant, spec.name)
-        )
+        self._cascade().erase_text(tenant, "tool", [spec.name])
 
     def set_tool_vector(self, tenant: str, name: str, embedder: str, vector: Vector) -> None:
         self._db.execute(
@@ -84,11 +83,5 @@ class ToolTxnMixin(TxnBase):
         )
 
     def delete_tool(self, tenant: str, name: str) -> None:
-        self._db.execute(
-            "DELETE FROM tool_vectors WHERE tenant_id = %s AND name = %s", (tenant, name)
-        )
-        row = self._db.execute(
-            "DELETE FROM tools WHERE tenant_id = %s AND name = %s RETURNING name", (tenant, name)
-        ).fetchone()
-        if row is None:
+        if not self._cascade().erase(tenant, "tool", [name]):
             raise NotFound("tool", name)

@@ -106,23 +106,6 @@ class DerivedRows:
             "DELETE FROM summaries WHERE tenant_id = ? AND id = ?", (tenant, summary_id)
         )
 
-    def delete_derived(self, tenant: str, message_ids: Sequence[str]) -> None:
-        """Summaries through these messages and jobs about them, whatever their status (a
-        finished job still names the message and its user). A summary covers its through-
-        message's ancestors, so deleting a subtree this way removes every summary covering any
-        message of it."""
-        self._db.executemany(
-            "DELETE FROM summaries WHERE tenant_id = ? AND through_message_id = ?",
-            [(tenant, message_id) for message_id in message_ids],
-        )
-        # one pass over the tenant's jobs for the whole subtree (one per message scanned them all
-        # again for each)
-        self._db.execute(
-            "DELETE FROM jobs WHERE tenant_id = ? "
-            "AND json_extract(payload, '$.through_message_id') IN (SELECT value FROM json_each(?))",
-            (tenant, json.dumps(list(message_ids))),
-        )
-
     # --- jobs -----------------------------------------------------------------------------------
 
     def find_job(self, tenant: str, key: str) -> Job | None:

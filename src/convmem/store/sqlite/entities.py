@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from convmem.errors import NotFound
 from convmem.model.admitted import Admitted
@@ -21,6 +22,7 @@ from convmem.store.entities import (
     fact_from_row,
     fact_values,
 )
+from convmem.store.lineage import Cascade
 from convmem.store.ranking import Window
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.entity_sources import recompute_names
@@ -37,6 +39,12 @@ def _ids(values: Iterable[str]) -> str:
 
 class EntityTxnMixin:
     _db: Statements
+
+    if TYPE_CHECKING:  # the cascade mixin's (convmem.store.lineage)
+
+        def _cascade(self) -> Cascade: ...
+
+        def _owned(self, tenant: str, user: str, table: str, ids: Sequence[str]) -> list[str]: ...
 
     # --- reads ----------------------------------------------------------------------------------
 
@@ -260,16 +268,9 @@ class EntityTxnMixin:
         self._drop_entities_without_facts(tenant, [entity_id])
 
     def delete_entity(self, tenant: str, user: str, entity_id: str) -> None:
-        deleted = self._db.execute(
-            "DELETE FROM entities WHERE tenant_id = ? AND user_id = ? AND id = ?",
-            (tenant, user, entity_id),
-        ).rowcount
-        if not deleted:
+        if not self._owned(tenant, user, "entities", [entity_id]):
             raise NotFound("entity", entity_id)
-        for table in ("entity_facts", "entity_names", "entity_name_sources"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = ? AND entity_id = ?", (tenant, entity_id)
-            )
+        self._cascade().erase(tenant, "entity", [entity_id])
 
     def _drop_entities_without_facts(self, tenant: str, entity_ids: Iterable[str]) -> None:
         """After facts of these entities were deleted: their names follow the sources left
@@ -291,32 +292,8 @@ class EntityTxnMixin:
             (tenant, ids, tenant),
         )
 
-    def delete_message_facts(self, tenant: str, message_ids: Sequence[str]) -> None:
-        rows = self._db.execute(
-            "DELETE FROM entity_facts WHERE tenant_id = ? "
-            "AND message_id IN (SELECT value FROM json_each(?)) RETURNING entity_id",
-            (tenant, _ids(message_ids)),
-        ).fetchall()
-        if rows:
-            self._drop_entities_without_facts(tenant, (row[0] for row in rows))
-
-    def delete_conversation_facts(self, tenant: str, conversation_id: str) -> None:
-        rows = self._db.execute(
-            "DELETE FROM entity_facts WHERE tenant_id = ? AND conversation_id = ? "
-            "RETURNING entity_id",
-            (tenant, conversation_id),
-        ).fetchall()
-        if rows:
-            self._drop_entities_without_facts(tenant, (row[0] for row in rows))
-
     def delete_user_entities(self, tenant: str, user: str) -> int:
-        for table in ("entity_facts", "entity_names", "entity_name_sources"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = ? AND user_id = ?", (tenant, user)
-            )
-        return self._db.execute(
-            "DELETE FROM entities WHERE tenant_id = ? AND user_id = ?", (tenant, user)
-        ).rowcount
+        return self._cascade().erase_all(tenant, "entity", user)
 
     def delete_entity_facts_before(self, tenant: str, cutoff: datetime) -> int:
         rows = self._db.execute(

@@ -27,17 +27,25 @@ from typing import Final
 from convmem.store.sqlite.connection import Statements
 
 # The full-text tables whose deleted entries are purged, and the tables whose rows feed them.
-FTS_TABLES: Final = {"memories_fts": "memories", "message_fts": "message_index"}
+FTS_TABLES: Final = {
+    "memories_fts": "memories",
+    "message_fts": "message_index",
+    "tools_fts": "tools",
+}
 # Changed text is purged too where a change can remove words (a rejected proposal's text). A
 # message's index row changes on every append (its neighbours' context) without removing
 # anything that is not still in another row, so only its deletes count.
-_ERASING_UPDATES: Final = {"memories": "text, subject_key"}
+_ERASING_UPDATES: Final = {"memories": "text, subject_key", "tools": "document"}
 
 
 def install_fts_erasure(db: sqlite3.Connection) -> None:
-    """The ``fts_pending`` table and the triggers that fill it (a migration step)."""
+    """The ``fts_pending`` table and the triggers that fill it, for the indexed tables that
+    exist (a migration step; run again by the migration that adds one)."""
     db.execute("CREATE TABLE IF NOT EXISTS fts_pending (name TEXT PRIMARY KEY) WITHOUT ROWID")
+    existing = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for fts, table in FTS_TABLES.items():
+        if table not in existing:  # a later migration creates it, and installs its triggers
+            continue
         note = f"INSERT OR IGNORE INTO fts_pending (name) VALUES ('{fts}')"
         db.execute(
             f"CREATE TRIGGER IF NOT EXISTS {fts}_erase_deleted AFTER DELETE ON {table} "

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convmem.errors import NotFound
 from convmem.model.admitted import Admitted
 from convmem.model.memory import AuditEvent, MemoryRecord
 from convmem.store.index_form import stored_index_form
+from convmem.store.lineage import Cascade
 from convmem.store.memories import MemoryUpdate
 from convmem.store.rows import MEMORY_COLUMNS, export_bytes, memory_from_row
 from convmem.store.sqlite.connection import Statements
@@ -35,6 +36,12 @@ _NOT_EXPORTED = frozenset({"text_form", "subject_form"})
 
 class MemoryTxnMixin:
     _db: Statements
+
+    if TYPE_CHECKING:  # the cascade mixin's (convmem.store.lineage)
+
+        def _cascade(self) -> Cascade: ...
+
+        def _owned(self, tenant: str, user: str, table: str, ids: Sequence[str]) -> list[str]: ...
 
     # --- memories -------------------------------------------------------------------------------
 
@@ -120,23 +127,12 @@ class MemoryTxnMixin:
             (*values, tenant, memory_id),
         )
         if update.erase_content:
-            # a vector is derived from the old text; it goes with it (rejected proposals)
-            self._db.execute(
-                "DELETE FROM memory_vectors WHERE tenant_id = ? AND memory_id = ?",
-                (tenant, memory_id),
-            )
+            # what was derived from the old text goes with it (a rejected proposal's vector)
+            self._cascade().erase_text(tenant, "memory", [memory_id])
 
     def delete_memories(self, tenant: str, user: str, memory_ids: Sequence[str]) -> None:
-        self._db.executemany(
-            "DELETE FROM memories WHERE tenant_id = ? AND user_id = ? AND id = ?",
-            [(tenant, user, memory_id) for memory_id in memory_ids],
-        )
-        # a record flagged against a deleted one has nothing left to conflict with
-        self._db.executemany(
-            "UPDATE memories SET conflicts_with_id = NULL "
-            "WHERE tenant_id = ? AND user_id = ? AND conflicts_with_id = ?",
-            [(tenant, user, memory_id) for memory_id in memory_ids],
-        )
+        owned = self._owned(tenant, user, "memories", memory_ids)
+        self._cascade().erase(tenant, "memory", owned)
 
     # --- audit ----------------------------------------------------------------------------------
 
@@ -239,20 +235,3 @@ class MemoryTxnMixin:
                 for row in cursor.fetchall()
             ]
         return out
-
-    def delete_user(self, tenant: str, user: str) -> dict[str, int]:
-        """Delete every row of the user's data except the audit (which holds no content)."""
-        self._db.execute("PRAGMA defer_foreign_keys = ON")
-        counts: dict[str, int] = {}
-        # dependants first: rows found through conversations or messages, then the owners (a
-        # table found through its conversations keeps its rows once the conversations are gone)
-        owned = "tenant_id = ? AND user_id = ?"
-        tables = sorted(self._user_tables(), key=lambda t: (t[1] == owned, t[0]))
-        for table, where in tables:
-            if table == "audit_events":
-                continue
-            cursor = self._db.execute(
-                f"DELETE FROM {table} WHERE {where}", self._params(where, tenant, user)
-            )
-            counts[table] = cursor.rowcount
-        return counts

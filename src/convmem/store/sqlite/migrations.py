@@ -593,6 +593,12 @@ def m067_pinned_origin(db: sqlite3.Connection) -> None:
     )
 
 
+def m068_tool_fts_erasure(db: sqlite3.Connection) -> None:
+    # a deleted or redefined tool's description leaves FTS5's segments too: the erasure
+    # triggers of m032 were installed before the tool registry existed (see erase.py)
+    install_fts_erasure(db)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -620,6 +626,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m065_index_form,
     m066_entity_fact_consent,
     m067_pinned_origin,
+    m068_tool_fts_erasure,
 ]
 
 

@@ -31,6 +31,7 @@ from convmem.store.rows import (
     message_from_row,
 )
 from convmem.store.sqlite.accelerator import VectorsCache
+from convmem.store.sqlite.cascade import CascadeTxnMixin
 from convmem.store.sqlite.connection import Statements, connect, transaction
 from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.entities import EntityTxnMixin
@@ -59,6 +60,7 @@ class SQLiteTxn(
     ToolTxnMixin,
     EntityTxnMixin,
     LifecycleTxnMixin,
+    CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
 
@@ -272,33 +274,10 @@ class SQLiteTxn(
         return [row[0] for row in rows]
 
     def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
-        self.delete_derived(tenant, message_ids)
-        self.delete_message_facts(tenant, message_ids)
-        self._db.executemany(
-            "DELETE FROM messages WHERE tenant_id = ? AND id = ?",
-            [(tenant, message_id) for message_id in message_ids],
-        )
+        self._cascade().erase(tenant, "message", message_ids)
 
     def delete_conversation(self, tenant: str, conversation_id: str) -> None:
-        self.delete_conversation_facts(tenant, conversation_id)
-        for table in ("summaries", "jobs"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = ? AND conversation_id = ?",
-                (tenant, conversation_id),
-            )
-        for table in ("message_tokens", "message_blobs"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = ? AND message_id IN "
-                "(SELECT id FROM messages WHERE tenant_id = ? AND conversation_id = ?)",
-                (tenant, tenant, conversation_id),
-            )
-        self._db.execute(
-            "DELETE FROM messages WHERE tenant_id = ? AND conversation_id = ?",
-            (tenant, conversation_id),
-        )
-        self._db.execute(
-            "DELETE FROM conversations WHERE tenant_id = ? AND id = ?", (tenant, conversation_id)
-        )
+        self._cascade().erase(tenant, "conversation", [conversation_id])
 
     def insert_pinned(self, tenant: str, user: str, admitted: Admitted[PinnedInstruction]) -> None:
         pin = admitted.value

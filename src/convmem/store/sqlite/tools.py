@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from convmem.errors import InvalidInput, NotFound
 from convmem.model.admitted import Admitted
 from convmem.model.tools import RegisteredTool
 from convmem.store.index_form import index_form
+from convmem.store.lineage import Cascade
 from convmem.store.rows import TOOL_COLUMNS, tool_from_row
 from convmem.store.search_index import Vector
 from convmem.store.sqlite.accelerator import cosine_order
@@ -28,6 +30,10 @@ def tool_owner_token(tenant: str) -> str:
 
 class ToolTxnMixin:
     _db: Statements
+
+    if TYPE_CHECKING:  # the cascade mixin's (convmem.store.lineage)
+
+        def _cascade(self) -> Cascade: ...
 
     def list_tools(self, tenant: str) -> list[RegisteredTool]:
         rows = self._db.execute(
@@ -85,9 +91,7 @@ class ToolTxnMixin:
             ),
         )  # fmt: skip
         # the old definition's vectors describe another text
-        self._db.execute(
-            "DELETE FROM tool_vectors WHERE tenant_id = ? AND name = ?", (tenant, spec.name)
-        )
+        self._cascade().erase_text(tenant, "tool", [spec.name])
 
     def set_tool_vector(self, tenant: str, name: str, embedder: str, vector: Vector) -> None:
         self._db.execute(
@@ -97,11 +101,5 @@ class ToolTxnMixin:
         )
 
     def delete_tool(self, tenant: str, name: str) -> None:
-        deleted = self._db.execute(
-            "DELETE FROM tools WHERE tenant_id = ? AND name = ?", (tenant, name)
-        ).rowcount
-        if not deleted:
+        if not self._cascade().erase(tenant, "tool", [name]):
             raise NotFound("tool", name)
-        self._db.execute(
-            "DELETE FROM tool_vectors WHERE tenant_id = ? AND name = ?", (tenant, name)
-        )
