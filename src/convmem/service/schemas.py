@@ -293,6 +293,13 @@ class MessageOut(_Response):
     parts: list[dict[str, Any]] | None = None
 
 
+class BranchMessageOut(MessageOut):
+    """A message of a branch with its place among its versions: ``version`` of ``versions``."""
+
+    version: int
+    versions: int
+
+
 class MemoryOut(_Response):
     id: str
     scope: str
