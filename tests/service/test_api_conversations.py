@@ -220,3 +220,24 @@ def test_a_long_branch_and_the_tree_are_read_a_page_at_a_time(
     bob = auth(keys.bob)
     assert client.get(f"{base}/branch", params={"limit": 5}, headers=bob).status_code == 404
     assert client.get(f"{base}/messages", params={"limit": 5}, headers=bob).status_code == 404
+
+
+def test_the_branch_through_another_version_runs_down_to_its_newest_leaf(
+    client: TestClient, keys: Keys, memory: convmem.Memory
+) -> None:
+    conv = memory.scope("acme", "alice").create_conversation()
+    question = conv.append("user", "Plan for May?")
+    old_reply = conv.append("assistant", "May plan.")
+    old_next = conv.append("user", "And the budget?")
+    edited = conv.edit(question.id, "Plan for June?")
+    new_reply = conv.append("assistant", "June plan.")
+    h, base = auth(keys.alice), f"/v1/conversations/{conv.id}/branch"
+    other = client.get(base, params={"through": question.id, "limit": 10}, headers=h).json()
+    assert [m["id"] for m in other] == [question.id, old_reply.id, old_next.id]
+    assert (other[0]["version"], other[0]["versions"]) == (1, 2)
+    active = client.get(base, params={"through": edited.id}, headers=h).json()
+    assert [m["id"] for m in active] == [edited.id, new_reply.id]
+    both = client.get(base, params={"through": edited.id, "leaf_id": edited.id}, headers=h)
+    assert both.status_code == 422
+    assert client.get(base, params={"through": "msg_x"}, headers=h).status_code == 404
+    assert client.get(base, params={"through": question.id}, headers=auth(keys.bob)).status_code == 404

@@ -345,6 +345,29 @@ class Conversation:
             rows = [row.message for row in tx.branch(self._tenant, leaf, ESTIMATE)]
         return list(reversed(rows))
 
+    def leaf_through(self, message_id: str) -> str:
+        """The leaf of the branch through ``message_id``: the active leaf when it lies below,
+        else the newest version at each step down (what viewing another version shows)."""
+        check_identifier(message_id, "message id")
+        with self._store.read() as tx:
+            record = tx.get_conversation(self._tenant, self.scope.user, self.id)
+            self._own_message(tx, message_id)
+            tree = tx.conversation_messages(self._tenant, self.id)
+        parent_of = {m.id: m.parent_id for m in tree}
+        children: dict[str, list[str]] = {}
+        for message in tree:  # write order within a depth: the newest child comes last
+            if message.parent_id is not None:
+                children.setdefault(message.parent_id, []).append(message.id)
+        active: set[str] = set()
+        cursor = record.active_leaf_id
+        while cursor is not None:
+            active.add(cursor)
+            cursor = parent_of.get(cursor)
+        leaf = message_id
+        while kids := children.get(leaf):
+            leaf = next((k for k in kids if k in active), kids[-1])
+        return leaf
+
     def branch_window(self, leaf_id: str | None = None, *, limit: int) -> list[Version]:
         """The newest ``limit`` messages of the branch ending at ``leaf_id`` (default: the
         active leaf), oldest first, each with its place among its versions. Only those rows are

@@ -103,6 +103,12 @@ def get_branch(
     conversation_id: ConversationId,
     scope: ActingScope,
     leaf_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+    through: Annotated[
+        str | None,
+        Query(min_length=1, max_length=256,
+              description="Instead of leaf_id: the branch through this message, on down to the "
+              "active leaf when it lies below, else to the newest version at each step."),
+    ] = None,
     limit: Annotated[
         int | None,
         Query(
@@ -115,7 +121,12 @@ def get_branch(
 ) -> list[dict[str, Any]]:
     """The messages from the root to ``leaf_id`` (default: the active leaf), oldest first, each
     with ``version`` of ``versions``: its place among its siblings (edits, regenerations)."""
-    window = scope.conversation(conversation_id).branch_window(leaf_id, limit=limit or MAX_COUNT)
+    conv = scope.conversation(conversation_id)
+    if through is not None:
+        if leaf_id is not None:
+            raise ServiceError(422, "invalid_input", "give leaf_id or through, not both")
+        leaf_id = conv.leaf_through(through)
+    window = conv.branch_window(leaf_id, limit=limit or MAX_COUNT)
     return [{**v.message.to_dict(), "version": v.number, "versions": v.count} for v in window]
 
 

@@ -17,11 +17,22 @@ export function h(tag, attrs = {}, ...children) {
     else if (name === "text") el.textContent = value;
     else el.setAttribute(name, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
+  el.append(...nodes(children));
   return el;
+}
+
+// Children as nodes: nested lists flattened; null, undefined and false left out (an absent
+// optional piece, never the text "null"); anything else as text, never parsed as HTML.
+function nodes(children) {
+  return children.flat(Infinity)
+    .filter((child) => child !== null && child !== undefined && child !== false)
+    .map((child) => (child instanceof Node ? child : document.createTextNode(String(child))));
+}
+
+// What every view uses instead of replaceChildren: the same rules as h() for what it is given.
+export function fill(parent, ...children) {
+  parent.replaceChildren(...nodes(children));
+  return parent;
 }
 
 export function say(text) {
@@ -179,7 +190,7 @@ function renderMemories(memories) {
   const restorable = new Set(memories.filter((m) => m.status === "confirmed" && m.supersedes_id)
     .map((m) => m.supersedes_id));
   const texts = new Map(memories.map((m) => [m.id, m.text]));
-  list.replaceChildren(...ordered.map((m) => memoryItem(m, restorable.has(m.id), texts)));
+  fill(list, ordered.map((m) => memoryItem(m, restorable.has(m.id), texts)));
   $("memories-empty").hidden = memories.length > 0;
   for (const memory of ordered) {
     if (!drafts.has(memory.id)) continue;
