@@ -240,4 +240,5 @@ def test_the_branch_through_another_version_runs_down_to_its_newest_leaf(
     both = client.get(base, params={"through": edited.id, "leaf_id": edited.id}, headers=h)
     assert both.status_code == 422
     assert client.get(base, params={"through": "msg_x"}, headers=h).status_code == 404
-    assert client.get(base, params={"through": question.id}, headers=auth(keys.bob)).status_code == 404
+    bob = auth(keys.bob)
+    assert client.get(base, params={"through": question.id}, headers=bob).status_code == 404

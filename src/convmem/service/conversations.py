@@ -105,9 +105,12 @@ def get_branch(
     leaf_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
     through: Annotated[
         str | None,
-        Query(min_length=1, max_length=256,
-              description="Instead of leaf_id: the branch through this message, on down to the "
-              "active leaf when it lies below, else to the newest version at each step."),
+        Query(
+            min_length=1,
+            max_length=256,
+            description="Instead of leaf_id: the branch through this message, on down to the "
+            "active leaf when it lies below, else to the newest version at each step.",
+        ),
     ] = None,
     limit: Annotated[
         int | None,
