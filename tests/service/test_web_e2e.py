@@ -617,3 +617,70 @@ def test_an_entitys_statements_are_shown_a_page_at_a_time(
     more.click()
     expect(facts).to_have_count(45)
     expect(more).to_be_hidden()
+
+
+def test_an_edit_that_replaces_another_memory_shows_both_asks_first_and_undoes(
+    page: Page, live_server: str, memory: convmem.Memory
+) -> None:
+    token = memory.keys.create("acme", "user", user="alice").token
+    alice = memory.scope("acme", "alice")
+    aisle = alice.remember("I prefer aisle seats on long flights").memory
+    assert aisle is not None
+    alice.propose("I like window seats", category="preference")
+    sign_in(page, live_server, token)
+    items = page.locator("#memory-list > li")
+    expect(items).to_have_count(2)
+    suggestion = items.filter(has_text="I like window seats")
+
+    # editing the suggestion would replace the aisle memory: both texts, and a question first
+    suggestion.get_by_role("button", name="Edit").click()
+    page.get_by_label("Edit this memory").fill("I like window seats on short flights")
+    page.get_by_role("button", name="Save").click()
+    dialog = page.get_by_role("dialog", name="Replace another memory?")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("“I like window seats on short flights”")
+    expect(dialog).to_contain_text("“I prefer aisle seats on long flights”")
+    shot(page, "40-replace-asks-first")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_be_hidden()
+    # nothing changed
+    assert {m.text for m in alice.memories.list()} == {
+        "I prefer aisle seats on long flights", "I like window seats"}
+    expect(page.get_by_label("Edit this memory")).to_be_focused()
+
+    page.get_by_role("button", name="Save").click()
+    dialog.get_by_role("button", name="Replace it").click()
+    expect(page.get_by_role("status")).to_have_text("Memory updated; it replaced another one.")
+    undo = page.get_by_role("region", name="Undo the last change")
+    expect(undo).to_contain_text("“I prefer aisle seats on long flights”")
+    assert [m.text for m in alice.memories.list()] == ["I like window seats on short flights"]
+
+    # undo is one click: the aisle memory is back, the new one gone
+    undo.get_by_role("button", name="Undo").click()
+    expect(page.get_by_role("status")).to_contain_text("is back")
+    expect(undo).to_be_hidden()
+    assert [m.text for m in alice.memories.list()] == ["I prefer aisle seats on long flights"]
+    expect(items.filter(has_text="I prefer aisle seats on long flights")).to_have_count(1)
+
+
+def test_confirming_a_suggestion_that_replaces_a_memory_asks_first_and_undoes(
+    page: Page, live_server: str, memory: convmem.Memory
+) -> None:
+    token = memory.keys.create("acme", "user", user="alice").token
+    alice = memory.scope("acme", "alice")
+    alice.remember("I prefer aisle seats on long flights")
+    alice.propose("I like window seats on short flights", category="preference")
+    sign_in(page, live_server, token)
+    suggestion = page.locator("#memory-list > li").filter(has_text="window seats")
+    suggestion.get_by_role("button", name="Confirm").click()
+    dialog = page.get_by_role("dialog", name="Replace another memory?")
+    expect(dialog).to_contain_text("“I prefer aisle seats on long flights”")
+    dialog.get_by_role("button", name="Cancel").click()
+    assert {m.status for m in alice.memories.list()} == {"confirmed", "proposed"}
+    suggestion.get_by_role("button", name="Confirm").click()
+    dialog.get_by_role("button", name="Replace it").click()
+    expect(page.get_by_role("status")).to_have_text("Memory confirmed; it replaced another one.")
+    assert [m.text for m in alice.memories.list()] == ["I like window seats on short flights"]
+    page.get_by_role("region", name="Undo the last change").get_by_role("button", name="Undo").click()
+    expect(page.get_by_role("status")).to_contain_text("is back")
+    assert [m.text for m in alice.memories.list()] == ["I prefer aisle seats on long flights"]

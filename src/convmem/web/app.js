@@ -120,6 +120,7 @@ async function signIn(event) {
 function signOut(message) {
   sessionStorage.removeItem(SESSION);
   drafts.clear();
+  $("undo").hidden = true;
   showChrome();
   showView("sign-in-view");
   if (message) $("sign-in-error").textContent = message;
@@ -181,8 +182,10 @@ function renderSettings(enabled) {
 // Edits not yet saved, by memory id: a re-render (a save elsewhere, a visit to another page)
 // reopens them instead of dropping what was typed.
 const drafts = new Map();
+let shownMemories = [];
 
 function renderMemories(memories) {
+  shownMemories = memories;
   const list = $("memory-list");
   // suggestions first: they wait for the user's decision
   const ordered = [...memories].sort((a, b) => (b.status === "proposed") - (a.status === "proposed"));
@@ -296,10 +299,17 @@ function startEdit(memory, button, draft = null, focus = true) {
     event.preventDefault();
     const value = area.value.trim();
     if (!value) { say("A memory needs some text."); area.focus(); return; }
+    const rivals = replacedBy(memory);
+    if (rivals.length && !(await askReplace(value, rivals))) { area.focus(); return; }
     try {
-      await api("PATCH", `/v1/memories/${encodeURIComponent(memory.id)}`, { text: value });
+      const notice = await api("PATCH", `/v1/memories/${encodeURIComponent(memory.id)}`, { text: value });
       drafts.delete(memory.id);
-      say("Memory updated.");
+      const others = notice.superseded.filter((old) => old.id !== memory.id);
+      say(others.length ? "Memory updated; it replaced another one." : "Memory updated.");
+      // undo puts back what the change replaced: the other memory when there was one, else
+      // the edited memory's own earlier text
+      const undo = others[0] || notice.superseded[0];
+      if (undo) offerUndo(undo.id, `Updated; it replaced “${undo.text}”.`);
       await loadMemories(false);
       const updated = [...document.querySelectorAll("#memory-list .memory-text")].find((p) => p.textContent === value);
       (updated ? updated.closest("li").querySelector("button") : $("memories-title")).focus();
@@ -329,10 +339,51 @@ async function restoreMemory(memory) {
   } catch (e) { fail(e); }
 }
 
+// The current memories a change to ``memory`` would replace: the engine supersedes the
+// confirmed memories of the same subject and scope when the user edits or confirms one.
+function replacedBy(memory) {
+  const now = Date.now();
+  return shownMemories.filter((m) => m.id !== memory.id && m.status === "confirmed"
+    && m.scope === memory.scope && m.subject_key === memory.subject_key
+    && (!m.expires_at || Date.parse(m.expires_at) > now));
+}
+
+// Both texts, and the user's choice: true to go ahead.
+function askReplace(newText, rivals) {
+  const dialog = $("confirm-replace");
+  fill($("replace-new"), `“${newText}”`);
+  fill($("replace-old"), rivals.map((m) => h("li", {}, `“${m.text}”`)));
+  dialog.returnValue = "";
+  dialog.showModal();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "replace"), { once: true });
+  });
+}
+
+// One click puts back the memory a change replaced (the change's own memory goes).
+function offerUndo(memoryId, text) {
+  const bar = $("undo");
+  fill($("undo-text"), text);
+  bar.hidden = false;
+  $("undo-button").onclick = async () => {
+    try {
+      const back = await api("POST", `/v1/memories/${encodeURIComponent(memoryId)}/restore`);
+      bar.hidden = true;
+      say(`Undone: “${back.text}” is back.`);
+      await loadMemories(false);
+      $("memories-title").focus();
+    } catch (e) { fail(e); }
+  };
+}
+
 async function decide(memory, action) {
+  const rivals = action === "confirm" ? replacedBy(memory) : [];
+  if (rivals.length && !(await askReplace(memory.text, rivals))) return;
   try {
-    await api("POST", `/v1/memories/${encodeURIComponent(memory.id)}/${action}`);
-    say(action === "confirm" ? "Memory confirmed." : "Suggestion declined.");
+    const decided = await api("POST", `/v1/memories/${encodeURIComponent(memory.id)}/${action}`);
+    const replaced = rivals.find((m) => m.id === decided.supersedes_id);
+    if (replaced) offerUndo(replaced.id, `Confirmed; it replaced “${replaced.text}”.`);
+    say(action === "confirm" ? (replaced ? "Memory confirmed; it replaced another one." : "Memory confirmed.") : "Suggestion declined.");
     await loadMemories(false);
     $("memories-title").focus();
   } catch (e) { fail(e); }
