@@ -645,7 +645,9 @@ def test_an_edit_that_replaces_another_memory_shows_both_asks_first_and_undoes(
     expect(dialog).to_be_hidden()
     # nothing changed
     assert {m.text for m in alice.memories.list()} == {
-        "I prefer aisle seats on long flights", "I like window seats"}
+        "I prefer aisle seats on long flights",
+        "I like window seats",
+    }
     expect(page.get_by_label("Edit this memory")).to_be_focused()
 
     page.get_by_role("button", name="Save").click()
@@ -681,6 +683,7 @@ def test_confirming_a_suggestion_that_replaces_a_memory_asks_first_and_undoes(
     dialog.get_by_role("button", name="Replace it").click()
     expect(page.get_by_role("status")).to_have_text("Memory confirmed; it replaced another one.")
     assert [m.text for m in alice.memories.list()] == ["I like window seats on short flights"]
-    page.get_by_role("region", name="Undo the last change").get_by_role("button", name="Undo").click()
+    undo = page.get_by_role("region", name="Undo the last change")
+    undo.get_by_role("button", name="Undo").click()
     expect(page.get_by_role("status")).to_contain_text("is back")
     assert [m.text for m in alice.memories.list()] == ["I prefer aisle seats on long flights"]
