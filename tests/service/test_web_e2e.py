@@ -687,3 +687,60 @@ def test_confirming_a_suggestion_that_replaces_a_memory_asks_first_and_undoes(
     undo.get_by_role("button", name="Undo").click()
     expect(page.get_by_role("status")).to_contain_text("is back")
     assert [m.text for m in alice.memories.list()] == ["I prefer aisle seats on long flights"]
+
+
+# --- how end users reach their page: a sign-in link from the application -----------------------
+
+
+def test_an_application_sends_its_user_in_with_a_single_use_link(
+    page: Page, live_server: str, memory: convmem.Memory, tmp_path: Path
+) -> None:
+    import httpx
+
+    app_key = memory.keys.create("acme", "app", name="the chat app").token
+    memory.scope("acme", "alice").remember("I prefer aisle seats.")
+    memory.scope("acme", "bob").remember("I live in Porto.")
+    # the application, over HTTP with its app key, for one of its users
+    as_app = {"Authorization": f"Bearer {app_key}", "X-Convmem-User": "alice"}
+    minted = httpx.post(f"{live_server}/v1/page-sessions", headers=as_app)
+    assert minted.status_code == 201, minted.text
+    link = minted.json()["url"]
+
+    page.goto(link)
+    heading = page.get_by_role("heading", name="What convmem remembers about you")
+    expect(heading).to_be_visible()
+    expect(page.locator("#who-name")).to_have_text("alice (acme)")
+    expect(page.locator("#memory-list")).to_contain_text("I prefer aisle seats.")
+    expect(page.locator("#memory-list")).not_to_contain_text("Porto")
+    assert "sign-in" not in page.url  # the token left the address bar
+    # the page's script holds no credential: the cookie is HttpOnly, nothing in storage
+    assert page.evaluate("document.cookie") == ""
+    stored = page.evaluate("JSON.stringify(sessionStorage)")
+    assert "cmk_" not in stored and "cmp_" not in stored
+    (cookie,) = page.context.cookies()
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    shot(page, "50-signed-in-by-link")
+    # a reload (or a new tab) stays signed in through the cookie
+    page.reload()
+    expect(page.locator("#memory-list")).to_contain_text("I prefer aisle seats.")
+
+    # the same link again, in a fresh browser context: refused, with a clear page
+    other = page.context.browser.new_context()  # type: ignore[union-attr]
+    try:
+        second = other.new_page()
+        second.goto(link)
+        expect(
+            second.get_by_role("heading", name="This sign-in link can't be used")
+        ).to_be_visible()
+        expect(second.get_by_text("a link works once")).to_be_visible()
+        second.screenshot(path=str(tmp_path / "51-link-reused.png"), full_page=True)
+        shot(second, "51-link-reused")
+    finally:
+        other.close()
+
+    # sign out: the session ends; a reload shows the sign-in form, not alice's memories
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.reload()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.locator("#memory-list")).not_to_contain_text("aisle")

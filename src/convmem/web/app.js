@@ -72,7 +72,8 @@ export class ApiError extends Error {
 export async function api(method, path, body) {
   const current = session();
   const headers = { Accept: "application/json" };
-  if (current) {
+  // a page session's cookie is sent by the browser itself (HttpOnly: this script never sees it)
+  if (current && !current.cookie) {
     headers.Authorization = `Bearer ${current.key}`;
     if (current.user && current.role === "app") headers["X-Convmem-User"] = current.user;
   }
@@ -83,7 +84,11 @@ export async function api(method, path, body) {
   if (response.status === 204) return null;
   const data = await response.json().catch(() => ({}));
   if (!response.ok) {
-    if (response.status === 401 && current) signOut("Your key is no longer valid. Sign in again.");
+    if (response.status === 401 && current) {
+      signOut(current.cookie
+        ? "Your session has ended. Open a new sign-in link from your application."
+        : "Your key is no longer valid. Sign in again.");
+    }
     throw new ApiError(response.status, data);
   }
   return data;
@@ -117,8 +122,40 @@ async function signIn(event) {
   }
 }
 
-function signOut(message) {
+// A sign-in link from the application: its token (single use, short-lived) is exchanged for a
+// session cookie; the token leaves the address bar at once.
+async function useSignInLink(token) {
+  history.replaceState(null, "", `${location.pathname}#/`);
   sessionStorage.removeItem(SESSION);
+  try {
+    const response = await fetch("/v1/page-sessions/exchange", {
+      method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ token }),
+    });
+    if (!response.ok) { showChrome(); showView("link-refused-view"); return; }
+    const started = await response.json();
+    sessionStorage.setItem(SESSION, JSON.stringify({
+      cookie: true, role: "user", tenant: started.tenant, who: started.user,
+    }));
+    showChrome();
+    route();
+  } catch { showChrome(); showView("link-refused-view"); }
+}
+
+// A session cookie from an earlier link (a reload, a new tab): the page asks who it is.
+async function resumeCookieSession() {
+  const response = await fetch("/v1/me", { headers: { Accept: "application/json" } });
+  if (!response.ok) return false;
+  const me = await response.json();
+  sessionStorage.setItem(SESSION, JSON.stringify({ cookie: true, role: me.role, tenant: me.tenant, who: me.user }));
+  return true;
+}
+
+async function signOut(message) {
+  const current = session();
+  sessionStorage.removeItem(SESSION);
+  // a page session ends on the server too (its cookie cleared), before the page moves on
+  if (current && current.cookie) await fetch("/v1/page-sessions/current", { method: "DELETE" }).catch(() => {});
   drafts.clear();
   $("undo").hidden = true;
   showChrome();
@@ -402,7 +439,7 @@ async function downloadExport() {
   try {
     const current = session();
     const response = await fetch("/v1/export", {
-      headers: {
+      headers: current.cookie ? {} : {
         Authorization: `Bearer ${current.key}`,
         ...(current.role === "app" ? { "X-Convmem-User": current.user } : {}),
       },
@@ -438,8 +475,14 @@ async function onDialogClose() {
 
 // --- routing ---------------------------------------------------------------------------------
 
-function route() {
-  const current = session();
+async function route() {
+  const link = location.hash.match(/^#\/sign-in\/(.+)$/);
+  if (link) { await useSignInLink(decodeURIComponent(link[1])); return; }
+  let current = session();
+  if ((!current || !current.role) && await resumeCookieSession().catch(() => false)) {
+    current = session();
+    showChrome();
+  }
   if (!current || !current.role) { showChrome(); showView("sign-in-view"); return; }
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   if (parts[0] === "conversations" && parts[1]) loadConversation(parts[1], parts[2] === "m" ? parts[3] : null);

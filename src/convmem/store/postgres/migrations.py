@@ -605,6 +605,27 @@ def m021_entity_fact_consent(db: Connection) -> None:
     )
 
 
+def m022_page_sessions(db: Connection) -> None:
+    # sign-in links and the browser sessions they start (convmem.page_sessions): credentials,
+    # not the user's data, so the user column is not named user_id (see api_keys)
+    db.execute(
+        """
+        CREATE TABLE page_sessions (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            acts_for_user TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('link', 'session')),
+            secret_sha256 TEXT NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL,
+            expires_at TIMESTAMPTZ NOT NULL,
+            last_seen_at TIMESTAMPTZ NOT NULL,
+            ended_at TIMESTAMPTZ,
+            PRIMARY KEY (tenant_id, id)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -624,6 +645,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m019_entity_name_sources,
     m020_index_form,
     m021_entity_fact_consent,
+    m022_page_sessions,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

@@ -585,6 +585,28 @@ def m066_entity_fact_consent(db: sqlite3.Connection) -> None:
     )
 
 
+def m067_page_sessions(db: sqlite3.Connection) -> None:
+    # sign-in links and the browser sessions they start (convmem.page_sessions): credentials,
+    # not the user's data, so the user column is not named user_id (see api_keys)
+    db.execute(
+        """
+        CREATE TABLE page_sessions (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            acts_for_user TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('link', 'session')),
+            -- SHA-256 of the token's 256-bit random secret, compared in constant time
+            secret_sha256 TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            ended_at TEXT,
+            PRIMARY KEY (tenant_id, id)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -611,6 +633,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m064_entity_name_sources,
     m065_index_form,
     m066_entity_fact_consent,
+    m067_page_sessions,
 ]
 
 
