@@ -392,3 +392,33 @@ def test_a_chat_export_naming_another_user_is_refused_whole(tmp_path: Path) -> N
     with convmem.open(db) as memory:
         assert len(memory.scope("acme", "bob").conversations()) == 1
         assert len(memory.scope("acme", "alice").conversations()) == 1
+
+
+def test_an_import_builds_the_people_and_things_and_the_cli_rebuilds_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(chatgpt_export()))
+    db = str(tmp_path / "new.db")
+    args = ["import", "openai-chat", "--db", db, "--tenant", "acme", "--user", "alice", str(path)]
+    imported = CliRunner().invoke(main, args)
+    assert imported.exit_code == 0, imported.output
+    assert "statements about people and things" in imported.output
+    with convmem.open(db) as memory:
+        alice = memory.scope("acme", "alice")
+        names = {e.name for e in alice.entities.list()}
+        assert "Lisbon" in names and "EUR" not in names
+        (lisbon,) = alice.entities.search("Lisbon")
+        alice.entities.delete(lisbon.id)
+        assert alice.entities.search("Lisbon") == []
+    rebuild = ["entities", "rebuild", "--db", db, "--tenant", "acme", "--user", "alice"]
+    rebuilt = CliRunner().invoke(main, rebuild)
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert "rebuilt the entities of alice" in rebuilt.output
+    with convmem.open(db) as memory:
+        assert [e.name for e in memory.scope("acme", "alice").entities.search("Lisbon")] == [
+            "Lisbon"
+        ]
+        assert memory.scope("acme", "bob").entities.list() == []
+    missing = CliRunner().invoke(main, [*rebuild[:-4], "--user", "alice"])
+    assert missing.exit_code == 2 and "--tenant" in missing.output

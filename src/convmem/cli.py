@@ -18,6 +18,7 @@ from convmem.cli_common import (
     llm_options,
     opened,
 )
+from convmem.cli_entities import entities_group
 from convmem.cli_eval import behaviour_command
 from convmem.cli_import import import_group
 from convmem.cli_index import backfill, reindex
@@ -45,6 +46,7 @@ main.add_command(mcp_command)
 main.add_command(import_group)
 main.add_command(reindex)
 main.add_command(backfill)
+main.add_command(entities_group)
 
 
 @main.command()

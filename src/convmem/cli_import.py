@@ -58,9 +58,13 @@ def import_openai_chat(
                     batch_messages=batch,
                 )  # fmt: skip
         seconds = time.perf_counter() - started
+        # the page's "People and things" are derived from the messages: read them now
+        facts = memory.scope(tenant, user).entities.rebuild() if report.messages else None
     rate = report.messages / seconds if seconds > 0 else 0.0
     click.echo(f"imported {report.conversations} conversations, {report.messages} messages "
                f"({rate:,.0f} messages/s); {report.already_imported} already imported")  # fmt: skip
+    if facts is not None:
+        click.echo(f"noted {facts} statements about people and things")
     for reason, count in sorted(report.skipped.items()):
         click.echo(f"skipped {count}: {reason}")
 

@@ -222,3 +222,28 @@ def test_in_a_sentence_in_capitals_every_capitalised_word_is_weak() -> None:
     assert list(shouted) == ["ANA"] and "my sister" in shouted["ANA"].aliases
     assert strong("ΓΕΙΑ ΣΟΥ ΜΑΡΙΑ ΠΑΠΑΔΟΠΟΥΛΟΥ") == {}
     assert "千と千尋" in strong("昨日「千と千尋」を見た。")  # no case at all: quotes still read
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The offsite must stay under 9,500 EUR, about 10,300 USD or 8,100 GBP.",
+        "Le budget est de 900 CHF, soit 950 EUR. Das kostet 40 PLN oder 10 BRL.",
+        "Tickets were 12,000 JPY and 80 AUD; the hotel wanted 400 MXN and 2 KWD.",
+        "We store it as JSON in SQL behind a REST API over HTTPS, with a CLI and an SDK.",
+        "The PDFs and CSVs go through OCR on the GPU; our LLM and the UI read the APIs.",
+        "Die KI liest die PDF über die API. L'IA lit le JSON. La IA usa la API REST.",
+        "We meet on Tuesday in March, then in May and on Fri 3 Oct.",
+        "Wir treffen uns am Dienstag im März. On se voit mardi en avril.",
+    ],
+)
+def test_currency_codes_technology_acronyms_weekdays_and_months_are_not_things(
+    text: str,
+) -> None:
+    assert strong(text) == {}
+
+
+def test_a_name_spelled_like_a_code_is_still_a_name() -> None:
+    # BOB, TOP and GEL are currency codes, PIP and RAM acronyms: written as names, they are names
+    found = strong("I met Bob in Lisbon, then Gel and Ram came over with Pip.")
+    assert {"Bob", "Lisbon", "Gel", "Ram", "Pip"} <= set(found)

@@ -12,6 +12,8 @@ from .world import World
 #   "app"    the tenant's application or admin key (the tool registry), never a user key
 #   "any"    any valid key
 #   "public" no key (operations, the page)
+#   "app-user" an application key naming the user (minting a page's sign-in link)
+#   "page"   no key: a sign-in link's token or the page's session cookie (test_page_sessions.py)
 ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/conversations"): "user",
     ("GET", "/v1/conversations"): "user",
@@ -46,6 +48,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/memories/{memory_id}/restore"): "user",
     ("GET", "/v1/entities"): "user",
     ("GET", "/v1/entities/{entity_id}"): "user",
+    ("GET", "/v1/entities/{entity_id}/facts"): "user",
     ("DELETE", "/v1/entities/{entity_id}"): "user",
     ("POST", "/v1/entities/{entity_id}/facts/{fact_id}/promote"): "user",
     ("POST", "/v1/entities/{entity_id}/facts/{fact_id}/confirm"): "user",
@@ -68,6 +71,9 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/v1/tools"): "app",
     ("POST", "/v1/tools"): "app",
     ("DELETE", "/v1/tools/{name}"): "app",
+    ("POST", "/v1/page-sessions"): "app-user",
+    ("POST", "/v1/page-sessions/exchange"): "page",
+    ("DELETE", "/v1/page-sessions/current"): "page",
     ("GET", "/healthz"): "public",
     ("GET", "/metrics"): "public",
     ("GET", "/openapi.json"): "public",
@@ -98,6 +104,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/v1/pins"): {"text": "Use metric units."},
     ("POST", "/v1/keys"): {"role": "app"},
     ("PUT", "/v1/tenant/policy"): {"memory_disabled": False},
+    ("POST", "/v1/page-sessions/exchange"): {"token": "cmp_not-a-link"},
     ("POST", "/v1/tools"): {
         "definition": {"name": "find_train", "description": "Find trains between two stations."},
         "use_when": ["user asks about trains"],

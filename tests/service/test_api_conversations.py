@@ -179,3 +179,66 @@ def test_a_message_by_id_alone_for_the_memory_page(client: TestClient, keys: Key
     found = client.get(f"/v1/messages/{sent['id']}", headers=h).json()
     assert found["conversation_id"] == cid
     assert client.get(f"/v1/messages/{sent['id']}", headers=auth(keys.bob)).status_code == 404
+
+
+def test_a_long_branch_and_the_tree_are_read_a_page_at_a_time(
+    client: TestClient, keys: Keys, memory: convmem.Memory
+) -> None:
+    h = auth(keys.alice)
+    conv = memory.scope("acme", "alice").create_conversation()
+    first = conv.append("user", "v1")
+    conv.edit(first.id, "v2")
+    ids = [conv.branch()[0].id] + [conv.append("user", f"m{n}").id for n in range(24)]
+    base = f"/v1/conversations/{conv.id}"
+    newest = client.get(f"{base}/branch", params={"limit": 10}, headers=h).json()
+    assert [m["id"] for m in newest] == ids[-10:]
+    assert {(m["version"], m["versions"]) for m in newest} == {(1, 1)}
+    seen, page = [m["id"] for m in newest], newest
+    while page[0]["parent_id"]:  # the page before ends at the oldest one's parent
+        params = {"limit": 10, "leaf_id": page[0]["parent_id"]}
+        page = client.get(f"{base}/branch", params=params, headers=h).json()
+        seen = [m["id"] for m in page] + seen
+    assert seen == ids
+    whole = client.get(f"{base}/branch", headers=h).json()
+    assert [m["id"] for m in whole] == ids
+    assert (whole[0]["version"], whole[0]["versions"]) == (2, 2)
+    assert client.get(f"{base}/branch", params={"limit": 0}, headers=h).status_code == 422
+
+    # every message of the tree (the first version too), a page at a time
+    everything = [m["id"] for m in client.get(f"{base}/messages", headers=h).json()]
+    assert len(everything) == 26
+    paged: list[str] = []
+    after: dict[str, str | int] = {"limit": 7}
+    while batch := client.get(f"{base}/messages", params=after, headers=h).json():
+        assert len(batch) <= 7
+        paged += [m["id"] for m in batch]
+        after = {"limit": 7, "after": batch[-1]["id"]}
+    assert paged == everything
+    missing = client.get(f"{base}/messages", params={"after": "msg_nope"}, headers=h)
+    assert missing.status_code == 404
+    # another user's conversation is not found, paged or not
+    bob = auth(keys.bob)
+    assert client.get(f"{base}/branch", params={"limit": 5}, headers=bob).status_code == 404
+    assert client.get(f"{base}/messages", params={"limit": 5}, headers=bob).status_code == 404
+
+
+def test_the_branch_through_another_version_runs_down_to_its_newest_leaf(
+    client: TestClient, keys: Keys, memory: convmem.Memory
+) -> None:
+    conv = memory.scope("acme", "alice").create_conversation()
+    question = conv.append("user", "Plan for May?")
+    old_reply = conv.append("assistant", "May plan.")
+    old_next = conv.append("user", "And the budget?")
+    edited = conv.edit(question.id, "Plan for June?")
+    new_reply = conv.append("assistant", "June plan.")
+    h, base = auth(keys.alice), f"/v1/conversations/{conv.id}/branch"
+    other = client.get(base, params={"through": question.id, "limit": 10}, headers=h).json()
+    assert [m["id"] for m in other] == [question.id, old_reply.id, old_next.id]
+    assert (other[0]["version"], other[0]["versions"]) == (1, 2)
+    active = client.get(base, params={"through": edited.id}, headers=h).json()
+    assert [m["id"] for m in active] == [edited.id, new_reply.id]
+    both = client.get(base, params={"through": edited.id, "leaf_id": edited.id}, headers=h)
+    assert both.status_code == 422
+    assert client.get(base, params={"through": "msg_x"}, headers=h).status_code == 404
+    bob = auth(keys.bob)
+    assert client.get(base, params={"through": question.id}, headers=bob).status_code == 404

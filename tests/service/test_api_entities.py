@@ -158,3 +158,23 @@ def test_the_routes_and_schemas_are_in_the_openapi(client: TestClient) -> None:
     assert {"get", "delete"} <= set(spec["paths"]["/v1/entities/{entity_id}"])
     assert "post" in spec["paths"]["/v1/entities/{entity_id}/facts/{fact_id}/promote"]
     assert {"EntityOut", "EntityFactOut"} <= set(spec["components"]["schemas"])
+
+
+def test_an_entitys_statements_are_read_a_page_at_a_time(
+    client: TestClient, keys: Keys, memory: convmem.Memory
+) -> None:
+    conv = memory.scope("acme", "alice").create_conversation(title="Porto")
+    for n in range(30):
+        conv.append("user", f"Day {n}: Porto was sunny and we walked {n} km.")
+    h = auth(keys.alice)
+    (porto,) = client.get("/v1/entities", params={"q": "Porto"}, headers=h).json()
+    whole = client.get(f"/v1/entities/{porto['id']}", headers=h).json()["facts"]
+    assert len(whole) == 30
+    base = f"/v1/entities/{porto['id']}/facts"
+    first = client.get(base, params={"limit": 12}, headers=h).json()
+    second = client.get(base, params={"limit": 12, "offset": 12}, headers=h).json()
+    last = client.get(base, params={"limit": 12, "offset": 24}, headers=h).json()
+    assert [f["id"] for f in first + second + last] == [f["id"] for f in whole]
+    assert len(last) == 6
+    assert client.get(base, headers=auth(keys.bob)).status_code == 404
+    assert client.get(base, params={"limit": 0}, headers=h).status_code == 422

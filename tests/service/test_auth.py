@@ -84,6 +84,10 @@ def test_every_route_under_every_role(
     if kind == "public":
         assert call({}) == 200
         return
+    if kind == "page":  # no key; a bogus link is refused, signing out without a session is fine
+        assert call({}) in (204, 401)
+        assert call(auth(keys.alice)) in (204, 401)
+        return
 
     before = _user_data(memory)
     tools_before = memory.tools.list("acme")
@@ -102,6 +106,10 @@ def test_every_route_under_every_role(
     elif kind == "app":
         assert call(auth(keys.alice)) == 403
         assert call(auth(keys.alice, user="alice")) == 403
+    elif kind == "app-user":
+        assert call(auth(keys.alice)) == 403
+        assert call(auth(keys.acme_admin)) == 403
+        assert call(auth(keys.acme_app)) == 400  # must name the user
     assert _user_data(memory) == before
     assert memory.tools.list("acme") == tools_before
 
@@ -110,6 +118,7 @@ def test_every_route_under_every_role(
         "admin": [auth(keys.acme_admin)],
         "app": [auth(keys.acme_app), auth(keys.acme_admin)],
         "any": [auth(keys.alice), auth(keys.acme_app, user="alice"), auth(keys.acme_admin)],
+        "app-user": [auth(keys.acme_app, user="alice")],
     }[kind]
     for headers in allowed:
         assert call(headers) not in (400, 401, 403)

@@ -4,6 +4,7 @@ and role."""
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -94,3 +95,54 @@ def test_last_assembly_keeps_ids_and_counts_and_goes_with_the_conversation(
         bob.conversation(conv.id)
     conv.delete()
     assert "last_assemblies" not in {t for t, rows in alice.export()["data"].items() if rows}
+
+
+def test_a_sign_in_link_works_once_and_starts_a_session_until_signed_out(
+    memory: convmem.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from convmem import page_sessions
+    from convmem.page_sessions import PageSessions
+
+    sessions = PageSessions(memory)
+    link = sessions.mint_link("acme", "alice")
+    assert link.session.kind == "link" and link.session.user_id == "alice"
+    assert sessions.authenticate(link.token) is None  # a link is not a session
+    started = sessions.exchange(link.token)
+    assert started is not None and started.session.kind == "session"
+    assert sessions.exchange(link.token) is None  # single use
+    live = sessions.authenticate(started.token)
+    assert live is not None and (live.tenant_id, live.user_id) == ("acme", "alice")
+    # a wrong secret, another tenant's prefix, garbage: refused
+    wrong = started.token[:-1] + ("A" if started.token[-1] != "A" else "B")
+    assert sessions.authenticate(wrong) is None
+    assert sessions.authenticate("cmp_Z2xvYmV4." + started.token.split(".", 1)[1]) is None
+    assert sessions.authenticate("not a token") is None
+    sessions.end(started.token)
+    assert sessions.authenticate(started.token) is None
+    # only hashes are stored
+    with memory.store.read() as tx:
+        stored = tx.find_page_session("acme", started.session.id)
+    assert stored is not None and stored.secret_sha256 not in started.token
+    assert stored.session.ended_at is not None
+
+    # an expired link, and a session idle too long, are refused
+    monkeypatch.setattr(page_sessions, "LINK_LIFETIME", timedelta(0))
+    assert sessions.exchange(sessions.mint_link("acme", "alice").token) is None
+    monkeypatch.setattr(page_sessions, "LINK_LIFETIME", timedelta(minutes=10))
+    again = sessions.exchange(sessions.mint_link("acme", "alice").token)
+    assert again is not None and sessions.authenticate(again.token) is not None
+    monkeypatch.setattr(page_sessions, "SESSION_IDLE", timedelta(0))
+    assert sessions.authenticate(again.token) is None
+
+
+def test_ending_a_page_session_is_true_only_for_the_first_call(memory: convmem.Memory) -> None:
+    from convmem.page_sessions import PageSessions
+
+    link = PageSessions(memory).mint_link("acme", "alice")
+    when = datetime.now(UTC)
+    with memory.store.write() as tx:
+        assert tx.end_page_session("acme", link.session.id, when) is True
+        assert tx.end_page_session("acme", link.session.id, when) is False
+        assert tx.end_page_session("globex", link.session.id, when) is False
+    with memory.store.read() as tx:
+        assert tx.find_page_session("globex", link.session.id) is None

@@ -223,3 +223,47 @@ def test_a_reopened_database_keeps_everything(backend: Backend) -> None:
         assert again.message(m.id).content == "persist me"
         assert again.record().title == "kept"
         assert again.record().active_leaf_id == m.id
+
+
+def test_a_branch_window_reads_the_newest_messages_with_their_versions(
+    alice: convmem.Scope, bob: convmem.Scope
+) -> None:
+    conv = alice.create_conversation()
+    first = conv.append("user", "Question one?")
+    edited = conv.edit(first.id, "Question one, better?")
+    third = conv.edit(first.id, "Question one, best?")
+    ids = [third.id]
+    for n in range(9):
+        ids.append(conv.append("assistant" if n % 2 == 0 else "user", f"turn {n}").id)
+    window = conv.branch_window(limit=4)
+    assert [v.message.id for v in window] == ids[-4:]
+    assert all((v.number, v.count) == (1, 1) for v in window)
+    # the page before ends at the oldest's parent, down to the root with its three versions
+    earlier = conv.branch_window(window[0].message.parent_id, limit=100)
+    assert [v.message.id for v in earlier] == ids[:-4]
+    assert (earlier[0].number, earlier[0].count) == (3, 3)
+    older = conv.branch_window(edited.id, limit=2)
+    assert [(v.message.id, v.number, v.count) for v in older] == [(edited.id, 2, 3)]
+    with pytest.raises(convmem.InvalidInput):
+        conv.branch_window(limit=0)
+    with pytest.raises(NotFound):
+        bob.conversation(conv.id).branch_window(limit=5)
+
+
+def test_child_counts_count_each_parents_children_in_one_read(
+    memory: convmem.Memory, alice: convmem.Scope
+) -> None:
+    conv = alice.create_conversation()
+    root = conv.append("user", "a")
+    conv.edit(root.id, "b")
+    answer = conv.append("assistant", "c")
+    conv.regenerate(answer.id, "d")
+    conv.append("user", "e")
+    other = alice.create_conversation()
+    other.append("user", "elsewhere")
+    with memory.store.read() as tx:
+        counts = tx.child_counts("acme", conv.id, [None, answer.parent_id, answer.id, "nope"])
+    assert counts == {None: 2, answer.parent_id: 2}
+    with memory.store.read() as tx:
+        assert tx.child_counts("acme", conv.id, []) == {}
+        assert tx.child_counts("globex", conv.id, [None]) == {}

@@ -8,8 +8,9 @@ siblings, search, summaries, pins) and ``assemble``, the next model request from
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from typing import Any
 
 from convmem.assemble import AssembledContext, AssemblyOptions, FixedParts
@@ -59,6 +60,7 @@ from convmem.tokens import ESTIMATE, get_counter
 from convmem.tools.schema import check_tool_name, parse_tools
 from convmem.tree import (
     aware_utc,
+    check_count,
     check_identifier,
     check_metadata,
     check_new_message,
@@ -68,6 +70,16 @@ from convmem.tree import (
 )
 
 _ACTIVE_LEAF = object()  # "append under the active leaf"
+
+
+@dataclass(frozen=True)
+class Version:
+    """A message of a branch window with its place among its versions (edits, regenerations):
+    ``number`` of ``count``, counting from the oldest."""
+
+    message: Message
+    number: int
+    count: int
 
 
 class Conversation:
@@ -333,6 +345,51 @@ class Conversation:
                 return []
             rows = [row.message for row in tx.branch(self._tenant, leaf, ESTIMATE)]
         return list(reversed(rows))
+
+    def leaf_through(self, message_id: str) -> str:
+        """The leaf of the branch through ``message_id``: the active leaf when it lies below,
+        else the newest version at each step down (what viewing another version shows)."""
+        check_identifier(message_id, "message id")
+        with self._store.read() as tx:
+            record = tx.get_conversation(self._tenant, self.scope.user, self.id)
+            self._own_message(tx, message_id)
+            tree = tx.conversation_messages(self._tenant, self.id)
+        parent_of = {m.id: m.parent_id for m in tree}
+        children: dict[str, list[str]] = {}
+        for message in tree:  # write order within a depth: the newest child comes last
+            if message.parent_id is not None:
+                children.setdefault(message.parent_id, []).append(message.id)
+        active: set[str] = set()
+        cursor = record.active_leaf_id
+        while cursor is not None:
+            active.add(cursor)
+            cursor = parent_of.get(cursor)
+        leaf = message_id
+        while kids := children.get(leaf):
+            leaf = next((k for k in kids if k in active), kids[-1])
+        return leaf
+
+    def branch_window(self, leaf_id: str | None = None, *, limit: int) -> list[Version]:
+        """The newest ``limit`` messages of the branch ending at ``leaf_id`` (default: the
+        active leaf), oldest first, each with its place among its versions. Only those rows are
+        read (the branch walk is lazy); the next page back ends at the oldest's parent."""
+        check_count(limit, "limit")
+        with self._store.read() as tx:
+            leaf = self._record_and_leaf(tx, leaf_id)[1]
+            if leaf is None:
+                return []
+            rows = list(islice(tx.branch(self._tenant, leaf, ESTIMATE), limit))
+            window = [row.message for row in reversed(rows)]
+            counts = tx.child_counts(self._tenant, self.id, [m.parent_id for m in window])
+            versions = []
+            for message in window:
+                count = counts.get(message.parent_id, 1)
+                place = 1
+                if count > 1:  # forks are rare: their order is read only for them
+                    ids = [m.id for m in tx.children(self._tenant, self.id, message.parent_id)]
+                    place = ids.index(message.id) + 1
+                versions.append(Version(message, place, count))
+        return versions
 
     def messages(self) -> list[Message]:
         """Every message of the tree, parents before children."""

@@ -87,6 +87,46 @@ WEEKDAYS_AND_MONTHS = word_set(
     "lug seg ter qua qui sex fev set out mrt"
 )
 
+# ISO 4217: every active currency code, and the funds and metals codes ("9,500 EUR"). Written in
+# capitals they are units, not things; written as a name ("Bob", "Gel") they stay names.
+CURRENCY_CODES = word_set(
+    "aed afn all amd ang aoa ars aud awg azn bam bbd bdt bgn bhd bif bmd bnd bob bov brl bsd "
+    "btn bwp byn bzd cad cdf che chf chw clf clp cny cop cou crc cuc cup cve czk djf dkk dop "
+    "dzd egp ern etb eur fjd fkp gbp gel ghs gip gmd gnf gtq gyd hkd hnl hrk htg huf idr ils "
+    "inr iqd irr isk jmd jod jpy kes kgs khr kmf kpw krw kwd kyd kzt lak lbp lkr lrd lsl lyd "
+    "mad mdl mga mkd mmk mnt mop mru mur mvr mwk mxn mxv myr mzn nad ngn nio nok npr nzd omr "
+    "pab pen pgk php pkr pln pyg qar ron rsd rub rwf sar sbd scr sdg sek sgd shp sle sll sos "
+    "srd ssp stn svc syp szl thb tjs tmt tnd top try ttd twd tzs uah ugx usd usn uyi uyu uyw "
+    "uzs ved ves vnd vuv wst xaf xag xau xba xbb xbc xbd xcd xcg xdr xof xpd xpf xpt xsu xts "
+    "xua xxx yer zar zmw zwg zwl"
+)
+# Acronyms of technologies and of everyday office shorthand, in capitals ("SQL", "the API",
+# "PDFs"), with the ones the other languages use ("KI", "IA", "BDD"): words of the trade, not
+# things the user mentioned. Capitals only: "Ram", "Pip" and "Ai" are names too.
+TECH_ACRONYMS = word_set(
+    "ai ml llm nlp ocr gpt api apis sdk cli gui ui ux ide sql nosql db dbms rdbms orm etl "
+    "json xml yaml yml csv tsv pdf html css js ts php jsx http https url uri rest grpc rpc "
+    "graphql soap tcp udp ip dns vpn ssh ssl tls ftp sftp smtp imap pop3 lan wan wifi "
+    "cpu gpu tpu ram rom ssd hdd usb hdmi os ios vm vms cpu saas paas iaas iot "
+    "ci cd qa pr prs mr sso jwt oauth saml ldap 2fa mfa otp aws gcp k8s crm erp cms seo "
+    "kpi okr roi faq fyi asap eta tbd tba pm am utc gmt cet cest pst est "
+    "svg png jpg jpeg gif mp3 mp4 zip "
+    "ki edv ia bdd sgbd bd ti"
+)
+
+
+def is_code_word(word: str) -> bool:
+    """A word written in capitals that is a currency code or a technology's acronym (a plural
+    "APIs" too): a unit or a word of the trade, never a person or a thing mentioned."""
+    letters = word.rstrip(".'’-")
+    if letters.endswith("s") and letters[:-1].isupper():
+        letters = letters[:-1]  # "PDFs", "APIs"
+    if len(letters) < 2 or not letters.isupper():
+        return False
+    key = letters.casefold()
+    return key in CURRENCY_CODES or key in TECH_ACRONYMS
+
+
 # "my <relation> <Name>": the relation nouns per language; the animals among them name pets.
 PERSON_RELATIONS = word_set(
     "sister brother mother mom mum mommy father dad daddy wife husband partner boyfriend "
@@ -211,4 +251,9 @@ def is_name_word(word: str) -> bool:
     if not word or not word[0].isupper():
         return False
     key = name_key(word)
-    return bool(key) and key not in NOT_NAMES and key not in WEEKDAYS_AND_MONTHS
+    return (
+        bool(key)
+        and key not in NOT_NAMES
+        and key not in WEEKDAYS_AND_MONTHS
+        and not is_code_word(word)
+    )

@@ -27,7 +27,16 @@ from convmem.engine import Memory
 from convmem.errors import InvalidInput
 from convmem.metrics import CONTENT_TYPE, ProcessMetrics
 from convmem.model.purpose import check_purposes
-from convmem.service import account, admin, conversations, entities, memories, tools
+from convmem.page_sessions import PageSessions
+from convmem.service import (
+    account,
+    admin,
+    conversations,
+    entities,
+    memories,
+    page_sessions,
+    tools,
+)
 from convmem.service.auth import memory_of
 from convmem.service.observability import ServiceMiddleware
 from convmem.service.params import known_query_only
@@ -118,8 +127,9 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None) -> FastA
         path: check_purposes(purposes) for path, purposes in settings.route_purposes.items()
     }
     app.state.metrics = metrics
+    app.state.page_sessions = PageSessions(memory)
     install_handlers(app, metrics)
-    for module in (conversations, memories, entities, account, admin, tools):
+    for module in (conversations, memories, entities, account, admin, tools, page_sessions):
         app.include_router(module.router)
     _ops_routes(app, metrics)
     _page_routes(app)

@@ -46,15 +46,37 @@ def api_key(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> ApiKey:
-    """The active key the request presents; 401 when it is missing, malformed, wrong or revoked."""
+    """The active key the request presents; 401 when it is missing, malformed, wrong or revoked.
+    Without one, a memory page's session cookie stands for its user (``page_session_key``)."""
     if credentials is None:
-        raise ServiceError(401, "unauthorized", "an API key is required: Authorization: Bearer …")
+        key = page_session_key(request)
+        if key is None:
+            raise ServiceError(401, "unauthorized",
+                               "an API key is required: Authorization: Bearer …")  # fmt: skip
+        return key
     key = memory_of(request).keys.authenticate(credentials.credentials)
     if key is None:
         raise ServiceError(401, "unauthorized", "the API key is not valid")
     state = request.scope.setdefault("state", {})
     state["key_id"], state["tenant"] = key.id, key.tenant_id
     return key
+
+
+PAGE_COOKIE = "convmem_page"
+
+
+def page_session_key(request: Request) -> ApiKey | None:
+    """The credential of a memory page's session cookie (``convmem.service.page_sessions``): a
+    user key for the session's user, known by the session's id; None without a live session.
+    The cookie is SameSite=Strict, so another site's request never carries it."""
+    token = request.cookies.get(PAGE_COOKIE)
+    session = request.app.state.page_sessions.authenticate(token) if token else None
+    if session is None:
+        return None
+    state = request.scope.setdefault("state", {})
+    state["key_id"], state["tenant"] = session.id, session.tenant_id
+    return ApiKey(session.id, session.tenant_id, "user", session.user_id, "page session",
+                  "page-session", session.created_at)  # fmt: skip
 
 
 async def acting_user(

@@ -24,6 +24,7 @@ from convmem.service.schemas import (
     AppendedOut,
     AssembledOut,
     AssembleIn,
+    BranchMessageOut,
     ConversationCreate,
     ConversationOut,
     DeletedOut,
@@ -36,6 +37,7 @@ from convmem.service.schemas import (
     Regenerate,
     ToolCallIn,
 )
+from convmem.tree import MAX_COUNT
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 ConversationId = Annotated[str, Path(min_length=1, max_length=256)]
@@ -74,19 +76,67 @@ def delete_conversation(conversation_id: ConversationId, scope: ActingScope) -> 
 
 
 @router.get("/{conversation_id}/messages", response_model=list[MessageOut])
-def list_messages(conversation_id: ConversationId, scope: ActingScope) -> list[dict[str, Any]]:
-    """Every message of the tree, parents before children."""
-    return [m.to_dict() for m in scope.conversation(conversation_id).messages()]
+def list_messages(
+    conversation_id: ConversationId,
+    scope: ActingScope,
+    limit: Annotated[
+        int | None, Query(ge=1, le=1000, description="At most this many (default: all).")
+    ] = None,
+    after: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=256,
+            description="The last message id of the previous page: the page after it.",
+        ),
+    ] = None,
+) -> list[dict[str, Any]]:
+    """Every message of the tree, parents before children; paged with ``limit`` and ``after``."""
+    messages = scope.conversation(conversation_id).messages()
+    start = 0
+    if after is not None:
+        ids = [m.id for m in messages]
+        if after not in ids:
+            raise ServiceError(404, "not_found", "no such message in this conversation",
+                               kind="message")  # fmt: skip
+        start = ids.index(after) + 1
+    end = len(messages) if limit is None else start + limit
+    return [m.to_dict() for m in messages[start:end]]
 
 
-@router.get("/{conversation_id}/branch", response_model=list[MessageOut])
+@router.get("/{conversation_id}/branch", response_model=list[BranchMessageOut])
 def get_branch(
     conversation_id: ConversationId,
     scope: ActingScope,
     leaf_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+    through: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=256,
+            description="Instead of leaf_id: the branch through this message, on down to the "
+            "active leaf when it lies below, else to the newest version at each step.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=1000,
+            description="Only the newest this many, ending at the leaf (default: all). The "
+            "page before is the branch ending at the oldest one's parent_id.",
+        ),
+    ] = None,
 ) -> list[dict[str, Any]]:
-    """The messages from the root to ``leaf_id`` (default: the active leaf)."""
-    return [m.to_dict() for m in scope.conversation(conversation_id).branch(leaf_id)]
+    """The messages from the root to ``leaf_id`` (default: the active leaf), oldest first, each
+    with ``version`` of ``versions``: its place among its siblings (edits, regenerations)."""
+    conv = scope.conversation(conversation_id)
+    if through is not None:
+        if leaf_id is not None:
+            raise ServiceError(422, "invalid_input", "give leaf_id or through, not both")
+        leaf_id = conv.leaf_through(through)
+    window = conv.branch_window(leaf_id, limit=limit or MAX_COUNT)
+    return [{**v.message.to_dict(), "version": v.number, "versions": v.count} for v in window]
 
 
 @router.post("/{conversation_id}/messages", status_code=201, response_model=AppendedOut)

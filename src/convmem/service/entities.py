@@ -59,6 +59,19 @@ def get_entity(entity_id: EntityId, scope: ActingScope) -> dict[str, Any]:
     return scope.entities.get(entity_id).to_dict()
 
 
+@router.get("/{entity_id}/facts", response_model=list[EntityFactOut])
+def list_facts(
+    entity_id: EntityId,
+    scope: ActingScope,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> list[dict[str, Any]]:
+    """One page of what was said about the entity, newest first: an entity mentioned a
+    thousand times is read a page at a time."""
+    facts = scope.entities.get(entity_id).facts[offset : offset + limit]
+    return [fact.to_dict() for fact in facts]
+
+
 @router.delete("/{entity_id}", response_model=DeletedOut)
 def delete_entity(entity_id: EntityId, scope: ActingScope) -> dict[str, Any]:
     """Delete the entity and its facts; the messages they came from stay."""

@@ -293,6 +293,13 @@ class MessageOut(_Response):
     parts: list[dict[str, Any]] | None = None
 
 
+class BranchMessageOut(MessageOut):
+    """A message of a branch with its place among its versions: ``version`` of ``versions``."""
+
+    version: int
+    versions: int
+
+
 class MemoryOut(_Response):
     id: str
     scope: str
@@ -535,3 +542,21 @@ class EntityOut(_Response):
         default_factory=list,
         description="What was said about it, newest first (GET /v1/entities/{id}; empty in lists).",
     )
+
+
+# --- page sessions (convmem.service.page_sessions) ---------------------------------------------
+
+
+class SignInLinkOut(_Response):
+    url: str = Field(description="The link to hand to the user: it works once, for 10 minutes.")
+    expires_at: str
+
+
+class LinkIn(_Request):
+    token: str = Field(min_length=1, max_length=2000)
+
+
+class PageSessionOut(_Response):
+    tenant: str
+    user: str
+    expires_at: str

@@ -146,6 +146,13 @@ class ConversationReads(Protocol):
         """Every message of the conversation, by depth, each depth in write order."""
         ...
 
+    def child_counts(
+        self, tenant: str, conversation_id: str, parent_ids: Sequence[str | None]
+    ) -> dict[str | None, int]:
+        """How many children each of ``parent_ids`` has (None: the roots), in one query; a
+        parent with none is left out. What a page of a branch needs to show its forks."""
+        ...
+
     def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
         """The path from ``leaf_id`` to the root, newest first, fetched lazily in pages (a
         caller that stops early must not pay for the rest), with ``tokenizer``'s counts."""

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Protocol
 
 from convmem.model.keys import ApiKey
+from convmem.model.page_sessions import PageSession
 from convmem.model.policy import TenantPolicy
 
 
@@ -36,6 +37,31 @@ class KeyWrites(Protocol):
     def revoke_api_key(self, tenant: str, key_id: str, at: datetime) -> ApiKey:
         """Mark the tenant's key revoked (a revoked key keeps its first revocation time);
         ``NotFound`` for another tenant's. Returns the key."""
+        ...
+
+
+@dataclass(frozen=True)
+class StoredPageSession:
+    """A page session with the SHA-256 (hex) of its token's secret."""
+
+    session: PageSession
+    secret_sha256: str
+
+
+class PageSessionReads(Protocol):
+    def find_page_session(self, tenant: str, session_id: str) -> StoredPageSession | None: ...
+
+
+class PageSessionWrites(Protocol):
+    def insert_page_session(self, session: PageSession, secret_sha256: str) -> None: ...
+
+    def end_page_session(self, tenant: str, session_id: str, at: datetime) -> bool:
+        """End it (a link used, a session signed out); True only for the call that ended it,
+        so two requests presenting one link cannot both use it."""
+        ...
+
+    def touch_page_session(self, tenant: str, session_id: str, at: datetime) -> None:
+        """Record a request of the session (its idle time starts again)."""
         ...
 
 

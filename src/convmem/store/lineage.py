@@ -145,6 +145,7 @@ NOT_DERIVED: Final = frozenset(
     {
         "audit_events",  # ids, actions and reasons, never content: kept as the record of deletes
         "api_keys",
+        "page_sessions",  # sign-in links and sessions: a token's hash and times, like keys
         "tenant_policies",
         "user_settings",
         # a tenant's word vectors: leave with the last conversation using the word (a trigger on

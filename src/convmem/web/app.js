@@ -17,11 +17,22 @@ export function h(tag, attrs = {}, ...children) {
     else if (name === "text") el.textContent = value;
     else el.setAttribute(name, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
+  el.append(...nodes(children));
   return el;
+}
+
+// Children as nodes: nested lists flattened; null, undefined and false left out (an absent
+// optional piece, never the text "null"); anything else as text, never parsed as HTML.
+function nodes(children) {
+  return children.flat(Infinity)
+    .filter((child) => child !== null && child !== undefined && child !== false)
+    .map((child) => (child instanceof Node ? child : document.createTextNode(String(child))));
+}
+
+// What every view uses instead of replaceChildren: the same rules as h() for what it is given.
+export function fill(parent, ...children) {
+  parent.replaceChildren(...nodes(children));
+  return parent;
 }
 
 export function say(text) {
@@ -67,7 +78,8 @@ export function userHeader(user) {
 export async function api(method, path, body) {
   const current = session();
   const headers = { Accept: "application/json" };
-  if (current) {
+  // a page session's cookie is sent by the browser itself (HttpOnly: this script never sees it)
+  if (current && !current.cookie) {
     headers.Authorization = `Bearer ${current.key}`;
     if (current.user && current.role === "app") headers["X-Convmem-User"] = userHeader(current.user);
   }
@@ -78,7 +90,11 @@ export async function api(method, path, body) {
   if (response.status === 204) return null;
   const data = await response.json().catch(() => ({}));
   if (!response.ok) {
-    if (response.status === 401 && current) signOut("Your key is no longer valid. Sign in again.");
+    if (response.status === 401 && current) {
+      signOut(current.cookie
+        ? "Your session has ended. Open a new sign-in link from your application."
+        : "Your key is no longer valid. Sign in again.");
+    }
     throw new ApiError(response.status, data);
   }
   return data;
@@ -112,9 +128,42 @@ async function signIn(event) {
   }
 }
 
-function signOut(message) {
+// A sign-in link from the application: its token (single use, short-lived) is exchanged for a
+// session cookie; the token leaves the address bar at once.
+async function useSignInLink(token) {
+  history.replaceState(null, "", `${location.pathname}#/`);
   sessionStorage.removeItem(SESSION);
+  try {
+    const response = await fetch("/v1/page-sessions/exchange", {
+      method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ token }),
+    });
+    if (!response.ok) { showChrome(); showView("link-refused-view"); return; }
+    const started = await response.json();
+    sessionStorage.setItem(SESSION, JSON.stringify({
+      cookie: true, role: "user", tenant: started.tenant, who: started.user,
+    }));
+    showChrome();
+    route();
+  } catch { showChrome(); showView("link-refused-view"); }
+}
+
+// A session cookie from an earlier link (a reload, a new tab): the page asks who it is.
+async function resumeCookieSession() {
+  const response = await fetch("/v1/me", { headers: { Accept: "application/json" } });
+  if (!response.ok) return false;
+  const me = await response.json();
+  sessionStorage.setItem(SESSION, JSON.stringify({ cookie: true, role: me.role, tenant: me.tenant, who: me.user }));
+  return true;
+}
+
+async function signOut(message) {
+  const current = session();
+  sessionStorage.removeItem(SESSION);
+  // a page session ends on the server too (its cookie cleared), before the page moves on
+  if (current && current.cookie) await fetch("/v1/page-sessions/current", { method: "DELETE" }).catch(() => {});
   drafts.clear();
+  $("undo").hidden = true;
   showChrome();
   showView("sign-in-view");
   if (message) $("sign-in-error").textContent = message;
@@ -176,8 +225,10 @@ function renderSettings(enabled) {
 // Edits not yet saved, by memory id: a re-render (a save elsewhere, a visit to another page)
 // reopens them instead of dropping what was typed.
 const drafts = new Map();
+let shownMemories = [];
 
 function renderMemories(memories) {
+  shownMemories = memories;
   const list = $("memory-list");
   // suggestions first: they wait for the user's decision
   const ordered = [...memories].sort((a, b) => (b.status === "proposed") - (a.status === "proposed"));
@@ -185,7 +236,7 @@ function renderMemories(memories) {
   const restorable = new Set(memories.filter((m) => m.status === "confirmed" && m.supersedes_id)
     .map((m) => m.supersedes_id));
   const texts = new Map(memories.map((m) => [m.id, m.text]));
-  list.replaceChildren(...ordered.map((m) => memoryItem(m, restorable.has(m.id), texts)));
+  fill(list, ordered.map((m) => memoryItem(m, restorable.has(m.id), texts)));
   $("memories-empty").hidden = memories.length > 0;
   for (const memory of ordered) {
     if (!drafts.has(memory.id)) continue;
@@ -291,10 +342,17 @@ function startEdit(memory, button, draft = null, focus = true) {
     event.preventDefault();
     const value = area.value.trim();
     if (!value) { say("A memory needs some text."); area.focus(); return; }
+    const rivals = replacedBy(memory);
+    if (rivals.length && !(await askReplace(value, rivals))) { area.focus(); return; }
     try {
-      await api("PATCH", `/v1/memories/${encodeURIComponent(memory.id)}`, { text: value });
+      const notice = await api("PATCH", `/v1/memories/${encodeURIComponent(memory.id)}`, { text: value });
       drafts.delete(memory.id);
-      say("Memory updated.");
+      const others = notice.superseded.filter((old) => old.id !== memory.id);
+      say(others.length ? "Memory updated; it replaced another one." : "Memory updated.");
+      // undo puts back what the change replaced: the other memory when there was one, else
+      // the edited memory's own earlier text
+      const undo = others[0] || notice.superseded[0];
+      if (undo) offerUndo(undo.id, `Updated; it replaced “${undo.text}”.`);
       await loadMemories(false);
       const updated = [...document.querySelectorAll("#memory-list .memory-text")].find((p) => p.textContent === value);
       (updated ? updated.closest("li").querySelector("button") : $("memories-title")).focus();
@@ -324,10 +382,51 @@ async function restoreMemory(memory) {
   } catch (e) { fail(e); }
 }
 
+// The current memories a change to ``memory`` would replace: the engine supersedes the
+// confirmed memories of the same subject and scope when the user edits or confirms one.
+function replacedBy(memory) {
+  const now = Date.now();
+  return shownMemories.filter((m) => m.id !== memory.id && m.status === "confirmed"
+    && m.scope === memory.scope && m.subject_key === memory.subject_key
+    && (!m.expires_at || Date.parse(m.expires_at) > now));
+}
+
+// Both texts, and the user's choice: true to go ahead.
+function askReplace(newText, rivals) {
+  const dialog = $("confirm-replace");
+  fill($("replace-new"), `“${newText}”`);
+  fill($("replace-old"), rivals.map((m) => h("li", {}, `“${m.text}”`)));
+  dialog.returnValue = "";
+  dialog.showModal();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "replace"), { once: true });
+  });
+}
+
+// One click puts back the memory a change replaced (the change's own memory goes).
+function offerUndo(memoryId, text) {
+  const bar = $("undo");
+  fill($("undo-text"), text);
+  bar.hidden = false;
+  $("undo-button").onclick = async () => {
+    try {
+      const back = await api("POST", `/v1/memories/${encodeURIComponent(memoryId)}/restore`);
+      bar.hidden = true;
+      say(`Undone: “${back.text}” is back.`);
+      await loadMemories(false);
+      $("memories-title").focus();
+    } catch (e) { fail(e); }
+  };
+}
+
 async function decide(memory, action) {
+  const rivals = action === "confirm" ? replacedBy(memory) : [];
+  if (rivals.length && !(await askReplace(memory.text, rivals))) return;
   try {
-    await api("POST", `/v1/memories/${encodeURIComponent(memory.id)}/${action}`);
-    say(action === "confirm" ? "Memory confirmed." : "Suggestion declined.");
+    const decided = await api("POST", `/v1/memories/${encodeURIComponent(memory.id)}/${action}`);
+    const replaced = rivals.find((m) => m.id === decided.supersedes_id);
+    if (replaced) offerUndo(replaced.id, `Confirmed; it replaced “${replaced.text}”.`);
+    say(action === "confirm" ? (replaced ? "Memory confirmed; it replaced another one." : "Memory confirmed.") : "Suggestion declined.");
     await loadMemories(false);
     $("memories-title").focus();
   } catch (e) { fail(e); }
@@ -346,7 +445,7 @@ async function downloadExport() {
   try {
     const current = session();
     const response = await fetch("/v1/export", {
-      headers: {
+      headers: current.cookie ? {} : {
         Authorization: `Bearer ${current.key}`,
         ...(current.role === "app" ? { "X-Convmem-User": userHeader(current.user) } : {}),
       },
@@ -382,8 +481,14 @@ async function onDialogClose() {
 
 // --- routing ---------------------------------------------------------------------------------
 
-function route() {
-  const current = session();
+async function route() {
+  const link = location.hash.match(/^#\/sign-in\/(.+)$/);
+  if (link) { await useSignInLink(decodeURIComponent(link[1])); return; }
+  let current = session();
+  if ((!current || !current.role) && await resumeCookieSession().catch(() => false)) {
+    current = session();
+    showChrome();
+  }
   if (!current || !current.role) { showChrome(); showView("sign-in-view"); return; }
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   if (parts[0] === "conversations" && parts[1]) loadConversation(parts[1], parts[2] === "m" ? parts[3] : null);

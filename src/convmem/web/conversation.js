@@ -3,7 +3,7 @@
 // marks say what the last assembled request did with each message. Viewing another version
 // changes nothing on the server: the application's active branch stays what it was.
 
-import { ApiError, api, excerpt, fail, formatDate, h, showView } from "./app.js";
+import { ApiError, api, excerpt, fail, fill, formatDate, h, showView } from "./app.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -16,9 +16,17 @@ const SECTION_NAMES = {
   summary: "Summary of older messages",
   history: "Recent messages, verbatim",
   relevant_memories: "Memories relevant to the new message",
+  entity_facts: "What was said about people and things",
   retrieved: "Older messages brought back",
   user: "The new message",
 };
+
+// a section this page does not know yet still reads as words, not as a key
+function sectionName(key) {
+  if (SECTION_NAMES[key]) return SECTION_NAMES[key];
+  const words = key.replace(/[_-]+/g, " ").trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
 
 const MARKS = {
   included: ["in the request", "Sent verbatim in the last request."],
@@ -30,40 +38,65 @@ const MARKS = {
 };
 
 const FULL_TEXT_OVER = 200; // longer messages show an excerpt and open on demand
+const PAGE = 30; // messages loaded at a time: a conversation of any length opens at its newest
+const CONVERSATIONS_PAGE = 50;
 
-let state = null; // { id, messages, byId, children, activeLeaf, assembly, shown }
+// { id, items (a contiguous run of one branch ending at its leaf, oldest first, each with its
+// version of versions), byId, activeLeaf, otherFrom (null on the active branch, else the depth
+// from which the shown branch is another version), marks, assembly }
+let state = null;
 
 export async function loadConversations() {
   showView("conversations-view");
+  fill($("conversation-list"));
+  $("conversations-more").hidden = true;
+  await moreConversations(0);
+}
+
+async function moreConversations(offset) {
   try {
-    const conversations = await api("GET", "/v1/conversations?limit=200");
-    $("conversation-list").replaceChildren(...conversations.map((c) => h("li", {},
+    // one more than a page: whether another page follows, without counting them all
+    const found = await api("GET", `/v1/conversations?limit=${CONVERSATIONS_PAGE + 1}&offset=${offset}`);
+    const shown = found.slice(0, CONVERSATIONS_PAGE);
+    const items = shown.map((c) => h("li", {},
       h("a", { href: `#/conversations/${encodeURIComponent(c.id)}` }, c.title || "Untitled conversation"),
       " ", h("span", { class: "hint" }, `started ${formatDate(c.created_at)}`, c.temporary ? " · temporary" : ""),
-    )));
-    $("conversations-empty").hidden = conversations.length > 0;
+    ));
+    $("conversation-list").append(...items);
+    $("conversations-empty").hidden = offset + shown.length > 0;
+    const more = $("conversations-more");
+    more.hidden = found.length <= CONVERSATIONS_PAGE;
+    more.onclick = async () => {
+      await moreConversations(offset + CONVERSATIONS_PAGE);
+      const next = $("conversation-list").children[offset + CONVERSATIONS_PAGE];
+      if (next) next.querySelector("a").focus();
+    };
+    if (offset > 0 && more.hidden && items.length) items[0].querySelector("a").focus();
   } catch (e) { fail(e); }
+}
+
+function branchPath(query) {
+  return `/v1/conversations/${encodeURIComponent(state.id)}/branch?limit=${PAGE}&${query}`;
 }
 
 export async function loadConversation(conversationId, highlight) {
   showView("conversation-view", !highlight);
-  $("tree").replaceChildren();
-  $("last-assembly").replaceChildren();
+  fill($("tree"));
+  fill($("last-assembly"));
   try {
     const path = `/v1/conversations/${encodeURIComponent(conversationId)}`;
-    const [record, messages] = await Promise.all([api("GET", path), api("GET", `${path}/messages`)]);
+    const record = await api("GET", path);
     let assembly = null;
     try { assembly = await api("GET", `${path}/last-assembly`); } catch (e) {
       if (!(e instanceof ApiError && e.status === 404)) throw e;
     }
     $("conversation-title").textContent = record.title || "Untitled conversation";
-    state = indexTree(conversationId, messages, record.active_leaf_id, assembly);
-    renderBranch(highlight || record.active_leaf_id);
-    renderAssembly(assembly, new Set(messages.map((m) => m.id)));
-    if (highlight) {
-      const target = document.getElementById(`node-${highlight}`);
-      if (target) { target.scrollIntoView({ block: "center" }); target.focus(); }
-    }
+    state = { id: conversationId, items: [], byId: new Map(), activeLeaf: record.active_leaf_id,
+      otherFrom: null, marks: new Map(), assembly };
+    if (highlight) await showThrough(highlight);
+    else await showActive();
+    renderAssembly(assembly);
+    if (highlight) focusNode(highlight);
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) {
       $("conversation-title").textContent = "Conversation not found";
@@ -73,20 +106,48 @@ export async function loadConversation(conversationId, highlight) {
   }
 }
 
-function indexTree(id, messages, activeLeaf, assembly) {
-  const byId = new Map(messages.map((m) => [m.id, m]));
-  const children = new Map(); // parent id ("" for roots) -> children, oldest first
-  for (const m of messages) {
-    const key = m.parent_id || "";
-    if (!children.has(key)) children.set(key, []);
-    children.get(key).push(m);
+function setItems(items) {
+  state.items = items;
+  state.byId = new Map(items.map((m) => [m.id, m]));
+  state.marks = marksOf(state.assembly, state.byId);
+}
+
+async function showActive() {
+  setItems(state.activeLeaf ? await api("GET", branchPath("")) : []);
+  state.otherFrom = null;
+  renderBranch();
+}
+
+// The branch through a message (another version, or the message a link points to), loaded
+// back far enough to include it.
+async function showThrough(id) {
+  let items = await api("GET", branchPath(`through=${encodeURIComponent(id)}`));
+  while (!items.some((m) => m.id === id) && items.length && items[0].parent_id) {
+    items = [...await api("GET", branchPath(`leaf_id=${encodeURIComponent(items[0].parent_id)}`)), ...items];
   }
-  return { id, messages, byId, children, activeLeaf, marks: marksOf(assembly, byId) };
+  setItems(items);
+  const leaf = items.length ? items[items.length - 1].id : null;
+  const target = state.byId.get(id);
+  state.otherFrom = leaf === state.activeLeaf ? null
+    : Math.min(state.otherFrom ?? Infinity, target ? target.depth : 0);
+  renderBranch();
+}
+
+async function showEarlier() {
+  const oldest = state.items[0];
+  try {
+    const earlier = await api("GET", branchPath(`leaf_id=${encodeURIComponent(oldest.parent_id)}`));
+    setItems([...earlier, ...state.items]);
+    renderBranch();
+    if (earlier.length) focusNode(earlier[0].id, "start");
+  } catch (e) { fail(e); }
 }
 
 // What the last request did with each message, by id. The report lists what it included,
 // stubbed and brought back; everything else on the branch it was built for (the ancestors of
 // its newest included message) was evicted, into the summary when the summary runs through it.
+// The messages loaded are a contiguous run ending at the leaf, so walking up through them
+// marks each one the request saw.
 function marksOf(assembly, byId) {
   const marks = new Map();
   if (!assembly) return marks;
@@ -101,6 +162,7 @@ function marksOf(assembly, byId) {
   const newest = r.included_ids.filter((id) => byId.has(id))
     .reduce((a, b) => (byId.get(b).depth > (a ? byId.get(a).depth : -1) ? b : a), null);
   for (let id = newest; id; id = byId.get(id)?.parent_id) {
+    if (!byId.has(id)) break;
     if (included.has(id)) {
       add(id, stubbed.has(id) ? "stubbed" : "included");
       if (mediaStubbed.has(id)) add(id, "media_stubbed");
@@ -113,39 +175,41 @@ function marksOf(assembly, byId) {
   return marks;
 }
 
-// The path shown: root to `target`, then on to a leaf (the active one when it lies below,
-// otherwise the newest child at each step).
-function pathThrough(target) {
-  const { byId, children, activeLeaf } = state;
-  const up = [];
-  for (let id = target; id; id = byId.get(id)?.parent_id) up.unshift(id);
-  const active = new Set();
-  for (let id = activeLeaf; id; id = byId.get(id)?.parent_id) active.add(id);
-  const path = up.filter((id) => byId.has(id));
-  for (let last = path[path.length - 1]; last;) {
-    const kids = children.get(last) || [];
-    if (!kids.length) break;
-    const next = kids.find((k) => active.has(k.id)) || kids[kids.length - 1];
-    path.push(next.id);
-    last = next.id;
-  }
-  return { path, active };
-}
-
-function renderBranch(target) {
-  if (!state.messages.length) { $("tree").replaceChildren(h("p", { class: "empty" }, "No messages yet.")); return; }
-  const { path, active } = pathThrough(target || state.activeLeaf);
-  const onActive = path.every((id) => active.has(id)) && path[path.length - 1] === state.activeLeaf;
+function renderBranch() {
+  const { items } = state;
+  if (!items.length) { fill($("tree"), h("p", { class: "empty" }, "No messages yet.")); return; }
+  const onActive = state.otherFrom === null;
+  const oldest = items[0];
   const banner = onActive
-    ? h("p", { class: "branch-note" }, `The active branch: ${path.length} messages, oldest first.`)
+    ? h("p", { class: "branch-note" },
+      `The active branch: ${oldest.depth + items.length} messages, oldest first`,
+      oldest.depth ? `; the newest ${items.length} are shown.` : ".")
     : h("p", { class: "branch-note other" },
       "You are looking at another version, not the active branch. ",
-      h("button", { type: "button", onclick: () => { renderBranch(state.activeLeaf); focusNode(state.activeLeaf); } }, "Back to the active branch"));
-  $("tree").replaceChildren(
-    banner,
-    legend(),
-    h("ol", { class: "branch" }, path.map((id) => messageItem(state.byId.get(id), active))),
+      h("button", { type: "button", onclick: backToActive }, "Back to the active branch"));
+  const jumps = h("nav", { class: "jumps", "aria-label": "In this conversation" },
+    h("button", { type: "button", onclick: () => focusNode(items[items.length - 1].id) }, "Jump to the latest message"),
+    state.assembly ? h("button", { type: "button", onclick: jumpToReport }, "Jump to the last request's report") : null,
   );
+  const earlier = oldest.parent_id
+    ? h("p", { class: "earlier" }, h("button", { type: "button", class: "show-earlier", onclick: showEarlier },
+      `Show earlier messages (${oldest.depth} more)`))
+    : null;
+  fill($("tree"), banner, jumps, legend(), earlier,
+    h("ol", { class: "branch" }, items.map((m) => messageItem(m))));
+}
+
+async function backToActive() {
+  try {
+    await showActive();
+    focusNode(state.activeLeaf);
+  } catch (e) { fail(e); }
+}
+
+function jumpToReport() {
+  const title = $("assembly-title");
+  title.scrollIntoView({ block: "start" });
+  title.focus();
 }
 
 function legend() {
@@ -155,15 +219,14 @@ function legend() {
       h("div", {}, h("dt", {}, h("span", { class: "mark" }, name)), h("dd", {}, meaning)))));
 }
 
-function messageItem(m, active) {
-  const siblings = state.children.get(m.parent_id || "") || [m];
-  const fork = siblings.length > 1;
+function messageItem(m) {
+  const fork = m.versions > 1;
+  const inactive = state.otherFrom !== null && m.depth >= state.otherFrom;
   const marks = state.marks.get(m.id) || [];
-  const calls = m.tool_calls.length ? `calls ${m.tool_calls.map((c) => c.name).join(", ")}` : "";
-  const text = m.content || calls || "(empty)";
+  const text = m.content || (m.tool_calls.length ? "" : "(empty)");
   const long = text.length > FULL_TEXT_OVER;
-  return h("li", { class: `message-item role-${m.role}${fork ? " fork" : ""}${active.has(m.id) ? "" : " inactive"}` },
-    fork ? versionSwitcher(m, siblings) : null,
+  return h("li", { class: `message-item role-${m.role}${fork ? " fork" : ""}${inactive ? " inactive" : ""}` },
+    fork ? versionSwitcher(m) : null,
     h("div", {
       id: `node-${m.id}`, class: "message", tabindex: "-1",
     },
@@ -176,10 +239,21 @@ function messageItem(m, active) {
         ? partsView(m.parts)
         : long
           ? h("details", { class: "content" }, h("summary", {}, excerpt(text, FULL_TEXT_OVER)), h("p", {}, text))
-          : h("p", { class: "content" }, text),
-      m.content && calls ? h("p", { class: "hint" }, calls) : null,
+          : text ? h("p", { class: "content" }, text) : null,
+      m.tool_calls.length ? toolCalls(m.tool_calls) : null,
     ),
   );
+}
+
+// A tool call: its name and the arguments it was called with (long ones open on demand).
+function toolCalls(calls) {
+  return h("ul", { class: "tool-calls", "aria-label": "Tool calls" }, calls.map((call) => {
+    const args = call.arguments || "{}";
+    return h("li", {}, h("span", { class: "hint" }, "calls "), h("code", { class: "tool-name" }, call.name), " ",
+      args.length > FULL_TEXT_OVER
+        ? h("details", { class: "tool-arguments" }, h("summary", {}, h("code", {}, excerpt(args, 80))), h("pre", {}, args))
+        : h("code", { class: "tool-arguments" }, args));
+  }));
 }
 
 // Content parts: text as text, an image as a thumbnail loaded from the application's own https
@@ -207,18 +281,26 @@ function mediaLabel(part) {
   return part.name || part.type;
 }
 
-function versionSwitcher(m, siblings) {
-  const index = siblings.findIndex((s) => s.id === m.id);
-  const show = (other) => { renderBranch(other.id); focusSwitcher(other.id); };
+function versionSwitcher(m) {
+  const show = async (step) => {
+    try {
+      const path = `/v1/conversations/${encodeURIComponent(state.id)}/messages/${encodeURIComponent(m.id)}/siblings`;
+      const siblings = await api("GET", path);
+      const other = siblings[siblings.findIndex((s) => s.id === m.id) + step];
+      if (!other) return;
+      await showThrough(other.id);
+      focusSwitcher(other.id);
+    } catch (e) { fail(e); }
+  };
   return h("div", { class: "versions", role: "group", "aria-label": `Versions of this ${m.role} message` },
     h("button", {
-      type: "button", class: "prev", disabled: index === 0, "aria-label": "Previous version",
-      onclick: () => show(siblings[index - 1]),
+      type: "button", class: "prev", disabled: m.version === 1, "aria-label": "Previous version",
+      onclick: () => show(-1),
     }, "‹"),
-    h("span", { class: "version-label", id: `versions-${m.id}`, "aria-live": "polite" }, `version ${index + 1} of ${siblings.length}`),
+    h("span", { class: "version-label", id: `versions-${m.id}`, "aria-live": "polite" }, `version ${m.version} of ${m.versions}`),
     h("button", {
-      type: "button", class: "next", disabled: index === siblings.length - 1, "aria-label": "Next version",
-      onclick: () => show(siblings[index + 1]),
+      type: "button", class: "next", disabled: m.version === m.versions, "aria-label": "Next version",
+      onclick: () => show(1),
     }, "›"),
   );
 }
@@ -229,15 +311,15 @@ function focusSwitcher(id) {
   if (button) button.focus();
 }
 
-function focusNode(id) {
+function focusNode(id, block = "center") {
   const node = document.getElementById(`node-${id}`);
-  if (node) { node.scrollIntoView({ block: "center" }); node.focus(); }
+  if (node) { node.scrollIntoView({ block }); node.focus(); }
 }
 
-function renderAssembly(record, existing) {
+function renderAssembly(record) {
   const box = $("last-assembly");
   if (!record) {
-    box.replaceChildren(h("p", { class: "empty" }, "No request has been assembled for this conversation yet."));
+    fill(box, h("p", { class: "empty" }, "No request has been assembled for this conversation yet."));
     return;
   }
   const r = record.report;
@@ -245,23 +327,22 @@ function renderAssembly(record, existing) {
     h("caption", {}, `Tokens per section, ${r.format} format, ${r.tokenizer} tokenizer`),
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Section"), h("th", { scope: "col", class: "num" }, "Tokens"))),
     h("tbody", {}, Object.entries(r.sections).map(([name, tokens]) =>
-      h("tr", {}, h("th", { scope: "row" }, SECTION_NAMES[name] || name, " ", h("code", { class: "hint" }, name)),
+      h("tr", {}, h("th", { scope: "row" }, sectionName(name), " ", h("code", { class: "hint" }, name)),
         h("td", { class: "num" }, String(tokens))))),
     h("tfoot", {}, h("tr", {}, h("th", { scope: "row" }, "Total"), h("td", { class: "num" }, String(r.total_tokens)))),
   );
-  const gone = r.included_ids.filter((id) => !existing.has(id)).length;
   const facts = h("dl", { class: "meta facts" },
     h("div", {}, h("dt", {}, "Assembled"), h("dd", {}, h("time", { datetime: record.at }, formatDate(record.at)))),
     h("div", {}, h("dt", {}, "Context window"), h("dd", {}, `${r.context_window} (output reserved: ${r.max_output})`)),
     h("div", {}, h("dt", {}, "Input budget"), h("dd", {}, `${r.input_budget} (history: ${r.history_budget})`)),
-    h("div", {}, h("dt", {}, "Messages included"), h("dd", {}, `${r.included_ids.length}${gone ? ` (${gone} since deleted)` : ""}`)),
+    h("div", {}, h("dt", {}, "Messages included"), h("dd", {}, String(r.included_ids.length))),
     h("div", {}, h("dt", {}, "Evicted"), h("dd", {}, String(r.evicted_count))),
     h("div", {}, h("dt", {}, "Brought back"), h("dd", {}, String((r.retrieved_ids || []).length))),
     h("div", {}, h("dt", {}, "Tool results stubbed"), h("dd", {}, String(r.stubbed_ids.length))),
     h("div", {}, h("dt", {}, "Memories used"), h("dd", {}, String(r.memory_ids.length))),
     r.summary_id ? h("div", {}, h("dt", {}, "Summary"), h("dd", {}, r.summary_id)) : null,
   );
-  box.replaceChildren(table, facts);
+  fill(box, table, facts);
 }
 
 export async function openMessage(messageId) {
@@ -270,8 +351,8 @@ export async function openMessage(messageId) {
     location.replace(`#/conversations/${encodeURIComponent(message.conversation_id)}/m/${encodeURIComponent(message.id)}`);
   } catch (e) {
     showView("conversation-view");
-    $("tree").replaceChildren();
-    $("last-assembly").replaceChildren();
+    fill($("tree"));
+    fill($("last-assembly"));
     $("conversation-title").textContent = "That message no longer exists";
     $("conversation-title").focus();
     if (!(e instanceof ApiError && e.status === 404)) fail(e);

@@ -5,7 +5,7 @@
 // stay), or keep one statement as a memory — an explicit act, through the same consent and
 // never-store checks as "remember that …". Server text is only set as textContent.
 
-import { api, excerpt, fail, formatDate, h, say } from "./app.js";
+import { api, excerpt, fail, fill, formatDate, h, say } from "./app.js";
 
 const $ = (id) => document.getElementById(id);
 const TYPE_LABEL = {
@@ -13,6 +13,7 @@ const TYPE_LABEL = {
   project: "Project", work: "Book, film or other work", thing: "Thing",
 };
 const PAGE = 50;
+const FACTS_PAGE = 20; // statements shown at a time: an entity may be mentioned a thousand times
 
 export async function loadEntities() {
   try {
@@ -21,15 +22,16 @@ export async function loadEntities() {
 }
 
 function renderEntities(entities) {
-  $("entity-list").replaceChildren(...entities.map(entityItem));
+  fill($("entity-list"), entities.map(entityItem));
   $("entities-empty").hidden = entities.length > 0;
 }
 
 function entityItem(entity) {
   const nameId = `entity-${entity.id}`;
   const facts = h("ul", { class: "fact-list" });
+  const more = h("button", { type: "button", class: "more-facts", hidden: true }, "Show more statements");
   const details = h("details", { class: "entity-facts" },
-    h("summary", {}, `What was said about it (${entity.mention_count})`), facts);
+    h("summary", {}, `What was said about it (${entity.mention_count})`), facts, more);
   details.addEventListener("toggle", () => { if (details.open) loadFacts(entity, facts, nameId); });
   const also = entity.aliases.length ? `; also ${entity.aliases.join(", ")}` : "";
   return h("li", { class: "entity", "data-id": entity.id },
@@ -53,10 +55,19 @@ function speakerLabel(fact) {
   return fact.speaker === "assistant" ? "The assistant" : "You";
 }
 
-async function loadFacts(entity, list, nameId) {
+// The first page of statements (again, after a change), or the next one after those shown.
+async function loadFacts(entity, list, nameId, next = false) {
+  const offset = next ? list.children.length : 0;
   try {
-    const full = await api("GET", `/v1/entities/${encodeURIComponent(entity.id)}`);
-    list.replaceChildren(...full.facts.map((fact) => factItem(entity, fact, list, nameId)));
+    // one more than a page: whether another page follows
+    const found = await api("GET",
+      `/v1/entities/${encodeURIComponent(entity.id)}/facts?limit=${FACTS_PAGE + 1}&offset=${offset}`);
+    const items = found.slice(0, FACTS_PAGE).map((fact) => factItem(entity, fact, list, nameId));
+    if (next) list.append(...items); else fill(list, items);
+    const more = list.nextElementSibling;
+    more.hidden = found.length <= FACTS_PAGE;
+    more.onclick = () => loadFacts(entity, list, nameId, true);
+    if (next && items.length) items[0].querySelector("button").focus();
   } catch (e) { fail(e); }
 }
 

@@ -8,9 +8,14 @@ from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
 from convmem.model.keys import ApiKey, AssemblyRecord
-from convmem.store.keys import StoredKey
+from convmem.model.page_sessions import PageSession
+from convmem.store.keys import StoredKey, StoredPageSession
 from convmem.store.postgres.rows import TxnBase
 from convmem.store.rows import DECODED, KEY_COLUMNS, api_key_from_row, key_purposes
+
+PAGE_SESSION_COLUMNS = (
+    "id, tenant_id, acts_for_user, kind, created_at, expires_at, last_seen_at, ended_at"
+)
 
 
 class KeyTxnMixin(TxnBase):
@@ -43,6 +48,38 @@ class KeyTxnMixin(TxnBase):
         if row is None:
             raise NotFound("api key", key_id)
         return api_key_from_row(row, DECODED)
+
+    def find_page_session(self, tenant: str, session_id: str) -> StoredPageSession | None:
+        row = self._db.execute(
+            f"SELECT {PAGE_SESSION_COLUMNS}, secret_sha256 FROM page_sessions "
+            "WHERE tenant_id = %s AND id = %s",
+            (tenant, session_id),
+        ).fetchone()
+        if row is None:
+            return None
+        return StoredPageSession(PageSession(*row[:8]), row[8])
+
+    def insert_page_session(self, session: PageSession, secret_sha256: str) -> None:
+        self._db.execute(
+            f"INSERT INTO page_sessions ({PAGE_SESSION_COLUMNS}, secret_sha256) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (session.id, session.tenant_id, session.user_id, session.kind, session.created_at,
+             session.expires_at, session.last_seen_at, session.ended_at, secret_sha256),
+        )  # fmt: skip
+
+    def end_page_session(self, tenant: str, session_id: str, at: datetime) -> bool:
+        row = self._db.execute(
+            "UPDATE page_sessions SET ended_at = %s "
+            "WHERE tenant_id = %s AND id = %s AND ended_at IS NULL RETURNING id",
+            (at, tenant, session_id),
+        ).fetchone()
+        return row is not None
+
+    def touch_page_session(self, tenant: str, session_id: str, at: datetime) -> None:
+        self._db.execute(
+            "UPDATE page_sessions SET last_seen_at = %s WHERE tenant_id = %s AND id = %s",
+            (at, tenant, session_id),
+        )
 
     def last_assembly(self, tenant: str, user: str, conversation_id: str) -> AssemblyRecord | None:
         row = self._db.execute(

@@ -613,6 +613,27 @@ def m022_pinned_origin(db: Connection) -> None:
     )
 
 
+def m023_page_sessions(db: Connection) -> None:
+    # sign-in links and the browser sessions they start (convmem.page_sessions): credentials,
+    # not the user's data, so the user column is not named user_id (see api_keys)
+    db.execute(
+        """
+        CREATE TABLE page_sessions (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            acts_for_user TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('link', 'session')),
+            secret_sha256 TEXT NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL,
+            expires_at TIMESTAMPTZ NOT NULL,
+            last_seen_at TIMESTAMPTZ NOT NULL,
+            ended_at TIMESTAMPTZ,
+            PRIMARY KEY (tenant_id, id)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -633,6 +654,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m020_index_form,
     m021_entity_fact_consent,
     m022_pinned_origin,
+    m023_page_sessions,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

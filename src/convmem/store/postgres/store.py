@@ -149,6 +149,18 @@ class PostgresTxn(
         ).fetchall()
         return {row[0]: bytes(row[1]) for row in rows}
 
+    def child_counts(
+        self, tenant: str, conversation_id: str, parent_ids: Sequence[str | None]
+    ) -> dict[str | None, int]:
+        wanted = [p for p in parent_ids if p is not None]
+        rows = self._db.execute(
+            "SELECT m.parent_id, COUNT(*) FROM messages m WHERE m.tenant_id = %s "
+            "AND m.conversation_id = %s AND (m.parent_id = ANY(%s) "
+            "OR (%s AND m.parent_id IS NULL)) GROUP BY m.parent_id",
+            (tenant, conversation_id, wanted, None in parent_ids),
+        ).fetchall()
+        return {row[0]: int(row[1]) for row in rows}
+
     def children(self, tenant: str, conversation_id: str, parent_id: str | None) -> list[Message]:
         parent = "m.parent_id IS NULL" if parent_id is None else "m.parent_id = %s"
         params: tuple[str, ...] = (tenant, conversation_id)

@@ -7,11 +7,16 @@ from datetime import datetime
 
 from convmem.errors import NotFound
 from convmem.model.keys import ApiKey, AssemblyRecord
-from convmem.store.keys import StoredKey
+from convmem.model.page_sessions import PageSession
+from convmem.store.keys import StoredKey, StoredPageSession
 from convmem.store.rows import KEY_COLUMNS, api_key_from_row, key_purposes
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.memories import utc_text
 from convmem.store.sqlite.sql import TEXT_CODEC
+
+PAGE_SESSION_COLUMNS = (
+    "id, tenant_id, acts_for_user, kind, created_at, expires_at, last_seen_at, ended_at"
+)
 
 
 class KeyTxnMixin:
@@ -60,6 +65,43 @@ class KeyTxnMixin:
         if row is None:
             raise NotFound("api key", key_id)
         return api_key_from_row(row, TEXT_CODEC)
+
+    def find_page_session(self, tenant: str, session_id: str) -> StoredPageSession | None:
+        row = self._db.execute(
+            f"SELECT {PAGE_SESSION_COLUMNS}, secret_sha256 FROM page_sessions "
+            "WHERE tenant_id = ? AND id = ?",
+            (tenant, session_id),
+        ).fetchone()
+        if row is None:
+            return None
+        parse = datetime.fromisoformat
+        times = [parse(v) if v is not None else None for v in row[4:8]]
+        session = PageSession(row[0], row[1], row[2], row[3], *times)  # type: ignore[arg-type]
+        return StoredPageSession(session, row[8])
+
+    def insert_page_session(self, session: PageSession, secret_sha256: str) -> None:
+        self._db.execute(
+            f"INSERT INTO page_sessions ({PAGE_SESSION_COLUMNS}, secret_sha256) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (session.id, session.tenant_id, session.user_id, session.kind,
+             utc_text(session.created_at), utc_text(session.expires_at),
+             utc_text(session.last_seen_at),
+             utc_text(session.ended_at) if session.ended_at else None, secret_sha256),
+        )  # fmt: skip
+
+    def end_page_session(self, tenant: str, session_id: str, at: datetime) -> bool:
+        ended = self._db.execute(
+            "UPDATE page_sessions SET ended_at = ? "
+            "WHERE tenant_id = ? AND id = ? AND ended_at IS NULL",
+            (utc_text(at), tenant, session_id),
+        )
+        return ended.rowcount == 1
+
+    def touch_page_session(self, tenant: str, session_id: str, at: datetime) -> None:
+        self._db.execute(
+            "UPDATE page_sessions SET last_seen_at = ? WHERE tenant_id = ? AND id = ?",
+            (utc_text(at), tenant, session_id),
+        )
 
     def last_assembly(self, tenant: str, user: str, conversation_id: str) -> AssemblyRecord | None:
         row = self._db.execute(

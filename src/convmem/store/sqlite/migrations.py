@@ -599,6 +599,28 @@ def m068_tool_fts_erasure(db: sqlite3.Connection) -> None:
     install_fts_erasure(db)
 
 
+def m069_page_sessions(db: sqlite3.Connection) -> None:
+    # sign-in links and the browser sessions they start (convmem.page_sessions): credentials,
+    # not the user's data, so the user column is not named user_id (see api_keys)
+    db.execute(
+        """
+        CREATE TABLE page_sessions (
+            tenant_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            acts_for_user TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('link', 'session')),
+            -- SHA-256 of the token's 256-bit random secret, compared in constant time
+            secret_sha256 TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            ended_at TEXT,
+            PRIMARY KEY (tenant_id, id)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -627,6 +649,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m066_entity_fact_consent,
     m067_pinned_origin,
     m068_tool_fts_erasure,
+    m069_page_sessions,
 ]
 
 

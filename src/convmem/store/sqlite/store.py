@@ -149,6 +149,18 @@ class SQLiteTxn(
         ).fetchall()
         return [message_from_row(row, TEXT_CODEC) for row in rows]
 
+    def child_counts(
+        self, tenant: str, conversation_id: str, parent_ids: Sequence[str | None]
+    ) -> dict[str | None, int]:
+        wanted = [p for p in parent_ids if p is not None]
+        rows = self._db.execute(
+            "SELECT m.parent_id, COUNT(*) FROM messages m WHERE m.tenant_id = ? "
+            "AND m.conversation_id = ? AND (m.parent_id IN (SELECT value FROM json_each(?)) "
+            "OR (? AND m.parent_id IS NULL)) GROUP BY m.parent_id",
+            (tenant, conversation_id, json.dumps(wanted), None in parent_ids),
+        ).fetchall()
+        return {row[0]: int(row[1]) for row in rows}
+
     def conversation_messages(self, tenant: str, conversation_id: str) -> list[Message]:
         rows = self._db.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? "
