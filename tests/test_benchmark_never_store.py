@@ -34,3 +34,21 @@ def test_never_store_benchmark_writes_json(tmp_path: Path) -> None:
         wrapped["by_wrap"]
     )
     assert {"en", "es", "de", "fr", "nl", "tr"} <= set(wrapped["by_lang"])
+
+
+def test_the_per_path_benchmark_writes_each_class_through_each_path(tmp_path: Path) -> None:
+    """Its quick run stores nothing of any class on any path (the gate holds on every path) and
+    writes the documented JSON; benign lines are counted apart."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "never_store_paths.py"
+    out = tmp_path / "paths.json"
+    run = subprocess.run(
+        [sys.executable, str(script), "--quick", "--json", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    data = json.loads(out.read_text())
+    assert set(data["paths"]) >= {"remember", "pin", "tool description", "mem0 import"}
+    for figures in data["paths"].values():
+        assert figures["benign_lines"] > 0
+        for label, c in figures["classes"].items():
+            assert c["stored"] == 0, label
