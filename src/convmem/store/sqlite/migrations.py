@@ -593,6 +593,13 @@ def m067_pinned_origin(db: sqlite3.Connection) -> None:
     )
 
 
+def m068_messages_by_depth(db: sqlite3.Connection) -> None:
+    # recall asks how many messages of a conversation are at each of its candidates' depths (a
+    # message alone at its depth is on every deeper branch: ``on_branch``); PostgreSQL has had
+    # this index from its first migration
+    db.execute("CREATE INDEX messages_by_depth ON messages (tenant_id, conversation_id, depth)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -620,6 +627,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m065_index_form,
     m066_entity_fact_consent,
     m067_pinned_origin,
+    m068_messages_by_depth,
 ]
 
 

@@ -133,8 +133,8 @@ class RankingTxnMixin:
     ) -> tuple[list[Any], int, dict[str, int]] | None:
         """The candidate turns for ``terms`` — for each term, its newest ``TERM_CANDIDATES``
         matches in ``window``, with their columns highlighted for it (a turn several terms bring
-        comes once for each) — the conversation's size for IDF, and each term's document
-        frequency (lower-cased). None when nothing matches."""
+        comes once for each), newest first — the conversation's size for IDF, and each term's
+        document frequency (lower-cased). None when nothing matches."""
         scope = f"scope : {quote(conversation_token(tenant, conversation_id))}"
         rows: list[Any] = []
         df: dict[str, int] = {}
@@ -151,7 +151,7 @@ class RankingTxnMixin:
             sql, params = _in_window(
                 "SELECT i.message_id, i.speaker, i.depth, i.created_at, "
                 f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
-                f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}') FROM message_fts "
+                f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}'), i.id FROM message_fts "
                 "JOIN message_index i ON i.id = message_fts.rowid "
                 "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
                 "AND i.conversation_id = ?",
@@ -171,6 +171,7 @@ class RankingTxnMixin:
             df.update(dict.fromkeys(group, count))
         if not rows:
             return None
+        rows.sort(key=lambda row: -row[6])  # newest first: equal scores rank newest first
         # the collection's size for IDF: the deepest turn's depth counts the turns of the longest
         # branch, one index seek where count(*) would read the whole conversation's entries
         total = self._db.execute(
