@@ -133,8 +133,9 @@ class RankingTxnMixin:
     ) -> tuple[list[Any], int, dict[str, int]] | None:
         """The candidate turns for ``terms`` — for each term, its newest ``TERM_CANDIDATES``
         matches in ``window``, with their columns highlighted for it (a turn several terms bring
-        comes once for each), newest first — the conversation's size for IDF, and each term's
-        document frequency (lower-cased). None when nothing matches."""
+        comes once for each), newest first — the conversation's size for IDF, and the document
+        frequency (by lower-cased term) of the terms with more matches than were read. None
+        when nothing matches."""
         scope = f"scope : {quote(conversation_token(tenant, conversation_id))}"
         rows: list[Any] = []
         df: dict[str, int] = {}
@@ -161,14 +162,14 @@ class RankingTxnMixin:
             sql += " ORDER BY message_fts.rowid DESC LIMIT ?"
             found = self._db.execute(sql, (*params, TERM_CANDIDATES)).fetchall()
             rows += found
-            count = len(found)
-            if count == TERM_CANDIDATES:  # more match: counted in the index, no row read
+            if len(found) == TERM_CANDIDATES:  # more match: counted in the index, no row read
                 count = self._db.execute(
                     "SELECT count(*) FROM (SELECT 1 FROM message_fts WHERE message_fts MATCH ? "
                     "LIMIT ?)",
                     (match, DOCUMENT_FREQUENCY_CAP),
                 ).fetchone()[0]
-            df.update(dict.fromkeys(group, count))
+                df.update(dict.fromkeys(group, count))
+            # else every match was read: the candidates' highlights count each term's own
         if not rows:
             return None
         rows.sort(key=lambda row: -row[6])  # newest first: equal scores rank newest first
