@@ -131,45 +131,46 @@ class RankingTxnMixin:
     def _matching(
         self, tenant: str, user: str, conversation_id: str, terms: Sequence[str], window: Window
     ) -> tuple[list[Any], int, dict[str, int]] | None:
-        """The candidate turns for ``terms`` — for each term, its newest ``TERM_CANDIDATES``
-        matches in ``window``, with their columns highlighted for it (a turn several terms bring
-        comes once for each), newest first — the conversation's size for IDF, and the document
-        frequency (by lower-cased term) of the terms with more matches than were read. None
-        when nothing matches."""
+        """The candidate turns for ``terms`` with their columns highlighted, newest first; the
+        conversation's size for IDF; and the document frequency (by lower-cased term) of the
+        terms with more matches than were read. None when nothing matches.
+
+        A term with at most ``TERM_CANDIDATES`` matches brings them all, highlighted by one
+        search for every such term (a turn is read and tokenised once). A term with more brings
+        its newest ``TERM_CANDIDATES``, highlighted for it alone (a turn several such terms
+        bring comes once for each, ``bm25_rankings`` sums them), and its frequency is counted
+        in the index."""
         scope = f"scope : {quote(conversation_token(tenant, conversation_id))}"
-        rows: list[Any] = []
-        df: dict[str, int] = {}
         # one search per stem: terms that are inflections of one word match the same tokens,
         # which a search each would highlight, and count, twice
         by_stem: dict[tuple[str, ...], list[str]] = {}
         for term, stem in STEMS.of(t.lower() for t in terms if t).items():
             by_stem.setdefault(stem or (term,), []).append(term)
+        few: list[str] = []
+        many: list[list[str]] = []
         for group in by_stem.values():
             words = or_query(group, columns=("body", "ctx"))
             if words is None:
                 continue
-            match = f"{scope} AND {words}"
-            sql, params = _in_window(
-                "SELECT i.message_id, i.speaker, i.depth, i.created_at, "
-                f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
-                f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}'), i.id FROM message_fts "
-                "JOIN message_index i ON i.id = message_fts.rowid "
-                "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
-                "AND i.conversation_id = ?",
-                [match, tenant, user, conversation_id],
-                window,
+            # the index alone, no row read: the window's turns are counted too, so a term just
+            # past the bound may be read the bounded way, never the other way round
+            matches = self._count(f"{scope} AND {words}", TERM_CANDIDATES + 1)
+            if matches > TERM_CANDIDATES:
+                many.append(group)
+            elif matches:
+                few += group
+        rows: list[Any] = []
+        df: dict[str, int] = {}
+        if few:
+            rows += self._highlighted(scope, few, tenant, user, conversation_id, window, None)
+        for group in many:
+            rows += self._highlighted(
+                scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES
             )
-            sql += " ORDER BY message_fts.rowid DESC LIMIT ?"
-            found = self._db.execute(sql, (*params, TERM_CANDIDATES)).fetchall()
-            rows += found
-            if len(found) == TERM_CANDIDATES:  # more match: counted in the index, no row read
-                count = self._db.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM message_fts WHERE message_fts MATCH ? "
-                    "LIMIT ?)",
-                    (match, DOCUMENT_FREQUENCY_CAP),
-                ).fetchone()[0]
-                df.update(dict.fromkeys(group, count))
-            # else every match was read: the candidates' highlights count each term's own
+            counted = self._count(
+                f"{scope} AND {or_query(group, columns=('body', 'ctx'))}", DOCUMENT_FREQUENCY_CAP
+            )
+            df.update(dict.fromkeys(group, counted))
         if not rows:
             return None
         rows.sort(key=lambda row: -row[6])  # newest first: equal scores rank newest first
@@ -180,6 +181,42 @@ class RankingTxnMixin:
             (tenant, conversation_id),
         ).fetchone()[0]
         return rows, int(total), df
+
+    def _count(self, match: str, cap: int) -> int:
+        """Rows matching ``match``, counted up to ``cap`` in the full-text index alone."""
+        row = self._db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM message_fts WHERE message_fts MATCH ? LIMIT ?)",
+            (match, cap),
+        ).fetchone()
+        return int(row[0])
+
+    def _highlighted(
+        self,
+        scope: str,
+        terms: Sequence[str],
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        window: Window,
+        limit: int | None,
+    ) -> list[Any]:
+        """The newest ``limit`` (None: every) turns in ``window`` matching any of ``terms``, each
+        with its columns highlighted for them and its index row id."""
+        sql, params = _in_window(
+            "SELECT i.message_id, i.speaker, i.depth, i.created_at, "
+            f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
+            f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}'), i.id FROM message_fts "
+            "JOIN message_index i ON i.id = message_fts.rowid "
+            "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
+            "AND i.conversation_id = ?",
+            [f"{scope} AND {or_query(terms, columns=('body', 'ctx'))}", tenant, user,
+             conversation_id],
+            window,
+        )  # fmt: skip
+        sql += " ORDER BY message_fts.rowid DESC"
+        if limit is None:
+            return list(self._db.execute(sql, params).fetchall())
+        return list(self._db.execute(sql + " LIMIT ?", (*params, limit)).fetchall())
 
     def nearest_messages(
         self,
