@@ -1,4 +1,4 @@
-"""A SQLite database from before m066 (no index of messages by depth) gains it on open, and
+"""A SQLite database from before m068 (no index of messages by depth) gains it on open, and
 recall's branch check reads it: a database of the previous schema keeps answering the same."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import convmem
 
 
-def _as_before_m066(db_path: Path) -> None:
+def _as_before_m068(db_path: Path) -> None:
     with closing(sqlite3.connect(db_path)) as db, db:
         db.execute("DROP INDEX messages_by_depth")
-        db.execute("DELETE FROM _migrations WHERE name = 'm066_messages_by_depth'")
+        db.execute("DELETE FROM _migrations WHERE name = 'm068_messages_by_depth'")
 
 
 def _plan(db_path: Path) -> str:
@@ -31,7 +31,7 @@ def test_a_database_from_before_the_depth_index_gains_it(db_path: Path) -> None:
         ids = [conv.append("user", f"turn {i} about the quokka").id for i in range(6)]
         edited = conv.edit(ids[2], "turn 2 about the lake").id
         conv.append("user", "and then?")
-    _as_before_m066(db_path)
+    _as_before_m068(db_path)
     assert "messages_by_depth" not in _plan(db_path)
     with convmem.open(db_path) as memory:
         assert "messages_by_depth" in _plan(db_path)
