@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -32,19 +33,25 @@ ROUNDS = 7
 
 async def _per_call(
     sync_call: Callable[[], Any], async_call: Callable[[], Awaitable[Any]], calls: int
-) -> tuple[float, float]:
-    """Median seconds per call, sync and awaited; rounds alternate so load drifts hit both."""
-    sync_rounds, async_rounds = [], []
+) -> tuple[float, float, float, float]:
+    """Median seconds per call, sync and awaited, in wall and in CPU time (this process's, all
+    threads: the aio pool's thread too); rounds alternate so load drifts hit both."""
+    sync_rounds, async_rounds, sync_cpu, async_cpu = [], [], [], []
     for _ in range(ROUNDS):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(calls):
             sync_call()
         sync_rounds.append((time.perf_counter() - start) / calls)
-        start = time.perf_counter()
+        sync_cpu.append((time.process_time() - cpu) / calls)
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(calls):
             await async_call()
         async_rounds.append((time.perf_counter() - start) / calls)
-    return statistics.median(sync_rounds), statistics.median(async_rounds)
+        async_cpu.append((time.process_time() - cpu) / calls)
+    return (
+        statistics.median(sync_rounds), statistics.median(async_rounds),
+        statistics.median(sync_cpu), statistics.median(async_cpu),
+    )  # fmt: skip
 
 
 async def measure(db: Path, calls: int) -> dict[str, Any]:
@@ -67,11 +74,13 @@ async def measure(db: Path, calls: int) -> dict[str, Any]:
         }  # fmt: skip
         figures: dict[str, Any] = {"calls_per_round": calls, "rounds": ROUNDS, "cases": {}}
         for name, (sync_call, async_call) in cases.items():
-            sync_s, async_s = await _per_call(sync_call, async_call, calls)
+            sync_s, async_s, sync_cpu, async_cpu = await _per_call(sync_call, async_call, calls)
             figures["cases"][name] = {
                 "sync_us": round(sync_s * 1e6, 1),
                 "aio_us": round(async_s * 1e6, 1),
                 "overhead_us": round((async_s - sync_s) * 1e6, 1),
+                "sync_cpu_us": round(sync_cpu * 1e6, 1),
+                "aio_cpu_us": round(async_cpu * 1e6, 1),
             }
         return figures
 
@@ -83,9 +92,11 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         figures = asyncio.run(measure(Path(folder) / "aio.db", args.calls))
+    figures["load_average"] = list(os.getloadavg())
     for name, row in figures["cases"].items():
         print(f"{name:<14} sync {row['sync_us']:>9.1f} µs   aio {row['aio_us']:>9.1f} µs   "
-              f"overhead {row['overhead_us']:>7.1f} µs/call")  # fmt: skip
+              f"overhead {row['overhead_us']:>7.1f} µs/call   cpu sync {row['sync_cpu_us']:>9.1f} "
+              f"µs aio {row['aio_cpu_us']:>9.1f} µs")  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     sys.exit(0)

@@ -28,9 +28,19 @@ What is timed
 is not reserved for the reply; convmem additionally keeps its default safety margin (2 % of the
 window, at least 16 tokens) free inside B, so its ``input_budget`` is B minus that margin.
 
-* convmem: ``conv.assemble("a new question", model=profile, system=SYSTEM_PROMPT)`` — reads the
-  branch from SQLite, fits history newest-first, renders OpenAI messages. Warm-up calls, then
-  N timed calls (50 full, 10 quick); median and p95 (nearest rank) in milliseconds.
+* convmem with the questions users ask: at each size, questions drawn from the history's own
+  vocabulary (the history carries names, rare words and dates among its common words):
+  ``rare`` (a word said once or twice), ``common`` (two of its most frequent content words),
+  ``name`` (a person it names, with a common word) and ``date`` (a day it names). Each is
+  asked with recall of evicted turns (the default options) and without (``retrieved_k=0``);
+  warm-up calls, then N timed calls each (20 full, 5 quick); p50 and p95 (nearest rank) of wall
+  and of CPU time (``time.process_time``: this process's, not a PostgreSQL server's) in
+  milliseconds, and the share of requests whose retrieval was skipped by its time limit (the
+  report's ``degraded``). The pooled figures (every real question) are the ones the goals read.
+* convmem with the old question, ``conv.assemble("a new question", model=profile,
+  system=SYSTEM_PROMPT)``: it shares no word with the history, so recall finds nothing and the
+  figure is assembly without retrieval's work (kept as one row, ``results``). Warm-up calls,
+  then N timed calls (50 full, 10 quick).
 * Baseline: the same branch, converted ONCE (outside the timing) into ``langchain_core`` messages —
   ``SystemMessage`` (the same system prompt), ``HumanMessage``, ``AIMessage`` (with ``tool_calls``),
   ``ToolMessage`` — followed by ``HumanMessage("a new question")``, held in memory, then
@@ -43,27 +53,29 @@ window, at least 16 tokens) free inside B, so its ``input_budget`` is B minus th
   LangChain re-tokenises the list on every call, which is its documented usage; convmem counts at
   write time and reads the stored counts.
 
-The goal checks printed at the end (never affecting the exit code): convmem's median at the
-largest size is within 1.5x of its median at the smallest size, per budget; and at the largest size
-convmem is at least 500x faster than the baseline. They are meant for the full run (100k vs 1k).
+The goal checks printed at the end (never affecting the exit code): per budget, convmem's median
+with the real questions at the largest size is within 1.5x of its median at the smallest size,
+no request's retrieval was skipped by its time limit, and at the largest size convmem with the
+real questions is at least 200x faster than the baseline (500x with the old question). They are
+meant for the full run (100k vs 1k). Each size's line names the load average it was taken at.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import math
 import os
 import platform
 import random
+import re
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +90,12 @@ from langchain_core.messages import (
     ToolMessage,
     trim_messages,
 )
+from timing import Samples, load_average, measure_call, p95, timed
 
 import convmem
-from convmem import ModelProfile, ToolCall
+from convmem import AssemblyOptions, ModelProfile, ToolCall
 from convmem.model.messages import Role
+from convmem.retrieval.lexical import STOPWORDS
 from convmem.tokens import tiktoken_encoding
 
 SEED = 20240611
@@ -93,7 +107,9 @@ SYSTEM_PROMPT = "You are a helpful assistant. Answer concisely and cite tool res
 FULL_SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 5_000)
 GROWTH_GOAL = 1.5
-SPEEDUP_GOAL = 500.0
+SPEEDUP_GOAL = 500.0  # with the old question
+REAL_SPEEDUP_GOAL = 200.0  # with the real questions
+REAL_KINDS = ("rare", "common", "name", "date")
 
 _VOCABULARY = (
     "the a an and or but if then so because while when where which that this these those it they "
@@ -111,6 +127,21 @@ _VOCABULARY = (
 )
 _WORDS = tuple(_VOCABULARY.split())
 _TOOLS = ("search_docs", "get_weather", "run_sql", "read_file", "lookup_order")
+# What real histories hold beside common words: people's names, rare words (a product, a place,
+# a dish), dates. Said now and then, so each is in few turns and a question naming one has
+# evidence far back in a long history.
+_NAMES = (
+    "Priya", "Tomasz", "Amara", "Kenji", "Lucia", "Oskar", "Fatima", "Mateo", "Ingrid", "Darius",
+    "Noor", "Callum", "Yusuf", "Elena", "Rafael", "Sigrid", "Ayodele", "Hannah", "Bogdan", "Mei",
+)  # fmt: skip
+_SYLLABLES = ("ka", "lor", "mi", "ven", "tu", "sar", "quo", "bel", "dri", "zan", "fel", "op")
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+)  # fmt: skip
+_RARE_EVERY = 40  # about one turn in this many says a rare word
+_NAME_EVERY = 25
+_DATE_EVERY = 60
 
 
 # --- deterministic conversation content ----------------------------------------------------------
@@ -131,9 +162,25 @@ class Script:
 
     def __init__(self, seed: int) -> None:
         self._rng = random.Random(seed)
+        # names, rare words and dates come from a stream of their own: the rest of the
+        # conversation is the same text as without them
+        self._extra = random.Random(seed + 1)
+        self._rare = sorted({"".join(self._extra.choices(_SYLLABLES, k=3)) for _ in range(3000)})
         self._calls = 0
         self._queue: list[Spec] = []
         self._user_next = True
+
+    def _flavoured(self, text: str) -> str:
+        """``text`` with, now and then, a name before it and a rare word or a date after it."""
+        roll = self._extra.random
+        if roll() < 1 / _NAME_EVERY:
+            text = f"{self._extra.choice(_NAMES)} said this: {text}"
+        if roll() < 1 / _RARE_EVERY:
+            text += f" It is about the {self._extra.choice(self._rare)}."
+        if roll() < 1 / _DATE_EVERY:
+            day, month = self._extra.randint(1, 28), self._extra.choice(_MONTHS)
+            text += f" That was on {day} {month} {self._extra.choice((2023, 2024))}."
+        return text
 
     def _sentence(self, low: int, high: int) -> str:
         words = self._rng.choices(_WORDS, k=self._rng.randint(low, high))
@@ -155,7 +202,7 @@ class Script:
             text = self._paragraphs(self._rng.randint(2, 5))
         else:
             text = self._paragraphs(self._rng.randint(20, 60))
-        return Spec("user", text)
+        return Spec("user", self._flavoured(text))
 
     def _assistant(self) -> Spec:
         roll = self._rng.random()
@@ -165,7 +212,7 @@ class Script:
             text = self._paragraphs(self._rng.randint(3, 8))
         else:
             text = self._paragraphs(self._rng.randint(15, 40))
-        return Spec("assistant", text)
+        return Spec("assistant", self._flavoured(text))
 
     def _tool_result(self) -> str:
         large = self._rng.random() < 0.16
@@ -209,29 +256,53 @@ class Script:
         return self._assistant()
 
 
-# --- measuring -----------------------------------------------------------------------------------
+# --- questions from the history's own vocabulary -------------------------------------------------
+
+_WORD = re.compile(r"\w+")
+_DATE = re.compile(r"\b(\d{1,2} (?:" + "|".join(_MONTHS) + r") \d{4})\b")
 
 
-def _ms(samples_ns: Sequence[int]) -> list[float]:
-    return [s / 1e6 for s in samples_ns]
+@dataclass
+class Vocabulary:
+    """What the conversation's user and assistant turns have said so far: word counts, the
+    names said (last said last) and the dates said."""
+
+    words: Counter[str] = field(default_factory=Counter)
+    names: dict[str, None] = field(default_factory=dict)
+    dates: list[str] = field(default_factory=list)
+
+    def add(self, text: str) -> None:
+        found = _WORD.findall(text)
+        self.words.update(w.lower() for w in found)
+        for word in found:
+            if word in _NAMES:
+                self.names.pop(word, None)
+                self.names[word] = None
+        self.dates += _DATE.findall(text)
+
+    def questions(self) -> dict[str, str]:
+        """One question of each kind of ``REAL_KINDS``, from what was said."""
+        content = [
+            (n, w) for w, n in self.words.items()
+            if w in _WORDS_SET and w not in STOPWORDS and len(w) > 3
+        ]  # fmt: skip
+        common = [w for _, w in sorted(content, key=lambda nw: (-nw[0], nw[1]))[:2]]
+        rare = min(
+            (w for w, n in self.words.items() if n <= 2 and w not in _WORDS_SET and w.isalpha()
+             and w.lower() not in {n.lower() for n in _NAMES} and len(w) > 5),
+            key=lambda w: (self.words[w], w),
+        )  # fmt: skip
+        name = next(reversed(self.names))
+        date = self.dates[len(self.dates) // 2]
+        return {
+            "rare": f"What did we say about the {rare}?",
+            "common": f"Remind me what we decided about the {common[0]} and the {common[1]}.",
+            "name": f"What did {name} think about the {common[1]}?",
+            "date": f"What happened on {date}?",
+        }
 
 
-def p95(samples: Sequence[float]) -> float:
-    """Nearest-rank 95th percentile."""
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-
-
-def timed(action: Callable[[], object], warmup: int, runs: int) -> list[float]:
-    for _ in range(warmup):
-        action()
-    gc.collect()
-    samples: list[int] = []
-    for _ in range(runs):
-        start = time.perf_counter_ns()
-        action()
-        samples.append(time.perf_counter_ns() - start)
-    return _ms(samples)
+_WORDS_SET = frozenset(_WORDS)
 
 
 # --- the LangChain baseline ----------------------------------------------------------------------
@@ -310,10 +381,12 @@ def to_langchain(branch: Sequence[convmem.Message]) -> list[BaseMessage]:
 
 @dataclass
 class Result:
+    """The old question at one size and budget, and the baseline."""
+
     messages: int
     budget: int
-    convmem_ms: list[float]
-    baseline_ms: list[float]
+    convmem: Samples
+    baseline: Samples
     history_budget: int
     trim_max_tokens: int
     convmem_kept: int
@@ -323,15 +396,29 @@ class Result:
 
     @property
     def convmem_median(self) -> float:
-        return statistics.median(self.convmem_ms)
+        return statistics.median(self.convmem.wall_ms)
 
     @property
     def baseline_median(self) -> float:
-        return statistics.median(self.baseline_ms)
+        return statistics.median(self.baseline.wall_ms)
 
     @property
     def speedup(self) -> float:
         return self.baseline_median / self.convmem_median
+
+
+@dataclass
+class Asked:
+    """One real question at one size and budget, with and without recall of evicted turns."""
+
+    messages: int
+    budget: int
+    kind: str
+    question: str
+    with_retrieval: Samples
+    without_retrieval: Samples
+    skipped: int  # requests whose retrieval its time limit skipped
+    retrieved: int  # requests that brought evicted turns back
 
 
 def profile_for(budget: int) -> ModelProfile:
@@ -340,7 +427,13 @@ def profile_for(budget: int) -> ModelProfile:
     )
 
 
-def grow(conv: convmem.Conversation, script: Script, have: int, target: int) -> None:
+def grow(
+    conv: convmem.Conversation,
+    script: Script,
+    have: int,
+    target: int,
+    vocabulary: Vocabulary | None = None,
+) -> None:
     for n in range(have, target):
         spec = script.next(target - n)
         conv.append(
@@ -349,6 +442,8 @@ def grow(conv: convmem.Conversation, script: Script, have: int, target: int) -> 
             tool_calls=spec.tool_calls or None,
             tool_call_id=spec.tool_call_id,
         )
+        if vocabulary is not None and spec.role in ("user", "assistant"):
+            vocabulary.add(spec.content)
 
 
 def measure(
@@ -381,7 +476,7 @@ def measure(
         )
         return result
 
-    convmem_ms = timed(run_convmem, warmup=3 if quick else 10, runs=10 if quick else 50)
+    convmem_samples = timed(run_convmem, warmup=3 if quick else 10, runs=10 if quick else 50)
     if size >= 50_000:
         baseline_runs = 1 if quick else 3
     elif size >= 5_000:
@@ -389,12 +484,12 @@ def measure(
     else:
         baseline_runs = 5 if quick else 20
     trimmed = run_baseline()  # doubles as the warm-up
-    baseline_ms = timed(run_baseline, warmup=0, runs=baseline_runs)
+    baseline_samples = timed(run_baseline, warmup=0, runs=baseline_runs)
     return Result(
         messages=size,
         budget=budget,
-        convmem_ms=convmem_ms,
-        baseline_ms=baseline_ms,
+        convmem=convmem_samples,
+        baseline=baseline_samples,
         history_budget=history_budget,
         trim_max_tokens=max_tokens,
         convmem_kept=len(report.included_ids),
@@ -402,6 +497,31 @@ def measure(
         baseline_kept=len(trimmed) - 2,  # less the system prompt and the question
         baseline_tokens=counter(trimmed),
     )
+
+
+def ask(
+    conv: convmem.Conversation, size: int, budget: int, kind: str, question: str, quick: bool
+) -> Asked:
+    """``question`` asked with and without retrieval, the two kinds of call interleaved so both
+    see the same machine load."""
+    profile = profile_for(budget)
+    without = AssemblyOptions(retrieved_k=0)
+    asked = Asked(size, budget, kind, question, Samples(), Samples(), 0, 0)
+
+    def with_retrieval() -> convmem.AssembledContext:
+        return conv.assemble(question, model=profile, system=SYSTEM_PROMPT)
+
+    def without_retrieval() -> convmem.AssembledContext:
+        return conv.assemble(question, model=profile, system=SYSTEM_PROMPT, options=without)
+
+    for _ in range(2):  # warm-up
+        with_retrieval(), without_retrieval()
+    for _ in range(5 if quick else 20):
+        ctx: convmem.AssembledContext = measure_call(with_retrieval, asked.with_retrieval)
+        asked.skipped += any(d.startswith("retrieval") for d in ctx.report.degraded)
+        asked.retrieved += bool(ctx.report.retrieved_ids)
+        measure_call(without_retrieval, asked.without_retrieval)
+    return asked
 
 
 def machine() -> dict[str, Any]:
@@ -417,12 +537,15 @@ def machine() -> dict[str, Any]:
     }
 
 
-def run(quick: bool, backend: str = "sqlite") -> dict[str, Any]:
-    sizes = QUICK_SIZES if quick else FULL_SIZES
+def run(quick: bool, backend: str = "sqlite", sizes: Sequence[int] | None = None) -> dict[str, Any]:
+    sizes = sizes or (QUICK_SIZES if quick else FULL_SIZES)
     counter = openai_framing_counter(TOKENIZER)
     script = Script(SEED)
+    vocabulary = Vocabulary()
     results: list[Result] = []
+    asked: list[Asked] = []
     segments: list[dict[str, Any]] = []
+    loads: dict[int, list[float]] = {}
     with (
         tempfile.TemporaryDirectory(prefix="convmem-bench-") as folder,
         database(backend, Path(folder)) as url,
@@ -432,7 +555,7 @@ def run(quick: bool, backend: str = "sqlite") -> dict[str, Any]:
         have = 0
         for size in sizes:
             start = time.perf_counter()
-            grow(conv, script, have, size)
+            grow(conv, script, have, size, vocabulary)
             elapsed = time.perf_counter() - start
             rate = (size - have) / elapsed
             segments.append(
@@ -451,46 +574,85 @@ def run(quick: bool, backend: str = "sqlite") -> dict[str, Any]:
             have = size
             lc_messages = to_langchain(conv.branch())
             assert len(lc_messages) == size + 2
+            questions = vocabulary.questions()
             for budget in BUDGETS:
                 result = measure(conv, size, budget, quick, counter, lc_messages)
                 results.append(result)
+                for kind, question in questions.items():
+                    asked.append(ask(conv, size, budget, kind, question, quick))
+                pooled = _pooled([a for a in asked if a.messages == size and a.budget == budget])
                 print(
-                    f"  measured {size:>7,} messages, budget {budget:>6,}: convmem "
-                    f"{result.convmem_median:.2f} ms, baseline "
-                    f"{result.baseline_median:.1f} ms",
+                    f"  measured {size:>7,} messages, budget {budget:>6,}: convmem real "
+                    f"questions {statistics.median(pooled[0].wall_ms):.2f} ms "
+                    f"(cpu {statistics.median(pooled[0].cpu_ms):.2f}), without retrieval "
+                    f"{statistics.median(pooled[1].wall_ms):.2f} ms, old question "
+                    f"{result.convmem_median:.2f} ms, baseline {result.baseline_median:.1f} ms; "
+                    f"load {load_average()}",
                     flush=True,
                 )
+            loads[size] = load_average()
             del lc_messages
     written = sum(s["to"] - s["from"] for s in segments)
     write_seconds = sum(s["seconds"] for s in segments)
-    return report(results, segments, written / write_seconds, quick)
+    return report(results, asked, segments, written / write_seconds, quick, loads)
+
+
+def _pooled(asked: Sequence[Asked]) -> tuple[Samples, Samples]:
+    """Every real question's calls, with and without retrieval."""
+    on, off = Samples(), Samples()
+    for a in asked:
+        on.extend(a.with_retrieval)
+        off.extend(a.without_retrieval)
+    return on, off
 
 
 def report(
-    results: list[Result], segments: list[dict[str, Any]], write_rate: float, quick: bool
+    results: list[Result],
+    asked: list[Asked],
+    segments: list[dict[str, Any]],
+    write_rate: float,
+    quick: bool,
+    loads: dict[int, list[float]],
 ) -> dict[str, Any]:
     print()
     print(
         f"budget B = prompt tokens (context_window - max_output); max_output = {MAX_OUTPUT}, "
-        f"tokenizer {TOKENIZER}"
+        f"tokenizer {TOKENIZER}; times in ms, wall / CPU of this process"
     )
     header = (
-        f"{'messages':>9} {'budget':>7} {'conv med ms':>12} {'conv p95 ms':>12} "
-        f"{'base med ms':>12} {'speed-up':>9}   kept conv/base"
+        f"{'messages':>9} {'budget':>7} {'question':>9} {'p50':>8} {'p95':>8} {'cpu p50':>8} "
+        f"{'no-retr p50':>11} {'no-retr p95':>11} {'skipped':>8} {'retrieved':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    for a in asked:
+        on, off = a.with_retrieval, a.without_retrieval
+        print(
+            f"{a.messages:>9,} {a.budget:>7,} {a.kind:>9} {statistics.median(on.wall_ms):>8.2f} "
+            f"{p95(on.wall_ms):>8.2f} {statistics.median(on.cpu_ms):>8.2f} "
+            f"{statistics.median(off.wall_ms):>11.2f} {p95(off.wall_ms):>11.2f} "
+            f"{a.skipped:>8} {a.retrieved:>9}"
+        )
+    print()
+    header = (
+        f"{'messages':>9} {'budget':>7} {'old q med':>10} {'p95':>8} {'cpu med':>8} "
+        f"{'base med ms':>12} {'base cpu':>9} {'speed-up':>9}   kept conv/base"
     )
     print(header)
     print("-" * len(header))
     for r in results:
         print(
-            f"{r.messages:>9,} {r.budget:>7,} {r.convmem_median:>12.3f} {p95(r.convmem_ms):>12.3f} "
-            f"{r.baseline_median:>12.1f} {r.speedup:>8.0f}x   "
-            f"{r.convmem_kept:>4}/{r.baseline_kept:<4}"
+            f"{r.messages:>9,} {r.budget:>7,} {r.convmem_median:>10.3f} "
+            f"{p95(r.convmem.wall_ms):>8.3f} {statistics.median(r.convmem.cpu_ms):>8.3f} "
+            f"{r.baseline_median:>12.1f} {statistics.median(r.baseline.cpu_ms):>9.1f} "
+            f"{r.speedup:>8.0f}x   {r.convmem_kept:>4}/{r.baseline_kept:<4}"
         )
     print(f"\nwrite rate (conv.append, one message per transaction): {write_rate:,.0f} messages/s")
 
     smallest = min(r.messages for r in results)
     largest = max(r.messages for r in results)
     goals: list[dict[str, Any]] = []
+    real: list[dict[str, Any]] = []
     print(
         f"\ngoal checks ({largest:,} vs {smallest:,} messages"
         f"{'; --quick: indicative only' if quick else ''}):"
@@ -510,9 +672,39 @@ def report(
                 "speedup_ok": speedup_ok,
             }
         )
+        at = {
+            size: _pooled([a for a in asked if a.messages == size and a.budget == budget])[0]
+            for size in (smallest, largest)
+        }
+        real_growth = statistics.median(at[largest].wall_ms) / statistics.median(
+            at[smallest].wall_ms
+        )
+        cpu_growth = statistics.median(at[largest].cpu_ms) / statistics.median(at[smallest].cpu_ms)
+        real_speedup = large.baseline_median / statistics.median(at[largest].wall_ms)
+        skipped = sum(a.skipped for a in asked if a.budget == budget)
+        requests = sum(len(a.with_retrieval.wall_ms) for a in asked if a.budget == budget)
+        real.append(
+            {
+                "budget": budget,
+                "growth": round(real_growth, 3),
+                "cpu_growth": round(cpu_growth, 3),
+                "growth_ok": real_growth <= GROWTH_GOAL,
+                "speedup": round(real_speedup, 1),
+                "speedup_ok": real_speedup >= REAL_SPEEDUP_GOAL,
+                "retrieval_skipped_share": round(skipped / max(1, requests), 4),
+            }
+        )
         print(
-            f"  budget {budget:>6,}: median {largest:,} / {smallest:,} = {growth:.2f}x "
-            f"(goal <= {GROWTH_GOAL}x) {'PASS' if growth_ok else 'FAIL'}; "
+            f"  budget {budget:>6,}, real questions: median {largest:,} / {smallest:,} = "
+            f"{real_growth:.2f}x (CPU {cpu_growth:.2f}x; goal <= {GROWTH_GOAL}x) "
+            f"{'PASS' if real_growth <= GROWTH_GOAL else 'FAIL'}; speed-up at {largest:,} = "
+            f"{real_speedup:,.0f}x (goal >= {REAL_SPEEDUP_GOAL:.0f}x) "
+            f"{'PASS' if real_speedup >= REAL_SPEEDUP_GOAL else 'FAIL'}; retrieval skipped "
+            f"{skipped}/{requests} (goal 0) {'PASS' if skipped == 0 else 'FAIL'}"
+        )
+        print(
+            f"  budget {budget:>6,}, old question: median {largest:,} / {smallest:,} = "
+            f"{growth:.2f}x (goal <= {GROWTH_GOAL}x) {'PASS' if growth_ok else 'FAIL'}; "
             f"speed-up at {largest:,} = {large.speedup:,.0f}x (goal >= {SPEEDUP_GOAL:.0f}x) "
             f"{'PASS' if speedup_ok else 'FAIL'}"
         )
@@ -523,10 +715,25 @@ def report(
                 "messages": r.messages,
                 "budget": r.budget,
                 "convmem_median_ms": round(r.convmem_median, 4),
-                "convmem_p95_ms": round(p95(r.convmem_ms), 4),
+                "convmem_p95_ms": round(p95(r.convmem.wall_ms), 4),
+                "convmem_cpu_median_ms": round(statistics.median(r.convmem.cpu_ms), 4),
                 "baseline_median_ms": round(r.baseline_median, 3),
+                "baseline_cpu_median_ms": round(statistics.median(r.baseline.cpu_ms), 3),
             }
             for r in results
+        ],
+        "questions": [
+            {
+                "messages": a.messages,
+                "budget": a.budget,
+                "kind": a.kind,
+                "question": a.question,
+                "with_retrieval": a.with_retrieval.figures(),
+                "without_retrieval": a.without_retrieval.figures(),
+                "retrieval_skipped": a.skipped,
+                "retrieved_requests": a.retrieved,
+            }
+            for a in asked
         ],
         "mode": "quick" if quick else "full",
         "budget_definition": (
@@ -538,8 +745,8 @@ def report(
             {
                 "messages": r.messages,
                 "budget": r.budget,
-                "convmem_runs": len(r.convmem_ms),
-                "baseline_runs": len(r.baseline_ms),
+                "convmem_runs": len(r.convmem.wall_ms),
+                "baseline_runs": len(r.baseline.wall_ms),
                 "history_budget": r.history_budget,
                 "trim_max_tokens": r.trim_max_tokens,
                 "convmem_kept_messages": r.convmem_kept,
@@ -552,10 +759,13 @@ def report(
         "write_rate_per_s": round(write_rate, 1),
         "write_segments": segments,
         "goals": goals,
+        "real_question_goals": real,
+        "load_average": {str(size): load for size, load in loads.items()},
         "machine": machine(),
     }
     if smallest == 1_000 and largest == 100_000:
         out["growth_100k_over_1k"] = {str(g["budget"]): g["growth"] for g in goals}
+        out["real_growth_100k_over_1k"] = {str(g["budget"]): g["growth"] for g in real}
     return out
 
 
@@ -569,8 +779,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="OUT.json", help="also write results as JSON")
     parser.add_argument("--backend", choices=BACKENDS, default="sqlite",
                         help="the database (postgresql: a pgserver of the run's own)")  # fmt: skip
+    parser.add_argument(
+        "--sizes",
+        type=lambda text: tuple(int(n) for n in text.split(",")),
+        help="comma-separated sizes instead of the mode's (e.g. 1000,10000,100000,1000000)",
+    )
     args = parser.parse_args(argv)
-    out = run(args.quick, args.backend)
+    out = run(args.quick, args.backend, args.sizes)
     out["backend"] = args.backend
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

@@ -36,6 +36,7 @@ embedder (which makes "hybrid" cheaper than it would be in use).
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -54,6 +55,7 @@ from typing import Any
 
 import numpy as np
 from benchmark_databases import BACKENDS, database
+from timing import Samples, measure_call
 
 import convmem
 from convmem.retrieval.index import body_text, vocabulary
@@ -344,16 +346,21 @@ def percentiles(times: Sequence[float]) -> dict[str, float]:
 
 
 def timed(run: Callable[[int], Sized], n: int) -> dict[str, float]:
-    """``run(i)`` for i in range(n), each timed; with the mean number of hits (a search that
-    finds nothing would be fast for the wrong reason)."""
-    out = []
+    """``run(i)`` for i in range(n), each timed in wall and CPU time (this process's: the
+    embedder's and SQLite's work, not a PostgreSQL server's); with the mean number of hits (a
+    search that finds nothing would be fast for the wrong reason)."""
+    samples = Samples()
     hits = 0
     for i in range(n):
-        started = time.perf_counter()
-        found = run(i)
-        out.append((time.perf_counter() - started) * 1000)
+        found = measure_call(functools.partial(run, i), samples)
         hits += len(found)
-    return {**percentiles(out), "hits_mean": round(hits / max(1, n), 2)}
+    cpu = percentiles(samples.cpu_ms)
+    return {
+        **percentiles(samples.wall_ms),
+        "cpu_p50": cpu["p50"],
+        "cpu_p95": cpu["p95"],
+        "hits_mean": round(hits / max(1, n), 2),
+    }
 
 
 def queries_for(memory: convmem.Memory, tenant: str, user: str, n: int) -> list[str]:
@@ -471,9 +478,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 relabel(path, embedder.name)
             size_mb = round(os.path.getsize(path) / 1e6, 1)
             results = measure(path, shape, embedder, args.queries)
-    print(f"{'search':28} {'p50 ms':>8} {'p95 ms':>8}")
+    print(f"{'search':28} {'p50 ms':>8} {'p95 ms':>8} {'cpu p50':>8} {'cpu p95':>8}")
     for name, values in results.items():
-        print(f"{name:28} {values['p50']:8.2f} {values['p95']:8.2f}")
+        print(
+            f"{name:28} {values['p50']:8.2f} {values['p95']:8.2f} {values['cpu_p50']:8.2f} "
+            f"{values['cpu_p95']:8.2f}"
+        )
     out = {
         "shape": shape,
         "messages": shape["tenants"] * shape["users"] * shape["conversations"] * shape["turns"],

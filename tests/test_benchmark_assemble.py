@@ -17,8 +17,12 @@ RESULT_KEYS = {
     "budget",
     "convmem_median_ms",
     "convmem_p95_ms",
+    "convmem_cpu_median_ms",
     "baseline_median_ms",
+    "baseline_cpu_median_ms",
 }
+KINDS = {"rare", "common", "name", "date"}
+FIGURES = {"p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms", "n"}
 
 
 def test_quick_benchmark_writes_the_documented_json(tmp_path: Path) -> None:
@@ -54,4 +58,20 @@ def test_quick_benchmark_writes_the_documented_json(tmp_path: Path) -> None:
             assert isinstance(row[key], int | float)
             assert row[key] > 0
         assert row["convmem_p95_ms"] >= row["convmem_median_ms"]
+        assert row["convmem_cpu_median_ms"] > 0 and row["baseline_cpu_median_ms"] > 0
     assert data["write_rate_per_s"] > 0
+
+    # the real questions: each kind at each size and budget, asked with and without recall,
+    # drawn from the history's own words (each finds evicted turns to bring back)
+    questions = data["questions"]
+    assert {(q["messages"], q["budget"], q["kind"]) for q in questions} == {
+        (size, budget, kind) for size in sizes for budget in budgets for kind in KINDS
+    }
+    for q in questions:
+        for mode in ("with_retrieval", "without_retrieval"):
+            assert set(q[mode]) == FIGURES
+            assert q[mode]["p95_ms"] >= q[mode]["p50_ms"] > 0 and q[mode]["cpu_p50_ms"] > 0
+        assert q["retrieved_requests"] > 0, q["question"]
+        assert 0 <= q["retrieval_skipped"] <= q["with_retrieval"]["n"]
+    for goal in data["real_question_goals"]:
+        assert goal["growth"] > 0 and 0 <= goal["retrieval_skipped_share"] <= 1

@@ -34,6 +34,17 @@ class Window:
 
 EVERY_TURN = Window()  # no bound: the whole conversation
 
+# The bounds on a full-text search of a conversation's turns (DESIGN principle 14): the work per
+# query depends on these and on the number of terms, never on how long the conversation is or
+# how common a term is in it. Each term brings its newest ``TERM_CANDIDATES`` matching turns;
+# the union is scored, each turn by every term it holds. A term's document frequency is exact
+# while it has fewer matches than that (every one is read); past it, they are counted up to
+# ``DOCUMENT_FREQUENCY_CAP`` (an index count, no row read), beyond which a term's IDF is
+# ln(N / cap) at most: the difference that makes between words in tens of thousands of turns is
+# not what ranks a turn. A conversation of a few hundred turns (LoCoMo's) is searched whole.
+TERM_CANDIDATES = 400
+DOCUMENT_FREQUENCY_CAP = 5000
+
 
 class MessageHitRow(NamedTuple):
     """A ranked turn, with what fusion's priors need: its speaker, depth and time. A named tuple,

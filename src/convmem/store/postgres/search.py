@@ -21,7 +21,12 @@ from convmem.errors import InvalidInput
 from convmem.store.index_form import stored_index_form
 from convmem.store.postgres.fulltext import TS_CONFIG
 from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
-from convmem.store.ranking import MessageHitRow, Window
+from convmem.store.ranking import (
+    DOCUMENT_FREQUENCY_CAP,
+    TERM_CANDIDATES,
+    MessageHitRow,
+    Window,
+)
 from convmem.store.search_index import (
     EmbeddedTurn,
     IndexedBody,
@@ -38,8 +43,6 @@ from convmem.store.search_index import (
 # ts_rank's weights for {D, C, B, A}: the owner lexeme (D) counts nothing, a neighbour's words
 # (B) half of the turn's own (A); the same ratio as the SQLite backend's bm25 column weights.
 TS_WEIGHTS = "'{0, 0, 0.5, 1}'::real[]"
-# Most matching turns scored per query: every one for a conversation of a few thousand turns.
-_MAX_CANDIDATES = 5000
 
 
 def conversation_lexeme(tenant: str, conversation_id: str) -> str:
@@ -189,7 +192,8 @@ class SearchTxnMixin(TxnBase):
     ) -> tuple[list[MessageHitRow], list[MessageHitRow]]:
         """One statement: each term's weight is its own ``ts_rank`` and IDF, so the narrower
         ranking is the wider query's matches scored by the narrower terms only — exactly
-        ``search_messages``'s (below ``_MAX_CANDIDATES`` matches) — and a round trip less."""
+        ``search_messages``'s (below ``TERM_CANDIDATES`` matches a term) — and a round trip
+        less."""
         wider = [*terms, *extra]
         return self._ranked(tenant, user, conversation_id, terms, wider, window, limit, limit)
 
@@ -218,19 +222,37 @@ class SearchTxnMixin(TxnBase):
                     term = ANY(%s::text[]) AS narrow
                 FROM unnest(%s::text[]) AS term
             ),
-            c AS (
+            -- each term's newest matches, at most TERM_CANDIDATES (convmem.store.ranking): the
+            -- work is bounded by the terms, not by the conversation's length
+            listed AS (
+                SELECT q.term, m.message_id FROM q CROSS JOIN LATERAL (
+                    SELECT i.message_id FROM message_index i
+                    WHERE i.tenant_id = %s AND i.user_id = %s AND i.conversation_id = %s
+                    AND i.tsv @@ (%s::tsquery && q.tq){filters}
+                    ORDER BY i.depth DESC, i.seq DESC LIMIT {TERM_CANDIDATES}
+                ) m
+                WHERE numnode(q.tq) > 0
+            ),
+            c AS MATERIALIZED (
                 SELECT i.message_id, i.speaker, i.depth, i.created_at, i.tsv FROM message_index i
-                WHERE i.tenant_id = %s AND i.user_id = %s AND i.conversation_id = %s
-                AND i.tsv @@ ((%s || ' & (' || {TERMS_QUERY} || ')')::tsquery){filters}
-                -- newest first, so a very long conversation is scored over its recent matches
-                ORDER BY i.seq DESC LIMIT {_MAX_CANDIDATES}
+                WHERE i.tenant_id = %s AND i.message_id IN (SELECT message_id FROM listed)
+            ),
+            -- a term's document frequency: its matches, when all were listed; else counted in
+            -- the index up to DOCUMENT_FREQUENCY_CAP (once per term: inlined, it ran per hit)
+            df AS MATERIALIZED (
+                SELECT q.term, CASE WHEN coalesce(l.n, 0) < {TERM_CANDIDATES} THEN coalesce(l.n, 0)
+                    ELSE (SELECT count(*) FROM (SELECT 1 FROM message_index i
+                        WHERE i.tenant_id = %s AND i.user_id = %s AND i.conversation_id = %s
+                        AND i.tsv @@ (%s::tsquery && q.tq) LIMIT {DOCUMENT_FREQUENCY_CAP}) x)
+                    END AS n
+                FROM q LEFT JOIN (SELECT term, count(*) AS n FROM listed GROUP BY term) l
+                USING (term) WHERE numnode(q.tq) > 0
             ),
             hits AS (
                 SELECT c.message_id, c.speaker, c.depth, c.created_at, q.term, q.narrow,
                     ts_rank({TS_WEIGHTS}, c.tsv, q.tq, 1) AS tf
                 FROM c JOIN q ON numnode(q.tq) > 0 AND c.tsv @@ q.tq
             ),
-            df AS (SELECT term, count(*) AS n FROM hits GROUP BY term),
             total AS (
                 -- the deepest turn's depth counts the turns of the longest branch: one index
                 -- seek where count(*) would read the whole conversation's rows
@@ -256,8 +278,8 @@ class SearchTxnMixin(TxnBase):
              FROM scored ORDER BY n LIMIT %s)
             """,
             (
-                list(narrow), wanted, tenant, user, conversation_id, owner, wanted, *params,
-                tenant, conversation_id, narrow_limit, limit,
+                list(narrow), wanted, tenant, user, conversation_id, owner, *params, tenant,
+                tenant, user, conversation_id, owner, tenant, conversation_id, narrow_limit, limit,
             ),
         ).fetchall()  # fmt: skip
         found: tuple[list[MessageHitRow], list[MessageHitRow]] = ([], [])
@@ -317,9 +339,44 @@ class SearchTxnMixin(TxnBase):
     def on_branch(
         self, tenant: str, start_id: str, candidate_ids: Sequence[str], min_depth: int
     ) -> set[str]:
-        """The candidates that are ``start_id`` or its ancestors (walks up to ``min_depth``)."""
+        """The candidates that are ``start_id`` or its ancestors, down to ``min_depth``: those
+        alone at their depth at once, the others by a walk up from ``start_id`` (see the SQLite
+        store's ``on_branch``)."""
         if not candidate_ids:
             return set()
+        start = self._db.execute(
+            "SELECT conversation_id, depth FROM messages WHERE tenant_id = %s AND id = %s",
+            (tenant, start_id),
+        ).fetchone()
+        if start is None:
+            return set()
+        conversation_id, start_depth = start
+        rows = self._db.execute(
+            "SELECT id, depth FROM messages WHERE tenant_id = %s AND conversation_id = %s "
+            "AND id = ANY(%s)",
+            (tenant, conversation_id, list(candidate_ids)),
+        ).fetchall()
+        depths = {r[0]: int(r[1]) for r in rows if min_depth <= r[1] <= start_depth}
+        levels = sorted(set(depths.values()))
+        if not levels:
+            return set()
+        shared = {
+            int(r[0])
+            for r in self._db.execute(
+                "SELECT depth FROM messages WHERE tenant_id = %s AND conversation_id = %s "
+                "AND depth = ANY(%s) GROUP BY depth HAVING count(*) > 1",
+                (tenant, conversation_id, levels),
+            ).fetchall()
+        }
+        found = {m for m, depth in depths.items() if depth not in shared}
+        forked = {m for m in depths if m not in found}
+        if forked:
+            walked = self._ancestors(tenant, start_id, min(depths[m] for m in forked))
+            found |= forked & walked
+        return found
+
+    def _ancestors(self, tenant: str, start_id: str, min_depth: int) -> set[str]:
+        """``start_id`` and its ancestors down to ``min_depth``."""
         rows = self._db.execute(
             """
             WITH RECURSIVE up(id, parent_id, depth) AS (
@@ -333,8 +390,7 @@ class SearchTxnMixin(TxnBase):
             """,
             (tenant, start_id, tenant, min_depth),
         ).fetchall()
-        wanted = set(candidate_ids)
-        return {r[0] for r in rows if r[0] in wanted}
+        return {r[0] for r in rows}
 
     def nearest_messages(
         self,

@@ -178,11 +178,15 @@ class EntityTxnMixin:
     ) -> list[EntityTurnRow]:
         if not entity_ids:
             return []
+        # Read from the named entities' facts (their index) into the turns' index rows, one
+        # seek each: CROSS JOIN fixes that order, and the unary + keeps SQLite off the facts'
+        # conversation index. Left to itself SQLite read every turn of the conversation and, for
+        # each, every fact of the conversation: 0.8 s at 3,000 messages, growing as its square.
         sql, params = in_window(
             "SELECT DISTINCT f.message_id, f.entity_id, i.speaker, i.depth, i.created_at "
-            "FROM entity_facts f "
-            "JOIN message_index i ON i.tenant_id = f.tenant_id AND i.message_id = f.message_id "
-            "WHERE f.tenant_id = ? AND f.user_id = ? AND f.conversation_id = ? "
+            "FROM entity_facts f CROSS JOIN message_index i "
+            "ON i.tenant_id = f.tenant_id AND i.message_id = f.message_id "
+            "WHERE f.tenant_id = ? AND f.user_id = ? AND +f.conversation_id = ? "
             "AND f.entity_id IN (SELECT value FROM json_each(?)) AND i.user_id = ? "
             "AND i.conversation_id = ?",
             [tenant, user, conversation_id, _ids(entity_ids), user, conversation_id],

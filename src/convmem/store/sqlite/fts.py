@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 # runs of word characters, lower-cased, underscores out: as FTS5's unicode61 tokenizer splits text
@@ -99,6 +99,7 @@ def bm25_scores(
     weights: Sequence[float],
     *,
     terms: Sequence[str] = (),
+    frequencies: Mapping[str, int] | None = None,
     k1: float = 1.2,
     b: float = 0.75,
 ) -> dict[str, float]:
@@ -111,9 +112,14 @@ def bm25_scores(
     statistics are the ones that say how telling a word is there. Each matched token (from the
     highlighted spans) counts for the query term of ``terms`` it shares the longest prefix with,
     standing in for the stemmer's grouping. Column weights as in FTS5: a column's hits count
-    ``weight`` times; document length is the word count of all columns.
+    ``weight`` times; document length is the word count of all columns. A term's document
+    frequency is the number of candidates holding it, or its entry in ``frequencies`` (lower-cased
+    term → turns of the collection holding it) when that is larger: the candidates may be a
+    bounded share of the matching turns.
     """
-    (scores,) = bm25_rankings(candidates, total, weights, [Terms(terms)], k1=k1, b=b)
+    (scores,) = bm25_rankings(
+        candidates, total, weights, [Terms(terms)], frequencies=frequencies, k1=k1, b=b
+    )
     return scores
 
 
@@ -123,22 +129,26 @@ def bm25_rankings(
     weights: Sequence[float],
     views: Sequence[Terms],
     *,
+    frequencies: Mapping[str, int] | None = None,
     k1: float = 1.2,
     b: float = 0.75,
 ) -> list[dict[str, float]]:
     """``bm25_scores`` for each of ``views`` from one pass over the candidates' highlights: with
     a view's ``keep`` accepting the tokens that match its terms, the highlights of a wider query
-    score as a query of those terms alone would."""
+    score as a query of those terms alone would. A candidate may come several times, its columns
+    highlighted for different terms each time (one search per term): its term frequencies are
+    the sum of its entries', its length that of its first."""
     lowered = [[t.lower() for t in view.terms] for view in views]
     # a marked span → (view, query term) for each of its tokens; spans repeat across candidates
     memo: dict[str, list[tuple[int, str]]] = {}
-    tfs: list[list[dict[str, float]]] = []
-    lengths: list[int] = []
-    for _key, columns in candidates:
-        tf: list[dict[str, float]] = [{} for _ in views]
-        length = 0
+    tfs: dict[str, list[dict[str, float]]] = {}
+    lengths: dict[str, int] = {}
+    for key, columns in candidates:
+        tf = tfs.get(key)
+        if tf is None:
+            tf = tfs[key] = [{} for _ in views]
+            lengths[key] = sum(WORD_COUNTS.of(text) for text in columns)
         for weight, text in zip(weights, columns, strict=True):
-            length += WORD_COUNTS.of(text)
             if MARK_OPEN not in text:
                 continue
             for span in _MARKED.findall(text):
@@ -153,14 +163,12 @@ def bm25_rankings(
                 for i, term in matched:
                     counts = tf[i]
                     counts[term] = counts.get(term, 0.0) + weight
-        tfs.append(tf)
-        lengths.append(length)
     out = []
     for i, view in enumerate(views):
-        kept = [j for j, tf in enumerate(tfs) if view.keep is None or tf[i]]
+        kept = [key for key, tf in tfs.items() if view.keep is None or tf[i]]
         out.append(
-            _scored([candidates[j][0] for j in kept], [tfs[j][i] for j in kept],
-                    [lengths[j] for j in kept], total, k1, b)
+            _scored(kept, [tfs[key][i] for key in kept], [lengths[key] for key in kept], total,
+                    k1, b, frequencies or {})
         )  # fmt: skip
     return out
 
@@ -172,14 +180,19 @@ def _scored(
     total: int,
     k1: float,
     b: float,
+    frequencies: Mapping[str, int],
 ) -> dict[str, float]:
-    """BM25 of documents (key, term frequencies, length), with statistics over them."""
+    """BM25 of documents (key, term frequencies, length), with statistics over them (a term's
+    document frequency at least its entry in ``frequencies``)."""
     if not keys:
         return {}
     df: dict[str, int] = {}
     for tf in tfs:
         for term in tf:
             df[term] = df.get(term, 0) + 1
+    for term, counted in frequencies.items():
+        if term in df and counted > df[term]:
+            df[term] = counted
     average = max(1.0, sum(lengths) / len(lengths))
     n = max(total, len(keys))
     idf = {t: max(1e-6, math.log((n - d + 0.5) / (d + 0.5))) for t, d in df.items()}

@@ -621,6 +621,13 @@ def m069_page_sessions(db: sqlite3.Connection) -> None:
     )
 
 
+def m070_messages_by_depth(db: sqlite3.Connection) -> None:
+    # recall asks how many messages of a conversation are at each of its candidates' depths (a
+    # message alone at its depth is on every deeper branch: ``on_branch``); PostgreSQL has had
+    # this index from its first migration
+    db.execute("CREATE INDEX messages_by_depth ON messages (tenant_id, conversation_id, depth)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -650,6 +657,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m067_pinned_origin,
     m068_tool_fts_erasure,
     m069_page_sessions,
+    m070_messages_by_depth,
 ]
 
 

@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from convmem.store.ranking import EVERY_TURN, MemoryHitRow, MessageHitRow, Window
+from convmem.store.ranking import (
+    DOCUMENT_FREQUENCY_CAP,
+    EVERY_TURN,
+    TERM_CANDIDATES,
+    MemoryHitRow,
+    MessageHitRow,
+    Window,
+)
 from convmem.store.rows import PREFIXED_MEMORY_COLUMNS, memory_from_row
 from convmem.store.search_index import TermVector, Vector
 from convmem.store.sqlite.accelerator import (
@@ -44,8 +51,6 @@ from convmem.store.sqlite.vectors import from_blobs
 # Column weights for (body, ctx): a neighbour's words count half as much as the turn's own
 # (measured on LoCoMo: 0.5 beat 0.3 and 0.7).
 _COLUMN_WEIGHTS = (1.0, 0.5)
-# Most matching turns scored per query: every one for a conversation of a few thousand turns.
-_MAX_CANDIDATES = 5000
 _MEMORY_BM25 = "bm25(memories_fts, 0.0, 1.0, 0.5)"
 # The filters that make a memory current, in SQL over ``memories m``.
 _CURRENT_MEMORY = (
@@ -82,8 +87,9 @@ class RankingTxnMixin:
         matched = self._matching(tenant, user, conversation_id, terms, window)
         if matched is None:
             return []
-        rows, total = matched
-        return _best(rows, bm25_scores(_columns(rows), total, _COLUMN_WEIGHTS, terms=terms), limit)
+        rows, total, df = matched
+        scores = bm25_scores(_columns(rows), total, _COLUMN_WEIGHTS, terms=terms, frequencies=df)
+        return _best(rows, scores, limit)
 
     def search_messages_widened(
         self,
@@ -100,15 +106,15 @@ class RankingTxnMixin:
         full-text search's time (2.8 of 3.2 ms a LoCoMo question), and the wider query's
         highlights hold the narrower one's. A highlighted token counts for ``terms`` when FTS5
         stems it as it stems one of them — the match the narrower query would have made — so
-        the first ranking is ``search_messages``'s (below ``_MAX_CANDIDATES`` matches)."""
+        the first ranking is ``search_messages``'s (below ``TERM_CANDIDATES`` matches a term)."""
         key, wider = (tenant, user, conversation_id), [*terms, *extra]
         matched = self._matching(*key, wider, window)
         if matched is None or limit < 1:
             return [], []
-        rows, total = matched
+        rows, total, df = matched
         stems = STEMS.of(t.lower() for t in terms)
         if any(len(stem) > 1 for stem in stems.values()):  # a phrase: not one token's match
-            wide = bm25_scores(_columns(rows), total, _COLUMN_WEIGHTS, terms=wider)
+            wide = bm25_scores(_columns(rows), total, _COLUMN_WEIGHTS, terms=wider, frequencies=df)
             narrow_rows = self.search_messages(*key, terms, window=window, limit=limit)
             return narrow_rows, _best(rows, wide, limit)
         wanted = {stem for stem in stems.values() if stem}
@@ -117,41 +123,100 @@ class RankingTxnMixin:
             return STEMS.of([token])[token] in wanted
 
         narrow, wide = bm25_rankings(
-            _columns(rows), total, _COLUMN_WEIGHTS, [Terms(terms, matches_terms), Terms(wider)]
-        )
+            _columns(rows), total, _COLUMN_WEIGHTS, [Terms(terms, matches_terms), Terms(wider)],
+            frequencies=df,
+        )  # fmt: skip
         return _best(rows, narrow, limit), _best(rows, wide, limit)
 
     def _matching(
         self, tenant: str, user: str, conversation_id: str, terms: Sequence[str], window: Window
-    ) -> tuple[list[Any], int] | None:
-        """The conversation's turns matching any of ``terms``, with their highlighted columns,
-        and the conversation's size for IDF; None when there is nothing to search for."""
-        words = or_query(terms, columns=("body", "ctx"))
-        if words is None:
-            return None
-        match = f"scope : {quote(conversation_token(tenant, conversation_id))} AND {words}"
-        sql = (
-            "SELECT i.message_id, i.speaker, i.depth, i.created_at, "
-            f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
-            f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}') FROM message_fts "
-            "JOIN message_index i ON i.id = message_fts.rowid "
-            "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
-            "AND i.conversation_id = ?"
-        )
-        params: list[Any] = [match, tenant, user, conversation_id]
-        sql, params = _in_window(sql, params, window)
-        # newest first, so a very long conversation is scored over its recent matches
-        sql += " ORDER BY message_fts.rowid DESC LIMIT ?"
-        rows = self._db.execute(sql, (*params, _MAX_CANDIDATES)).fetchall()
+    ) -> tuple[list[Any], int, dict[str, int]] | None:
+        """The candidate turns for ``terms`` with their columns highlighted, newest first; the
+        conversation's size for IDF; and the document frequency (by lower-cased term) of the
+        terms with more matches than were read. None when nothing matches.
+
+        A term with at most ``TERM_CANDIDATES`` matches brings them all, highlighted by one
+        search for every such term (a turn is read and tokenised once). A term with more brings
+        its newest ``TERM_CANDIDATES``, highlighted for it alone (a turn several such terms
+        bring comes once for each, ``bm25_rankings`` sums them), and its frequency is counted
+        in the index."""
+        scope = f"scope : {quote(conversation_token(tenant, conversation_id))}"
+        # one search per stem: terms that are inflections of one word match the same tokens,
+        # which a search each would highlight, and count, twice
+        by_stem: dict[tuple[str, ...], list[str]] = {}
+        for term, stem in STEMS.of(t.lower() for t in terms if t).items():
+            by_stem.setdefault(stem or (term,), []).append(term)
+        few: list[str] = []
+        many: list[list[str]] = []
+        for group in by_stem.values():
+            words = or_query(group, columns=("body", "ctx"))
+            if words is None:
+                continue
+            # the index alone, no row read: the window's turns are counted too, so a term just
+            # past the bound may be read the bounded way, never the other way round
+            matches = self._count(f"{scope} AND {words}", TERM_CANDIDATES + 1)
+            if matches > TERM_CANDIDATES:
+                many.append(group)
+            elif matches:
+                few += group
+        rows: list[Any] = []
+        df: dict[str, int] = {}
+        if few:
+            rows += self._highlighted(scope, few, tenant, user, conversation_id, window, None)
+        for group in many:
+            rows += self._highlighted(
+                scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES
+            )
+            counted = self._count(
+                f"{scope} AND {or_query(group, columns=('body', 'ctx'))}", DOCUMENT_FREQUENCY_CAP
+            )
+            df.update(dict.fromkeys(group, counted))
         if not rows:
             return None
+        rows.sort(key=lambda row: -row[6])  # newest first: equal scores rank newest first
         # the collection's size for IDF: the deepest turn's depth counts the turns of the longest
         # branch, one index seek where count(*) would read the whole conversation's entries
         total = self._db.execute(
             "SELECT max(depth) + 1 FROM message_index WHERE tenant_id = ? AND conversation_id = ?",
             (tenant, conversation_id),
         ).fetchone()[0]
-        return rows, int(total)
+        return rows, int(total), df
+
+    def _count(self, match: str, cap: int) -> int:
+        """Rows matching ``match``, counted up to ``cap`` in the full-text index alone."""
+        row = self._db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM message_fts WHERE message_fts MATCH ? LIMIT ?)",
+            (match, cap),
+        ).fetchone()
+        return int(row[0])
+
+    def _highlighted(
+        self,
+        scope: str,
+        terms: Sequence[str],
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        window: Window,
+        limit: int | None,
+    ) -> list[Any]:
+        """The newest ``limit`` (None: every) turns in ``window`` matching any of ``terms``, each
+        with its columns highlighted for them and its index row id."""
+        sql, params = _in_window(
+            "SELECT i.message_id, i.speaker, i.depth, i.created_at, "
+            f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
+            f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}'), i.id FROM message_fts "
+            "JOIN message_index i ON i.id = message_fts.rowid "
+            "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
+            "AND i.conversation_id = ?",
+            [f"{scope} AND {or_query(terms, columns=('body', 'ctx'))}", tenant, user,
+             conversation_id],
+            window,
+        )  # fmt: skip
+        sql += " ORDER BY message_fts.rowid DESC"
+        if limit is None:
+            return list(self._db.execute(sql, params).fetchall())
+        return list(self._db.execute(sql + " LIMIT ?", (*params, limit)).fetchall())
 
     def nearest_messages(
         self,

@@ -173,9 +173,48 @@ class SearchTxnMixin:
     def on_branch(
         self, tenant: str, start_id: str, candidate_ids: Sequence[str], min_depth: int
     ) -> set[str]:
-        """The candidates that are ``start_id`` or its ancestors (walks up to ``min_depth``)."""
+        """The candidates that are ``start_id`` or its ancestors, down to ``min_depth``.
+
+        A message alone at its depth in its conversation is an ancestor of every deeper one
+        (each has an ancestor at every smaller depth, and there is only that one), so only the
+        candidates at a depth a fork shares need the walk up from ``start_id``: the work is the
+        candidates' and the forks', not the distance to the oldest candidate (a walk of every
+        turn of a long conversation, which recall asked for on every request)."""
         if not candidate_ids:
             return set()
+        start = self._db.execute(
+            "SELECT conversation_id, depth FROM messages WHERE tenant_id = ? AND id = ?",
+            (tenant, start_id),
+        ).fetchone()
+        if start is None:
+            return set()
+        conversation_id, start_depth = start
+        rows = self._db.execute(
+            "SELECT id, depth FROM messages WHERE tenant_id = ? AND conversation_id = ? "
+            f"AND id IN ({_in(candidate_ids)})",
+            (tenant, conversation_id, *candidate_ids),
+        ).fetchall()
+        depths = {r[0]: int(r[1]) for r in rows if min_depth <= r[1] <= start_depth}
+        levels = sorted(set(depths.values()))
+        if not levels:
+            return set()
+        shared = {
+            int(r[0])
+            for r in self._db.execute(
+                "SELECT depth FROM messages WHERE tenant_id = ? AND conversation_id = ? "
+                f"AND depth IN ({_in(levels)}) GROUP BY depth HAVING count(*) > 1",
+                (tenant, conversation_id, *levels),
+            ).fetchall()
+        }
+        found = {m for m, depth in depths.items() if depth not in shared}
+        forked = {m for m in depths if m not in found}
+        if forked:
+            walked = self._ancestors(tenant, start_id, min(depths[m] for m in forked))
+            found |= forked & walked
+        return found
+
+    def _ancestors(self, tenant: str, start_id: str, min_depth: int) -> set[str]:
+        """``start_id`` and its ancestors down to ``min_depth``."""
         rows = self._db.execute(
             """
             WITH RECURSIVE up(id, parent_id, depth) AS (
@@ -189,8 +228,7 @@ class SearchTxnMixin:
             """,
             (tenant, start_id, tenant, min_depth),
         ).fetchall()
-        wanted = set(candidate_ids)
-        return {r[0] for r in rows if r[0] in wanted}
+        return {r[0] for r in rows}
 
     # --- a conversation's vocabulary ------------------------------------------------------------
 
