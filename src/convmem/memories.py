@@ -137,7 +137,8 @@ def save_memory(
     (``convmem.memory.gate``)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a memory needs text")
-    text = " ".join(check_text(text, max_bytes=4 * MAX_MEMORY_CHARS, what="memory").split())
+    given = check_text(text, max_bytes=4 * MAX_MEMORY_CHARS, what="memory")
+    text = " ".join(given.split())
     _check_label(subject, "subject")
     if len(text) > MAX_MEMORY_CHARS:
         raise InvalidInput(f"a memory is a short statement: at most {MAX_MEMORY_CHARS} characters")
@@ -170,6 +171,11 @@ def save_memory(
     )  # fmt: skip
     verdict = _admitted(tx, who, record, source, cites, read)
     decision = verdict if isinstance(verdict, PolicyDecision) else None
+    if decision is None and given != text:
+        # the text as given as well: the stored one has its lines joined, which undoes the
+        # structure a disclosure may be read through (a markdown table, a quoted line)
+        decision = decide({"text": given})
+        decision = None if decision.allowed else decision
     if decision is None and subject is not None:
         # the caller's own spelling as well: the stored key is its lower case, which a rule
         # that reads capitals ("MS") would judge differently

@@ -204,3 +204,22 @@ def test_hostile_structure_never_raises() -> None:
     assert check_text("[" * 3000 + '"my password is Falcon!9921"' + "]" * 3000).reason == (
         BlockReason.CREDENTIAL
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "| service | password |\n|---|---|\n| bank | Walrus!4455 |",
+        "> Sou de direita\n>\n> — saved note",
+    ],
+)
+def test_a_memory_is_judged_as_given_not_only_with_its_lines_joined(
+    text: str, tmp_path: Path
+) -> None:
+    """A memory is stored with its lines joined, which undoes a table's or a quote's structure:
+    found by benchmarks/never_store_paths.py, where both were saved through remember."""
+    assert not check_text(text).allowed
+    with convmem.open(tmp_path / "m.db") as mem:
+        alice = mem.scope("acme", "alice")
+        assert alice.remember(text).status == "blocked"
+        assert alice.memories.list(status=None) == []
