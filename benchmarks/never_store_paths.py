@@ -29,6 +29,7 @@ from labelled_corpus import load
 
 import convmem
 from convmem.importers.mem0 import import_mem0
+from convmem.memory.policy import BlockReason
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 CORPORA = [
@@ -45,9 +46,14 @@ STORED, REFUSED, PASSED_OVER = "stored", "refused", "passed over"
 Outcome = str
 
 
+# the never-store policy's reasons; a notice blocked for another (consent: "unclear_reference",
+# memory switched off) is no refusal of the text's content
+NEVER_STORE_REASONS = frozenset(reason.value for reason in BlockReason)
+
+
 def _notice(notice: convmem.MemoryNotice) -> Outcome:
     if notice.status == "blocked":
-        return REFUSED
+        return REFUSED if notice.reason in NEVER_STORE_REASONS else PASSED_OVER
     return STORED if notice.memory is not None else PASSED_OVER
 
 
