@@ -94,9 +94,9 @@ from timing import Samples, load_average, measure_call, p95, timed
 
 import convmem
 from convmem import AssemblyOptions, ModelProfile, ToolCall
+from convmem.content.tokens import tiktoken_encoding
 from convmem.model.messages import Role
 from convmem.retrieval.lexical import STOPWORDS
-from convmem.tokens import tiktoken_encoding
 
 SEED = 20240611
 MAX_OUTPUT = 1024
@@ -310,7 +310,7 @@ _WORDS_SET = frozenset(_WORDS)
 
 def openai_framing_counter(encoding_name: str) -> Callable[[Sequence[BaseMessage]], int]:
     """A ``trim_messages`` token counter: tiktoken counts with OpenAI's per-message framing, the
-    same formula as ``convmem.tokens.message_tokens``."""
+    same formula as ``convmem.content.tokens.message_tokens``."""
     encoding = tiktoken_encoding(encoding_name)  # the same files convmem counts with
 
     def count(text: str) -> int:

@@ -5,9 +5,9 @@ decisions, constraints, tasks) is assembled turn after turn at an 8k budget, twi
 turns: by convmem (rolling summary, eviction in blocks at the 70 % threshold) and by a plain
 sliding window (the newest turns that fit, no summary, no blocks). Each request is recorded as
 sent (``Conversation.record_assembly``, as the service does), and its report's ``cached_tokens``
-— the tokens of the leading parts identical to the previous request's (``convmem.prompt_cache``,
-the estimate the metrics use) — divided by the request's tokens is the share a provider's prompt
-cache can serve.
+— the tokens of the leading parts identical to the previous request's
+(``convmem.context.prompt_cache``, the estimate the metrics use) — divided by the request's tokens
+is the share a provider's prompt cache can serve.
 
     python benchmarks/prefix_stability.py --json OUT.json      # --quick for a short smoke run
 
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import convmem
-from convmem.tokens import get_counter, message_tokens
+from convmem.content.tokens import get_counter, message_tokens
 
 PROFILE = convmem.ModelProfile(context_window=8192, max_output=1024, tokenizer="o200k_base")
 SYSTEM = (

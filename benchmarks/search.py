@@ -58,6 +58,7 @@ from benchmark_databases import BACKENDS, database
 from timing import Samples, measure_call
 
 import convmem
+from convmem.domain.search import SearchOptions
 from convmem.retrieval.index import body_text, vocabulary
 from convmem.retrieval.vector import (
     EMBEDDER_CHOICES,
@@ -65,7 +66,6 @@ from convmem.retrieval.vector import (
     HashingEmbedder,
     named_embedder,
 )
-from convmem.search import SearchOptions
 from convmem.store.sqlite.search import conversation_token, user_token
 
 SEED = 20251130

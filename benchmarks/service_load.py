@@ -105,7 +105,7 @@ def free_port() -> int:
 
 def cli(*args: str, env: dict[str, str]) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "convmem.cli", *args],
+        [sys.executable, "-m", "convmem.cli.main", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -283,7 +283,7 @@ def main() -> None:
                 [
                     sys.executable,
                     "-m",
-                    "convmem.cli",
+                    "convmem.cli.main",
                     "serve",
                     "--db",
                     db,

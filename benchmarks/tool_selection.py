@@ -11,9 +11,9 @@ users would register, one line of keywords per language ("es: vuelo, vuelos, bil
 Two sets of requests, each labelled with the tools it needs:
 
 * **tune** (``tests/data/tool_requests_tune.json``, 120): what the ranking's settings were chosen
-  on (``convmem.search.ToolRankOptions``: the vector cut 0.1 was picked here from 0.1/0.15/0.2/
-  0.25). 100 English, 20 in es/fr/de/pt/it/ja; 12 need two tools, 19 follow-ups, 6 need none, 4
-  ask for a risky tool the caller does not allow.
+  on (``convmem.domain.search.ToolRankOptions``: the vector cut 0.1 was picked here from
+  0.1/0.15/0.2/ 0.25). 100 English, 20 in es/fr/de/pt/it/ja; 12 need two tools, 19 follow-ups, 6
+  need none, 4 ask for a risky tool the caller does not allow.
 * **heldout** (``tests/data/tool_requests_heldout.json``, 115): written afterwards with other
   phrasing and run with the settings frozen: 80 English, 7 each in es/fr/de/it/pt; 8 need two
   tools, 15 follow-ups (5 of them not in English), 5 need none, 4 risky denied, 3 risky allowed.
@@ -50,9 +50,9 @@ from pathlib import Path
 from typing import Any
 
 import convmem
+from convmem.content.tokens import get_counter
 from convmem.model.tools import RISKY
 from convmem.retrieval.vector import Embedder
-from convmem.tokens import get_counter
 from convmem.tools.cost import tools_tokens
 from convmem.tools.schema import parse_tool
 

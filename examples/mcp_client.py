@@ -25,7 +25,7 @@ except ModuleNotFoundError as missing:  # say which extra, not only which module
 
 
 def server_parameters(db: str) -> StdioServerParameters:
-    launch = "from convmem.cli import main; main()"
+    launch = "from convmem.cli.main import main; main()"
     return StdioServerParameters(
         command=sys.executable,
         args=["-c", launch, "mcp", "--db", db, "--tenant", "acme", "--user", "alice"],

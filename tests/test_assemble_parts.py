@@ -11,7 +11,7 @@ import pytest
 
 import convmem
 from convmem import ModelProfile
-from convmem.media_tokens import openai_image_tokens
+from convmem.content.media_tokens import openai_image_tokens
 
 OLD = "https://app.example/u/old.png"
 NEW = "https://app.example/u/new.png"

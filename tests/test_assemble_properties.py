@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 import convmem
 from convmem import BudgetExceeded, ModelProfile, ToolCall
-from convmem.formats import count_anthropic_request, count_openai_request
-from convmem.media_tokens import image_tokens, provider_of
-from convmem.tokens import get_counter
+from convmem.content.media_tokens import image_tokens, provider_of
+from convmem.content.tokens import get_counter
+from convmem.context.formats import count_anthropic_request, count_openai_request
 from convmem.tools.cost import tools_tokens
 from convmem.tools.schema import parse_tools
 

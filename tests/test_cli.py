@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 
 
 def test_demo_plays_sixty_turns_with_tool_stub_and_edit() -> None:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 
 # keys create, the servers (serve, mcp) and the imports may start a database; the demo writes a
 # fresh one where it is told

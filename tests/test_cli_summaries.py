@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 
 SMALL = convmem.ModelProfile(context_window=1500, max_output=200, tokenizer="o200k_base")
 DECISION = "Decision: we'll use PostgreSQL 16 for the orders database."

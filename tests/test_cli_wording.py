@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 
 
 def _error_lines(output: str) -> list[str]:
@@ -102,7 +102,7 @@ def test_serve_on_a_busy_port_prints_one_error_line(tmp_path: Path) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         run = subprocess.run(
-            [sys.executable, "-m", "convmem.cli", "serve", "--db", str(tmp_path / "s.db"),
+            [sys.executable, "-m", "convmem.cli.main", "serve", "--db", str(tmp_path / "s.db"),
              "--port", str(port)],
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip

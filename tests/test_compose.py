@@ -35,7 +35,7 @@ def test_the_worker_health_check_probes_the_port_the_worker_opens(tmp_path: Path
     convmem.open(tmp_path / "w.db").close()  # compose's database exists (PostgreSQL's service)
     args = [free if arg == port else arg for arg in command[1:]]
     process = subprocess.Popen(
-        [sys.executable, "-m", "convmem.cli", "worker", "--db", str(tmp_path / "w.db"), *args],
+        [sys.executable, "-m", "convmem.cli.main", "worker", "--db", str(tmp_path / "w.db"), *args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

@@ -12,8 +12,8 @@ import pytest
 
 import convmem
 from convmem.consolidate.llm import LLMExtractor
+from convmem.ops.worker import CONSOLIDATE_JOB, Worker
 from convmem.summarize.llm import LLMSummarizerConfig
-from convmem.worker import CONSOLIDATE_JOB, Worker
 from tests.fake_llm import FakeLLM
 
 CARD = "My card number is 4111 1111 1111 1111."

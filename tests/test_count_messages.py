@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import convmem
+from convmem.content.parts import read_content
 from convmem.model.messages import NewMessage, ToolCall
-from convmem.parts import read_content
 
 IMAGE = [
     {"type": "text", "text": "Why is this banner red?"},

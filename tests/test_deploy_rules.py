@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import convmem
-from convmem.metrics import ProcessMetrics
+from convmem.ops.metrics import ProcessMetrics
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 RULES = DEPLOY / "prometheus" / "convmem-rules.yml"

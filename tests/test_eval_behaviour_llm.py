@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 from convmem.eval import behaviour
 from convmem.summarize import LLMSummarizerConfig
 from tests.fake_llm import FakeLLM

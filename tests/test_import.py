@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 from convmem.importers import mem0, openai_chat
 from convmem.importers.bulk import import_trees
 
@@ -252,7 +252,7 @@ def test_the_cli_draws_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     path.write_text(json.dumps(chatgpt_export()))
     leader, follower = pty.openpty()
     db = str(tmp_path / "new.db")
-    command = [sys.executable, "-m", "convmem.cli", "import", "openai-chat", "--db", db,
+    command = [sys.executable, "-m", "convmem.cli.main", "import", "openai-chat", "--db", db,
                "--tenant", "acme", "--user", "alice", str(path)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run(command, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=120,

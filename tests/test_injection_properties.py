@@ -8,9 +8,9 @@ results, tool call names and arguments, file names, captions and extracted text 
 parts, conversation titles, what the user said about an entity elsewhere. The real engine stores
 them in a real SQLite file, and each request is assembled in every provider format. Then every
 line of system content must be the caller's own (the system prompt, the application's pins) or
-part of a block the one renderer made (``convmem.blocks``): its header, its own tags, or an entry
-that starts no role, holds no tag, no line break of any kind, nothing invisible, and closes every
-quoted literal it opens.
+part of a block the one renderer made (``convmem.content.blocks``): its header, its own tags, or an
+entry that starts no role, holds no tag, no line break of any kind, nothing invisible, and closes
+every quoted literal it opens.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
 import convmem
-from convmem.assemble import USER_PINS_BLOCK
-from convmem.blocks import DataBlock, block_kinds, is_invisible
+from convmem.content.blocks import DataBlock, block_kinds, is_invisible
+from convmem.context.assemble import USER_PINS_BLOCK
+from convmem.context.formats import Format
 from convmem.entities.facts_block import ENTITY_FACTS_BLOCK
-from convmem.formats import Format
 from convmem.memory.recall import MEMORY_BLOCK
 from convmem.model.messages import Role
 from convmem.model.snapshot import CATEGORY_TITLES

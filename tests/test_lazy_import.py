@@ -47,7 +47,7 @@ def test_import_convmem_loads_none_of_the_heavy_modules() -> None:
 
 def test_the_cli_help_loads_neither_the_policy_nor_detect_secrets() -> None:
     loaded = loaded_after(
-        "import sys\nsys.argv = ['convmem', '--help']\nfrom convmem.cli import main\n"
+        "import sys\nsys.argv = ['convmem', '--help']\nfrom convmem.cli.main import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass"
     )
     assert "convmem.memory.detectors" not in loaded

@@ -12,14 +12,14 @@ import math
 
 import pytest
 
-from convmem.errors import InvalidMessage
-from convmem.media_tokens import (
+from convmem.content.media_tokens import (
     anthropic_image_tokens,
     check_dimensions,
     image_tokens,
     openai_image_tokens,
     provider_of,
 )
+from convmem.errors import InvalidMessage
 
 
 @pytest.mark.parametrize(

@@ -118,7 +118,7 @@ def test_text_from_tool_output_is_never_stored(alice: convmem.Scope) -> None:
 
 
 def test_conflicting_sources_are_flagged_not_merged(alice: convmem.Scope) -> None:
-    from convmem.memories import save_memory
+    from convmem.domain.memories import save_memory
 
     mine = alice.remember("My employer is Acme.").memory
     assert mine is not None
@@ -286,7 +286,7 @@ def test_a_larger_memory_set_keeps_its_block_and_sends_the_relevant_ones_late(
 
 
 def test_flagged_conflicts_do_not_push_other_memories_out_of_recall(alice: convmem.Scope) -> None:
-    from convmem.memories import save_memory
+    from convmem.domain.memories import save_memory
 
     kept = [alice.remember(text).memory for text in ("My dog is called Rex.", "I live in Lyon.")]
     mine = alice.remember("My employer is Acme.").memory

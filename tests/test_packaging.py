@@ -27,9 +27,9 @@ def test_the_wheel_carries_the_tokenizers_the_page_and_the_license(tmp_path: Pat
     (wheel,) = tmp_path.glob("convmem-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for packaged in (
-        "convmem/tokenizers/o200k_base.tiktoken",
-        "convmem/tokenizers/cl100k_base.tiktoken",
-        "convmem/tokenizers/LICENSE-tiktoken",
+        "convmem/content/tokenizers/o200k_base.tiktoken",
+        "convmem/content/tokenizers/cl100k_base.tiktoken",
+        "convmem/content/tokenizers/LICENSE-tiktoken",
         "convmem/web/index.html",
         "convmem/web/app.js",
         "convmem/web/app.css",
@@ -44,7 +44,7 @@ def test_the_wheel_carries_the_tokenizers_the_page_and_the_license(tmp_path: Pat
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(target)
     code = (
-        "import convmem; from convmem.tokens import get_counter; print(convmem.__file__); "
+        "import convmem; from convmem.content.tokens import get_counter; print(convmem.__file__); "
         "print(get_counter('o200k_base').count('What seat do I like?'))"
     )
     result = subprocess.run(

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from convmem.content.parts import MAX_INLINE_BYTES, parse_parts, part_tokens
+from convmem.content.tokens import TiktokenCounter
 from convmem.errors import ContentTooLarge, InvalidMessage
 from convmem.model.parts import AudioPart, FilePart, ImagePart, TextPart, part_strings
-from convmem.parts import MAX_INLINE_BYTES, parse_parts, part_tokens
-from convmem.tokens import TiktokenCounter
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 PNG_B64 = base64.b64encode(PNG).decode()
@@ -172,9 +172,9 @@ def test_parts_are_counted_by_the_provider_rule() -> None:
 
 
 def test_search_and_policy_see_every_caller_string() -> None:
+    from convmem.content.parts import policy_fields
+    from convmem.content.parts_render import content_text
     from convmem.memory.policy import check_fields
-    from convmem.parts import policy_fields
-    from convmem.parts_render import content_text
 
     key = "sk-proj-4f9Qz7LmB2xR8tYp1VwK3nJ6hD0sGcE5aUoI"
     parsed = parse_parts(

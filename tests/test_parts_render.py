@@ -6,8 +6,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from convmem.parts import parse_parts
-from convmem.parts_render import (
+from convmem.content.parts import parse_parts
+from convmem.content.parts_render import (
     anthropic_content,
     media_stub,
     openai_content,
@@ -91,7 +91,7 @@ def test_stub_names_media_without_bytes() -> None:
 
 
 def test_summaries_and_budget_stubs_never_carry_bytes_or_urls() -> None:
-    from convmem.parts_render import content_text, stub_media
+    from convmem.content.parts_render import content_text, stub_media
 
     data = "data:image/png;base64," + base64.b64encode(PNG).decode()
     p = parts(

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 from convmem.model.summary import Job
 from tests.extras import module_of_extra
 

@@ -112,8 +112,8 @@ def test_two_service_processes_append_to_one_conversation(shared_database: str) 
         conv = memory.scope("acme", "alice").create_conversation()
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "convmem.cli", "serve", "--db", shared_database, "--port", str(port),
-         "--workers", "2", "--log-level", "warning"],
+        [sys.executable, "-m", "convmem.cli.main", "serve", "--db", shared_database, "--port",
+         str(port), "--workers", "2", "--log-level", "warning"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
@@ -182,7 +182,7 @@ def test_two_worker_processes_share_the_queue(postgres_url: str) -> None:
             conv.assemble("continue", model=small)  # a run too long to summarise inline: queued
             conversations.append(conv)
         assert [j.status for j in memory.jobs()] == ["pending"] * 4
-    command = [sys.executable, "-m", "convmem.cli", "worker", "--db", postgres_url, "--once",
+    command = [sys.executable, "-m", "convmem.cli.main", "worker", "--db", postgres_url, "--once",
                "--poll-seconds", "0.1"]  # fmt: skip
     workers = [
         subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 from convmem.retrieval.vector import HashingEmbedder
 
 

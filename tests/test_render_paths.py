@@ -1,10 +1,12 @@
 """One renderer for untrusted text in a prompt (DESIGN.md principle 13): a new render path adds a
-caller of ``convmem.blocks``, never a second escaping. These checks read the source, so a path
-that goes around the renderer fails here before it reaches a request:
+caller of ``convmem.content.blocks``, never a second escaping. These checks read the source, so a
+path that goes around the renderer fails here before it reaches a request:
 
-- only ``convmem.blocks`` calls the low-level escape (``quote_data`` / ``quote_name``, or the
+- only ``convmem.content.blocks`` calls the low-level escape (``quote_data`` / ``quote_name``, or
+  the
   helpers beneath them);
-- only ``convmem.blocks`` spells a block's tags: elsewhere a block is a ``DataBlock`` naming its
+- only ``convmem.content.blocks`` spells a block's tags: elsewhere a block is a ``DataBlock`` naming
+  its
   tag, so every tag in a request belongs to a block the renderer made;
 - every module that defines a data block's header hands it to ``DataBlock``.
 
@@ -19,7 +21,7 @@ import re
 from pathlib import Path
 
 import convmem
-from convmem import blocks
+from convmem.content import blocks
 
 SOURCE = Path(convmem.__file__).parent
 RENDERER = SOURCE / "blocks.py"
@@ -39,7 +41,7 @@ def _modules() -> list[tuple[Path, ast.Module]]:
 def _low_level_uses(tree: ast.Module) -> list[str]:
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "convmem.blocks":
+        if isinstance(node, ast.ImportFrom) and node.module == "convmem.content.blocks":
             found += [alias.name for alias in node.names if alias.name in LOW_LEVEL]
         elif isinstance(node, ast.Attribute) and node.attr in LOW_LEVEL:
             found.append(node.attr)
@@ -54,7 +56,7 @@ def test_only_the_renderer_escapes() -> None:
         for path, tree in _modules()
         if (uses := _low_level_uses(tree))
     }
-    assert offenders == {}, "render through convmem.blocks (Data, Name, Ref, DataBlock)"
+    assert offenders == {}, "render through convmem.content.blocks (Data, Name, Ref, DataBlock)"
 
 
 def _tag_strings(tree: ast.Module) -> list[str]:
@@ -81,13 +83,13 @@ def test_only_the_renderer_spells_a_tag() -> None:
         for path, tree in _modules()
         if (tags := _tag_strings(tree)) and "eval" not in path.parts
     }
-    assert offenders == {}, "a block is a convmem.blocks.DataBlock naming its tag"
+    assert offenders == {}, "a block is a convmem.content.blocks.DataBlock naming its tag"
 
 
 def test_every_header_of_a_data_block_belongs_to_a_data_block() -> None:
     """The modules that render the request's data sections, imported: each section's header is
     a registered block kind, and each kind's tag is its own."""
-    from convmem import assemble
+    from convmem.context import assemble
     from convmem.entities import facts_block
     from convmem.memory import recall as memory_recall
     from convmem.retrieval import recall as retrieved

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 import convmem
+from convmem.content.tokens import get_counter, message_tokens
+from convmem.context.prompt_cache import PROMPT_CACHE_TTL, prefix_chain, shared_prefix
 from convmem.model.keys import AssemblyRecord
-from convmem.prompt_cache import PROMPT_CACHE_TTL, prefix_chain, shared_prefix
 from convmem.summarize.extractive import VERSION as EXTRACTIVE_VERSION
-from convmem.tokens import get_counter, message_tokens
 from tests.test_summaries import DECISION, SMALL
 from tests.test_summaries import chat as small_talk
 from tests.test_tools_budget import OPENAI_TOOL

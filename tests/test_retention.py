@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 import convmem
 import convmem.ids
-from convmem.cli import main
-from convmem.worker import Worker
+from convmem.cli.main import main
+from convmem.ops.worker import Worker
 
 DAY_MS = 86_400_000
 

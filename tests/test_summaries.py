@@ -10,7 +10,7 @@ import pytest
 
 import convmem
 from convmem import AssemblyOptions, ModelProfile
-from convmem.blocks import quote_data
+from convmem.content.blocks import quote_data
 from convmem.summarize import SummaryRecord
 from convmem.summarize.render import HEADER
 
@@ -279,7 +279,7 @@ def test_deleting_a_covered_message_removes_the_summaries_built_from_it(
 
 
 def test_a_long_run_is_queued_for_the_worker_instead_of_built_inline(db_path: Path) -> None:
-    from convmem.worker import Worker
+    from convmem.ops.worker import Worker
 
     config = convmem.Config(max_inline_summary_messages=50, summary_segment_messages=40)
     with convmem.open(db_path, config=config) as memory:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from convmem.content.tokens import get_counter, message_tokens
 from convmem.model.messages import Message, Role
 from convmem.summarize import ExtractiveSummarizer, Snapshot, render_snapshot
 from convmem.summarize.render import HEADER
 from convmem.summarize.text import literals
-from convmem.tokens import get_counter, message_tokens
 
 
 def script(*turns: tuple[Role, str], start: int = 0, parent: str | None = None) -> list[Message]:

@@ -11,9 +11,9 @@ import pytest
 
 import convmem
 from convmem.model.messages import Message, Role
+from convmem.ops.worker import Worker
 from convmem.summarize import LLMSummarizer, LLMSummarizerConfig
 from convmem.summarize.llm import PROMPT_VERSION
-from convmem.worker import Worker
 from tests.fake_llm import FakeLLM
 
 DECISION = "Decision: we'll use PostgreSQL 16 for the orders database."

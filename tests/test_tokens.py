@@ -17,7 +17,7 @@ import pytest
 import tiktoken
 import tiktoken_ext.openai_public
 
-from convmem.tokens import (
+from convmem.content.tokens import (
     REPLY_PRIMING,
     TIKTOKEN_ENCODINGS,
     TOKENS_PER_MESSAGE,
@@ -60,7 +60,7 @@ def official(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tiktoken.Enc
     """tiktoken's own encodings, built by its own constructors from a cache folder holding the
     packaged files under tiktoken's cache names (sha1 of the URL); tiktoken checks their sha256."""
     cache = tmp_path_factory.mktemp("tiktoken-cache")
-    packaged = resources.files("convmem") / "tokenizers"
+    packaged = resources.files("convmem.content") / "tokenizers"
     encodings = {}
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
@@ -120,7 +120,7 @@ def test_counting_is_exact_with_no_network_and_no_tiktoken_cache(tmp_path: Path)
         HTTP_PROXY="http://127.0.0.1:9",
     )
     code = (
-        "from convmem.tokens import get_counter\n"
+        "from convmem.content.tokens import get_counter\n"
         "for name in ('o200k_base', 'cl100k_base'):\n"
         "    counter = get_counter(name)\n"
         "    print(counter.name, counter.count('What seat do I like?'))\n"

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from convmem.blocks import is_invisible, quote_data, quote_name
+from convmem.content.blocks import is_invisible, quote_data, quote_name
 from convmem.model.messages import Message, Role, ToolCall
 from convmem.model.snapshot import Snapshot, SnapshotItem, SnapshotSchemaError, ToolSource
 from convmem.summarize.extractive import MAX_TOOL_FACTS, ExtractiveSummarizer

@@ -10,9 +10,9 @@ import pytest
 
 import convmem
 from convmem import AssemblyOptions, BudgetExceeded, InvalidInput, ModelProfile
-from convmem.formats import count_openai_request
+from convmem.content.tokens import REPLY_PRIMING, get_counter, message_tokens
+from convmem.context.formats import count_openai_request
 from convmem.model.tools import ToolSpec
-from convmem.tokens import REPLY_PRIMING, get_counter, message_tokens
 from convmem.tools.cost import (
     ANTHROPIC_TOOL_PROMPT_UNKNOWN,
     anthropic_tool_prompt,

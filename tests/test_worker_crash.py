@@ -22,7 +22,7 @@ def worker(db_path: Path, base_url: str, *extra: str) -> subprocess.Popen[bytes]
     command = [
         sys.executable,
         "-m",
-        "convmem.cli",
+        "convmem.cli.main",
         "worker",
         "--db",
         str(db_path),

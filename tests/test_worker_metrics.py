@@ -14,12 +14,12 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 import convmem
-from convmem.metrics import ProcessMetrics
 from convmem.model.messages import Message
 from convmem.model.snapshot import Snapshot
+from convmem.ops.metrics import ProcessMetrics
+from convmem.ops.worker import Worker
 from convmem.summarize import LLMSummarizer, LLMSummarizerConfig
 from convmem.summarize.base import SummaryResult
-from convmem.worker import Worker
 from tests.fake_llm import FakeLLM
 from tests.service.conftest import free_port
 from tests.test_retention import chat, written_days_ago
@@ -116,7 +116,7 @@ def test_the_worker_command_serves_its_metrics(db_path: Path) -> None:
     convmem.open(db_path).close()
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "convmem.cli", "worker", "--db", str(db_path),
+        [sys.executable, "-m", "convmem.cli.main", "worker", "--db", str(db_path),
          "--metrics-port", str(port), "--poll-seconds", "0.2"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip

@@ -33,12 +33,14 @@ from convmem.errors import (
 )
 
 if TYPE_CHECKING:
-    from convmem.assemble import AssembledContext, AssemblyOptions, AssemblyReport
     from convmem.config import Config
+    from convmem.content.tokens import TokenCounter, get_counter
+    from convmem.context.assemble import AssembledContext, AssemblyOptions, AssemblyReport
+    from convmem.domain.memories import Memories
+    from convmem.domain.search import SearchOptions
     from convmem.engine import Conversation, Memory, Scope, open
     from convmem.entities.llm import LLMEntityExtractor
     from convmem.entities.recall import EntityRecallOptions
-    from convmem.memories import Memories
     from convmem.model import (
         AuditEvent,
         ConversationRecord,
@@ -62,7 +64,6 @@ if TYPE_CHECKING:
         QueryEmbedder,
         SentenceTransformerEmbedder,
     )
-    from convmem.search import SearchOptions
     from convmem.store.base import PinnedInstruction, Store
     from convmem.summarize import (
         ExtractiveSummarizer,
@@ -70,14 +71,13 @@ if TYPE_CHECKING:
         LLMSummarizerConfig,
         Summarizer,
     )
-    from convmem.tokens import TokenCounter, get_counter
 
 # Everything else is imported on first use (PEP 562): the engine pulls in the never-store
 # policy, numpy and the store backends, which a CLI start or `import convmem.errors` need not pay.
 _LAZY: dict[str, str] = {
-    "AssembledContext": "convmem.assemble",
-    "AssemblyOptions": "convmem.assemble",
-    "AssemblyReport": "convmem.assemble",
+    "AssembledContext": "convmem.context.assemble",
+    "AssemblyOptions": "convmem.context.assemble",
+    "AssemblyReport": "convmem.context.assemble",
     "Config": "convmem.config",
     "Conversation": "convmem.engine",
     "Memory": "convmem.engine",
@@ -85,7 +85,7 @@ _LAZY: dict[str, str] = {
     "open": "convmem.engine",
     "LLMEntityExtractor": "convmem.entities.llm",
     "EntityRecallOptions": "convmem.entities.recall",
-    "Memories": "convmem.memories",
+    "Memories": "convmem.domain.memories",
     "AuditEvent": "convmem.model",
     "ConversationRecord": "convmem.model",
     "MemoryHit": "convmem.model",
@@ -111,15 +111,15 @@ _LAZY: dict[str, str] = {
     "HashingEmbedder": "convmem.retrieval.vector",
     "QueryEmbedder": "convmem.retrieval.vector",
     "SentenceTransformerEmbedder": "convmem.retrieval.vector",
-    "SearchOptions": "convmem.search",
+    "SearchOptions": "convmem.domain.search",
     "PinnedInstruction": "convmem.store.base",
     "Store": "convmem.store.base",
     "ExtractiveSummarizer": "convmem.summarize",
     "LLMSummarizer": "convmem.summarize",
     "LLMSummarizerConfig": "convmem.summarize",
     "Summarizer": "convmem.summarize",
-    "TokenCounter": "convmem.tokens",
-    "get_counter": "convmem.tokens",
+    "TokenCounter": "convmem.content.tokens",
+    "get_counter": "convmem.content.tokens",
 }
 
 __all__ = [

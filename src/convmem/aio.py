@@ -23,9 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from convmem.config import Config
+from convmem.domain.memories import Memories
 from convmem.engine import Conversation, Memory, Scope
 from convmem.engine import open as open_sync
-from convmem.memories import Memories
 from convmem.retrieval.vector import Embedder
 
 P = ParamSpec("P")

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from convmem.domain.search import SearchOptions
 from convmem.model.deadline import TimeLimits
 from convmem.model.profile import ModelProfile
+from convmem.model.tree import DEFAULT_MAX_CONTENT_BYTES
 from convmem.retrieval.index import DEFAULT_SESSION_GAP
-from convmem.search import SearchOptions
 from convmem.summarize.llm import LLMSummarizerConfig
-from convmem.tree import DEFAULT_MAX_CONTENT_BYTES
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,8 @@ class ContentTooLarge(InvalidMessage):
 
 class InvalidIdentifier(InvalidInput):
     """An id (tenant, user, conversation, memory …) that is empty, longer than the documented
-    limit (``convmem.tree.MAX_IDENTIFIER_BYTES`` bytes of UTF-8) or holds control characters."""
+    limit (``convmem.model.tree.MAX_IDENTIFIER_BYTES`` bytes of UTF-8) or holds control
+    characters."""
 
 
 class InvalidQuery(InvalidInput):

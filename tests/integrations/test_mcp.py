@@ -27,7 +27,7 @@ TOOLS = {
     "remember", "list_memories", "search_memories", "forget_memory", "list_conversations",
     "search_conversation", "append_turn", "assemble_context",
 }  # fmt: skip
-LAUNCH = "from convmem.cli import main; main()"
+LAUNCH = "from convmem.cli.main import main; main()"
 
 
 def stdio(db: Path, tenant: str = "acme", user: str = "alice") -> StdioServerParameters:

@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 import convmem
 from convmem.mcp.http import http_app
-from convmem.tree import MAX_IDENTIFIER_BYTES
+from convmem.model.tree import MAX_IDENTIFIER_BYTES
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 REMEMBER = {

@@ -19,10 +19,10 @@ pytest.importorskip("mcp")
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
 
-from convmem.cli import main
+from convmem.cli.main import main
 
 MCP_PAGE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "mcp.md"
-LAUNCH = "from convmem.cli import main; main()"
+LAUNCH = "from convmem.cli.main import main; main()"
 
 
 def _mcp_section() -> str:

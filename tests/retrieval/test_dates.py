@@ -6,8 +6,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from convmem.domain.search import dated_turns
 from convmem.retrieval.dates import Period, named_periods
-from convmem.search import dated_turns
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ def test_dated_turns_compares_in_utc() -> None:
 
 
 def test_a_speaker_named_like_a_month_names_no_period() -> None:
-    from convmem.search import plan_query
+    from convmem.domain.search import plan_query
 
     assert plan_query("What did June paint?", ["June", "Caroline"]).periods == ()
     assert plan_query("What did June paint in April?", ["June"]).periods == (Period(None, 4),)

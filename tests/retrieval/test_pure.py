@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from convmem.domain.indexing import vector_text
+from convmem.domain.search import SearchOptions, plan_query
 from convmem.errors import InvalidInput
-from convmem.indexing import vector_text
 from convmem.retrieval.fusion import Fused, boost, lift_by_neighbours, rrf
 from convmem.retrieval.index import IndexedTurn, context_text, speaker_of, vocabulary
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.recall import standing_out
 from convmem.retrieval.vector import HashingEmbedder, normalise
-from convmem.search import SearchOptions, plan_query
 from convmem.store.sqlite.accelerator import nearest_words
 from convmem.store.sqlite.fts import MARK_CLOSE, MARK_OPEN, WordCounts, bm25_scores, or_query
 

@@ -84,7 +84,7 @@ def test_proposals_are_confirmed_or_rejected_by_the_user(client: TestClient, key
 def test_a_conflict_is_resolved_by_the_user(
     client: TestClient, keys: Keys, memory: convmem.Memory
 ) -> None:
-    from convmem.memories import save_memory
+    from convmem.domain.memories import save_memory
 
     alice = memory.scope("acme", "alice")
     alice.remember("I live in Porto", category="profile", subject="home city")

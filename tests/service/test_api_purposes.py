@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 from convmem.service import ServiceSettings, create_app
 from tests.service.conftest import Keys, auth
 

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 import convmem
-from convmem.assemble import SECTION_ORDER
+from convmem.context.assemble import SECTION_ORDER
 from convmem.service import create_app
 from convmem.summarize.extractive import VERSION as EXTRACTIVE_VERSION
 

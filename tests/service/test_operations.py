@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 from convmem.service.observability import JsonFormatter
 
 from .conftest import Keys, auth

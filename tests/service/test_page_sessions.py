@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import convmem
-from convmem import page_sessions
+from convmem.domain import page_sessions
 
 from .conftest import Keys, auth
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from convmem.formats import FORMATS
+from convmem.context.formats import FORMATS
 
 from .conftest import Keys, auth
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import convmem
-from convmem.worker import Worker
+from convmem.ops.worker import Worker
 from tests.store.backends import Backend
 
 # small enough that 40 turns overflow it: eviction, hence summaries

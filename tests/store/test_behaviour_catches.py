@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 import convmem
-from convmem import blocks
-from convmem.cli import main
+from convmem.cli.main import main
+from convmem.content import blocks
 from convmem.eval import behaviour
 from tests.store.backends import Backend
 

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 import convmem
-from convmem.cli import main
+from convmem.cli.main import main
 from convmem.eval import behaviour
 from convmem.eval.behaviour.cases import KINDS
 from tests.store.backends import Backend

@@ -13,7 +13,7 @@ import pytest
 import convmem
 from convmem.consolidate.run import ConsolidationSettings, consolidate_user
 from convmem.model.principal import Principal
-from convmem.worker import CONSOLIDATE_JOB, Worker
+from convmem.ops.worker import CONSOLIDATE_JOB, Worker
 
 
 def _say(scope: convmem.Scope, *texts: str) -> list[str]:

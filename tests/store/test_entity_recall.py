@@ -11,6 +11,7 @@ from typing import Literal
 import pytest
 
 import convmem
+from convmem.domain.search import SearchOptions, Window
 from convmem.entities.recall import (
     NO_ENTITY_RANKING,
     EntityRanking,
@@ -18,7 +19,6 @@ from convmem.entities.recall import (
     entity_ranking,
     specificity,
 )
-from convmem.search import SearchOptions, Window
 from tests.store.backends import Backend
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import convmem
-from convmem.keys import parse_token
+from convmem.domain.keys import parse_token
 from tests.store.backends import Backend
 
 
@@ -100,8 +100,8 @@ def test_last_assembly_keeps_ids_and_counts_and_goes_with_the_conversation(
 def test_a_sign_in_link_works_once_and_starts_a_session_until_signed_out(
     memory: convmem.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from convmem import page_sessions
-    from convmem.page_sessions import PageSessions
+    from convmem.domain import page_sessions
+    from convmem.domain.page_sessions import PageSessions
 
     sessions = PageSessions(memory)
     link = sessions.mint_link("acme", "alice")
@@ -136,7 +136,7 @@ def test_a_sign_in_link_works_once_and_starts_a_session_until_signed_out(
 
 
 def test_ending_a_page_session_is_true_only_for_the_first_call(memory: convmem.Memory) -> None:
-    from convmem.page_sessions import PageSessions
+    from convmem.domain.page_sessions import PageSessions
 
     link = PageSessions(memory).mint_link("acme", "alice")
     when = datetime.now(UTC)

@@ -13,9 +13,9 @@ import pytest
 
 import convmem
 from convmem import ContentTooLarge, InvalidMessage
-from convmem.media_tokens import anthropic_image_tokens, openai_image_tokens
+from convmem.content.media_tokens import anthropic_image_tokens, openai_image_tokens
+from convmem.content.parts import MAX_INLINE_BYTES
 from convmem.model.parts import FilePart, ImagePart, TextPart
-from convmem.parts import MAX_INLINE_BYTES
 from tests.store.backends import Backend
 
 SHOT = "https://app.example/u/screenshot.png"

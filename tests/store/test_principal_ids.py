@@ -22,9 +22,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import convmem
-from convmem.keys import named_user, user_header_value
+from convmem.domain.keys import named_user, user_header_value
+from convmem.model.tree import MAX_IDENTIFIER_BYTES
 from convmem.service import create_app
-from convmem.tree import MAX_IDENTIFIER_BYTES
 from tests.store.backends import Backend
 
 # (tenant, user) pairs around the limit, in 1-, 2-, 3- and 4-byte characters

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import convmem
-from convmem.indexing import vector_text
+from convmem.domain.indexing import vector_text
 from convmem.store import MessageVector, TermVector, Window
 from tests.store.backends import Backend
 

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import convmem
-import convmem.retention
-from convmem.worker import RETENTION_JOB, Worker
+import convmem.domain.retention
+from convmem.ops.worker import RETENTION_JOB, Worker
 from tests.test_summaries import DECISION, chat
 
 SECRETISH = "my garden shed code word is periwinkle"
@@ -177,7 +177,7 @@ def test_the_worker_sweeps_as_observable_jobs_and_retries(
     worker = Worker(memory, clock=lambda: later(8))
 
     calls = {"n": 0}
-    real = convmem.retention.sweep_tenant
+    real = convmem.domain.retention.sweep_tenant
 
     def flaky(*args: object, **kwargs: object) -> dict[str, int]:
         calls["n"] += 1
@@ -185,7 +185,7 @@ def test_the_worker_sweeps_as_observable_jobs_and_retries(
             raise RuntimeError("database went away")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("convmem.worker.sweep_tenant", flaky)
+    monkeypatch.setattr("convmem.ops.worker.sweep_tenant", flaky)
     assert worker.apply_retention_if_due() == {}  # the first attempt failed
     (job,) = memory.jobs()
     assert (job.kind, job.tenant_id, job.status, job.attempts) == (
@@ -197,7 +197,7 @@ def test_the_worker_sweeps_as_observable_jobs_and_retries(
     assert job.last_error == "RuntimeError"
     assert alice.conversations()  # nothing was deleted by the failed attempt
     assert worker.queue_retention() == 0  # queued once per tenant and period
-    monkeypatch.setattr("convmem.worker.time.time", lambda: 1e10)  # past the backoff
+    monkeypatch.setattr("convmem.ops.worker.time.time", lambda: 1e10)  # past the backoff
     assert worker.run(exit_when_idle=True) == 1  # the retry
     (job,) = memory.jobs()
     assert (job.status, job.attempts) == ("done", 2)

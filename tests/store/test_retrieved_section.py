@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import convmem
-from convmem.budget import retrieved_reserve
-from convmem.formats import Format
+from convmem.context.budget import retrieved_reserve
+from convmem.context.formats import Format
 from convmem.model.messages import Role
 from tests.store.backends import Backend
 

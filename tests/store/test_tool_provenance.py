@@ -11,14 +11,14 @@ from datetime import UTC, datetime
 
 import convmem
 from convmem import ToolCall, ToolSource
-from convmem.blocks import quote_data
+from convmem.content.blocks import quote_data
 from convmem.memory.gate import admit
 from convmem.model.admitted import Admitted
 from convmem.model.snapshot import Snapshot
+from convmem.ops.worker import Worker
 from convmem.summarize import LLMSummarizerConfig
 from convmem.summarize.render import CLOSE_TAG, OPEN_TAG
 from convmem.summarize.rolling import ChainStart, build_chain
-from convmem.worker import Worker
 from tests.fake_llm import FORGED_TOOL, FakeLLM
 from tests.store.backends import Backend
 from tests.test_summaries import DECISION, SMALL, chat, summary_message

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import convmem
-from convmem.search import rank_tools
+from convmem.domain.search import rank_tools
 from convmem.tools.select import GIVEN, NOT_RELEVANT, OVER_COUNT, OVER_TOKENS, RISKY
 from tests.store.backends import Backend
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import convmem
-from convmem.formats import FORMATS, Format
+from convmem.context.formats import FORMATS, Format
 from convmem.model.messages import Role
 from convmem.retrieval.recall import RETRIEVED_HEADER
 from tests.store.backends import Backend

@@ -20,7 +20,7 @@
 4. **A cap**: the user keeps at most ``max_proposals`` proposals — no new one is made beyond it,
    and the least evidenced, oldest ones beyond it expire (reason ``cap``).
 
-Every write goes through ``convmem.memories`` (``save_memory``, ``delete_with_history``): one
+Every write goes through ``convmem.domain.memories`` (``save_memory``, ``delete_with_history``): one
 implementation of consent, policy and the audit. Everything written is a proposal: nothing here
 can confirm a memory.
 """
@@ -33,15 +33,15 @@ from datetime import datetime, timedelta
 
 from convmem.consolidate.extract import Candidate, is_small_talk, refusal
 from convmem.consolidate.llm import LLMExtractor
+from convmem.content.parts_render import text_parts
+from convmem.domain.memories import delete_with_history, memory_gate, save_memory
 from convmem.ids import floor_id
-from convmem.memories import delete_with_history, memory_gate, save_memory
 from convmem.memory.duplicates import near_duplicates
 from convmem.memory.intent import Intent, detect_intent, statements
 from convmem.memory.slots import classify, subject_slot
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import Message
 from convmem.model.principal import Principal
-from convmem.parts_render import text_parts
 from convmem.store.base import Store, WriteTxn
 from convmem.store.retry import write_retried
 

@@ -13,7 +13,16 @@ from datetime import UTC, datetime, timedelta
 from itertools import islice
 from typing import Any
 
-from convmem.assemble import AssembledContext, AssemblyOptions, FixedParts
+from convmem.content.parts import Content, read_content
+from convmem.content.parts_render import text_parts
+from convmem.content.tokens import ESTIMATE, get_counter
+from convmem.context.assemble import AssembledContext, AssemblyOptions, FixedParts
+from convmem.context.formats import Format
+from convmem.context.prompt_cache import previous_prefix
+from convmem.domain.indexing import after_delete, prepare_turn, write_turn
+from convmem.domain.memories import act_on_intent
+from convmem.domain.retention import delete_conversation
+from convmem.domain.search import SearchOptions, Window, search_conversation
 from convmem.engine.handles import Owner
 from convmem.engine.parts import GuardedEmbedder, Parts
 from convmem.engine.pins import pin_instruction
@@ -34,10 +43,7 @@ from convmem.engine.request import (
 )
 from convmem.entities.derive import derive_turn, extract_turn
 from convmem.errors import InvalidInput, InvalidMessage, InvalidQuery, NotFound
-from convmem.formats import Format
 from convmem.ids import new_id
-from convmem.indexing import after_delete, prepare_turn, write_turn
-from convmem.memories import act_on_intent
 from convmem.memory.intent import detect_intent
 from convmem.model.conversation import ConversationRecord
 from convmem.model.keys import AssemblyRecord
@@ -47,18 +53,7 @@ from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit
 from convmem.model.summary import SummaryRecord
 from convmem.model.tools import ToolSpec
-from convmem.parts import Content, read_content
-from convmem.parts_render import text_parts
-from convmem.prompt_cache import previous_prefix
-from convmem.retention import delete_conversation
-from convmem.retrieval.vector import Embedder, RequestEmbedder
-from convmem.search import SearchOptions, Window, search_conversation
-from convmem.store.base import BranchRow, PinnedInstruction, ReadTxn, Store, WriteTxn
-from convmem.store.conversations import PinOrigin
-from convmem.store.retry import conflicts_retried, write_retried
-from convmem.tokens import ESTIMATE, get_counter
-from convmem.tools.schema import check_tool_name, parse_tools
-from convmem.tree import (
+from convmem.model.tree import (
     aware_utc,
     check_count,
     check_identifier,
@@ -68,6 +63,11 @@ from convmem.tree import (
     check_tool_result,
     normalise_created_at,
 )
+from convmem.retrieval.vector import Embedder, RequestEmbedder
+from convmem.store.base import BranchRow, PinnedInstruction, ReadTxn, Store, WriteTxn
+from convmem.store.conversations import PinOrigin
+from convmem.store.retry import conflicts_retried, write_retried
+from convmem.tools.schema import check_tool_name, parse_tools
 
 _ACTIVE_LEAF = object()  # "append under the active leaf"
 
@@ -121,7 +121,7 @@ class Conversation:
         """Add a message under ``parent_id`` (default: the active leaf) and make it the leaf.
 
         ``content`` is a string or a list of content parts as OpenAI (chat or Responses) or
-        Anthropic take them, or convmem's own (``convmem.parts``): media by URL or by the
+        Anthropic take them, or convmem's own (``convmem.content.parts``): media by URL or by the
         caller's blob id, images with their width and height. Inline media (data URLs, base64)
         is hashed and dropped unless ``keep_bytes``: then the bytes are kept with the message
         (and deleted with it)."""
@@ -560,8 +560,8 @@ class Conversation:
     def record_assembly(self, context: AssembledContext, leaf_id: str | None = None) -> None:
         """Keep ``context``'s report as this conversation's last assembled request (token counts,
         ids and the digests of its parts, no content), for inspection and as the request the next
-        ``assemble`` estimates its prompt-cache share against (convmem.prompt_cache): call it
-        when the request is sent. Assembly itself writes nothing; a service calls this."""
+        ``assemble`` estimates its prompt-cache share against (convmem.context.prompt_cache): call
+        it when the request is sent. Assembly itself writes nothing; a service calls this."""
         with self._store.write() as tx:
             record = tx.get_conversation(self._tenant, self.scope.user, self.id)
             kept = AssemblyRecord(

@@ -13,30 +13,30 @@ from dataclasses import fields, replace
 from datetime import UTC, datetime
 
 from convmem.config import Config
+from convmem.content.parts import message_costs
+from convmem.content.tokens import ESTIMATE, TokenCounter, batch_counter, get_counter
+from convmem.domain.indexing import Progress, backfill, reindex
+from convmem.domain.keys import ApiKeys
+from convmem.domain.retention import apply_retention, erase_tenant, sweep_all, sweep_tenant
+from convmem.domain.summaries import SummaryFlow
 from convmem.engine.observer import NoObserver, Observer
 from convmem.engine.scope import Scope
 from convmem.errors import InvalidInput
-from convmem.indexing import Progress, backfill, reindex
-from convmem.keys import ApiKeys
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import NewMessage
 from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
 from convmem.model.purpose import check_purposes
 from convmem.model.summary import Job
-from convmem.parts import message_costs
-from convmem.retention import apply_retention, erase_tenant, sweep_all, sweep_tenant
+from convmem.model.tree import check_count, check_identifier
 from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MemoryVector, MessageCost, Store
 from convmem.store.registry import open_store, scheme_of
 from convmem.store.retry import conflicts_retried, write_retried
-from convmem.summaries import SummaryFlow
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.llm import LLMSummarizer
-from convmem.tokens import ESTIMATE, TokenCounter, batch_counter, get_counter
 from convmem.tools.registry import ToolRegistry
-from convmem.tree import check_count, check_identifier
 
 
 class Memory:
@@ -105,8 +105,8 @@ class Memory:
 
         ``refresh`` embeds again the turns that already have a vector from this embedder: once,
         after an upgrade that changed what a turn's vector is made of (since 0.1.0: its
-        statements weigh twice, ``convmem.indexing.vector_text``); searches use the old vectors
-        until each batch is replaced."""
+        statements weigh twice, ``convmem.domain.indexing.vector_text``); searches use the old
+        vectors until each batch is replaced."""
         if self.embedder is None:
             return {"messages": 0, "terms": 0, "memories": 0}
         return backfill(
@@ -183,7 +183,7 @@ class Memory:
             return tx.tenant_policy(tenant)
 
     def apply_retention(self, now: datetime | None = None) -> dict[str, int]:
-        """Apply every tenant's retention periods (see ``convmem.retention``). Returns the
+        """Apply every tenant's retention periods (see ``convmem.domain.retention``). Returns the
         conversations deleted per tenant with a transcripts period (``sweep_retention`` gives
         every layer's count); ``convmem worker`` runs the sweeps hourly."""
         return apply_retention(self.store, now)

@@ -16,18 +16,18 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
+from convmem.domain.memories import audit, memory_gate
 from convmem.engine.handles import Owner
 from convmem.entities.derive import TurnExtractor, extract_with, rebuild_entities
 from convmem.entities.extract import Extraction
 from convmem.entities.lookup import name_keys
 from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
-from convmem.memories import audit, memory_gate
 from convmem.memory.policy import check_text
 from convmem.model.conversation import ConversationRecord
 from convmem.model.entities import Entity, EntityFact
 from convmem.model.memory import MemoryNotice
+from convmem.model.tree import check_count, check_identifier
 from convmem.store.retry import conflicts_retried
-from convmem.tree import check_count, check_identifier
 
 # how many of the user's conversations a rebuild reads per page
 _PAGE = 200

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from convmem.config import Config
+from convmem.content.tokens import TokenCounter
+from convmem.domain.summaries import SummaryFlow
 from convmem.engine.observer import Observer
 from convmem.model.memory import MemoryNotice, MemoryRecord
 from convmem.model.messages import NewMessage
@@ -19,8 +21,6 @@ from convmem.model.principal import Principal
 from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.vector import Embedder
 from convmem.store.base import MessageCost, Store
-from convmem.summaries import SummaryFlow
-from convmem.tokens import TokenCounter
 
 
 class Database(Protocol):

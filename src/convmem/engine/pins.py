@@ -10,10 +10,10 @@ from convmem.ids import new_id
 from convmem.memory.gate import admit
 from convmem.model.admitted import Admitted
 from convmem.model.principal import Principal
+from convmem.model.tree import check_text
 from convmem.store.base import PinnedInstruction
 from convmem.store.conversations import PinOrigin
 from convmem.store.retry import conflicts_retried
-from convmem.tree import check_text
 
 
 @conflicts_retried
@@ -26,7 +26,7 @@ def pin_instruction(
 ) -> PinnedInstruction:
     """Pin ``text`` after the pins already there: user-wide when ``conversation_id`` is None.
     ``origin``: the application's pins are instructions; the user's own (a user key's) are
-    sent as their quoted requests (``convmem.assemble.render_pinned``)."""
+    sent as their quoted requests (``convmem.context.assemble.render_pinned``)."""
     check_text(text, max_bytes=memory.config.max_content_bytes, what="instruction")
     if not text.strip():
         raise InvalidInput("a pinned instruction needs text")

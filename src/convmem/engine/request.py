@@ -3,8 +3,8 @@
 Each step is a plain function (planning is a small object, since every later step plans again)
 over a ``Request`` — the checked inputs of one assembly and what was read to start it — and the
 read transaction the request runs in. ``Conversation.assemble`` composes them; the window itself
-is chosen by the pure functions of ``convmem.assemble``, and the sections' rooms come from
-``convmem.budget``.
+is chosen by the pure functions of ``convmem.context.assemble``, and the sections' rooms come from
+``convmem.context.budget``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from convmem.assemble import (
+from convmem.content.parts import message_cost
+from convmem.content.tokens import TokenCounter
+from convmem.context.assemble import (
     AssembledContext,
     AssemblyOptions,
     FixedParts,
@@ -25,15 +27,17 @@ from convmem.assemble import (
     unused_history_room,
     with_retrieved,
 )
-from convmem.budget import memory_caps, retrieved_reserve, tools_cap
+from convmem.context.budget import memory_caps, retrieved_reserve, tools_cap
+from convmem.context.formats import Format
+from convmem.context.history_units import ChainEntry
+from convmem.domain.memories import memory_gate, recall_candidates
+from convmem.domain.search import Window, rank_conversation, rank_tools
+from convmem.domain.summaries import Lookup, SummaryFlow
 from convmem.engine.handles import Database
 from convmem.entities.derive import recall_scopes
 from convmem.entities.facts_block import choose_facts, render_entity_facts
 from convmem.entities.recall import named_entities
 from convmem.errors import BudgetExceeded, StoreError
-from convmem.formats import Format
-from convmem.history_units import ChainEntry
-from convmem.memories import memory_gate, recall_candidates
 from convmem.memory.current_turn import outdated_memories
 from convmem.memory.recall import (
     RELEVANT_MEMORY_BLOCK,
@@ -47,16 +51,12 @@ from convmem.model.parts import TextPart
 from convmem.model.principal import Principal
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
-from convmem.parts import message_cost
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.novelty import novel
 from convmem.retrieval.recall import render_retrieved_block, standing_out
 from convmem.retrieval.vector import Embedder
-from convmem.search import Window, rank_conversation, rank_tools
 from convmem.store.base import ReadTxn
-from convmem.summaries import Lookup, SummaryFlow
 from convmem.summarize.render import render_snapshot
-from convmem.tokens import TokenCounter
 from convmem.tools.cost import tool_tokens
 from convmem.tools.select import select_tools
 
@@ -442,7 +442,7 @@ def render_request(
     blobs: Mapping[str, bytes] | None = None,
 ) -> AssembledContext:
     """The request in the plan's format, with the summary section when there is one to use;
-    ``previous_prefix`` is the previous recorded request's digests (convmem.prompt_cache);
+    ``previous_prefix`` is the previous recorded request's digests (convmem.context.prompt_cache);
     ``blobs`` the kept media bytes of the window's messages."""
     return finish_request(chosen, _summary_use(chosen, lookup), previous_prefix, blobs)
 

@@ -11,23 +11,23 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Unpack
 
+from convmem.domain.memories import Memories, MemoryFields, audit, memory_gate, save_memory
+from convmem.domain.search import search_memories
 from convmem.engine.conversation import Conversation
 from convmem.engine.entities import Entities
 from convmem.engine.handles import Database
 from convmem.engine.pins import pin_instruction
 from convmem.errors import NeverStoreViolation
 from convmem.ids import new_id
-from convmem.memories import Memories, MemoryFields, audit, memory_gate, save_memory
 from convmem.model.conversation import ConversationRecord
 from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice, SourceKind
 from convmem.model.messages import Message
 from convmem.model.principal import Principal
 from convmem.model.purpose import Allowed, narrow
-from convmem.search import search_memories
+from convmem.model.tree import check_count, check_identifier, check_metadata, check_text
 from convmem.store.base import PinnedInstruction, WriteTxn
 from convmem.store.conversations import PinOrigin
 from convmem.store.retry import conflicts_retried, write_retried
-from convmem.tree import check_count, check_identifier, check_metadata, check_text
 
 
 class Scope:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
+from convmem.content.parts_render import text_parts
 from convmem.entities.extract import EXTRACTOR, Extraction, extract
 from convmem.entities.names import name_key
 from convmem.ids import new_id
@@ -42,7 +43,6 @@ from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
 from convmem.model.entities import Entity, EntityFact, EntityType, FactSpeaker, Mention
 from convmem.model.messages import Message
-from convmem.parts_render import text_parts
 from convmem.store.base import EntityRow, WriteTxn
 
 EXTRACTED_ROLES = frozenset({"user", "assistant"})

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from convmem.blocks import Data, DataBlock, Line, Name, fit_block
+from convmem.content.blocks import Data, DataBlock, Line, Name, fit_block
+from convmem.content.tokens import TokenCounter
 from convmem.model.entities import EntityFact
 from convmem.retrieval.lexical import query_terms, words
-from convmem.tokens import TokenCounter
 
 ENTITY_FACTS_HEADER = (
     "Mentioned before: statements from the user's other conversations about people and things "

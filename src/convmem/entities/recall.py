@@ -3,7 +3,7 @@
 A question that names an entity ("Where did Oscar hide his bone?", "what does Caro do?") is
 looked up among the user's entity names and aliases (``convmem.entities.lookup``); the turns of
 the conversation that the named entities have facts from become one more ranking for the
-fusion (``convmem.search``), so a turn about the entity climbs even when the question shares
+fusion (``convmem.domain.search``), so a turn about the entity climbs even when the question shares
 few words with it, and a nickname finds the turns that use the full name.
 
 The ranking orders those turns by how much of what the question names they mention, each named
@@ -179,8 +179,8 @@ def entity_ranking(
     )
     others = [e for e in entities if name_key(e.name) not in spoken]  # "Mel" names Melanie too
     if options.skip_speakers or not others:
-        # Speakers alone are the speaker prior's (``convmem.search``): no read for them. Each has
-        # facts from a large share of the turns, so their ranking weighs ~0.1 x ``weight``; on
+        # Speakers alone are the speaker prior's (``convmem.domain.search``): no read for them. Each
+        # has facts from a large share of the turns, so their ranking weighs ~0.1 x ``weight``; on
         # the LoCoMo development split leaving out the read for questions naming two speakers
         # changed no recall@10 (0.878 overall) and took 2-5 ms off those questions' searches.
         entities = others

@@ -41,8 +41,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from convmem.assemble import AssemblyOptions
 from convmem.config import Config
+from convmem.context.assemble import AssemblyOptions
+from convmem.domain.search import SearchOptions, Window, rank_conversation
 from convmem.engine import Conversation, Memory
 from convmem.engine import open as open_memory
 from convmem.entities.recall import EntityRecallOptions
@@ -56,7 +57,6 @@ from convmem.eval.locomo_entities import (
 from convmem.model.messages import Role
 from convmem.model.profile import ModelProfile
 from convmem.retrieval.vector import Embedder
-from convmem.search import SearchOptions, Window, rank_conversation
 from convmem.store.base import ReadTxn
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}

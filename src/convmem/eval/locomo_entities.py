@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from convmem.domain.search import RETRIEVERS, SearchOptions
 from convmem.entities.names import name_key
 from convmem.entities.recall import EntityRecallOptions, named_entities
-from convmem.search import RETRIEVERS, SearchOptions
 from convmem.store.base import ReadTxn
 
 NAMES_ENTITY = "names-entity"

@@ -22,14 +22,21 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
+from convmem.content.tokens import TokenCounter
+from convmem.domain.indexing import index_entry
 from convmem.engine import Memory, Scope
 from convmem.engine.conversation import checked_message, tool_run
 from convmem.errors import ConvmemError
 from convmem.ids import new_id
 from convmem.importers.owners import by_owner
-from convmem.indexing import index_entry
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message, NewMessage
+from convmem.model.tree import (
+    check_count,
+    check_text,
+    check_tool_result,
+    normalise_created_at,
+)
 from convmem.retrieval.index import (
     IndexedTurn,
     context_text,
@@ -39,13 +46,6 @@ from convmem.retrieval.index import (
 )
 from convmem.store.base import IndexEntry, MessageRow
 from convmem.store.retry import conflicts_retried
-from convmem.tokens import TokenCounter
-from convmem.tree import (
-    check_count,
-    check_text,
-    check_tool_result,
-    normalise_created_at,
-)
 
 IMPORT_KEY = "import"  # conversation metadata: {"import": {"source": …, "id": …}}
 MESSAGES_PER_TRANSACTION = 5000

@@ -21,13 +21,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from convmem.domain.memories import save_memory
 from convmem.engine import Memory
 from convmem.errors import ConvmemError, InvalidInput
 from convmem.importers.files import read_json
 from convmem.importers.owners import by_owner, named_owner
-from convmem.memories import save_memory
+from convmem.model.tree import check_identifier
 from convmem.store.retry import conflicts_retried
-from convmem.tree import check_identifier
 
 ACTOR = "import:mem0"
 

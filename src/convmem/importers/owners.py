@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from convmem.errors import InvalidInput
-from convmem.tree import check_identifier
+from convmem.model.tree import check_identifier
 
 T = TypeVar("T")
 # where export formats name a record's owner (snake_case: Mem0's API and Python SDK; camelCase:

@@ -22,9 +22,9 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from convmem.context.formats import responses_items
 from convmem.engine import Conversation
 from convmem.errors import InvalidMessage
-from convmem.formats import responses_items
 from convmem.integrations.chat import append_chat
 
 if TYPE_CHECKING:

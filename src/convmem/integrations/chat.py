@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from convmem.context.formats import openai_message
 from convmem.engine import Conversation
 from convmem.errors import InvalidMessage
-from convmem.formats import openai_message
 from convmem.model.messages import ROLES, Message, Role, ToolCall
 
 

@@ -36,7 +36,7 @@ from langchain_core.messages import (
 from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
-from convmem.assemble import AssemblyOptions
+from convmem.context.assemble import AssemblyOptions
 from convmem.engine import Conversation
 from convmem.errors import InvalidInput, InvalidMessage
 from convmem.integrations.chat import append_chat, to_chat

@@ -2,9 +2,9 @@
 
 Each HTTP request is authenticated on its own: ``Authorization: Bearer cmk_…`` names the tenant
 and role, and an application key names its user in ``X-Convmem-User`` — the rules of the HTTP
-service (``convmem.keys.named_user`` reads the header, ``convmem.keys.acting_user`` decides).
-The principal rides in the request's ASGI scope, where the tools read it; no tool argument can
-change it.
+service (``convmem.domain.keys.named_user`` reads the header, ``convmem.domain.keys.acting_user``
+decides). The principal rides in the request's ASGI scope, where the tools read it; no tool argument
+can change it.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from convmem.domain.keys import KeyRefused, acting_user, named_user
 from convmem.engine import Memory
 from convmem.engine import Scope as Principal
-from convmem.keys import KeyRefused, acting_user, named_user
 from convmem.mcp.server import build_server
 
 _PRINCIPAL = "convmem.principal"  # the ASGI scope key the tools read

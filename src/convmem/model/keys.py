@@ -52,7 +52,7 @@ class AssemblyRecord:
     """The report of the last request assembled for a conversation, kept for inspection.
 
     ``report`` is ``AssemblyReport.to_dict()``: token counts, message / memory ids and the
-    digests of the request's parts (``convmem.prompt_cache``), never content, so keeping it
+    digests of the request's parts (``convmem.context.prompt_cache``), never content, so keeping it
     stores nothing that is not already in the messages table.
     """
 

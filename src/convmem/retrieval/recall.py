@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from convmem.blocks import Data, DataBlock, Line, Name, fit_block
+from convmem.content.blocks import Data, DataBlock, Line, Name, fit_block
+from convmem.content.tokens import TokenCounter
 from convmem.model.messages import Message
 from convmem.retrieval.fusion import Fused
 from convmem.retrieval.index import speaker_of
-from convmem.tokens import TokenCounter
 
 # short: it rides uncached in every request that retrieves (26 tokens in o200k, 39 before)
 RETRIEVED_HEADER = (

@@ -8,8 +8,8 @@ from urllib.parse import quote
 from fastapi import APIRouter, Path, Request, Response
 from fastapi.responses import JSONResponse
 
-from convmem.keys import KeyRefused, named_user
-from convmem.keys import acting_user as resolve_user
+from convmem.domain.keys import KeyRefused, named_user
+from convmem.domain.keys import acting_user as resolve_user
 from convmem.service.auth import ActingScope, AnyKey, UserHeader, pin_origin
 from convmem.service.convert import jsonable
 from convmem.service.problems import ServiceError

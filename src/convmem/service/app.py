@@ -23,11 +23,12 @@ from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 from convmem import __version__
+from convmem.domain.page_sessions import PageSessions
 from convmem.engine import Memory
 from convmem.errors import InvalidInput
-from convmem.metrics import CONTENT_TYPE, ProcessMetrics
 from convmem.model.purpose import check_purposes
-from convmem.page_sessions import PageSessions
+from convmem.model.tree import DEFAULT_MAX_CONTENT_BYTES
+from convmem.ops.metrics import CONTENT_TYPE, ProcessMetrics
 from convmem.service import (
     account,
     admin,
@@ -43,7 +44,6 @@ from convmem.service.params import known_query_only
 from convmem.service.problems import ERROR_STATUSES, PROBLEM_JSON, Problem, install_handlers
 from convmem.service.schemas import HealthOut
 from convmem.store.registry import scheme_of
-from convmem.tree import DEFAULT_MAX_CONTENT_BYTES
 
 WEB = files("convmem") / "web"
 # The page loads only its own script and style; nothing inline, nothing from elsewhere — except

@@ -13,9 +13,9 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from convmem.domain.keys import USER_HEADER, KeyRefused, named_user
+from convmem.domain.keys import acting_user as resolve_user
 from convmem.engine import Memory, Scope
-from convmem.keys import USER_HEADER, KeyRefused, named_user
-from convmem.keys import acting_user as resolve_user
 from convmem.model.keys import ApiKey
 from convmem.model.purpose import meet
 from convmem.service.problems import ServiceError

@@ -7,9 +7,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Response
 
-from convmem.assemble import AssemblyOptions
+from convmem.context.assemble import AssemblyOptions
 from convmem.model.messages import ToolCall
 from convmem.model.profile import ModelProfile
+from convmem.model.tree import MAX_COUNT
 from convmem.service.auth import (
     ActingScope,
     AnyKey,
@@ -37,7 +38,6 @@ from convmem.service.schemas import (
     Regenerate,
     ToolCallIn,
 )
-from convmem.tree import MAX_COUNT
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 ConversationId = Annotated[str, Path(min_length=1, max_length=256)]

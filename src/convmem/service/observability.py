@@ -2,7 +2,7 @@
 
 Logs are JSON lines with the request id, the route template (never the raw query string, which
 can hold search text), status, duration and the key's id; never message or memory content.
-Metrics are ``convmem.metrics.ProcessMetrics`` (prometheus_client, one registry per app),
+Metrics are ``convmem.ops.metrics.ProcessMetrics`` (prometheus_client, one registry per app),
 rendered by ``/metrics``.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from convmem.metrics import ProcessMetrics
+from convmem.ops.metrics import ProcessMetrics
 from convmem.service.problems import PROBLEM_JSON
 
 Scope = MutableMapping[str, Any]

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
+from convmem.domain.page_sessions import SESSION_LIFETIME, PageSessions
 from convmem.model.keys import ApiKey
-from convmem.page_sessions import SESSION_LIFETIME, PageSessions
 from convmem.service.auth import PAGE_COOKIE, ActingScope, AnyKey
 from convmem.service.problems import ServiceError
 from convmem.service.schemas import LinkIn, PageSessionOut, SignInLinkOut

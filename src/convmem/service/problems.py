@@ -33,7 +33,7 @@ from convmem.errors import (
     StoreBusy,
     StoreError,
 )
-from convmem.metrics import ProcessMetrics
+from convmem.ops.metrics import ProcessMetrics
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("convmem.service")

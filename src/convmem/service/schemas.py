@@ -51,7 +51,7 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=256), _unicode]
 Label = Annotated[str, StringConstraints(max_length=200), _unicode]
 Subject = Annotated[str, StringConstraints(min_length=1, max_length=200), _unicode]
 # text the engine refuses when blank
-# content parts as OpenAI, the Responses API, Anthropic or convmem write them (convmem.parts
+# content parts as OpenAI, the Responses API, Anthropic or convmem write them (convmem.content.parts
 # reads and checks them)
 Parts = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=100)]
 NonBlank = Annotated[str, StringConstraints(min_length=1, pattern=r"\S"), _unicode]

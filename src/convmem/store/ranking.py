@@ -8,7 +8,7 @@ principal's, ``confirmed``, not flagged as conflicting, unexpired at ``now``, in
 ``limit`` candidates, best first, with the backend's score —
 comparable only within one result (cosine similarity for the ``nearest_*`` methods). What the
 shared code does over these rankings — query analysis, widening, fusion, the speaker prior, the
-neighbour lift — is in ``convmem.search``.
+neighbour lift — is in ``convmem.domain.search``.
 """
 
 from __future__ import annotations

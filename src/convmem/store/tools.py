@@ -2,7 +2,8 @@
 Tenant-wide rows an application (or administrator) writes. A tool is found the way memories are:
 its ``RegisteredTool.document`` is indexed by the backend's full-text engine (SQLite FTS5 with
 porter stemming, PostgreSQL tsvector), and its vector per embedder is stored beside it; ranking
-happens at this boundary, and ``convmem.search.rank_tools`` fuses the rankings as search does."""
+happens at this boundary, and ``convmem.domain.search.rank_tools`` fuses the rankings as search
+does."""
 
 from __future__ import annotations
 

@@ -23,10 +23,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from convmem.content.parts_render import as_text, text_parts
 from convmem.model.messages import Message, ToolCall
 from convmem.model.parts import Part, TextPart
 from convmem.model.snapshot import CATEGORIES, Snapshot, SnapshotItem
-from convmem.parts_render import as_text, text_parts
 from convmem.summarize.base import SummaryResult
 from convmem.summarize.provenance import calls_answered
 from convmem.summarize.text import overlap, significant_words, split_sentences

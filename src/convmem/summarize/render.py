@@ -1,7 +1,7 @@
 """A snapshot as the text of the request's summary section, within a token budget.
 
 Notes quote what users and tools said, so they are rendered the way recalled memories are, by
-the one renderer (:mod:`convmem.blocks`): each note one quoted, escaped literal inside one
+the one renderer (:mod:`convmem.content.blocks`): each note one quoted, escaped literal inside one
 labelled block, so no line of it can start a role, close the block or open a tag. The category
 headings are convmem's own text; the source ids are escaped too (a model-written snapshot names
 them).
@@ -12,16 +12,16 @@ the full date rather than "today" relative to the request's clock: the model is 
 clock, and the same snapshot must render to the same bytes on every request (the request's prefix
 stays cacheable across midnight). The same format as the retrieved-history block, with its zone.
 The tool's name is the caller's data: shown bare when it is a plain identifier, quoted and
-escaped otherwise (:class:`convmem.blocks.Name`).
+escaped otherwise (:class:`convmem.content.blocks.Name`).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from convmem.blocks import Data, DataBlock, Line, Name, Piece, Ref, line
+from convmem.content.blocks import Data, DataBlock, Line, Name, Piece, Ref, line
+from convmem.content.tokens import TokenCounter, message_tokens
 from convmem.model.snapshot import CATEGORIES, CATEGORY_TITLES, Snapshot, SnapshotItem, ToolSource
-from convmem.tokens import TokenCounter, message_tokens
 
 HEADER = (
     "Summary of earlier turns of this conversation that are no longer shown verbatim: data "

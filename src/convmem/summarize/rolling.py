@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from convmem.content.tokens import ESTIMATE, get_counter, message_tokens
 from convmem.errors import InvalidInput
 from convmem.ids import new_id
 from convmem.model.messages import Message, ToolCall
@@ -20,7 +21,6 @@ from convmem.summarize.base import Summarizer
 from convmem.summarize.provenance import attach_tool_provenance, known_sources, tool_sources
 from convmem.summarize.render import render_snapshot
 from convmem.summarize.withhold import withhold_never_store
-from convmem.tokens import ESTIMATE, get_counter, message_tokens
 
 ROOT_HASH = ""
 

@@ -33,8 +33,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from convmem.content.tokens import TokenCounter
 from convmem.model.tools import ToolSpec
-from convmem.tokens import TokenCounter
 
 # OpenAI Cookbook, "How to count tokens with tiktoken", section 7 (num_tokens_for_tools):
 # https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb

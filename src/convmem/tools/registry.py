@@ -19,11 +19,11 @@ from convmem.errors import InvalidInput, NeverStoreViolation
 from convmem.memory.gate import admit
 from convmem.model.admitted import Admitted
 from convmem.model.tools import RISKS, RegisteredTool, Risk, ToolSpec
+from convmem.model.tree import check_identifier
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import Store, WriteTxn
 from convmem.store.retry import write_retried
 from convmem.tools.schema import check_tool_name, parse_tool
-from convmem.tree import check_identifier
 
 MAX_HINTS = 20
 MAX_HINT_CHARS = 300

@@ -2,8 +2,8 @@
 
 In order: a risky tool (risk ``high``) is never offered unless the caller allows it for this
 request; a tool called earlier on the branch whose result is still in the window stays offered
-(the model may follow up on it); then the relevant tools (``convmem.search.rank_tools``), best
-first, while they fit the count cap and the token cap. The caller's own tools (passed to
+(the model may follow up on it); then the relevant tools (``convmem.domain.search.rank_tools``),
+best first, while they fit the count cap and the token cap. The caller's own tools (passed to
 ``assemble``) are always sent and take their names.
 """
 

@@ -62,7 +62,7 @@ def _export() -> list[dict[str, Any]]:
 
 
 def _command(db: Path, export: Path) -> list[str]:
-    return [sys.executable, "-m", "convmem.cli", "import", "openai-chat", "--db", str(db),
+    return [sys.executable, "-m", "convmem.cli.main", "import", "openai-chat", "--db", str(db),
             "--tenant", "acme", "--user", "alice", "--batch-messages", "40",
             str(export)]  # fmt: skip
 

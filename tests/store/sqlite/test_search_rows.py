@@ -181,7 +181,7 @@ def _unembedded(db_path: Path) -> tuple[int, int, int]:
 
 
 def test_the_worker_embeds_what_was_written_without_vectors(db_path: Path) -> None:
-    from convmem.worker import Worker
+    from convmem.ops.worker import Worker
 
     config = convmem.Config(embed_on_write=False)
     with convmem.open(db_path, config=config, embedder=HashingEmbedder()) as mem:
@@ -204,7 +204,7 @@ def test_the_worker_embeds_what_was_written_without_vectors(db_path: Path) -> No
 def test_the_worker_command_embeds_with_the_chosen_model(db_path: Path) -> None:
     from click.testing import CliRunner
 
-    from convmem.cli import main
+    from convmem.cli.main import main
 
     with convmem.open(db_path) as mem:  # no embedder: nothing is embedded on write
         chat(mem.scope("acme", "alice").create_conversation(), FILLER)

@@ -58,7 +58,16 @@ def test_graceful_shutdown_finishes_an_in_flight_write(db_path: Path, tmp_path: 
     base = f"http://127.0.0.1:{port}"
     log = (tmp_path / "server.log").open("wb")
     server = subprocess.Popen(
-        [sys.executable, "-m", "convmem.cli", "serve", "--db", str(db_path), "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "convmem.cli.main",
+            "serve",
+            "--db",
+            str(db_path),
+            "--port",
+            str(port),
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=dict(os.environ),
@@ -112,7 +121,7 @@ def test_serve_with_an_embedder_searches_by_meaning_too(db_path: Path, tmp_path:
         conversation = memory.scope("acme", "alice").create_conversation().id
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "convmem.cli", "serve", "--db", str(db_path),
+    command = [sys.executable, "-m", "convmem.cli.main", "serve", "--db", str(db_path),
                "--port", str(port), "--embedder", "hashing"]  # fmt: skip
     with (tmp_path / "server.log").open("wb") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)

@@ -256,7 +256,7 @@ class EngineDriver:
         they are the worker's work all the same."""
         if self.memory.config.summarizer is None:
             return 0
-        from convmem.worker import Worker
+        from convmem.ops.worker import Worker
 
         worker, ran = Worker(self.memory, lease_seconds=60), 0
         while worker.run_once() is not None:

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
+from convmem.domain.keys import USER_HEADER, user_header_value
 from convmem.engine import Memory
 from convmem.errors import ConvmemError, InvalidInput, NotFound
 from convmem.eval.behaviour.drivers import (
@@ -28,7 +29,6 @@ from convmem.eval.behaviour.drivers import (
     Who,
     profile,
 )
-from convmem.keys import USER_HEADER, user_header_value
 from convmem.model.messages import ToolCall
 from convmem.model.purpose import DEFAULT_PURPOSE
 from convmem.model.snapshot import CATEGORIES

@@ -614,7 +614,7 @@ def m022_pinned_origin(db: Connection) -> None:
 
 
 def m023_page_sessions(db: Connection) -> None:
-    # sign-in links and the browser sessions they start (convmem.page_sessions): credentials,
+    # sign-in links and the browser sessions they start (convmem.domain.page_sessions): credentials,
     # not the user's data, so the user column is not named user_id (see api_keys)
     db.execute(
         """

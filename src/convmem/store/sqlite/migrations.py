@@ -600,7 +600,7 @@ def m068_tool_fts_erasure(db: sqlite3.Connection) -> None:
 
 
 def m069_page_sessions(db: sqlite3.Connection) -> None:
-    # sign-in links and the browser sessions they start (convmem.page_sessions): credentials,
+    # sign-in links and the browser sessions they start (convmem.domain.page_sessions): credentials,
     # not the user's data, so the user column is not named user_id (see api_keys)
     db.execute(
         """

@@ -1,5 +1,5 @@
 """Hybrid search over a conversation's turns and a user's memories (the index is kept by
-``convmem.indexing``).
+``convmem.domain.indexing``).
 
 The pipeline (measured on the LoCoMo development split; see ``convmem.eval.locomo``):
 
@@ -15,7 +15,7 @@ The pipeline (measured on the LoCoMo development split; see ``convmem.eval.locom
 4. **Vector**: cosine between the query without speaker names (a name dominates the embedding of a
    short question) and every turn of the conversation, ranked by the store (SQLite: numpy). A
    turn's vector is that of its body with its statements said twice
-   (``convmem.indexing.vector_text``). When the query names exactly one speaker, a second
+   (``convmem.domain.indexing.vector_text``). When the query names exactly one speaker, a second
    vector ranking holds only that speaker's turns among the same candidates, weighing 0.5 in
    the fusion: a list question ("What activities does Melanie partake in?") has evidence turns
    far down the whole conversation's ranking, about twice as high in the speaker's own. On the
@@ -71,6 +71,7 @@ from convmem.entities.recall import EntityRecallOptions, entity_ranking
 from convmem.errors import InvalidInput, InvalidQuery
 from convmem.model.memory import MemoryHit, MemoryRecord
 from convmem.model.search import MessageHit
+from convmem.model.tree import MAX_COUNT
 from convmem.retrieval.caches import VectorCache, embed_with_words, query_vector
 from convmem.retrieval.dates import Period, named_periods
 from convmem.retrieval.fusion import Fused, Scores, rrf
@@ -79,7 +80,6 @@ from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MessageHitRow, ReadTxn, TermVector
 from convmem.store.ranking import EVERY_TURN as EVERY_TURN  # re-exported with Window
 from convmem.store.ranking import Window as Window  # re-exported: callers name windows here
-from convmem.tree import MAX_COUNT
 
 if TYPE_CHECKING:
     from convmem.model.principal import Principal

@@ -27,8 +27,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from convmem.domain.memories import audit, delete_with_history
 from convmem.ids import floor_id
-from convmem.memories import audit, delete_with_history
 from convmem.model.policy import RetentionLayer, TenantPolicy
 from convmem.model.principal import Principal
 from convmem.store.base import ConversationRef, Store, WriteTxn

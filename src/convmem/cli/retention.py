@@ -8,7 +8,7 @@ import json
 
 import click
 
-from convmem.cli_common import db_option, fail, opened
+from convmem.cli.common import db_option, fail, opened
 from convmem.errors import ConvmemError
 from convmem.model.policy import RETENTION_LAYERS, TenantPolicy
 

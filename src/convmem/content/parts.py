@@ -29,8 +29,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from convmem.content.media_tokens import check_dimensions, image_tokens, provider_of
+from convmem.content.parts_render import as_text, content_text, media_stub
+from convmem.content.tokens import TokenCounter, message_tokens
 from convmem.errors import ContentTooLarge, InvalidMessage
-from convmem.media_tokens import check_dimensions, image_tokens, provider_of
 from convmem.model.messages import NewMessage, ToolCall
 from convmem.model.parts import (
     AudioPart,
@@ -42,8 +44,6 @@ from convmem.model.parts import (
     TextPart,
     part_strings,
 )
-from convmem.parts_render import as_text, content_text, media_stub
-from convmem.tokens import TokenCounter, message_tokens
 
 # Anthropic's per-image API limit; OpenAI's is larger. Inline media above it is refused.
 MAX_INLINE_BYTES = 5 * 1024 * 1024

@@ -8,7 +8,7 @@ out, after ``SESSION_IDLE`` without a request, or at ``SESSION_LIFETIME`` whatev
 
 A token reads ``cmp_<tenant, base64url>.<26-char id>_<43-char secret>``: the tenant and id find
 the stored row (every row is per tenant), the secret's SHA-256 is compared in constant time, as
-for API keys (``convmem.keys``).
+for API keys (``convmem.domain.keys``).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Protocol
 
 from convmem.ids import new_id
 from convmem.model.page_sessions import PageSession, PageSessionKind
+from convmem.model.tree import check_identifier
 from convmem.store.base import Store
 from convmem.store.retry import write_retried
-from convmem.tree import check_identifier
 
 LINK_LIFETIME = timedelta(minutes=10)
 SESSION_IDLE = timedelta(minutes=30)

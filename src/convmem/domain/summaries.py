@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from convmem.content.tokens import ESTIMATE
 from convmem.ids import new_id
 from convmem.memory.gate import admit
 from convmem.model.admitted import Admitted
@@ -27,7 +28,6 @@ from convmem.store.conversations import BranchRow
 from convmem.store.retry import conflicts_retried
 from convmem.summarize.base import Summarizer
 from convmem.summarize.rolling import ChainStart, build_chain, segment_is_intact
-from convmem.tokens import ESTIMATE
 
 log = logging.getLogger(__name__)
 

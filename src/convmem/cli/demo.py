@@ -9,12 +9,12 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from convmem.assemble import AssemblyReport
+from convmem.content.tokens import REPLY_PRIMING, get_counter
+from convmem.context.assemble import AssemblyReport
 from convmem.engine import Conversation, open
 from convmem.errors import InvalidInput
 from convmem.model.messages import ToolCall
 from convmem.model.profile import ModelProfile
-from convmem.tokens import REPLY_PRIMING, get_counter
 
 TOPICS = [
     "the flight to Lisbon on 14 May",

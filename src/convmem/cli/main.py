@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from convmem.cli_common import (
+from convmem.cli.common import (
     db_option,
     echo_rows,
     embedder_option,
@@ -18,14 +18,14 @@ from convmem.cli_common import (
     llm_options,
     opened,
 )
-from convmem.cli_entities import entities_group
-from convmem.cli_eval import behaviour_command
-from convmem.cli_import import import_group
-from convmem.cli_index import backfill, reindex
-from convmem.cli_mcp import mcp_command
-from convmem.cli_retention import retention
-from convmem.cli_service import keys, serve
-from convmem.cli_tools import tools
+from convmem.cli.entities import entities_group
+from convmem.cli.eval import behaviour_command
+from convmem.cli.imports import import_group
+from convmem.cli.index import backfill, reindex
+from convmem.cli.mcp import mcp_command
+from convmem.cli.retention import retention
+from convmem.cli.service import keys, serve
+from convmem.cli.tools import tools
 from convmem.errors import ConvmemError
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ main.add_command(entities_group)
               "(default: a temporary folder, removed at the end).")  # fmt: skip
 def demo(turns: int, db: str | None) -> None:
     """Play a scripted conversation at a small budget and show what each request holds."""
-    from convmem.demo import run_demo
+    from convmem.cli.demo import run_demo
 
     try:
         run_demo(click.echo, turns=turns, db=db)
@@ -259,9 +259,9 @@ def worker(
     from prometheus_client import start_http_server
 
     from convmem.consolidate.llm import LLMExtractor
-    from convmem.metrics import ProcessMetrics
+    from convmem.ops.metrics import ProcessMetrics
+    from convmem.ops.worker import Worker
     from convmem.summarize.llm import LLMSummarizer
-    from convmem.worker import Worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     config = llm_config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)

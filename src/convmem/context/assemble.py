@@ -39,10 +39,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from convmem.blocks import Data, DataBlock
-from convmem.budget import eviction_block, stub_threshold, summary_reserve
-from convmem.errors import BudgetExceeded, InvalidInput
-from convmem.formats import (
+from convmem.content.blocks import Data, DataBlock
+from convmem.content.tokens import REPLY_PRIMING, TokenCounter, message_tokens
+from convmem.context.budget import eviction_block, stub_threshold, summary_reserve
+from convmem.context.formats import (
     ANTHROPIC_LEAD_PLACEHOLDER,
     FORMATS,
     Format,
@@ -54,12 +54,12 @@ from convmem.formats import (
     render_openai,
     render_responses,
 )
-from convmem.history_units import ChainEntry, fit_unit, has_media, restore_media, units
+from convmem.context.history_units import ChainEntry, fit_unit, has_media, restore_media, units
+from convmem.context.prompt_cache import cached_tokens, prefix_chain
+from convmem.errors import BudgetExceeded, InvalidInput
 from convmem.model.deadline import TimeLimits
 from convmem.model.profile import ModelProfile
 from convmem.model.tools import ToolSpec
-from convmem.prompt_cache import cached_tokens, prefix_chain
-from convmem.tokens import REPLY_PRIMING, TokenCounter, message_tokens
 from convmem.tools.cost import tools_tokens
 from convmem.tools.schema import render_tools
 
@@ -219,7 +219,7 @@ class AssemblyReport:
     summary_age_seconds: float | None = None
     summary_version: str | None = None
     # tokens per turn is ``total_tokens``; these estimate the part a provider's prompt cache
-    # would serve, from the previous recorded request (convmem.prompt_cache)
+    # would serve, from the previous recorded request (convmem.context.prompt_cache)
     cached_tokens: int = 0
     cached_share: float = 0.0
     prefix_digests: list[str] = field(default_factory=list)
@@ -599,7 +599,7 @@ def _prefix_chain(
     """The request's parts in the order a provider reads them (the tools first), messages as
     Chat Completions messages whatever the format (so a user message sent as the new turn
     equals the same turn stored), chained into digests, and each part's tokens
-    (convmem.prompt_cache)."""
+    (convmem.context.prompt_cache)."""
     parts: list[dict[str, Any]] = []
     costs: list[int] = []
     if tools:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from convmem.cli_common import db_option, fail, opened
+from convmem.cli.common import db_option, fail, opened
 from convmem.errors import BackendUnavailable, InvalidInput
 
 _INSTALL = "the MCP server needs the mcp extra: pip install 'convmem[mcp]'"

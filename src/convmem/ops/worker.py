@@ -12,8 +12,8 @@ words and memories that have no vector yet (written with ``embed_on_write`` off,
 model change): vectors are derived data, so several workers doing it at once only repeat work.
 
 Every ``retention_seconds`` (an hour by default) it queues one retention sweep job per tenant
-with a period (``convmem.retention``), keyed by the tenant and the hour so several workers queue
-it once, and runs them: a sweep is a job like any other — its state, attempts and retries in
+with a period (``convmem.domain.retention``), keyed by the tenant and the hour so several workers
+queue it once, and runs them: a sweep is a job like any other — its state, attempts and retries in
 ``convmem jobs list``, its counts per layer as the job's note — and idempotent, so a sweep
 that failed half way runs again from where it stopped. ``clock`` gives the sweeps their time
 (tests pass their own).
@@ -42,16 +42,16 @@ from convmem.consolidate.run import (
     consolidate_user,
     statements_of,
 )
+from convmem.domain.retention import sweep_tenant
+from convmem.domain.summaries import SummaryFlow, admitted_chain, job_kind
 from convmem.engine import Memory
 from convmem.errors import NotFound
 from convmem.ids import floor_id, new_id
-from convmem.metrics import ProcessMetrics
 from convmem.model.principal import Principal
 from convmem.model.summary import Job
-from convmem.retention import sweep_tenant
+from convmem.ops.metrics import ProcessMetrics
 from convmem.store.base import WriteTxn
 from convmem.store.retry import write_retried
-from convmem.summaries import SummaryFlow, admitted_chain, job_kind
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.rolling import ChainStart, build_chain

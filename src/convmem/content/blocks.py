@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from convmem.tokens import TokenCounter, message_tokens
+from convmem.content.tokens import TokenCounter, message_tokens
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from convmem.cli_common import db_option, opened
+from convmem.cli.common import db_option, opened
 
 _tenant = click.option("--tenant", required=True, help="Tenant to import into.")
 _as_named = click.option(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
+from convmem.cli.common import db_option, echo_rows, embedder_option, fail, opened
 from convmem.errors import ConvmemError, InvalidInput
 from convmem.model.keys import KEY_ROLES, ApiKey
 from convmem.model.purpose import PURPOSES

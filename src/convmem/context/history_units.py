@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from convmem.formats import HistoryItem
+from convmem.content.parts import sends_parts, stubbed_cost
+from convmem.content.parts_render import stub_media
+from convmem.content.tokens import TokenCounter, message_tokens
+from convmem.context.formats import HistoryItem
 from convmem.model.messages import Message
-from convmem.parts import sends_parts, stubbed_cost
-from convmem.parts_render import stub_media
-from convmem.tokens import TokenCounter, message_tokens
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from convmem.errors import InvalidInput
 from convmem.ids import new_id
 from convmem.model.keys import KEY_ROLES, ApiKey, KeyRole
 from convmem.model.purpose import check_purposes
+from convmem.model.tree import check_identifier, check_text
 from convmem.store.base import Store
 from convmem.store.retry import conflicts_retried, write_retried
-from convmem.tree import check_identifier, check_text
 
 TOKEN_PREFIX = "cmk_"
 USER_HEADER = "X-Convmem-User"  # where a request made with an app key names its user

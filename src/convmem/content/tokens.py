@@ -3,7 +3,7 @@
 A ``TokenCounter`` counts text; ``message_tokens`` adds the chat framing, the same way for every
 counter, so a stored count is the cost of one message in an OpenAI chat request. The Anthropic
 rendering merges and re-labels messages but never costs more than the sum of the messages it holds
-(see ``convmem.formats``), so one stored count per message serves both formats.
+(see ``convmem.context.formats``), so one stored count per message serves both formats.
 
 Counters:
 
@@ -20,8 +20,8 @@ Counters:
 
 tiktoken fetches its BPE files from the network at first use, which fails on air-gapped and
 locked-down machines. The two files convmem counts with ship inside the package
-(``convmem/tokenizers/``, MIT-licensed data from tiktoken) and are loaded from there, checked
-against tiktoken's published sha256, so counting is exact with no network and no setting.
+(``convmem/content/tokenizers/``, MIT-licensed data from tiktoken) and are loaded from there,
+checked against tiktoken's published sha256, so counting is exact with no network and no setting.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def tiktoken_encoding(name: str) -> tiktoken.Encoding:
     if name not in _ENCODING_SPECS:
         raise InvalidInput(f"unknown tiktoken encoding {name!r}; use one of {TIKTOKEN_ENCODINGS}")
     sha256, pattern, special_tokens = _ENCODING_SPECS[name]
-    data = (resources.files("convmem") / "tokenizers" / f"{name}.tiktoken").read_bytes()
+    data = (resources.files("convmem.content") / "tokenizers" / f"{name}.tiktoken").read_bytes()
     if hashlib.sha256(data).hexdigest() != sha256:
         raise RuntimeError(f"convmem's packaged {name}.tiktoken is damaged; reinstall convmem")
     # tiktoken's own file format (tiktoken.load.load_tiktoken_bpe): "base64-token rank" per line.

@@ -16,8 +16,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from convmem.assemble import SECTION_ORDER, AssemblyReport
-from convmem.memories import MEMORY_ACTIONS
+from convmem.context.assemble import SECTION_ORDER, AssemblyReport
+from convmem.domain.memories import MEMORY_ACTIONS
 from convmem.memory.policy import BlockReason
 from convmem.model.memory import MemoryNotice
 from convmem.store.base import Store

@@ -17,11 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from convmem.model.messages import Message, ToolCall
-from convmem.model.parts import Part
-from convmem.parts import sends_parts
-from convmem.parts_render import anthropic_content, openai_content, responses_content
-from convmem.tokens import (
+from convmem.content.parts import sends_parts
+from convmem.content.parts_render import anthropic_content, openai_content, responses_content
+from convmem.content.tokens import (
     ESTIMATE,
     REPLY_PRIMING,
     TOKENS_PER_MESSAGE,
@@ -30,6 +28,8 @@ from convmem.tokens import (
     compact_arguments,
     message_tokens,
 )
+from convmem.model.messages import Message, ToolCall
+from convmem.model.parts import Part
 
 Format = Literal["openai", "anthropic", "responses"]
 FORMATS: tuple[str, ...] = ("openai", "anthropic", "responses")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from convmem.cli_common import db_option, opened
+from convmem.cli.common import db_option, opened
 
 
 @click.group("entities")

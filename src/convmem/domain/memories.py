@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypedDict
 
+from convmem.domain.search import search_memories
 from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
 from convmem.ids import new_id
 from convmem.memory.duplicates import near_duplicates
@@ -35,11 +36,10 @@ from convmem.model.memory import (
 from convmem.model.messages import Message
 from convmem.model.principal import Principal as Principal  # re-exported: its home before model/
 from convmem.model.purpose import DEFAULT_PURPOSE, check_purpose
+from convmem.model.tree import aware_utc, check_identifier, check_text
 from convmem.retrieval.vector import Embedder
-from convmem.search import search_memories
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
 from convmem.store.retry import conflicts_retried, write_retried
-from convmem.tree import aware_utc, check_identifier, check_text
 
 MAX_MEMORY_CHARS = 1000
 # Sources that speak for the user: a newer one supersedes. Others (imports, admins) that disagree

@@ -5,7 +5,7 @@ Media is sent the way the caller stored it: by the caller's URL, by the caller's
 convmem kept the bytes, inline as base64 (``kept`` is looked up in ``blobs`` by sha256). What a
 format cannot carry goes as its text — a caption, extracted text, a transcript — or as the stub,
 so a request never holds a reference the provider would refuse. That text is what the part was
-counted as at write when it cost more than the media (``convmem.parts.media_part_tokens``).
+counted as at write when it cost more than the media (``convmem.content.parts.media_part_tokens``).
 """
 
 from __future__ import annotations

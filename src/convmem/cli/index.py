@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from convmem.cli_common import db_option, embedder_option, opened
+from convmem.cli.common import db_option, embedder_option, opened
 
 if TYPE_CHECKING:
-    from convmem.indexing import Progress
+    from convmem.domain.indexing import Progress
     from convmem.retrieval.vector import Embedder
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from convmem.cli_common import db_option, echo_rows, embedder_option, fail, opened
+from convmem.cli.common import db_option, echo_rows, embedder_option, fail, opened
 from convmem.errors import InvalidInput
 from convmem.importers.files import read_json
 from convmem.model.tools import RISKS, RegisteredTool

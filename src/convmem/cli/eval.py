@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from convmem.cli_common import db_option, embedder_option, fail, llm_config, llm_options, opened
+from convmem.cli.common import db_option, embedder_option, fail, llm_config, llm_options, opened
 from convmem.errors import ConvmemError
 
 if TYPE_CHECKING:
