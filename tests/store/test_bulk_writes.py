@@ -5,6 +5,7 @@ several conversations in one transaction (the import path) give what one append 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -87,3 +88,21 @@ def test_a_source_failing_midway_keeps_the_batches_written_before(alice: convmem
     again = import_trees(alice, "test", source(fail=False), batch_messages=1)
     assert (again.already_imported, again.conversations) == (2, 1)
     assert sorted(str(r.title) for r in alice.conversations()) == ["first", "second", "third"]
+
+
+def test_a_streamed_tree_of_another_user_ends_the_import_there(alice: convmem.Scope) -> None:
+    """A list of trees naming another user is refused whole; a stream (read as it is written,
+    never held whole) is checked tree by tree: the batches before the foreign tree stay."""
+    foreign = replace(_tree("bob-1", "bobs", 4), owner="bob")
+
+    def source() -> Iterator[ImportTree]:
+        yield _tree("ok-1", "first", 4)
+        yield foreign
+        yield _tree("ok-3", "third", 4)
+
+    with pytest.raises(convmem.InvalidInput, match="name another user"):
+        import_trees(alice, "test", [_tree("ok-0", "zeroth", 4), foreign], batch_messages=1)
+    assert alice.conversations() == []
+    with pytest.raises(convmem.InvalidInput, match="name another user"):
+        import_trees(alice, "test", source(), batch_messages=1)
+    assert [str(r.title) for r in alice.conversations()] == ["first"]

@@ -119,9 +119,13 @@ def import_trees(
     transaction (whole trees only); ``progress`` is told how many source conversations each
     batch settled."""
     check_count(batch_messages, "batch_messages")
-    trees = list(trees)
-    # the scope is the principal: a tree its source says is someone else's is refused, whole
-    by_owner(trees, _owner, _source_id, user=scope.user, as_named=False)
+    # the scope is the principal: a tree its source says is someone else's is refused — a list
+    # whole, before anything is written; a stream (read as it is written, never held whole) as
+    # it comes, the batches before it kept, as when a source fails midway
+    if isinstance(trees, Sequence):
+        by_owner(trees, _owner, _source_id, user=scope.user, as_named=False)
+    else:
+        trees = _owned_by(scope.user, trees)
     report = ImportReport()
     done = imported_ids(scope, source)
     counters = scope.memory.batch_counters()  # for this run only: no text outlives it
@@ -170,6 +174,12 @@ def _owner(tree: ImportTree) -> object:
 
 def _source_id(tree: ImportTree, position: int) -> str:
     return f"conversation {tree.source_id}"
+
+
+def _owned_by(user: str, trees: Iterable[ImportTree]) -> Iterator[ImportTree]:
+    for tree in trees:
+        by_owner([tree], _owner, _source_id, user=user, as_named=False)
+        yield tree
 
 
 @contextmanager
