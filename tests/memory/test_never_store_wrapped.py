@@ -223,3 +223,16 @@ def test_a_memory_is_judged_as_given_not_only_with_its_lines_joined(
         alice = mem.scope("acme", "alice")
         assert alice.remember(text).status == "blocked"
         assert alice.memories.list(status=None) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [
+        ("my pa55word is starling", False),  # held-out 3's one miss: the noun disguised
+        ("my pa$$word: sunflower", False),
+        ("my passw0rd is weak", True),  # about the password, not giving it
+        ("I reset my passw0rd yesterday", True),
+    ],
+)
+def test_a_disguised_password_noun_gives_away_its_value(text: str, allowed: bool) -> None:
+    assert check_text(text).allowed is allowed

@@ -309,6 +309,15 @@ def made_up(value: str) -> bool:
 
 # Every rule above needs one of these fragments; a text with none (most memories) skips them all.
 # Substring tests run in C, far faster than the rules' alternations.
+# "my pa55word is starling": the noun itself disguised (a digit or symbol for a letter). Hiding
+# the word says the value beside it is the secret, so any value counts that is not a word
+# about the password ("my passw0rd is weak").
+_DISGUISED_PASSWORD: Final = re.compile(
+    r"\b(?P<noun>p[a@4][s5$][s5$]w[o0]rd|p[a@4][s5$][s5$])\s*(?:is|:|=|ist|est|es)\s*"
+    r"(?P<v>[^\s\"'`\\]{4,80})",
+    re.I,
+)
+
 _TRIGGERS: Final = (
     "pass", "pw", "pin", "cod", "cód", "kenn", "mot de", "mdp", "contras", "clave", "parola",
     "senha",
@@ -325,6 +334,10 @@ _TRIGGERS: Final = (
 
 def detect_keyword_credential(text: str) -> Finding | None:
     """A credential stated in words, or None."""
+    for m in _DISGUISED_PASSWORD.finditer(text):
+        disguised = m.group("noun").lower() not in ("password", "pass")
+        if disguised and m.group("v").rstrip(".,;:!?").lower() not in _NOT_A_VALUE:
+            return Finding("credential", "states a password, its name disguised, with a value")
     low = text.lower()
     if not any(fragment in low for fragment in _TRIGGERS):
         return None
