@@ -24,7 +24,7 @@ import convmem
 from convmem.content import blocks
 
 SOURCE = Path(convmem.__file__).parent
-RENDERER = SOURCE / "blocks.py"
+RENDERER = SOURCE / "content" / "blocks.py"
 LOW_LEVEL = {"quote_data", "quote_name", "_escape_invisible", "_json_escape"}
 # a string that is a tag of its own: "<user_memories>", "</retrieved_history>"
 TAG = re.compile(r"</?[a-z][a-z_]*>")
