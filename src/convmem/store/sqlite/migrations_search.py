@@ -273,3 +273,10 @@ def _fill_forms(
         if (found := (stored_index_form(first), stored_index_form(second))) != (None, None)
     ]
     db.executemany(update, batch)
+
+
+def m070_messages_by_depth(db: sqlite3.Connection) -> None:
+    # recall asks how many messages of a conversation are at each of its candidates' depths (a
+    # message alone at its depth is on every deeper branch: ``on_branch``); PostgreSQL has had
+    # this index from its first migration
+    db.execute("CREATE INDEX messages_by_depth ON messages (tenant_id, conversation_id, depth)")
