@@ -16,7 +16,8 @@ from typing import Any
 
 from convmem.eval.behaviour.cases import KINDS, VERSION, Case
 from convmem.eval.behaviour.drivers import Driver
-from convmem.eval.behaviour.runner import CaseResult, NoteTally, run_case
+from convmem.eval.behaviour.reading import NoteTally
+from convmem.eval.behaviour.runner import CaseResult, run_case
 
 
 def run_suite(
