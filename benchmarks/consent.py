@@ -39,7 +39,8 @@ from typing import Any
 import labelled_corpus  # benchmarks/labelled_corpus.py (the script's directory is on the path)
 
 import convmem
-from convmem.eval.locomo import Sample, load
+from convmem.eval.harness import Sample
+from convmem.eval.locomo import load
 from convmem.memory.intent import detect_intent
 from convmem.model.messages import Role
 

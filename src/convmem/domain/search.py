@@ -113,6 +113,8 @@ class SearchOptions:
     # factor for turns written in a period the query names ("in June", "on 13 October");
     # 1 turns the prior off
     date_boost: float = 1.5
+    # a first-person question names the unnamed user as its speaker (``plan_query``)
+    self_reference: bool = True
 
     def __post_init__(self) -> None:
         unknown = set(self.retrievers) - set(RETRIEVERS)
@@ -152,8 +154,22 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(name)}(?:['\u2019]s)?(?!\w)", re.IGNORECASE)
 
 
-def plan_query(query: str, speakers: Sequence[str]) -> QueryPlan:
-    names = tuple(s for s in speakers if _name_pattern(s).search(query))
+# A turn with no name of its own is spoken by its role (``convmem.retrieval.index.speaker_of``):
+# such a speaker is no name a query can write — "user" in "user authentication" is a word.
+ROLE_SPEAKERS = frozenset({"user", "assistant", "system", "tool"})
+# The person asking is the conversation's user: a question in the first person singular ("When
+# does my sprint end?") asks about what the user said, as a question naming a speaker asks about
+# what that speaker said. Only where the user is unnamed: a named user's turns carry a name, and
+# which speaker is the one asking is then not known.
+_FIRST_PERSON = re.compile(r"(?<!\w)(?:i|me|my|mine|myself)(?!\w)", re.IGNORECASE)
+
+
+def plan_query(query: str, speakers: Sequence[str], *, self_reference: bool = True) -> QueryPlan:
+    names = tuple(
+        s for s in speakers if s.lower() not in ROLE_SPEAKERS and _name_pattern(s).search(query)
+    )
+    if self_reference and not names and "user" in speakers and _FIRST_PERSON.search(query):
+        return QueryPlan(("user",), tuple(query_terms(query)), query, named_periods(query))
     name_words = {w for n in names for w in n.lower().split()}
     terms = query_terms(query, drop=name_words)
     if not terms:  # "Caroline?" still searches for the name
@@ -186,7 +202,7 @@ def rank_conversation(
     this fuses them."""
     tenant, user = who.tenant, who.user
     speakers = tx.conversation_speakers(tenant, conversation_id)
-    plan = plan_query(query, speakers)
+    plan = plan_query(query, speakers, self_reference=options.self_reference)
     use = set(options.retrievers)
     if embedder is None:
         use -= {"expansion", "vector"}
