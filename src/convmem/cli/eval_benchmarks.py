@@ -3,7 +3,6 @@ options and the same report (``convmem.eval.harness``)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -11,59 +10,12 @@ from typing import TYPE_CHECKING
 import click
 
 from convmem.cli.common import embedder_option, fail
+from convmem.cli.eval import plot_possible, report
 from convmem.errors import ConvmemError
 
 if TYPE_CHECKING:
     from convmem.eval.harness import Dataset
     from convmem.retrieval.vector import Embedder
-
-
-def _run(
-    dataset: Dataset,
-    *,
-    json_out: str | None,
-    plot_out: str | None,
-    embedder: Embedder | None,
-    questions: int | None,
-    samples: str | None,
-    split: str | None,
-    entity_cross_check: bool,
-    no_context: bool,
-) -> None:
-    from convmem.eval import harness
-    from convmem.eval.splits import split_samples
-
-    if plot_out is not None:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            click.echo(
-                "note: matplotlib is not installed (pip install convmem[eval]); no plot", err=True
-            )
-            plot_out = None
-    try:
-        if split:
-            dataset = dataset.only(split_samples(dataset.name, split))
-        if samples:
-            dataset = dataset.only([s.strip() for s in samples.split(",") if s.strip()])
-    except ConvmemError as exc:
-        fail(exc)
-    total = sum(len(s.questions[:questions]) for s in dataset.samples) + len(dataset.samples)
-    with click.progressbar(length=total, label=dataset.name, file=sys.stderr) as bar:
-        result = harness.evaluate(
-            dataset, embedder=embedder, max_questions=questions,
-            budgets=() if no_context else harness.BUDGETS,
-            progress=lambda n: bar.update(n or 1), entity_cross_check=entity_cross_check,
-        )  # fmt: skip
-    if split:
-        result["split"] = split.upper()
-    for line in harness.table(result):
-        click.echo(line)
-    if json_out is not None:
-        with open(json_out, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-    if plot_out is not None:
-        harness.plot(result, plot_out)
 
 
 def benchmark_command(
@@ -84,15 +36,28 @@ def benchmark_command(
         no_context: bool,
         **options: object,
     ) -> None:
+        from convmem.eval import harness
+        from convmem.eval.splits import split_samples
+
+        plot_out = plot_possible(plot_out)
         try:
             dataset = load(path, **options)
+            if split:
+                dataset = dataset.only(split_samples(dataset.name, split))
+            if samples:
+                dataset = dataset.only([s.strip() for s in samples.split(",") if s.strip()])
         except ConvmemError as exc:
             fail(exc)
-        _run(
-            dataset, json_out=json_out, plot_out=plot_out, embedder=embedder,
-            questions=questions, samples=samples, split=split,
-            entity_cross_check=entity_cross_check, no_context=no_context,
-        )  # fmt: skip
+        total = sum(len(s.questions[:questions]) for s in dataset.samples) + len(dataset.samples)
+        with click.progressbar(length=total, label=dataset.name, file=sys.stderr) as bar:
+            result = harness.evaluate(
+                dataset, embedder=embedder, max_questions=questions,
+                budgets=() if no_context else harness.BUDGETS,
+                progress=lambda n: bar.update(n or 1), entity_cross_check=entity_cross_check,
+            )  # fmt: skip
+        if split:
+            result["split"] = split.upper()
+        report(result, harness.table(result), json_out, plot_out, harness.plot)
 
     command.__doc__ = doc
     decorators = [
