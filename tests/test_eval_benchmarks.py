@@ -128,6 +128,7 @@ def test_beam_layout_is_read_as_published(tmp_path: Path) -> None:
         "event_ordering": ("0", "2", "4"),  # nested lists flattened
     }
     assert data.notes == {"evidence_ids_unknown": 2, "questions_without_evidence": 2}
+    assert data.only(["2"]).notes == {"evidence_ids_unknown": 1, "questions_without_evidence": 1}
     assert len(data.samples[1].turns) == 6  # the 128K cut, not the shorter chat.json beside it
     assert data.categories == ("event_ordering", "information_extraction", "knowledge_update")
 
@@ -218,6 +219,7 @@ def test_eval_beam_cli_reports_per_ability_with_cpu_time(tmp_path: Path) -> None
     for values in data["latency_ms"].values():
         assert values["cpu_p95"] >= values["cpu_p50"] >= 0 and values["n"] == 6
     assert data["run"]["cpu_s"] >= 0
+    # the chats of split A only (both here)
     assert data["normalised"] == {"evidence_ids_unknown": 2, "questions_without_evidence": 2}
 
 

@@ -103,7 +103,8 @@ def evidence_ids(raw: object) -> tuple[str, ...]:
     return tuple(out)
 
 
-def load_chat(folder: Path, notes: dict[str, int]) -> Sample:
+def load_chat(folder: Path) -> Sample:
+    notes: dict[str, int] = {}
     chat_file = _chat_file(folder)
     if chat_file is None:
         raise InvalidInput(f"no chat.json in {folder}")
@@ -146,15 +147,13 @@ def load_chat(folder: Path, notes: dict[str, int]) -> Sample:
                 questions.append(Question(str(item["question"]), evidence, ability))
             else:
                 notes["questions_without_evidence"] = notes.get("questions_without_evidence", 0) + 1
-    return Sample(
-        folder.name, ("user", "assistant"), tuple(turns), tuple(questions), named_speakers=False
-    )
+    speakers = ("user", "assistant")
+    return Sample(folder.name, speakers, tuple(turns), tuple(questions), False, notes)
 
 
 def dataset(path: str | Path) -> Dataset:
     """The BEAM chats under ``path`` as the harness's dataset."""
-    notes: dict[str, int] = {}
-    samples = tuple(load_chat(folder, notes) for folder in chat_folders(path))
+    samples = tuple(load_chat(folder) for folder in chat_folders(path))
     seen = {q.category for s in samples for q in s.questions}
     categories = tuple(a for a in ABILITIES if a in seen) + tuple(sorted(seen - set(ABILITIES)))
-    return Dataset(NAME, samples, categories, notes)
+    return Dataset(NAME, samples, categories)

@@ -108,17 +108,27 @@ class Sample:
     # the speakers' names go into ``name`` metadata (False: the roles are the speakers, as in a
     # user ↔ assistant chat)
     named_speakers: bool = True
+    # what its loader had to normalise, and how often (reported as given)
+    notes: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Dataset:
-    """What a benchmark module hands the harness: its samples, its categories in report order,
-    and what its loader had to normalise (reported as given)."""
+    """What a benchmark module hands the harness: its samples and its categories in report
+    order."""
 
     name: str
     samples: tuple[Sample, ...]
     categories: tuple[str, ...]
-    notes: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def notes(self) -> dict[str, int]:
+        """What the loader normalised in these samples, summed."""
+        total: dict[str, int] = {}
+        for sample in self.samples:
+            for note, count in sample.notes.items():
+                total[note] = total.get(note, 0) + count
+        return dict(sorted(total.items()))
 
     def only(self, sample_ids: Sequence[str]) -> Dataset:
         """The samples named (in the dataset's order); an unknown id is an error."""

@@ -93,7 +93,8 @@ def normalise_evidence(raw: Sequence[object], known: Sequence[str]) -> tuple[tup
     return tuple(out), missing
 
 
-def load_chat(path: Path, notes: dict[str, int]) -> Sample:
+def load_chat(path: Path) -> Sample:
+    notes: dict[str, int] = {}
     with open(path, encoding="utf-8") as f:
         raw: dict[str, Any] = json.load(f)
     names = raw.get("name") or {}
@@ -125,13 +126,12 @@ def load_chat(path: Path, notes: dict[str, int]) -> Sample:
             continue
         category = CATEGORIES.get(int(qa.get("category") or 0), str(qa.get("category")))
         questions.append(Question(str(qa["question"]), evidence, category))
-    return Sample(path.stem, speakers, tuple(turns), tuple(questions))
+    return Sample(path.stem, speakers, tuple(turns), tuple(questions), notes=notes)
 
 
 def dataset(path: str | Path) -> Dataset:
     """The REALTALK chats under ``path`` as the harness's dataset."""
-    notes: dict[str, int] = {}
-    samples = tuple(load_chat(p, notes) for p in chat_files(path))
+    samples = tuple(load_chat(p) for p in chat_files(path))
     seen = {q.category for s in samples for q in s.questions}
     ordered = [c for c in CATEGORIES.values() if c in seen]
-    return Dataset(NAME, samples, (*ordered, *sorted(seen - set(ordered))), notes)
+    return Dataset(NAME, samples, (*ordered, *sorted(seen - set(ordered))))
