@@ -26,13 +26,14 @@ def memory_rows(scope: convmem.Scope) -> list[tuple[str, str]]:
         ("Thanks! Also, don't forget that my partner is vegan.", "my partner is vegan."),
         ("Could you please remember that I'm a teacher?", "I'm a teacher."),
         ("From now on, answer in German.", "answer in German."),
-        ("Merk dir, dass ich in Hamburg wohne.", "ich in Hamburg wohne."),
+        # a German or Dutch clause after "dass"/"dat" is kept as a whole sentence (issue 36)
+        ("Merk dir, dass ich in Hamburg wohne.", "Ich wohne in Hamburg."),
         ("N'oubliez pas que mon fils s'appelle Hugo.", "mon fils s'appelle Hugo."),
         # an allergy is health data, refused in every language; the request here is about work
         ("Recuerda que soy profesor de música.", "soy profesor de música."),
         ("Ricordati che abito a Torino.", "abito a Torino."),
         ("Lembre-se de que sou vegetariano.", "sou vegetariano."),
-        ("Onthoud dat ik in Utrecht woon.", "ik in Utrecht woon."),
+        ("Onthoud dat ik in Utrecht woon.", "Ik woon in Utrecht."),
     ],
 )
 def test_an_explicit_request_saves_what_was_asked(
