@@ -45,7 +45,7 @@ _FUNCTION: Final = word_set(
     "uno mio mia miei mie io che su sul sulla sui di della dello dei delle tutto sai detto ho "
     "quello ciò riguardo o os as um uma meu minha meus minhas eu você sobre do da dos das tudo "
     "sabe disse contei em no na guardou het een mijn ik je jij u wat over weet alles gezegd heb "
-    "hebt verteld van"
+    "hebt verteld van where wo où dónde donde dove onde waar"
 )
 
 # Concepts a request may name in one language and the memory in another: the slots' own keys

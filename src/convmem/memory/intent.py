@@ -351,6 +351,13 @@ def _forget_target(g: _Grammar, rest: str, *, polite: bool) -> str | None:
     return None
 
 
+# "from your memory" closing a delete request, in the grammar's languages
+_FROM_MEMORY = re.compile(
+    r"\s+(?:from\s+(?:your\s+)?memory|aus\s+(?:deinem|ihrem|dem)\s+(?:gedächtnis|speicher)|"
+    r"de\s+(?:ta|votre|la)\s+mémoire|de\s+(?:tu|su|la)\s+memoria|dalla\s+(?:tua|sua)\s+memoria|"
+    r"da\s+(?:sua|tua)\s+memória|uit\s+(?:je|jouw|uw|het)\s+geheugen)\W*$",
+    re.IGNORECASE,
+)
 # "where" opening an indirect question, in the grammar's languages ("forget where I live")
 _WHERE = re.compile(r"^(?:where|wo|où|dónde|donde|dove|onde|waar)\s+", re.IGNORECASE)
 # A noun phrase is a few words: more, and "forget about …" is advice ("forget about the rain, we
@@ -390,10 +397,8 @@ def _forget_request(g: _Grammar, sentence: str) -> str | None:
             noun = g.memory_noun.match(rest)
             if noun:
                 return rest[noun.end() :] or None
-            if g.possessive.match(rest) and re.search(
-                r"\bfrom\s+(?:your\s+)?memory\b", rest, re.IGNORECASE
-            ):
-                return re.sub(r"\s+from\s+(?:your\s+)?memory\W*$", "", rest, flags=re.I)
+            if g.possessive.match(rest) and _FROM_MEMORY.search(rest):
+                return _FROM_MEMORY.sub("", rest)
             return None
     return None
 

@@ -155,13 +155,13 @@ GERMAN = Language(
     third_person=r"er|sie|es|das|dies",
     forget=r"vergiss|vergessen\s+sie",
     forget_what=(
-        r"(?:alles\s+|das\s+)?was\s+(?:ich\s+(?:dir\s+|ihnen\s+)?|du\s+|sie\s+)(?:alles\s+)?"
+        r"(?:alles,?\s+|das,?\s+)?was\s+(?:ich\s+(?:dir\s+|ihnen\s+)?|du\s+|sie\s+)(?:alles\s+)?"
         r"(?:über|zu|von)|alles\s+(?:über|zu)|das\s+mit"
     ),
     delete=r"lösch(?:e|en\s+sie)?|entfern(?:e|en\s+sie)?",
     memory_noun=(
         r"(?:die\s+|deine\s+)?(?:erinnerung|erinnerungen|notiz|notizen|eintrag)\s+(?:an|über|zu|"
-        r"von)|(?:alles\s+|das\s+)?was\s+du\s+(?:über|von)"
+        r"von)|(?:alles,?\s+|das,?\s+)?was\s+du\s+(?:über|von)"
     ),
     possessive=r"mein|meine|meinen|meinem|meiner|meines",
     dismissal=(
@@ -218,7 +218,8 @@ FRENCH = Language(
     delete=r"supprime(?:z)?|efface(?:z)?|retire(?:z)?",
     memory_noun=(
         r"(?:le\s+|la\s+|les\s+|ton\s+|ta\s+)?(?:souvenir|souvenirs|mémoire|note|notes)\s+"
-        r"(?:de|du|des|sur|à\s+propos\s+de|concernant)|ce\s+que\s+tu\s+sais\s+(?:sur|de)"
+        r"(?:de|du|des|sur|à\s+propos\s+de|concernant)|(?:tout\s+)?ce\s+que\s+(?:tu\s+sais|vous\s+"
+        r"savez)\s+(?:sur|de|du|des|d')"
     ),
     possessive=r"mon|ma|mes",
     dismissal=(
@@ -280,7 +281,7 @@ SPANISH = Language(
     delete=r"borra|borre|elimina|elimine|quita",
     memory_noun=(
         r"(?:el\s+|la\s+|los\s+|tu\s+)?(?:recuerdo|recuerdos|memoria|nota|notas)\s+(?:sobre|de|"
-        r"del|acerca\s+de)|lo\s+que\s+sabes\s+(?:sobre|de)"
+        r"del|acerca\s+de)|(?:todo\s+)?lo\s+que\s+sabes\s+(?:sobre|de|del|acerca\s+de)"
     ),
     possessive=r"mi|mis",
     dismissal=(
@@ -325,7 +326,7 @@ ITALIAN = Language(
     ),
     second_person=r"tu|ti|te|tuo|tua|tuoi|tue|lei|sei|hai|voi|vostro",
     third_person=r"lui|lei|loro|esso|essa|ciò|questo|quello",
-    forget=r"dimentica|dimenticati|dimentichi",
+    forget=r"dimentica|dimenticati|dimentichi|scordati|scorda|scordatevi|dimenticatevi",
     forget_what=(
         r"(?:tutto\s+)?(?:quello|ciò)\s+che\s+(?:(?:ti\s+)?ho\s+detto|sai|ricordi|hai\s+salvato)"
         r"\s+(?:su|sul|sulla|sui|sulle|di|del|della|dei|riguardo(?:\s+a)?)|tutto\s+(?:su|sul|sulla)"
@@ -333,7 +334,8 @@ ITALIAN = Language(
     delete=r"cancella|elimina|rimuovi",
     memory_noun=(
         r"(?:il\s+|la\s+|i\s+|le\s+)?(?:ricordo|ricordi|memoria|nota|note)\s+(?:su|sul|sulla|"
-        r"di|del|della|dei|riguardo)|quello\s+che\s+sai\s+(?:su|di)"
+        r"di|del|della|dei|riguardo)|(?:tutto\s+)?(?:quello|ciò)\s+che\s+sai\s+(?:su|sul|sulla|"
+        r"sui|di|del|della|dello|dei|delle)"
     ),
     possessive=r"(?:il\s+|la\s+|i\s+|le\s+)?(?:mio|mia|miei|mie)",
     dismissal=(
@@ -383,7 +385,7 @@ PORTUGUESE = Language(
     ),
     second_person=r"você|vocês|tu|te|ti|contigo|teu|tua|teus|tuas|seu|sua|está|és",
     third_person=r"ele|ela|eles|elas|isso|isto",
-    forget=r"esqueça|esquece|esqueçam",
+    forget=r"esqueça|esquece|esqueçam|esquece-te|esqueça-se|esqueça-te|esqueçe",
     forget_what=(
         r"(?:tudo\s+)?o\s+que\s+(?:(?:eu\s+)?(?:te\s+|lhe\s+)?(?:disse|contei)|(?:você\s+)?sabe|"
         r"sabes|(?:você\s+)?guardou)\s+(?:sobre|de|do|da|dos|das)|tudo\s+sobre"
@@ -391,7 +393,8 @@ PORTUGUESE = Language(
     delete=r"apague|apaga|remova|remove|exclua|exclui|delete|deleta",
     memory_noun=(
         r"(?:a\s+|o\s+|as\s+|os\s+|sua\s+)?(?:memória|memórias|lembrança|lembranças|nota|notas)"
-        r"\s+(?:sobre|de|do|da|dos|das)|o\s+que\s+você\s+sabe\s+(?:sobre|de)"
+        r"\s+(?:sobre|de|do|da|dos|das)|(?:tudo\s+)?o\s+que\s+(?:você\s+)?sabes?\s+"
+        r"(?:sobre|de|do|da|dos|das)"
     ),
     possessive=r"(?:o\s+|a\s+|os\s+|as\s+)?(?:meu|minha|meus|minhas)",
     dismissal=(

@@ -330,8 +330,12 @@ def _stems(text: str) -> frozenset[str]:
 
 
 def _value_words(text: str) -> frozenset[str]:
-    bare = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return frozenset(w for w in content_words(bare) if w not in _FRAME)
+    # content words first, accents dropped after: "thé" is a value, "the" an article
+    bare = (
+        "".join(c for c in unicodedata.normalize("NFKD", w) if not unicodedata.combining(c))
+        for w in content_words(text)
+    )
+    return frozenset(w for w in bare if w not in _FRAME)
 
 
 def slot_value(statement: str, among: Collection[str] | None = None) -> SlotValue | None:

@@ -338,6 +338,14 @@ class NoticeOut(_Response):
         default_factory=list,
         description="The memories this save replaced (undo with POST /v1/memories/{id}/restore).",
     )
+    records: list[SupersededOut] = Field(
+        default_factory=list,
+        description=(
+            "The other memories the notice is about: the ones forgotten, the ones an ambiguous "
+            "forget asks about, or the current ones a conflicting proposal (reason 'conflict') "
+            "replaces once confirmed (POST /v1/memories/{id}/confirm)."
+        ),
+    )
 
 
 class AppendedOut(MessageOut):
