@@ -129,9 +129,9 @@ def evaluate(path: Path, db_dir: Path) -> tuple[dict[str, Any], list[str]]:
     total = {key: [sum(s[key][0] for s in per.values()), sum(s[key][1] for s in per.values())]
              for key in ("forget", "lookalike", "replace", "conflict")}  # fmt: skip
     result: dict[str, Any] = {"cases": len(cases), "languages": {}}
-    for lang, stats in [*sorted(per.items()), ("all", None)]:
-        sums = ("deleted", "wanted_deleted", "fragments", "asked")
-        s = stats or {**total, **{k: sum(p[k] for p in per.values()) for k in sums}}
+    sums = ("deleted", "wanted_deleted", "fragments", "asked")
+    every: dict[str, Any] = {**total, **{k: sum(p[k] for p in per.values()) for k in sums}}
+    for lang, s in [*sorted(per.items()), ("all", every)]:
         result["languages"][lang] = {
             "forget_recall": _share(*s["forget"]),
             "forget_precision": s["wanted_deleted"] / s["deleted"] if s["deleted"] else 1.0,

@@ -79,6 +79,8 @@ _SPLIT_VERBS: Final = {
     ),
 }
 _WORD: Final = re.compile(r"\S+")
+# A contrast that follows the verb-final clause without a comma ("… woon maar in Luik")
+_CONTRAST: Final = re.compile(r"\s(?:maar|aber|sondern|doch)\s", re.IGNORECASE)
 
 
 def _subject_end(lang: str, words: list[str]) -> int | None:
@@ -121,6 +123,10 @@ def main_clause(lang: str, clause: str) -> str | None:
     if lang not in _SUBJECT_PRONOUN:
         return None
     body, comma, tail = clause.strip().partition(",")
+    after = f", {tail.strip()}" if comma else ""  # another clause after a comma stays as it is
+    contrast = _CONTRAST.search(body)  # "… niet meer woon maar in Luik": the clause ends first
+    if contrast:
+        body, after = body[: contrast.start()], " " + body[contrast.start() :].strip() + after
     end_mark = re.search(r"[.!]+\s*$", body)
     if end_mark:
         body = body[: end_mark.start()]
@@ -135,14 +141,13 @@ def main_clause(lang: str, clause: str) -> str | None:
     finite = next((i for i in reversed(cluster) if rest[i].lower() in _FINITE_AUX[lang]), None)
     index = len(rest) - 1 if finite is None else finite
     verb = rest.pop(index)
-    if not re.fullmatch(r"[^\W\d_]+", verb) or (lang == "de" and verb[:1].isupper()):
-        return None  # a German verb is lower case: "…, dass ich wohne in Köln" is no V-final
+    if not re.fullmatch(r"[^\W\d_]+", verb) or verb[:1].isupper():
+        return None  # a verb is lower case: "…, dass ich wohne in Köln" is no verb-final clause
     split = _split_off_prefix(lang, verb) if finite is None else None
     if split is not None:
         verb, prefix = split
         rest.append(prefix)
     ordered = " ".join([*words[:subject], verb, *rest])
     ordered = ordered[0].upper() + ordered[1:]
-    if comma:
-        ordered += "," + tail.rstrip().rstrip(".!")
+    ordered += after.rstrip().rstrip(".!")
     return ordered + "."
