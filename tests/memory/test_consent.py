@@ -197,6 +197,18 @@ def test_restore_refuses_what_it_cannot_undo(alice: convmem.Scope, bob: convmem.
         ("Ich wohne in Berlin.", "Vergiss, dass ich in Berlin wohne."),
         ("J'habite à Paris.", "Oublie que j'habite à Paris."),
         ("Vivo en Madrid.", "Olvida que vivo en Madrid."),
+        # as people say it, and across languages (issue 36)
+        ("My home city is Lisbon.", "Forget that I live in Lisbon."),
+        ("I drink coffee every morning.", "forget about the coffee"),
+        ("My cat is called Miso.", "Forget what you know about my cat."),
+        ("I live in Oslo.", "Please forget where I live."),
+        ("I live in Lisbon.", "Vergiss, dass ich in Lissabon wohne."),
+        ("Meine Katze heißt Mimi.", "Vergiss bitte alles, was du über meine Katze weißt."),
+        ("Je bois du café le matin.", "Oublie l'histoire du café."),
+        ("Bebo café por las mañanas.", "Olvídate del café."),
+        ("Il mio gatto si chiama Leo.", "Dimentica tutto quello che sai sul mio gatto."),
+        ("Bebo café todas as manhãs.", "Esquece-te do café."),
+        ("Mijn kat heet Pluis.", "Vergeet alles wat je over mijn kat weet."),
     ],
 )
 def test_a_forget_request_deletes_what_it_names(
@@ -207,6 +219,7 @@ def test_a_forget_request_deletes_what_it_names(
     assert kept is not None and doomed is not None
     notices = alice.create_conversation().append("user", request_text).notices
     assert [(n.status, n.memory_ids) for n in notices] == [("forgotten", (doomed.id,))]
+    assert [r.text for r in notices[0].records] == [memory_text]  # the notice names what went
     assert [m.id for m in alice.memories.list()] == [kept.id]
 
 

@@ -17,34 +17,6 @@ def current(user: convmem.Scope) -> list[str]:
     return [m.text for m in user.memories.list(status="confirmed")]
 
 
-@pytest.mark.parametrize(
-    ("kept", "request_text"),
-    [
-        ("My home city is Lisbon.", "Forget that I live in Lisbon."),
-        ("I drink coffee every morning.", "forget about the coffee"),
-        ("My dog is called Bruno.", "Forget what you know about my dog."),
-        ("I live in Oslo.", "Please forget where I live."),
-        ("I live in Lisbon.", "Vergiss, dass ich in Lissabon wohne."),  # another language
-        ("Mein Hund heißt Bello.", "Vergiss bitte alles, was du über meinen Hund weißt."),
-        ("Je bois du café le matin.", "Oublie l'histoire du café."),
-        ("Bebo café por las mañanas.", "Olvídate del café."),
-        ("Il mio cane si chiama Rocky.", "Dimentica tutto quello che sai sul mio cane."),
-        ("Bebo café todas as manhãs.", "Esquece-te do café."),
-        ("Mijn hond heet Max.", "Vergeet alles wat je over mijn hond weet."),
-    ],
-)
-def test_forget_as_people_say_it_deletes_and_names_what_went(
-    alice: convmem.Scope, kept: str, request_text: str
-) -> None:
-    other = alice.remember("I prefer aisle seats.").memory
-    doomed = alice.remember(kept).memory
-    assert other is not None and doomed is not None
-    (notice,) = say(alice, request_text)
-    assert notice.status == "forgotten" and notice.memory_ids == (doomed.id,)
-    assert [r.text for r in notice.records] == [kept]  # the notice names what changed
-    assert current(alice) == ["I prefer aisle seats."]
-
-
 def test_a_forget_naming_another_value_asks_and_one_naming_nothing_answers(
     alice: convmem.Scope,
 ) -> None:
