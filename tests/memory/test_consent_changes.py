@@ -107,6 +107,11 @@ def test_a_habit_that_merely_differs_is_a_conflict_to_confirm(alice: convmem.Sco
     assert confirmed.source_kind == "user_explicit"
     assert current(alice) == ["I drink coffee."]
     assert alice.memories.get(tea.id).status == "superseded"
+    # undone: the older back, the suggestion a conflicting suggestion again
+    undone = alice.memories.undo(coffee.id)
+    assert undone.memory is not None and undone.memory.status == "proposed"
+    assert undone.memory.conflicts_with_id == tea.id
+    assert current(alice) == ["I drink tea."]
 
 
 def test_a_declined_conflict_keeps_the_older_and_a_newer_marker_replaces(

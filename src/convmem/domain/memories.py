@@ -544,7 +544,8 @@ class Memories:
                     updated_at=_now(),
                 ),
             )
-            audit(tx, who, "memory.confirmed", "memory", memory_id, was=proposal.source_kind)
+            audit(tx, who, "memory.confirmed", "memory", memory_id, was=proposal.source_kind,
+                  disagreed_with=proposal.conflicts_with_id)  # fmt: skip
             confirmed = tx.get_memory(who.tenant, who.user, memory_id)
         self._scope._observe("confirmed")
         return confirmed
