@@ -277,8 +277,8 @@ def load_settings(
 def _read(key: Key, raw: object, source: str) -> Any:
     try:
         return key.read(raw)
-    except InvalidConfig as exc:
-        raise InvalidConfig(key.name, f"{_problem(exc)} ({source})") from None
+    except InvalidConfig as exc:  # a model name's own key ("embedder.api_key") is kept
+        raise InvalidConfig(exc.key, f"{_problem(exc)} ({source})") from None
     except ValueError as exc:
         raise InvalidConfig(key.name, f"{exc} ({source})") from None
 
