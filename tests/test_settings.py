@@ -79,7 +79,9 @@ def test_flag_beats_environment_beats_file_beats_default(tmp_path: Path) -> None
         ("embedder = [\n", "config"),
     ],
 )
-def test_a_bad_setting_names_its_key_and_never_a_secret(tmp_path: Path, text: str, key: str) -> None:
+def test_a_bad_setting_names_its_key_and_never_a_secret(
+    tmp_path: Path, text: str, key: str
+) -> None:
     file = write(tmp_path / "convmem.toml", text)
     with pytest.raises(InvalidConfig) as bad:
         load_settings(path=file, env={})
@@ -101,7 +103,7 @@ def test_a_bad_environment_value_says_where_it_came_from() -> None:
         load_settings(env={"CONVMEM_EMBEDDER": "word2vec"})
     with pytest.raises(InvalidConfig, match="no such file"):
         load_settings(env={"CONVMEM_CONFIG": "/nowhere/convmem.toml"})
-    with pytest.raises(InvalidConfig, match="summarizer.base_url"):
+    with pytest.raises(InvalidConfig, match=r"summarizer\.base_url"):
         load_settings(env={"CONVMEM_SUMMARIZER_MODEL": "llama"}).summarizer()
 
 

@@ -19,9 +19,8 @@ import logging
 import os
 import random
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from tenacity import (
     RetryCallState,
     Retrying,
@@ -30,6 +29,9 @@ from tenacity import (
 
 from convmem.errors import BackendUnavailable, InvalidConfig
 from convmem.model.deadline import Deadline
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +116,8 @@ class JsonEndpoint:
         raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
 
     def _attempt(self, body: dict[str, Any], deadline: Deadline) -> Any:
+        import httpx
+
         left = deadline.remaining()
         if left <= 0:
             raise _Retryable(None)
@@ -134,6 +138,8 @@ class JsonEndpoint:
             raise BackendUnavailable(f"the {self.what} API answered with no JSON") from None
 
     def _http(self) -> httpx.Client:
+        import httpx  # when a model API is used, not whenever convmem opens
+
         pid = os.getpid()
         with self._lock:
             if self._client is None or self._pid != pid:  # a forked child: connections of its own

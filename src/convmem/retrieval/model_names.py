@@ -67,7 +67,7 @@ _PROVIDERS: dict[Kind, dict[str, frozenset[str]]] = {
     },
     "reranker": {
         "none": frozenset(),
-        "cross-encoder": frozenset({"batch_size", "max_length", "name"}),
+        "cross-encoder": frozenset({"batch_size", "max_length", "threads", "name"}),
         "cohere": frozenset({"api_key_env", "timeout", "attempts", "max_chars", "name"}),
         "jina": frozenset({"api_key_env", "timeout", "attempts", "max_chars", "name"}),
         "tei": frozenset({"api_key_env", "timeout", "attempts", "max_chars", "name"}),

@@ -63,11 +63,21 @@ class CrossEncoderReranker:
     CPU, once per process)."""
 
     def __init__(
-        self, path: str, *, batch_size: int = 32, max_length: int = 512, name: str | None = None
+        self,
+        path: str,
+        *,
+        batch_size: int = 32,
+        max_length: int = 512,
+        threads: int | None = None,
+        name: str | None = None,
     ) -> None:
+        """``threads`` sets torch's CPU threads for the process when the model loads (None
+        leaves them be): on a busy two-core machine a MiniLM-L6-sized model scored 20 short
+        pairs in 227 ms of CPU on one thread, 727 ms on two."""
         from convmem.retrieval.vector import require_sentence_transformers
 
         require_sentence_transformers("CrossEncoderReranker")
+        self._threads = threads
         self._path = path
         self._batch_size = batch_size
         self._max_length = max_length
@@ -83,6 +93,11 @@ class CrossEncoderReranker:
         with self._lock:
             if self._model is None:
                 from sentence_transformers import CrossEncoder
+
+                if self._threads is not None:
+                    import torch
+
+                    torch.set_num_threads(self._threads)
 
                 try:
                     self._model = CrossEncoder(
@@ -202,6 +217,8 @@ def reranker_of(parsed: ModelName) -> Reranker | None:
             parsed.model,
             batch_size=parsed.count("batch_size", 32) or 32,
             max_length=parsed.count("max_length", 512) or 512,
+            # one thread, as the embedders: on a shared machine a request is fastest so
+            threads=parsed.count("threads", 1),
             name=label,
         )
     return RerankAPI(
