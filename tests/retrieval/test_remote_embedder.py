@@ -70,7 +70,7 @@ def test_concurrency_is_bounded(server: ModelServer) -> None:
         time.sleep(0.05)
         with lock:
             in_flight -= 1
-        return answer(body)  # type: ignore[arg-type]
+        return answer(body)
 
     server.embeddings = slow  # type: ignore[method-assign]
     embedder = client(server, batch_size=2, concurrency=3)

@@ -177,7 +177,7 @@ def tiny_cross_encoder(folder: Path) -> Path:
     """A BERT cross-encoder with random weights and a vocabulary of the test's words, saved the
     way sentence-transformers loads one (nothing downloads)."""
     import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
 
     words = {w.lower().strip(".,") for text in [*TURNS, QUERY] for w in text.split()}
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(words)]
@@ -186,15 +186,16 @@ def tiny_cross_encoder(folder: Path) -> Path:
     torch.manual_seed(7)
     config = BertConfig(
         vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=64, num_labels=1, initializer_range=0.2,
+        intermediate_size=64, max_position_embeddings=64, initializer_range=0.2,
     )  # fmt: skip
+    config.num_labels = 1  # one relevance score
     # raw logits: sigmoid would squeeze a random model's scores together
     config.sentence_transformers = {"activation_fn": "torch.nn.modules.linear.Identity"}
     BertForSequenceClassification(config).save_pretrained(folder)
     # transformers 5 takes the vocabulary itself; 4 took the file
-    tokenizer = BertTokenizerFast(vocab={word: i for i, word in enumerate(vocab)})
+    tokenizer = BertTokenizer(vocab={word: i for i, word in enumerate(vocab)})
     if tokenizer("aisle")["input_ids"][1] == 1:  # [UNK]: an older transformers
-        tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"))
+        tokenizer = BertTokenizer(vocab_file=str(folder / "vocab.txt"))
     tokenizer.save_pretrained(folder)
     return folder
 
