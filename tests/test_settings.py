@@ -5,10 +5,8 @@ prints it without secrets; a bad setting is an error naming its key."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from convmem.model.deadline import TimeLimits
 from convmem.retrieval.openai_embedder import OpenAIEmbedder
 from convmem.retrieval.rerank import RerankAPI
 from convmem.settings import load_settings
+from tests.live_service import free_port, wait_until_healthy
 from tests.model_server import ModelServer
 
 SECRET = "sk-live-THIS-MUST-NEVER-BE-PRINTED-42"
@@ -191,12 +190,6 @@ def test_mcp_reads_the_file(tmp_path: Path) -> None:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def model_server() -> Iterator[ModelServer]:
     with ModelServer(dimensions=32) as running:
@@ -213,7 +206,7 @@ def test_serve_reads_the_file(tmp_path: Path, model_server: ModelServer) -> None
         f'database = "{db}"\nembedder = "openai+{model_server.url}/v1:served-model"\n'
         f'reranker = "tei+{model_server.url}"\n',
     )
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVMEM_")}
     env["CONVMEM_CONFIG"] = str(file)
     server = subprocess.Popen(
@@ -224,13 +217,7 @@ def test_serve_reads_the_file(tmp_path: Path, model_server: ModelServer) -> None
     base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {token}", "X-Convmem-User": "alice"}
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+        wait_until_healthy(base)
         with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
             saved = client.post("/v1/memories", json={"text": "Prefers aisle seats"})
             assert saved.status_code in (200, 201), saved.text

@@ -30,7 +30,9 @@ from convmem.errors import InvalidConfig
 
 Kind = Literal["embedder", "reranker"]
 
-# what each provider accepts, per kind (``None``: a built-in that takes no model)
+# what each provider accepts, per kind
+_API = frozenset({"api_key_env", "timeout", "attempts", "max_chars", "name"})
+_API_EMBEDDER = _API | {"dimensions", "batch_size", "concurrency"}
 _PROVIDERS: dict[Kind, dict[str, frozenset[str]]] = {
     "embedder": {
         "auto": frozenset(),
@@ -39,38 +41,15 @@ _PROVIDERS: dict[Kind, dict[str, frozenset[str]]] = {
         "minilm-int8": frozenset(),
         "hashing": frozenset({"dimensions"}),
         "st": frozenset({"batch_size", "threads", "name"}),
-        "openai": frozenset(
-            {
-                "dimensions",
-                "api_key_env",
-                "batch_size",
-                "concurrency",
-                "timeout",
-                "attempts",
-                "max_chars",
-                "name",
-            }
-        ),
-        "azure": frozenset(
-            {
-                "dimensions",
-                "api_key_env",
-                "batch_size",
-                "concurrency",
-                "timeout",
-                "attempts",
-                "max_chars",
-                "name",
-                "api_version",
-            }
-        ),
+        "openai": _API_EMBEDDER,
+        "azure": _API_EMBEDDER | {"api_version"},
     },
     "reranker": {
         "none": frozenset(),
         "cross-encoder": frozenset({"batch_size", "max_length", "threads", "name"}),
-        "cohere": frozenset({"api_key_env", "timeout", "attempts", "max_chars", "name"}),
-        "jina": frozenset({"api_key_env", "timeout", "attempts", "max_chars", "name"}),
-        "tei": frozenset({"api_key_env", "timeout", "attempts", "max_chars", "name"}),
+        "cohere": _API,
+        "jina": _API,
+        "tei": _API,
     },
 }
 # built-ins named by a bare word (no model after a colon)
