@@ -8,7 +8,8 @@
     │   │   ├── InvalidMessage     a message the tree refuses (empty, orphan tool result …)
     │   │   │   └── ContentTooLarge
     │   │   ├── InvalidIdentifier  an id no backend could store: empty, too long, control chars
-    │   │   └── InvalidQuery
+    │   │   ├── InvalidQuery
+    │   │   └── InvalidConfig      a setting (file, environment, flag, model name) is wrong
     │   ├── NotFound               no such id *for this principal* (another principal's ids too)
     │   ├── BudgetExceeded         the fixed parts and the user message do not fit the window
     │   ├── PurposeNotAllowed      a call asked for memory purposes its key or route does not allow
@@ -58,6 +59,15 @@ class InvalidIdentifier(InvalidInput):
 
 class InvalidQuery(InvalidInput):
     """A search query that cannot be run."""
+
+
+class InvalidConfig(InvalidInput):
+    """A setting is wrong: ``key`` names it (``embedder``, ``time_limits.retrieval`` …) and the
+    message says where it came from and what is expected, never a secret's value."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key = key
 
 
 class NotFound(UserError, LookupError):

@@ -47,8 +47,8 @@ def behaviour_command(
     embedder: Embedder | None,
     llm_base_url: str | None,
     llm_model: str | None,
-    llm_api_key_env: str,
-    llm_timeout: float,
+    llm_api_key_env: str | None,
+    llm_timeout: float | None,
 ) -> None:
     """Recall, non-recall, isolation, correction, compaction fidelity, deletion, injection
     resistance and never-store, case by case, in tenants of the run's own (cleaned up

@@ -13,10 +13,10 @@ from convmem.cli.common import (
     echo_rows,
     embedder_option,
     fail,
-    llm_config,
     llm_options,
     opened,
 )
+from convmem.cli.config import config_group, flags_of, settings_options, setup
 from convmem.cli.entities import entities_group
 from convmem.cli.eval import behaviour_command
 from convmem.cli.eval_benchmarks import beam_command, locomo_command, realtalk_command
@@ -47,6 +47,7 @@ main.add_command(import_group)
 main.add_command(reindex)
 main.add_command(backfill)
 main.add_command(entities_group)
+main.add_command(config_group)
 
 
 @main.command()
@@ -219,7 +220,7 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
 
 
 @main.command()
-@_db
+@settings_options
 @llm_options
 @click.option("--lease-seconds", default=120.0, show_default=True, help="Job lease length.")
 @click.option("--poll-seconds", default=1.0, show_default=True, help="Idle wait between polls.")
@@ -232,30 +233,31 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
 )
 @click.option("--metrics-host", default="127.0.0.1", show_default=True,
               help="The address --metrics-port listens on.")  # fmt: skip
-@embedder_option("none", "Also embed, between jobs, what was written without vectors (minilm: "
-                 "the embeddings extra; auto: minilm when installed).")  # fmt: skip
 @click.option("--extract-memories", is_flag=True,
               help="Let the --llm-base-url model propose candidate memories from new turns (only "
               "as proposals, each checked against the turns it cites).")  # fmt: skip
 def worker(
-    db: str,
+    config_path: str | None,
+    db: str | None,
+    embedder: str | None,
+    reranker: str | None,
     llm_base_url: str | None,
     llm_model: str | None,
-    llm_api_key_env: str,
-    llm_timeout: float,
+    llm_api_key_env: str | None,
+    llm_timeout: float | None,
     lease_seconds: float,
     poll_seconds: float,
     once: bool,
     max_jobs: int | None,
     metrics_port: int | None,
     metrics_host: str,
-    embedder: Embedder | None,
     extract_memories: bool,
 ) -> None:
     """Build queued summaries off the request path (run one or more beside the app), sweep the
     tenants' retention periods and consolidate memory proposals (with --extract-memories, the
     summarizer's model also proposes candidates, checked against the turns they cite); with
-    --embedder, also embed what was written without vectors."""
+    --embedder, also embed what was written without vectors. The --llm-* flags set the
+    configuration's summarizer keys (convmem config show)."""
     from prometheus_client import start_http_server
 
     from convmem.consolidate.llm import LLMExtractor
@@ -264,9 +266,13 @@ def worker(
     from convmem.summarize.llm import LLMSummarizer
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    config = llm_config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)
+    summarizer = {
+        "summarizer.base_url": llm_base_url, "summarizer.model": llm_model,
+        "summarizer.api_key_env": llm_api_key_env, "summarizer.timeout": llm_timeout,
+    }  # fmt: skip
+    opens = setup(config_path, flags_of(db, embedder, reranker, **summarizer), creates=False)
     try:
-        with opened(db, config=config, embedder=embedder) as memory:
+        with opened(opens.db, config=opens.config, embedder=opens.embedder) as memory:
             metrics = ProcessMetrics()
             # the summarizer's endpoint may propose candidate memories (checked, proposals only)
             llm = memory.summarizer if isinstance(memory.summarizer, LLMSummarizer) else None

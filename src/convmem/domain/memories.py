@@ -45,6 +45,7 @@ from convmem.model.messages import Message
 from convmem.model.principal import Principal as Principal  # re-exported: its home before model/
 from convmem.model.purpose import DEFAULT_PURPOSE, check_purpose
 from convmem.model.tree import aware_utc, check_identifier, check_text
+from convmem.retrieval.rerank import Reranker
 from convmem.retrieval.vector import Embedder
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
 from convmem.store.retry import conflicts_retried, write_retried
@@ -684,6 +685,7 @@ def recall_candidates(
     k: int,
     scopes: Sequence[str],
     embedder: Embedder | None = None,
+    reranker: Reranker | None = None,
 ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
     """Memories for the request: (the block's, most recently updated first; the ones ranked for
     the message, best first). The block sits ahead of the history, so a block that moved with
@@ -691,11 +693,14 @@ def recall_candidates(
     20 memories changed its block on 41 of 59 turns): it holds the set whole when the set has at
     most ``k``, else its ``k`` most recent. Only a larger set is ranked for the message; those
     go late in the request, where they may change freely. Both read only memories of the
-    purposes ``who`` may use."""
+    purposes ``who`` may use. A ``reranker`` orders the ranked ones (the block's order is
+    recency, kept for the prompt cache)."""
     current = tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
                                purposes=who.purposes, unexpired_at=_now(), unconflicted=True,
                                newest_first=True, limit=k + 1)  # fmt: skip
     if len(current) <= k or not query.strip():
         return current[:k], []
-    hits = search_memories(tx, who, query, 2 * k, scopes=scopes, now=_now(), embedder=embedder)
+    hits = search_memories(
+        tx, who, query, 2 * k, scopes=scopes, now=_now(), embedder=embedder, reranker=reranker
+    )
     return current[:k], [hit.memory for hit in hits]

@@ -91,6 +91,7 @@ from convmem.retrieval.caches import VectorCache, embed_with_words, query_vector
 from convmem.retrieval.dates import Period, named_periods
 from convmem.retrieval.fusion import Fused, Scores, rrf
 from convmem.retrieval.lexical import query_terms
+from convmem.retrieval.rerank import Reranker, reorder
 from convmem.retrieval.vector import Embedder, normalise
 from convmem.store.base import MessageHitRow, ReadTxn, TermVector
 from convmem.store.ranking import EVERY_TURN as EVERY_TURN  # re-exported with Window
@@ -130,6 +131,9 @@ class SearchOptions:
     date_boost: float = 1.5
     # a first-person question names the unnamed user as its speaker (``plan_query``)
     self_reference: bool = True
+    # with a reranker: how many of the fused best it reorders (a search's k when larger); each
+    # is one (query, text) pair the reranker reads
+    rerank_depth: int = 20
 
     def __post_init__(self) -> None:
         unknown = set(self.retrievers) - set(RETRIEVERS)
@@ -138,6 +142,8 @@ class SearchOptions:
         # "not (x > 0)" rather than "x <= 0": NaN compares false either way and must not pass;
         # an infinite weight or factor would turn every fused score it touches into inf or NaN
         positive = (self.rrf_k, self.speaker_boost, self.date_boost, self.vector_weight)
+        if self.rerank_depth < 1:
+            raise InvalidInput("rerank_depth must be a positive whole number")
         if self.depth < 1 or not all(math.isfinite(v) and v > 0 for v in positive):
             raise InvalidInput(
                 "rrf_k, depth, speaker_boost, date_boost and vector_weight must be positive "
@@ -343,13 +349,20 @@ def search_conversation(
     cache: VectorCache,
     options: SearchOptions,
     window: Window = EVERY_TURN,
+    reranker: Reranker | None = None,
 ) -> list[MessageHit]:
+    """The best ``k`` turns; with a ``reranker``, the fused best ``max(k, rerank_depth)`` in its
+    order (a reranker that gives no scores, e.g. one past its time limit, leaves the fused
+    order)."""
     check_query(query, k)
+    depth = max(k, options.rerank_depth) if reranker is not None else k
     fused = rank_conversation(
         tx, who, conversation_id, query, embedder=embedder, cache=cache, options=options,
-        window=window, limit=k,
+        window=window, limit=depth,
     )  # fmt: skip
-    found = tx.get_messages(who.tenant, who.user, [item.key for item in fused[:k]])
+    found = tx.get_messages(who.tenant, who.user, [item.key for item in fused])
+    if reranker is not None and fused:
+        fused = reorder(fused, reranker.score(query, [found[f.key].content for f in fused]))
     return [MessageHit(found[item.key], item.score, item.retrievers) for item in fused[:k]]
 
 
@@ -374,11 +387,14 @@ def search_memories(
     embedder: Embedder | None,
     rrf_k: float = 10.0,
     min_similarity: float = 0.2,
+    reranker: Reranker | None = None,
+    rerank_depth: int = 20,
 ) -> list[MemoryHit]:
     """Current memories by lexical and (with an embedder) vector rank, fused. A memory unrelated
     to the query (cosine below ``min_similarity``) is not a vector hit: a short list of memories
     should not come back whole for any question. Only memories of the purposes ``who`` may use
-    are candidates: both rankings filter in the store's query."""
+    are candidates: both rankings filter in the store's query. With a ``reranker``, the fused
+    best ``max(k, rerank_depth)`` in its order."""
     check_query(query, k)
     terms = query_terms(query)
     depth = max(50, 4 * k)
@@ -397,6 +413,9 @@ def search_memories(
             nearest.append((hit.record.id, hit.score))
     rankings = hybrid_rankings([hit.record.id for hit in lexical], nearest, min_similarity)
     fused = rrf(rankings, k=rrf_k)
+    if reranker is not None and fused:
+        head = fused[: max(k, rerank_depth)]
+        fused = reorder(fused, reranker.score(query, [records[f.key].text for f in head]))
     return [MemoryHit(records[f.key], f.score, f.retrievers) for f in fused[:k]]
 
 

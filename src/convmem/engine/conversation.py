@@ -24,7 +24,7 @@ from convmem.domain.memories import act_on_intent
 from convmem.domain.retention import delete_conversation
 from convmem.domain.search import SearchOptions, Window, search_conversation
 from convmem.engine.handles import Owner
-from convmem.engine.parts import GuardedEmbedder, Parts
+from convmem.engine.parts import GuardedEmbedder, Parts, guarded_reranker
 from convmem.engine.pins import pin_instruction
 from convmem.engine.request import (
     CURRENT_TURNS,
@@ -218,6 +218,7 @@ class Conversation:
                 tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
                 cache=memory.vector_cache, options=options or memory.config.search,
                 window=Window(since=_aware(since, "since"), until=_aware(until, "until")),
+                reranker=guarded_reranker(memory.reranker, memory.config.time_limits),
             )  # fmt: skip
 
     @conflicts_retried
@@ -483,6 +484,7 @@ class Conversation:
                 user_pinned=asked,
                 profile=profile, counter=counter, format=format, options=options,
                 embedder=guarded(memory.embedder, parts),
+                reranker=guarded_reranker(memory.reranker, parts.limits, parts),
                 tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
             )  # fmt: skip
             planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))

@@ -29,7 +29,9 @@ from convmem.model.purpose import check_purposes
 from convmem.model.summary import Job
 from convmem.model.tree import check_count, check_identifier
 from convmem.retrieval.caches import VectorCache
+from convmem.retrieval.rerank import Reranker
 from convmem.retrieval.vector import Embedder, normalise
+from convmem.settings import load_settings
 from convmem.store.base import MemoryVector, MessageCost, Store
 from convmem.store.registry import open_store, scheme_of
 from convmem.store.retry import conflicts_retried, write_retried
@@ -49,9 +51,11 @@ class Memory:
         summarizer: Summarizer | None = None,
         *,
         embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         """``summarizer`` overrides the one ``config`` names (the extension point); ``embedder``
-        adds vectors to search (none: full text only)."""
+        adds vectors to search (none: full text only); ``reranker`` reorders the fused best of
+        search and recall (``convmem.retrieval.rerank``)."""
         self.store = store
         self.config = config or Config()
         if summarizer is None:
@@ -64,6 +68,7 @@ class Memory:
             job_attempts=self.config.summary_job_attempts,
         )
         self.embedder = embedder
+        self.reranker = reranker
         self.vector_cache = VectorCache()
         # what the program driving the engine counts (the service and the worker install one)
         self.observer: Observer = NoObserver()
@@ -313,16 +318,38 @@ def open(
     target: str | os.PathLike[str] | None = None,
     *,
     config: Config | None = None,
-    embedder: Embedder | None = None,
+    embedder: Embedder | str | None = None,
+    reranker: Reranker | str | None = None,
+    settings: str | os.PathLike[str] | None = None,
 ) -> Memory:
     """Open a convmem database: a file path, ``sqlite:///path``, a URL of another registered
-    backend (``convmem.store.register``), or nothing for the default file.
+    backend (``convmem.store.register``), or nothing for the one the configuration names (else
+    the default file).
 
-    With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``), search and recall rank
-    by meaning as well as by words; without one they are lexical."""
-    if target is None:
-        target = os.environ.get("CONVMEM_DB") or default_path()
-    return Memory(open_store(os.fspath(target)), config, embedder=embedder)
+    With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``, or a name such as
+    ``"minilm"``, ``"st:/models/bge-small"`` or ``"openai:text-embedding-3-small"``), search and
+    recall rank by meaning as well as by words; without one they are lexical. A ``reranker``
+    (an object or a name: ``"cross-encoder:/models/ms-marco"``, ``"cohere:rerank-v3.5"``)
+    reorders the fused best of search and recall.
+
+    What the arguments leave unset comes from the configuration (``convmem.settings``): the
+    environment (``CONVMEM_DB``, ``CONVMEM_EMBEDDER``, ``CONVMEM_RERANKER``, …), then the TOML
+    file ``settings`` names (default: ``CONVMEM_CONFIG``, else none). A ``config`` given here
+    is used whole; without one the file's summarizer and time limits apply."""
+    flags = {
+        "database": None if target is None else os.fspath(target),
+        "embedder": embedder if isinstance(embedder, str) else None,
+        "reranker": reranker if isinstance(reranker, str) else None,
+    }
+    chosen = load_settings(flags=flags, path=settings)
+    if embedder is None or isinstance(embedder, str):
+        embedder = chosen.embedder()
+    if reranker is None or isinstance(reranker, str):
+        reranker = chosen.reranker()
+    if config is None:
+        config = chosen.config()
+    where = chosen.database or default_path()
+    return Memory(open_store(where), config, embedder=embedder, reranker=reranker)
 
 
 def migrate_database(target: str) -> list[str]:

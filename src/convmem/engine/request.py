@@ -54,6 +54,7 @@ from convmem.model.tools import ToolSpec
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.novelty import novel
 from convmem.retrieval.recall import render_retrieved_block, standing_out
+from convmem.retrieval.rerank import Reranker, reorder
 from convmem.retrieval.vector import Embedder
 from convmem.store.base import ReadTxn
 from convmem.summarize.render import render_snapshot
@@ -77,6 +78,7 @@ class Request:
     format: Format
     options: AssemblyOptions
     embedder: Embedder | None  # the request's own (it embeds the query once)
+    reranker: Reranker | None = None  # the request's own, under its time limit
     tools: tuple[ToolSpec, ...] = ()  # the tool definitions the caller sends with the request
     offer_tools: bool = False  # add the relevant tools of the tenant's registry
     allow_risky: bool | frozenset[str] = False  # risky registry tools allowed for this request
@@ -150,8 +152,9 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
     if isinstance(project, str) and project:
         scopes.append(f"project:{project}")
     block, ranked = recall_candidates(
-        tx, who, request.query, k=options.memory_k, scopes=scopes, embedder=request.embedder
-    )
+        tx, who, request.query, k=options.memory_k, scopes=scopes, embedder=request.embedder,
+        reranker=request.reranker,
+    )  # fmt: skip
     # the store leaves expired memories out; one that comes anyway stays out and is reported
     expired = set(expired_ids([*block, *ranked], datetime.now(UTC)))
     block = [m for m in block if m.id not in expired]
@@ -401,6 +404,12 @@ def _older_turns(
     lowest = min(m.depth for m in candidates)
     on_branch = tx.on_branch(who.tenant, start, [m.id for m in candidates], lowest)
     relevant = standing_out([f for f in fused if f.key in on_branch], request.options.retrieved_bar)
+    if request.reranker is not None and relevant:
+        # what stands out is decided on fused scores (a reranker's are on no common scale);
+        # the reranker then orders it, so the k that fit are the ones it rates best
+        head = relevant[: max(k, memory.config.search.rerank_depth)]
+        scores = request.reranker.score(query, [found[f.key].content for f in head])
+        relevant = reorder(relevant, scores)
     ranked = [found[f.key] for f in relevant]
     asked = query_terms(query)
     distinct = novel(ranked, lambda m: m.content, shown, asked=asked, limit=k)

@@ -16,6 +16,7 @@ from convmem.domain.search import search_memories
 from convmem.engine.conversation import Conversation
 from convmem.engine.entities import Entities
 from convmem.engine.handles import Database
+from convmem.engine.parts import guarded_reranker
 from convmem.engine.pins import pin_instruction
 from convmem.errors import NeverStoreViolation
 from convmem.ids import new_id
@@ -112,9 +113,11 @@ class Scope:
         with self.memory.store.read() as tx:
             if memory_gate(tx, who) is not None:
                 return []
+            memory = self.memory
             return search_memories(
-                tx, who, query, k, scopes=scopes, now=datetime.now(UTC),
-                embedder=self.memory.embedder,
+                tx, who, query, k, scopes=scopes, now=datetime.now(UTC), embedder=memory.embedder,
+                reranker=guarded_reranker(memory.reranker, memory.config.time_limits),
+                rerank_depth=memory.config.search.rerank_depth,
             )  # fmt: skip
 
     def principal_for(self, purposes: Iterable[str] | None) -> Principal:
