@@ -5,9 +5,9 @@ request (8k window), append the model's reply — through the library, and throu
 service (an application key, the routes an application calls, in process). Every statement the
 store sends and every round trip (a wait for the server's answer; a pipeline's batch counts
 once) is counted by the driver: ``round_trip_counter.CountingConnection``, passed to the store.
-The figures are per step and per turn, medians over the measured turns, on a conversation that already holds a
-history (so the window is full and old turns are evicted), with the questions users ask: each
-shares words with the history, so recall of evicted turns runs.
+The figures are per step and per turn, medians over the measured turns, on a conversation that
+already holds a history (so the window is full and old turns are evicted), with the questions
+users ask: each shares words with the history, so recall of evicted turns runs.
 
     python benchmarks/round_trips.py [--quick] [--history 200] [--turns 20]
         [--embedder none|hashing] [--surface library|service|both] [--json OUT.json]

@@ -88,18 +88,22 @@ class LifecycleTxnMixin(TxnBase):
         return [MemoryRef(row[0], row[1]) for row in rows]
 
     def delete_summaries_before(self, tenant: str, before: datetime, limit: int) -> int:
-        return self._db.execute(
-            "DELETE FROM summaries WHERE tenant_id = %s AND id IN (SELECT id FROM summaries "
-            "WHERE tenant_id = %s AND created_at < %s ORDER BY created_at LIMIT %s)",
-            (tenant, tenant, before.astimezone(UTC), limit),
-        ).rowcount
+        return self._changed(
+            self._db.execute(
+                "DELETE FROM summaries WHERE tenant_id = %s AND id IN (SELECT id FROM summaries "
+                "WHERE tenant_id = %s AND created_at < %s ORDER BY created_at LIMIT %s)",
+                (tenant, tenant, before.astimezone(UTC), limit),
+            )
+        )
 
     def delete_audit_before(self, tenant: str, before: datetime, limit: int) -> int:
-        return self._db.execute(
-            "DELETE FROM audit_events WHERE tenant_id = %s AND id IN (SELECT id FROM "
-            "audit_events WHERE tenant_id = %s AND at < %s ORDER BY at LIMIT %s)",
-            (tenant, tenant, before.astimezone(UTC), limit),
-        ).rowcount
+        return self._changed(
+            self._db.execute(
+                "DELETE FROM audit_events WHERE tenant_id = %s AND id IN (SELECT id FROM "
+                "audit_events WHERE tenant_id = %s AND at < %s ORDER BY at LIMIT %s)",
+                (tenant, tenant, before.astimezone(UTC), limit),
+            )
+        )
 
     def delete_index_rows_before(self, tenant: str, message_cutoff: str, limit: int) -> int:
         rows = self._db.execute(

@@ -14,7 +14,7 @@ from psycopg import errors as pg_errors
 
 from convmem.errors import StoreError, TimeLimitExceeded
 from convmem.model.deadline import Deadline
-from convmem.store.postgres.connection import Connection, map_error
+from convmem.store.postgres.connection import Connection, map_error, settled
 from convmem.store.rows import export_bytes
 from convmem.store.search_index import Vector
 
@@ -52,6 +52,11 @@ class TxnBase:
         self._writable = writable
         self._locked_owners: set[tuple[str, str]] = set()
 
+    def _changed(self, cursor: psycopg.Cursor[Any]) -> int:
+        """The rows ``cursor``'s statement changed (it may still be queued in the pipeline)."""
+        settled(self._db)
+        return cursor.rowcount
+
     @contextmanager
     def time_limited(self, deadline: Deadline) -> Iterator[None]:
         """Statements inside stop at ``deadline`` (``convmem.store.limits``): a savepoint, so a
@@ -62,7 +67,9 @@ class TxnBase:
         if self._writable:  # rolling back to the savepoint would drop the stretch's writes
             raise StoreError("a time-limited stretch runs in a read transaction only")
         ms = max(1, int(deadline.remaining() * 1000))
-        self._db.execute(f"SAVEPOINT time_limited; SET LOCAL statement_timeout = {ms}")
+        # queued (pipeline mode): they go with the stretch's first statement
+        self._db.execute("SAVEPOINT time_limited")
+        self._db.execute(f"SET LOCAL statement_timeout = {ms}")
         try:
             yield
         except pg_errors.QueryCanceled:
@@ -85,15 +92,16 @@ class TxnBase:
         # request. The timeout goes back to the session's own value (DEFAULT is what it was at
         # connect: the server's, the role's or the connection options').
         try:
-            self._db.execute(
-                "RELEASE SAVEPOINT time_limited; SET LOCAL statement_timeout TO DEFAULT"
-            )
+            self._db.execute("RELEASE SAVEPOINT time_limited")
+            self._db.execute("SET LOCAL statement_timeout TO DEFAULT")
         except psycopg.Error as exc:
             raise map_error(exc) from exc
 
     def _undo_stretch(self) -> None:
         try:
-            self._db.execute("ROLLBACK TO SAVEPOINT time_limited; RELEASE SAVEPOINT time_limited")
+            settled(self._db)  # the failure left the pipeline skipping statements until a sync
+            self._db.execute("ROLLBACK TO SAVEPOINT time_limited")
+            self._db.execute("RELEASE SAVEPOINT time_limited")
         except psycopg.Error as exc:  # the connection itself failed: the transaction is lost
             raise map_error(exc) from exc
 

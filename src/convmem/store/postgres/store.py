@@ -321,7 +321,7 @@ class PostgresTxn(
             "DELETE FROM pinned_instructions WHERE tenant_id = %s AND user_id = %s AND id = %s",
             (tenant, user, pin_id),
         )
-        if cursor.rowcount == 0:
+        if self._changed(cursor) == 0:
             raise NotFound("pinned instruction", pin_id)
 
 
