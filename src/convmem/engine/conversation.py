@@ -7,6 +7,7 @@ siblings, search, summaries, pins) and ``assemble``, the next model request from
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -463,20 +464,27 @@ class Conversation:
         if system is not None:
             check_text(system, max_bytes=memory.config.max_content_bytes, what="system")
         parts = Parts(options.time_limits or memory.config.time_limits)
+        if leaf_id is not None:
+            check_identifier(leaf_id, "message id")
         with self._store.read() as tx:
-            record, leaf = self._record_and_leaf(tx, leaf_id)
+            # one unit of work: the conversation, pins, last request and the branch's first page
+            state = tx.request_state(self._tenant, self.scope.user, self.id, leaf_id, counter.name)
+            record, leaf = state.conversation, state.leaf_id
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
-            stored_pins = tx.pinned(self._tenant, self.scope.user, self.id)
-            pins = [pin.text for pin in stored_pins if pin.origin == "application"]
-            asked = [pin.text for pin in stored_pins if pin.origin == "user"]
-            sent = tx.last_assembly(self._tenant, self.scope.user, self.id)
+            pins = [pin.text for pin in state.pins if pin.origin == "application"]
+            asked = [pin.text for pin in state.pins if pin.origin == "user"]
+            sent = state.last_assembly
             previous = previous_prefix(
                 sent.report if sent else None, sent.at if sent else None, datetime.now(UTC)
             )
+            entries = branch_entries(state.branch, counter)
             query = user_message
-            if query is None and leaf is not None:
-                query = tx.get_message(self._tenant, self.scope.user, leaf).content
+            if query is None and leaf is not None:  # the leaf answered: the branch's first row
+                newest = next(entries, None)
+                if newest is not None:
+                    query = newest.message.content
+                    entries = itertools.chain([newest], entries)
             request = Request(
                 who=who, conversation=record, leaf=leaf,
                 user_message=user_message, query=query or "", system=system, pinned=pins,
@@ -485,7 +493,7 @@ class Conversation:
                 embedder=guarded(memory.embedder, parts),
                 tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
             )  # fmt: skip
-            planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
+            planner = Planner(request, entries)
             recent = planner.newest_user_turns(CURRENT_TURNS)
             # the steps: memories → plan → tools → retrieve → summary (→ render, after the read);
             # the memories, registry tools, retrieval and the summary are parts the request goes

@@ -214,6 +214,7 @@ class MemoryTxnMixin(CascadeTxnMixin):
             cursor = self._db.execute(
                 f"SELECT * FROM {table} WHERE {where}", _params(where, tenant, user)
             )
+            rows = cursor.fetchall()  # first: in pipeline mode the description comes with them
             names = [d.name for d in cursor.description or ()]
             out[table] = [
                 {
@@ -221,7 +222,7 @@ class MemoryTxnMixin(CascadeTxnMixin):
                     for name, value in zip(names, row, strict=True)
                     if name not in _NOT_EXPORTED
                 }
-                for row in cursor.fetchall()
+                for row in rows
             ]
         return out
 

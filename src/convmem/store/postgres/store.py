@@ -7,9 +7,12 @@ for each other.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -23,6 +26,7 @@ from convmem.store.conversations import (
     ConversationRef,
     MessageRow,
     PinnedInstruction,
+    RequestState,
     pin_origin,
 )
 from convmem.store.postgres.cascade import CascadeTxnMixin
@@ -72,14 +76,24 @@ class PostgresTxn(
     # --- reads ----------------------------------------------------------------------------------
 
     def get_conversation(self, tenant: str, user: str, conversation_id: str) -> ConversationRecord:
+        sent = self._send_conversation(tenant, user, conversation_id)
+        return self._conversation_of(sent, conversation_id)
+
+    def _send_conversation(
+        self, tenant: str, user: str, conversation_id: str
+    ) -> psycopg.Cursor[Any]:
         # in a write, reading the conversation locks it: its active leaf is read, a message
         # placed under it and the leaf moved without another writer in between
         lock = " FOR UPDATE" if self._writable else ""
-        row = self._db.execute(
+        return self._db.execute(
             f"SELECT {CONVERSATION_COLUMNS} FROM conversations "
             f"WHERE tenant_id = %s AND id = %s AND user_id = %s{lock}",
             (tenant, conversation_id, user),
-        ).fetchone()
+        )
+
+    @staticmethod
+    def _conversation_of(sent: psycopg.Cursor[Any], conversation_id: str) -> ConversationRecord:
+        row = sent.fetchone()
         if row is None:
             raise NotFound("conversation", conversation_id)
         return conversation_from_row(row, DECODED)
@@ -182,39 +196,109 @@ class PostgresTxn(
         return [message_from_row(row, DECODED) for row in rows]
 
     def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
-        next_id: str | None = leaf_id
-        page = _FIRST_PAGE
-        while next_id is not None:
-            rows = self._db.execute(
-                CHAIN_CTE
-                + f"""
-                SELECT {MESSAGE_COLUMNS}, (m.tokens ->> %s)::int, m.estimate_tokens,
-                    m.estimate_before, (m.media_tokens ->> %s)::int
-                FROM chain JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
-                ORDER BY chain.n
-                """,
-                (next_id, tenant, page, tokenizer, tokenizer, tenant),
-            ).fetchall()
+        first = self._send_branch_page(tenant, "%s::text", (leaf_id,), _FIRST_PAGE, tokenizer)
+        return self._branch_from(tenant, first, _FIRST_PAGE, tokenizer)
+
+    def _send_branch_page(
+        self,
+        tenant: str,
+        start: str,
+        start_params: tuple[str | None, ...],
+        page: int,
+        tokenizer: str,
+        user: str | None = None,
+    ) -> psycopg.Cursor[Any]:
+        """A page of the path towards the root from ``start`` (an SQL expression of the start
+        id, with ``start_params``), queued (pipeline mode); ``_branch_from`` reads it. With
+        ``user``, only that principal's messages (a start of another principal reads none)."""
+        mine = "" if user is None else " AND m.user_id = %s"
+        chain = CHAIN_CTE.replace("SELECT %s::text, 0", f"SELECT {start}, 0", 1)
+        return self._db.execute(
+            chain
+            + f"""
+            SELECT {MESSAGE_COLUMNS}, (m.tokens ->> %s)::int, m.estimate_tokens,
+                m.estimate_before, (m.media_tokens ->> %s)::int
+            FROM chain JOIN messages m ON m.tenant_id = %s AND m.id = chain.id{mine}
+            ORDER BY chain.n
+            """,
+            (*start_params, tenant, page, tokenizer, tokenizer, tenant)
+            + (() if user is None else (user,)),
+        )
+
+    def _branch_from(
+        self, tenant: str, sent: psycopg.Cursor[Any], page: int, tokenizer: str
+    ) -> Iterator[BranchRow]:
+        """The rows of the page ``sent``, then page after page on towards the root (each page
+        read only when the caller asks past the last)."""
+        while True:
+            rows = sent.fetchall()
             for row in rows:
                 tokens, estimate, before, media = row[MESSAGE_WIDTH:]
                 yield BranchRow(
                     message_from_row(row, DECODED), tokens, estimate, before, media or 0
                 )
             next_id = rows[-1][2] if rows else None
+            if next_id is None:
+                return
             page = min(page * 2, _MAX_PAGE)
+            sent = self._send_branch_page(tenant, "%s::text", (next_id,), page, tokenizer)
+
+    def request_state(
+        self, tenant: str, user: str, conversation_id: str, leaf_id: str | None, tokenizer: str
+    ) -> RequestState:
+        # four reads queued, then read: one round trip. The branch starts at the given leaf,
+        # or at the conversation's active leaf (read by the page's own statement).
+        conversation = self._send_conversation(tenant, user, conversation_id)
+        pins = self._send_pinned(tenant, user, conversation_id)
+        last = self._send_last_assembly(tenant, user, conversation_id)
+        if leaf_id is None:
+            start = (
+                "(SELECT c.active_leaf_id FROM conversations c "
+                "WHERE c.tenant_id = %s AND c.id = %s AND c.user_id = %s)"
+            )
+            params: tuple[str | None, ...] = (tenant, conversation_id, user)
+        else:
+            start, params = "%s::text", (leaf_id,)
+        page = self._send_branch_page(tenant, start, params, _FIRST_PAGE, tokenizer, user)
+        record = self._conversation_of(conversation, conversation_id)
+        state = RequestState(
+            conversation=record,
+            leaf_id=leaf_id or record.active_leaf_id,
+            pins=self._pins_of(pins),
+            last_assembly=self._last_assembly_of(last),
+            branch=self._branch_from(tenant, page, _FIRST_PAGE, tokenizer),
+        )
+        if state.leaf_id is None:
+            page.fetchall()  # (none: the conversation is empty)
+            return replace(state, branch=iter(()))
+        if leaf_id is not None:  # the given leaf must be a message of this conversation
+            first = next(state.branch, None)
+            if first is None or first.message.conversation_id != conversation_id:
+                raise NotFound("message", leaf_id)
+            return replace(state, branch=itertools.chain([first], state.branch))
+        return state
 
     def pinned(
         self, tenant: str, user: str, conversation_id: str | None
     ) -> list[PinnedInstruction]:
         self._lock_owner(tenant, user)  # a new pin's position is read from these
-        rows = self._db.execute(
+        return self._pins_of(self._send_pinned(tenant, user, conversation_id))
+
+    def _send_pinned(
+        self, tenant: str, user: str, conversation_id: str | None
+    ) -> psycopg.Cursor[Any]:
+        return self._db.execute(
             "SELECT id, text, conversation_id, position, created_at, origin "
             "FROM pinned_instructions "
             "WHERE tenant_id = %s AND user_id = %s "
             "AND (conversation_id IS NULL OR conversation_id = %s) "
             "ORDER BY conversation_id IS NOT NULL, position, id",
             (tenant, user, conversation_id),
-        ).fetchall()
+        )
+
+    @staticmethod
+    def _pins_of(sent: psycopg.Cursor[Any]) -> list[PinnedInstruction]:
+        rows = sent.fetchall()
         return [PinnedInstruction(r[0], r[1], r[2], r[3], r[4], pin_origin(r[5])) for r in rows]
 
     # --- writes ---------------------------------------------------------------------------------

@@ -21,7 +21,9 @@ from convmem.store.conversations import (
     ConversationRef,
     MessageRow,
     PinnedInstruction,
+    RequestState,
     pin_origin,
+    plain_request_state,
 )
 from convmem.store.rows import (
     CONVERSATION_COLUMNS,
@@ -75,6 +77,11 @@ class SQLiteTxn(
 
     def has_messages(self) -> bool:
         return self._db.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+
+    def request_state(
+        self, tenant: str, user: str, conversation_id: str, leaf_id: str | None, tokenizer: str
+    ) -> RequestState:
+        return plain_request_state(self, tenant, user, conversation_id, leaf_id, tokenizer)
 
     def get_conversation(self, tenant: str, user: str, conversation_id: str) -> ConversationRecord:
         row = self._db.execute(
