@@ -272,11 +272,17 @@ class Conversation:
         prepared = prepare_turn(unplaced, memory.write_embedder, memory.vector_cache)
         mentions = extract_turn(unplaced) if memory.config.entities else None
 
+        if parent is not _ACTIVE_LEAF and parent is not None:
+            assert isinstance(parent, str)
+            check_identifier(parent, "parent id")
+
         def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...]]:
-            record = tx.get_conversation(tenant, user, self.id)
-            parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
-            assert parent_id is None or isinstance(parent_id, str)
-            parent_row = self._parent_row(tx, parent_id)
+            # one unit of work: the conversation, locked, and the row the message goes under
+            given = None if parent is _ACTIVE_LEAF else parent
+            assert given is None or isinstance(given, str)
+            state = tx.append_state(tenant, user, self.id, given)
+            record, parent_row = state.conversation, state.parent
+            parent_id = None if parent_row is None else parent_row.message.id
             if new.role == "tool":  # only a tool result needs the run of results above it
                 check_tool_result(new, self._tool_run(tx, parent_row))
             depth = 0 if parent_row is None else parent_row.message.depth + 1
@@ -287,7 +293,9 @@ class Conversation:
             row = cost.row(stored, revision_of, revision_kind, before, new.blobs)
             tx.insert_messages(tenant, user, [row])
             if prepared is not None:
-                write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
+                grandparent = None if parent_row is None else parent_row.message.parent_id
+                write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap,
+                           grandparent_id=grandparent)  # fmt: skip
             derive_turn(tx, record, stored, mentions)
             tx.set_active_leaf(tenant, self.id, stored.id)
             if intent is None:
@@ -299,14 +307,6 @@ class Conversation:
         stored, notices = write_retried(self._store, place)
         self.scope._embed_notices(notices)
         return replace(stored, notices=notices)
-
-    def _parent_row(self, tx: ReadTxn, parent_id: str | None) -> BranchRow | None:
-        if parent_id is None:
-            return None
-        check_identifier(parent_id, "parent id")
-        row = tx.get_branch_row(self._tenant, self.scope.user, parent_id)
-        self._check_own(row.message)
-        return row
 
     def _own_message(self, tx: ReadTxn, message_id: str) -> Message:
         """The principal's message in this conversation; NotFound for any other."""

@@ -125,7 +125,26 @@ class RequestState:
     branch: Iterator[BranchRow]
 
 
+@dataclass(frozen=True)
+class AppendState:
+    """What an append reads before it writes (``append_state``): the conversation, and the row
+    the new message goes under (None: it starts a tree)."""
+
+    conversation: ConversationRecord
+    parent: BranchRow | None
+
+
 class ConversationReads(Protocol):
+    def append_state(
+        self, tenant: str, user: str, conversation_id: str, parent_id: str | None
+    ) -> AppendState:
+        """The conversation (``NotFound`` for another principal's; in a write, locked as
+        ``get_conversation`` locks it) and the parent of a new message: ``parent_id``, or with
+        None the conversation's active leaf (read after the lock). ``NotFound`` for a parent
+        that is not a message of this conversation. One unit of work (PostgreSQL: one round
+        trip)."""
+        ...
+
     def request_state(
         self, tenant: str, user: str, conversation_id: str, leaf_id: str | None, tokenizer: str
     ) -> RequestState:
@@ -251,6 +270,20 @@ class _PlainReads(ConversationReads, Protocol):
     def last_assembly(
         self, tenant: str, user: str, conversation_id: str
     ) -> AssemblyRecord | None: ...
+
+
+def plain_append_state(
+    tx: ConversationReads, tenant: str, user: str, conversation_id: str, parent_id: str | None
+) -> AppendState:
+    """``append_state`` read by its parts, one after another."""
+    record = tx.get_conversation(tenant, user, conversation_id)
+    parent_id = record.active_leaf_id if parent_id is None else parent_id
+    if parent_id is None:
+        return AppendState(record, None)
+    parent = tx.get_branch_row(tenant, user, parent_id)
+    if parent.message.conversation_id != conversation_id:
+        raise NotFound("message", parent_id)
+    return AppendState(record, parent)
 
 
 def plain_request_state(

@@ -22,6 +22,7 @@ from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message
 from convmem.store.conversations import (
+    AppendState,
     BranchRow,
     ConversationRef,
     MessageRow,
@@ -146,15 +147,48 @@ class PostgresTxn(
         return [ConversationRef(r[0], r[1]) for r in rows]
 
     def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
-        row = self._db.execute(
-            f"SELECT {MESSAGE_COLUMNS}, m.estimate_tokens, m.estimate_before FROM messages m "
-            "WHERE m.tenant_id = %s AND m.id = %s AND m.user_id = %s",
-            (tenant, message_id, user),
-        ).fetchone()
+        row = self._send_branch_row(tenant, user, "%s", (message_id,)).fetchone()
         if row is None:
             raise NotFound("message", message_id)
-        estimate, before = row[MESSAGE_WIDTH:]
-        return BranchRow(message_from_row(row, DECODED), None, estimate, before)
+        return _branch_row(row)
+
+    def _send_branch_row(
+        self, tenant: str, user: str, which: str, params: tuple[str | None, ...]
+    ) -> psycopg.Cursor[Any]:
+        """The principal's message ``which`` (an SQL expression of its id) with its estimate
+        costs, queued."""
+        return self._db.execute(
+            f"SELECT {MESSAGE_COLUMNS}, m.estimate_tokens, m.estimate_before FROM messages m "
+            f"WHERE m.tenant_id = %s AND m.id = {which} AND m.user_id = %s",
+            (tenant, *params, user),
+        )
+
+    def append_state(
+        self, tenant: str, user: str, conversation_id: str, parent_id: str | None
+    ) -> AppendState:
+        # both queued, one round trip: the parent's statement runs after the conversation's
+        # (which, in a write, waits for the lock), so it sees the active leaf the lock guards
+        conversation = self._send_conversation(tenant, user, conversation_id)
+        if parent_id is None:
+            which = (
+                "(SELECT c.active_leaf_id FROM conversations c "
+                "WHERE c.tenant_id = %s AND c.id = %s AND c.user_id = %s)"
+            )
+            params: tuple[str | None, ...] = (tenant, conversation_id, user)
+        else:
+            which, params = "%s", (parent_id,)
+        parent = self._send_branch_row(tenant, user, which, params)
+        record = self._conversation_of(conversation, conversation_id)
+        row = parent.fetchone()
+        wanted = parent_id or record.active_leaf_id
+        if wanted is None:
+            return AppendState(record, None)
+        if row is None:
+            raise NotFound("message", wanted)
+        found = _branch_row(row)
+        if found.message.conversation_id != conversation_id:
+            raise NotFound("message", wanted)
+        return AppendState(record, found)
 
     def message_blobs(self, tenant: str, message_ids: Sequence[str]) -> dict[str, bytes]:
         rows = self._db.execute(
@@ -246,7 +280,7 @@ class PostgresTxn(
     def request_state(
         self, tenant: str, user: str, conversation_id: str, leaf_id: str | None, tokenizer: str
     ) -> RequestState:
-        # four reads queued, then read: one round trip. The branch starts at the given leaf,
+        # the reads queued, then read: one round trip. The branch starts at the given leaf,
         # or at the conversation's active leaf (read by the page's own statement).
         conversation = self._send_conversation(tenant, user, conversation_id)
         pins = self._send_pinned(tenant, user, conversation_id)
@@ -260,6 +294,10 @@ class PostgresTxn(
         else:
             start, params = "%s::text", (leaf_id,)
         page = self._send_branch_page(tenant, start, params, _FIRST_PAGE, tokenizer, user)
+        # what memory recall asks next (the tenant's and the user's memory switches), queued
+        # with them so it costs no round trip of its own
+        self._prefetch(*self._tenant_policy_read(tenant))
+        self._prefetch(*self._memory_enabled_read(tenant, user))
         record = self._conversation_of(conversation, conversation_id)
         state = RequestState(
             conversation=record,
@@ -407,6 +445,11 @@ class PostgresTxn(
         )
         if self._changed(cursor) == 0:
             raise NotFound("pinned instruction", pin_id)
+
+
+def _branch_row(row: Any) -> BranchRow:
+    estimate, before = row[MESSAGE_WIDTH:]
+    return BranchRow(message_from_row(row, DECODED), None, estimate, before)
 
 
 class PostgresStore:
