@@ -468,7 +468,10 @@ class Conversation:
             check_identifier(leaf_id, "message id")
         with self._store.read() as tx:
             # one unit of work: the conversation, pins, last request and the branch's first page
-            state = tx.request_state(self._tenant, self.scope.user, self.id, leaf_id, counter.name)
+            state = tx.request_state(
+                self._tenant, self.scope.user, self.id, leaf_id, counter.name,
+                reach=_reach(profile),
+            )  # fmt: skip
             record, leaf = state.conversation, state.leaf_id
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
@@ -585,6 +588,12 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.last_assembly(self._tenant, self.scope.user, self.id)
+
+
+def _reach(profile: ModelProfile) -> int:
+    """How far back (estimated tokens) a request's window reads: its input budget, and a quarter
+    more for the turns the plan looks at past it (the window's block boundary)."""
+    return profile.input_budget * 5 // 4
 
 
 def _allowed_risky(allow_risky: object) -> bool | frozenset[str]:

@@ -146,13 +146,21 @@ class ConversationReads(Protocol):
         ...
 
     def request_state(
-        self, tenant: str, user: str, conversation_id: str, leaf_id: str | None, tokenizer: str
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        leaf_id: str | None,
+        tokenizer: str,
+        reach: int = 0,
     ) -> RequestState:
         """The state a request on the branch ending at ``leaf_id`` (default: the active leaf)
         starts from, as one unit of work: a backend with round trips reads the conversation,
         the pins, the last assembly and the branch's first page together (PostgreSQL: one
         round trip). ``NotFound`` for another principal's conversation, and for a ``leaf_id``
-        that is not a message of this conversation. ``tokenizer``: as ``branch``."""
+        that is not a message of this conversation. ``tokenizer``: as ``branch``; ``reach``:
+        about how many estimated tokens back from the leaf the caller will read (a window's
+        budget), so a backend can size the branch's first page to it (bounded all the same)."""
         ...
 
     def get_conversation(
@@ -293,9 +301,11 @@ def plain_request_state(
     conversation_id: str,
     leaf_id: str | None,
     tokenizer: str,
+    reach: int = 0,
 ) -> RequestState:
     """``request_state`` read by its parts, one after another (a backend without round trips
-    to save, SQLite, answers with this)."""
+    to save, SQLite, answers with this; ``reach`` is only a hint)."""
+    del reach
     record = tx.get_conversation(tenant, user, conversation_id)
     if leaf_id is not None:
         leaf = tx.get_branch_row(tenant, user, leaf_id).message

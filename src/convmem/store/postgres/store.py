@@ -59,6 +59,20 @@ from convmem.store.rows import (
 # Branch pages grow so a short window costs one query and a long one a handful.
 _FIRST_PAGE = 48
 _MAX_PAGE = 512
+# A request's first page, sized by the tokens it will read (``request_state``'s reach), stops at
+# this many messages whatever their size.
+_MAX_FIRST_PAGE = 1024
+# ``CHAIN_CTE`` that also stops once the messages walked add up to a number of estimated tokens.
+# Parameters: start id, tenant, limit, tokens.
+_REACH_CTE = """
+    WITH RECURSIVE chain(id, n, tokens) AS (
+        SELECT %s::text, 0, 0
+        UNION ALL
+        SELECT m.parent_id, chain.n + 1, chain.tokens + m.estimate_tokens FROM chain
+        JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
+        WHERE m.parent_id IS NOT NULL AND chain.n + 1 < %s AND chain.tokens + m.estimate_tokens < %s
+    )
+"""
 
 
 class PostgresTxn(
@@ -241,12 +255,18 @@ class PostgresTxn(
         page: int,
         tokenizer: str,
         user: str | None = None,
+        reach: int = 0,
     ) -> psycopg.Cursor[Any]:
         """A page of the path towards the root from ``start`` (an SQL expression of the start
         id, with ``start_params``), queued (pipeline mode); ``_branch_from`` reads it. With
-        ``user``, only that principal's messages (a start of another principal reads none)."""
+        ``user``, only that principal's messages (a start of another principal reads none).
+        With ``reach``, the page ends once its messages' estimates add up to that many tokens
+        (or at ``page`` messages)."""
         mine = "" if user is None else " AND m.user_id = %s"
-        chain = CHAIN_CTE.replace("SELECT %s::text, 0", f"SELECT {start}, 0", 1)
+        walk: tuple[object, ...] = (*start_params, tenant, page) + ((reach,) if reach > 0 else ())
+        chain = (_REACH_CTE if reach > 0 else CHAIN_CTE).replace(
+            "SELECT %s::text, 0", f"SELECT {start}, 0", 1
+        )
         return self._db.execute(
             chain
             + f"""
@@ -255,8 +275,7 @@ class PostgresTxn(
             FROM chain JOIN messages m ON m.tenant_id = %s AND m.id = chain.id{mine}
             ORDER BY chain.n
             """,
-            (*start_params, tenant, page, tokenizer, tokenizer, tenant)
-            + (() if user is None else (user,)),
+            (*walk, tokenizer, tokenizer, tenant) + (() if user is None else (user,)),
         )
 
     def _branch_from(
@@ -274,11 +293,17 @@ class PostgresTxn(
             next_id = rows[-1][2] if rows else None
             if next_id is None:
                 return
-            page = min(page * 2, _MAX_PAGE)
+            page = min(max(page, len(rows)) * 2, _MAX_PAGE)
             sent = self._send_branch_page(tenant, "%s::text", (next_id,), page, tokenizer)
 
     def request_state(
-        self, tenant: str, user: str, conversation_id: str, leaf_id: str | None, tokenizer: str
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        leaf_id: str | None,
+        tokenizer: str,
+        reach: int = 0,
     ) -> RequestState:
         # the reads queued, then read: one round trip. The branch starts at the given leaf,
         # or at the conversation's active leaf (read by the page's own statement).
@@ -293,7 +318,8 @@ class PostgresTxn(
             params: tuple[str | None, ...] = (tenant, conversation_id, user)
         else:
             start, params = "%s::text", (leaf_id,)
-        page = self._send_branch_page(tenant, start, params, _FIRST_PAGE, tokenizer, user)
+        rows = _MAX_FIRST_PAGE if reach > 0 else _FIRST_PAGE
+        page = self._send_branch_page(tenant, start, params, rows, tokenizer, user, reach)
         # what memory recall asks next (the tenant's and the user's memory switches), queued
         # with them so it costs no round trip of its own
         self._prefetch(*self._tenant_policy_read(tenant))

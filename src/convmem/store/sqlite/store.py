@@ -86,7 +86,13 @@ class SQLiteTxn(
         return plain_append_state(self, tenant, user, conversation_id, parent_id)
 
     def request_state(
-        self, tenant: str, user: str, conversation_id: str, leaf_id: str | None, tokenizer: str
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        leaf_id: str | None,
+        tokenizer: str,
+        reach: int = 0,
     ) -> RequestState:
         return plain_request_state(self, tenant, user, conversation_id, leaf_id, tokenizer)
 
