@@ -278,9 +278,10 @@ class Conversation:
 
         def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...]]:
             # one unit of work: the conversation, locked, and the row the message goes under
-            given = None if parent is _ACTIVE_LEAF else parent
+            at_leaf = parent is _ACTIVE_LEAF
+            given = None if at_leaf else parent
             assert given is None or isinstance(given, str)
-            state = tx.append_state(tenant, user, self.id, given)
+            state = tx.append_state(tenant, user, self.id, given, under_active_leaf=at_leaf)
             record, parent_row = state.conversation, state.parent
             parent_id = None if parent_row is None else parent_row.message.id
             if new.role == "tool":  # only a tool result needs the run of results above it

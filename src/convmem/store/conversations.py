@@ -136,13 +136,19 @@ class AppendState:
 
 class ConversationReads(Protocol):
     def append_state(
-        self, tenant: str, user: str, conversation_id: str, parent_id: str | None
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        parent_id: str | None,
+        *,
+        under_active_leaf: bool = False,
     ) -> AppendState:
         """The conversation (``NotFound`` for another principal's; in a write, locked as
-        ``get_conversation`` locks it) and the parent of a new message: ``parent_id``, or with
-        None the conversation's active leaf (read after the lock). ``NotFound`` for a parent
-        that is not a message of this conversation. One unit of work (PostgreSQL: one round
-        trip)."""
+        ``get_conversation`` locks it) and the parent of a new message: ``parent_id`` (None: a
+        root), or with ``under_active_leaf`` the conversation's active leaf (read after the
+        lock). ``NotFound`` for a parent that is not a message of this conversation. One unit of
+        work (PostgreSQL: one round trip)."""
         ...
 
     def request_state(
@@ -281,11 +287,17 @@ class _PlainReads(ConversationReads, Protocol):
 
 
 def plain_append_state(
-    tx: ConversationReads, tenant: str, user: str, conversation_id: str, parent_id: str | None
+    tx: ConversationReads,
+    tenant: str,
+    user: str,
+    conversation_id: str,
+    parent_id: str | None,
+    *,
+    under_active_leaf: bool = False,
 ) -> AppendState:
     """``append_state`` read by its parts, one after another."""
     record = tx.get_conversation(tenant, user, conversation_id)
-    parent_id = record.active_leaf_id if parent_id is None else parent_id
+    parent_id = record.active_leaf_id if under_active_leaf else parent_id
     if parent_id is None:
         return AppendState(record, None)
     parent = tx.get_branch_row(tenant, user, parent_id)

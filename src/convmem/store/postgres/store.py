@@ -178,23 +178,31 @@ class PostgresTxn(
         )
 
     def append_state(
-        self, tenant: str, user: str, conversation_id: str, parent_id: str | None
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        parent_id: str | None,
+        *,
+        under_active_leaf: bool = False,
     ) -> AppendState:
         # both queued, one round trip: the parent's statement runs after the conversation's
         # (which, in a write, waits for the lock), so it sees the active leaf the lock guards
         conversation = self._send_conversation(tenant, user, conversation_id)
-        if parent_id is None:
-            which = (
+        if under_active_leaf:
+            which: str | None = (
                 "(SELECT c.active_leaf_id FROM conversations c "
                 "WHERE c.tenant_id = %s AND c.id = %s AND c.user_id = %s)"
             )
             params: tuple[str | None, ...] = (tenant, conversation_id, user)
-        else:
+        elif parent_id is not None:
             which, params = "%s", (parent_id,)
-        parent = self._send_branch_row(tenant, user, which, params)
+        else:  # a root: no parent to read
+            which, params = None, ()
+        parent = None if which is None else self._send_branch_row(tenant, user, which, params)
         record = self._conversation_of(conversation, conversation_id)
-        row = parent.fetchone()
-        wanted = parent_id or record.active_leaf_id
+        row = None if parent is None else parent.fetchone()
+        wanted = record.active_leaf_id if under_active_leaf else parent_id
         if wanted is None:
             return AppendState(record, None)
         if row is None:

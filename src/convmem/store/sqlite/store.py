@@ -81,9 +81,17 @@ class SQLiteTxn(
         return self._db.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
 
     def append_state(
-        self, tenant: str, user: str, conversation_id: str, parent_id: str | None
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        parent_id: str | None,
+        *,
+        under_active_leaf: bool = False,
     ) -> AppendState:
-        return plain_append_state(self, tenant, user, conversation_id, parent_id)
+        return plain_append_state(
+            self, tenant, user, conversation_id, parent_id, under_active_leaf=under_active_leaf
+        )
 
     def request_state(
         self,
