@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -86,9 +85,9 @@ def test_the_counter_counts_a_pipeline_s_batch_once(postgres_url: str) -> None:
 
 
 @pytest.fixture
-def probed_url(postgres_url: str) -> Iterator[str]:
+def probed_url(postgres_url: str) -> str:
     """The URL, its connections named so the test can find them on the server."""
-    yield postgres_url + "&application_name=convmem_dropped_probe"
+    return postgres_url + "&application_name=convmem_dropped_probe"
 
 
 def test_a_connection_the_server_dropped_is_replaced_before_a_transaction(
