@@ -7,6 +7,7 @@ siblings, search, summaries, pins) and ``assemble``, the next model request from
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -272,11 +273,18 @@ class Conversation:
         prepared = prepare_turn(unplaced, memory.write_embedder, memory.vector_cache)
         mentions = extract_turn(unplaced) if memory.config.entities else None
 
+        if parent is not _ACTIVE_LEAF and parent is not None:
+            assert isinstance(parent, str)
+            check_identifier(parent, "parent id")
+
         def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...]]:
-            record = tx.get_conversation(tenant, user, self.id)
-            parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
-            assert parent_id is None or isinstance(parent_id, str)
-            parent_row = self._parent_row(tx, parent_id)
+            # one unit of work: the conversation, locked, and the row the message goes under
+            at_leaf = parent is _ACTIVE_LEAF
+            given = None if at_leaf else parent
+            assert given is None or isinstance(given, str)
+            state = tx.append_state(tenant, user, self.id, given, under_active_leaf=at_leaf)
+            record, parent_row = state.conversation, state.parent
+            parent_id = None if parent_row is None else parent_row.message.id
             if new.role == "tool":  # only a tool result needs the run of results above it
                 check_tool_result(new, self._tool_run(tx, parent_row))
             depth = 0 if parent_row is None else parent_row.message.depth + 1
@@ -287,7 +295,9 @@ class Conversation:
             row = cost.row(stored, revision_of, revision_kind, before, new.blobs)
             tx.insert_messages(tenant, user, [row])
             if prepared is not None:
-                write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
+                grandparent = None if parent_row is None else parent_row.message.parent_id
+                write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap,
+                           grandparent_id=grandparent)  # fmt: skip
             derive_turn(tx, record, stored, mentions)
             tx.set_active_leaf(tenant, self.id, stored.id)
             if intent is None:
@@ -299,14 +309,6 @@ class Conversation:
         stored, notices = write_retried(self._store, place)
         self.scope._embed_notices(notices)
         return replace(stored, notices=notices)
-
-    def _parent_row(self, tx: ReadTxn, parent_id: str | None) -> BranchRow | None:
-        if parent_id is None:
-            return None
-        check_identifier(parent_id, "parent id")
-        row = tx.get_branch_row(self._tenant, self.scope.user, parent_id)
-        self._check_own(row.message)
-        return row
 
     def _own_message(self, tx: ReadTxn, message_id: str) -> Message:
         """The principal's message in this conversation; NotFound for any other."""
@@ -464,20 +466,30 @@ class Conversation:
         if system is not None:
             check_text(system, max_bytes=memory.config.max_content_bytes, what="system")
         parts = Parts(options.time_limits or memory.config.time_limits)
+        if leaf_id is not None:
+            check_identifier(leaf_id, "message id")
         with self._store.read() as tx:
-            record, leaf = self._record_and_leaf(tx, leaf_id)
+            # one unit of work: the conversation, pins, last request and the branch's first page
+            state = tx.request_state(
+                self._tenant, self.scope.user, self.id, leaf_id, counter.name,
+                reach=_reach(profile),
+            )  # fmt: skip
+            record, leaf = state.conversation, state.leaf_id
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
-            stored_pins = tx.pinned(self._tenant, self.scope.user, self.id)
-            pins = [pin.text for pin in stored_pins if pin.origin == "application"]
-            asked = [pin.text for pin in stored_pins if pin.origin == "user"]
-            sent = tx.last_assembly(self._tenant, self.scope.user, self.id)
+            pins = [pin.text for pin in state.pins if pin.origin == "application"]
+            asked = [pin.text for pin in state.pins if pin.origin == "user"]
+            sent = state.last_assembly
             previous = previous_prefix(
                 sent.report if sent else None, sent.at if sent else None, datetime.now(UTC)
             )
+            entries = branch_entries(state.branch, counter)
             query = user_message
-            if query is None and leaf is not None:
-                query = tx.get_message(self._tenant, self.scope.user, leaf).content
+            if query is None and leaf is not None:  # the leaf answered: the branch's first row
+                newest = next(entries, None)
+                if newest is not None:
+                    query = newest.message.content
+                    entries = itertools.chain([newest], entries)
             request = Request(
                 who=who, conversation=record, leaf=leaf,
                 user_message=user_message, query=query or "", system=system, pinned=pins,
@@ -487,7 +499,7 @@ class Conversation:
                 reranker=guarded_reranker(memory.reranker, parts.limits, parts),
                 tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
             )  # fmt: skip
-            planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
+            planner = Planner(request, entries)
             recent = planner.newest_user_turns(CURRENT_TURNS)
             # the steps: memories → plan → tools → retrieve → summary (→ render, after the read);
             # the memories, registry tools, retrieval and the summary are parts the request goes
@@ -579,6 +591,12 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.last_assembly(self._tenant, self.scope.user, self.id)
+
+
+def _reach(profile: ModelProfile) -> int:
+    """How far back (estimated tokens) a request's window reads: its input budget, and a quarter
+    more for the turns the plan looks at past it (the window's block boundary)."""
+    return profile.input_budget * 5 // 4
 
 
 def _allowed_risky(allow_risky: object) -> bool | frozenset[str]:

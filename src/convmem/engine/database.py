@@ -16,7 +16,7 @@ from convmem.config import Config
 from convmem.content.parts import message_costs
 from convmem.content.tokens import ESTIMATE, TokenCounter, batch_counter, get_counter
 from convmem.domain.indexing import Progress, backfill, reindex
-from convmem.domain.keys import ApiKeys
+from convmem.domain.keys import ApiKeys, KeyCache
 from convmem.domain.retention import apply_retention, erase_tenant, sweep_all, sweep_tenant
 from convmem.domain.summaries import SummaryFlow
 from convmem.engine.observer import NoObserver, Observer
@@ -70,6 +70,8 @@ class Memory:
         self.embedder = embedder
         self.reranker = reranker
         self.vector_cache = VectorCache()
+        # the key records this process read (``Memory.keys``: authenticating skips the store)
+        self._key_cache = KeyCache()
         # what the program driving the engine counts (the service and the worker install one)
         self.observer: Observer = NoObserver()
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
@@ -239,13 +241,17 @@ class Memory:
         lineage cascade. The audit keeps one ``tenant.erased`` event (who, when, how many rows).
         Returns the rows deleted per table."""
         check_identifier(tenant, "tenant")
-        with self.store.write() as tx:
-            return erase_tenant(tx, tenant, actor)
+        self._key_cache.drop_tenant(tenant)
+        try:
+            with self.store.write() as tx:
+                return erase_tenant(tx, tenant, actor)
+        finally:  # its keys are gone: none of them authenticates from this process again
+            self._key_cache.drop_tenant(tenant)
 
     @property
     def keys(self) -> ApiKeys:
         """The API keys of this database: create, authenticate, list, revoke."""
-        return ApiKeys(self)
+        return ApiKeys(self, self._key_cache)
 
     @property
     def tools(self) -> ToolRegistry:

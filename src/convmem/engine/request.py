@@ -56,7 +56,7 @@ from convmem.retrieval.novelty import novel
 from convmem.retrieval.recall import render_retrieved_block, standing_out
 from convmem.retrieval.rerank import Reranker, reorder
 from convmem.retrieval.vector import Embedder
-from convmem.store.base import ReadTxn
+from convmem.store.base import BranchRow, ReadTxn
 from convmem.summarize.render import render_snapshot
 from convmem.tools.cost import tool_tokens
 from convmem.tools.select import select_tools
@@ -108,13 +108,9 @@ class CountOnce:
         return found
 
 
-def branch_entries(
-    tx: ReadTxn, tenant: str, leaf: str | None, counter: TokenCounter
-) -> Iterator[ChainEntry]:
-    """The branch ending at ``leaf``, newest first, with each message's cost in ``counter``."""
-    if leaf is None:
-        return
-    for row in tx.branch(tenant, leaf, counter.name):
+def branch_entries(rows: Iterator[BranchRow], counter: TokenCounter) -> Iterator[ChainEntry]:
+    """The branch's ``rows`` (newest first) with each message's cost in ``counter``."""
+    for row in rows:
         tokens, media = row.tokens, row.media_tokens
         if tokens is None:  # a tokenizer not counted at write: count now
             m = row.message

@@ -198,6 +198,13 @@ class Scope:
             tx.get_conversation(self.tenant, self.user, conversation_id)
         return Conversation(self, conversation_id)
 
+    def conversation_unread(self, conversation_id: str) -> Conversation:
+        """A handle on the conversation without reading it first: for a caller whose next call
+        is one of the handle's own, each of which finds the conversation as this principal's
+        or raises ``NotFound`` — so the check is not read twice (the service's hot routes)."""
+        check_identifier(conversation_id, "conversation id")
+        return Conversation(self, conversation_id)
+
     def conversations(self, *, limit: int = 50, offset: int = 0) -> list[ConversationRecord]:
         check_count(limit, "limit")
         check_count(offset, "offset", minimum=0)

@@ -146,7 +146,8 @@ def append_message(
     """Append under the active leaf (or ``parent_id``); the new message becomes the leaf.
     A system message needs the application's key."""
     refuse_system_text(key, body.role)
-    message = scope.conversation(conversation_id).append(
+    # the append finds the conversation as the principal's itself (404 otherwise)
+    message = scope.conversation_unread(conversation_id).append(
         body.role,
         body.content,
         tool_calls=_calls(body.tool_calls),
@@ -237,7 +238,7 @@ def assemble(conversation_id: ConversationId, body: AssembleIn, scope: ActingSco
 
     The report (token counts and ids, no content) is kept as the conversation's last assembled
     request for the memory page."""
-    conv = scope.conversation(conversation_id)
+    conv = scope.conversation_unread(conversation_id)  # assemble finds it as the principal's
     model = ModelProfile(**body.model.model_dump()) if body.model else None
     options = AssemblyOptions(**body.options.model_dump()) if body.options else None
     context = conv.assemble(

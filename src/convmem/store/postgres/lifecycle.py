@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import psycopg
 
 from convmem.model.messages import Message
 from convmem.model.policy import TenantPolicy
@@ -29,10 +31,21 @@ class LifecycleTxnMixin(TxnBase):
     # --- tenant policy --------------------------------------------------------------------------
 
     def tenant_policy(self, tenant: str) -> TenantPolicy:
-        row = self._db.execute(
-            f"SELECT {POLICY_COLUMNS} FROM tenant_policies WHERE tenant_id = %s", (tenant,)
-        ).fetchone()
-        return policy_from_row(row) if row else TenantPolicy(tenant)
+        return self._snapshot_read(*self._tenant_policy_read(tenant))
+
+    def _tenant_policy_read(
+        self, tenant: str
+    ) -> tuple[tuple[str, ...], Callable[[], psycopg.Cursor[Any]], Callable[[Any], TenantPolicy]]:
+        def send() -> psycopg.Cursor[Any]:
+            return self._db.execute(
+                f"SELECT {POLICY_COLUMNS} FROM tenant_policies WHERE tenant_id = %s", (tenant,)
+            )
+
+        def decode(sent: psycopg.Cursor[Any]) -> TenantPolicy:
+            row = sent.fetchone()
+            return policy_from_row(row) if row else TenantPolicy(tenant)
+
+        return ("tenant_policy", tenant), send, decode
 
     def tenant_policies(self) -> list[TenantPolicy]:
         rows = self._db.execute(
@@ -88,18 +101,22 @@ class LifecycleTxnMixin(TxnBase):
         return [MemoryRef(row[0], row[1]) for row in rows]
 
     def delete_summaries_before(self, tenant: str, before: datetime, limit: int) -> int:
-        return self._db.execute(
-            "DELETE FROM summaries WHERE tenant_id = %s AND id IN (SELECT id FROM summaries "
-            "WHERE tenant_id = %s AND created_at < %s ORDER BY created_at LIMIT %s)",
-            (tenant, tenant, before.astimezone(UTC), limit),
-        ).rowcount
+        return self._changed(
+            self._db.execute(
+                "DELETE FROM summaries WHERE tenant_id = %s AND id IN (SELECT id FROM summaries "
+                "WHERE tenant_id = %s AND created_at < %s ORDER BY created_at LIMIT %s)",
+                (tenant, tenant, before.astimezone(UTC), limit),
+            )
+        )
 
     def delete_audit_before(self, tenant: str, before: datetime, limit: int) -> int:
-        return self._db.execute(
-            "DELETE FROM audit_events WHERE tenant_id = %s AND id IN (SELECT id FROM "
-            "audit_events WHERE tenant_id = %s AND at < %s ORDER BY at LIMIT %s)",
-            (tenant, tenant, before.astimezone(UTC), limit),
-        ).rowcount
+        return self._changed(
+            self._db.execute(
+                "DELETE FROM audit_events WHERE tenant_id = %s AND id IN (SELECT id FROM "
+                "audit_events WHERE tenant_id = %s AND at < %s ORDER BY at LIMIT %s)",
+                (tenant, tenant, before.astimezone(UTC), limit),
+            )
+        )
 
     def delete_index_rows_before(self, tenant: str, message_cutoff: str, limit: int) -> int:
         rows = self._db.execute(

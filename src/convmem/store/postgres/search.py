@@ -344,30 +344,19 @@ class SearchTxnMixin(TxnBase):
         store's ``on_branch``)."""
         if not candidate_ids:
             return set()
-        start = self._db.execute(
-            "SELECT conversation_id, depth FROM messages WHERE tenant_id = %s AND id = %s",
-            (tenant, start_id),
-        ).fetchone()
-        if start is None:
-            return set()
-        conversation_id, start_depth = start
+        # one statement: the candidates within the depths, each with whether its depth forks
         rows = self._db.execute(
-            "SELECT id, depth FROM messages WHERE tenant_id = %s AND conversation_id = %s "
-            "AND id = ANY(%s)",
-            (tenant, conversation_id, list(candidate_ids)),
+            "WITH s AS (SELECT conversation_id, depth FROM messages "
+            "WHERE tenant_id = %s AND id = %s) "
+            "SELECT m.id, m.depth, EXISTS (SELECT 1 FROM messages x "
+            "WHERE x.tenant_id = %s AND x.conversation_id = s.conversation_id "
+            "AND x.depth = m.depth AND x.id <> m.id) "
+            "FROM messages m JOIN s ON m.conversation_id = s.conversation_id "
+            "WHERE m.tenant_id = %s AND m.id = ANY(%s) AND m.depth >= %s AND m.depth <= s.depth",
+            (tenant, start_id, tenant, tenant, list(candidate_ids), min_depth),
         ).fetchall()
-        depths = {r[0]: int(r[1]) for r in rows if min_depth <= r[1] <= start_depth}
-        levels = sorted(set(depths.values()))
-        if not levels:
-            return set()
-        shared = {
-            int(r[0])
-            for r in self._db.execute(
-                "SELECT depth FROM messages WHERE tenant_id = %s AND conversation_id = %s "
-                "AND depth = ANY(%s) GROUP BY depth HAVING count(*) > 1",
-                (tenant, conversation_id, levels),
-            ).fetchall()
-        }
+        depths = {r[0]: int(r[1]) for r in rows}
+        shared = {int(r[1]) for r in rows if r[2]}
         found = {m for m, depth in depths.items() if depth not in shared}
         forked = {m for m in depths if m not in found}
         if forked:
