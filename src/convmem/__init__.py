@@ -54,7 +54,12 @@ if TYPE_CHECKING:
     )
     from convmem.model.deadline import TimeLimits
     from convmem.model.entities import Entity, EntityFact
-    from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
+    from convmem.model.policy import (
+        RETENTION_LAYERS,
+        SPECIAL_CATEGORIES,
+        RetentionPeriods,
+        TenantPolicy,
+    )
     from convmem.model.purpose import PURPOSES
     from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
     from convmem.model.summary import Job, SummaryRecord
@@ -99,6 +104,7 @@ _LAZY: dict[str, str] = {
     "Entity": "convmem.model.entities",
     "EntityFact": "convmem.model.entities",
     "RETENTION_LAYERS": "convmem.model.policy",
+    "SPECIAL_CATEGORIES": "convmem.model.policy",
     "RetentionPeriods": "convmem.model.policy",
     "TenantPolicy": "convmem.model.policy",
     "PURPOSES": "convmem.model.purpose",
@@ -163,6 +169,7 @@ __all__ = [
     "PurposeNotAllowed",
     "QueryEmbedder",
     "RETENTION_LAYERS",
+    "SPECIAL_CATEGORIES",
     "RetentionPeriods",
     "Scope",
     "SearchOptions",
