@@ -20,7 +20,9 @@ def test_an_admin_reads_and_sets_the_periods_per_layer(
     assert fresh.status_code == 200
     assert fresh.json() == {"tenant": "acme", "memory_disabled": False, "retention_days": None,
                             "retention": dict.fromkeys(convmem.RETENTION_LAYERS),
-                            "recall_unconfirmed_entity_facts": False}  # fmt: skip
+                            "recall_unconfirmed_entity_facts": False, "sensitive_categories": [],
+                            "sensitive_purposes": ["personalization"],
+                            "max_pending_proposals": None}  # fmt: skip
     body = {"retention": {"transcripts": 30, "summaries": 7, "audit": 400}}
     put = client.put("/v1/tenant/policy", json=body, headers=admin)
     assert put.status_code == 200

@@ -43,7 +43,7 @@ from convmem.memory.slots import classify, subject_slot
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import Message
 from convmem.model.principal import Principal
-from convmem.store.base import Store, WriteTxn
+from convmem.store.base import MemoryUpdate, Store, WriteTxn
 from convmem.store.retry import write_retried
 
 CONSOLIDATION_ACTOR = "consolidation"
@@ -247,6 +247,11 @@ def _propose(
         moved = [i for m in others for i in (m.source_message_id, *cited.get(m.id, ())) if i]
         own = [keep.source_message_id] if keep.source_message_id else []
         tx.add_memory_evidence(who.tenant, who.user, keep.id, [*own, *moved, *evidence])
+        if keep.status == "proposed" and confidence > (keep.confidence or 0.0):
+            # said again elsewhere: the proposal is surer, and says why
+            tx.set_memory_fields(who.tenant, keep.id, MemoryUpdate(
+                updated_at=now, confidence=confidence, basis=basis,
+            ))  # fmt: skip
         if others:
             delete_with_history(tx, who, [m.id for m in others],
                                 action="memory.proposal_merged", into=keep.id)  # fmt: skip

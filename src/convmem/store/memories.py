@@ -61,11 +61,16 @@ class MemoryUpdate:
     supersedes_id: str | _Unchanged | None = UNCHANGED
     conflicts_with_id: str | _Unchanged | None = UNCHANGED
     erase_content: bool = False
+    # a proposal's: surer once more turns say it (consolidation), with why
+    confidence: float | _Unchanged = UNCHANGED
+    basis: str | _Unchanged = UNCHANGED
 
-    def changes(self) -> dict[str, str | datetime | None]:
+    def changes(self) -> dict[str, str | float | datetime | None]:
         """Column → new value, ``updated_at`` last (only the fields that change)."""
-        fields: dict[str, str | datetime | None] = {}
-        for name in ("status", "source_kind", "supersedes_id", "conflicts_with_id"):
+        fields: dict[str, str | float | datetime | None] = {}
+        for name in (
+            "status", "source_kind", "supersedes_id", "conflicts_with_id", "confidence", "basis"
+        ):  # fmt: skip
             value = getattr(self, name)
             if not isinstance(value, _Unchanged):
                 fields[name] = value
