@@ -93,14 +93,15 @@ def test_special_categories_and_the_proposal_cap_over_http(
     admin, alice = auth(keys.acme_admin), auth(keys.alice)
     refused = client.post("/v1/memories", json={"text": "I am allergic to peanuts."}, headers=alice)
     assert (refused.status_code, refused.json()["reason"]) == (422, "health")
-    for body in (
+    bad: tuple[dict[str, object], ...] = (
         {"sensitive_categories": ["payment_card"]},
         {"sensitive_categories": ["credential"]},
         {"sensitive_purposes": ["marketing"]},
         {"max_pending_proposals": 0},
         {"retention": {"proposals": 0}},
-    ):
-        assert client.put("/v1/tenant/policy", json=body, headers=admin).status_code == 422, body
+    )
+    for wrong in bad:
+        assert client.put("/v1/tenant/policy", json=wrong, headers=admin).status_code == 422, wrong
     assert memory.tenant_policy("acme") == convmem.TenantPolicy("acme")
     body = {"sensitive_categories": ["health"], "max_pending_proposals": 1,
             "retention": {"proposals": 14}}  # fmt: skip
