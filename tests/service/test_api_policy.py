@@ -131,8 +131,8 @@ def test_special_categories_and_the_proposal_cap_over_http(
     weaker = client.post("/v1/memories/proposals", json={"text": "Likes opera", "confidence": 0.2},
                          headers=alice)  # fmt: skip
     assert (weaker.status_code, weaker.json()["reason"]) == (422, "proposal_cap")
-    bad = client.post("/v1/memories/proposals", json={"text": "Likes tea", "confidence": 2},
+    beyond = client.post("/v1/memories/proposals", json={"text": "Likes tea", "confidence": 2},
                       headers=alice)  # fmt: skip
-    assert bad.status_code == 422
+    assert beyond.status_code == 422
     listed = client.get("/v1/memories", params={"status": "proposed"}, headers=alice).json()
     assert [(m["text"], m["confidence"]) for m in listed] == [("Likes jazz", 0.7)]
