@@ -40,6 +40,11 @@ def test_closed_by_default_an_explicit_request_is_refused_and_nothing_is_kept(
     assert alice.memories.list(status=None) == []
     with pytest.raises(convmem.NeverStoreViolation):
         alice.remember("I am allergic to peanuts.", strict=True)
+    german = alice.create_conversation().append(
+        "user", "Merk dir, dass ich allergisch gegen Nüsse bin."
+    )
+    assert [(n.status, n.reason) for n in german.notices] == [("blocked", "health")]
+    assert alice.memories.list(status=None) == []
 
 
 def test_opened_an_explicit_request_is_kept_marked_and_exported(
@@ -61,6 +66,13 @@ def test_opened_an_explicit_request_is_kept_marked_and_exported(
     api = alice.remember("Ich bin allergisch gegen Erdnüsse.")
     assert api.status == "saved" and api.memory is not None
     assert api.memory.sensitivity == "health"
+    # a request whose clause puts the verb last is read as the statement it is
+    german = alice.create_conversation().append(
+        "user", "Merk dir, dass ich allergisch gegen Nüsse bin."
+    )
+    assert [(n.status, n.memory and n.memory.sensitivity) for n in german.notices] == [
+        ("saved", "health")
+    ]
     # an ordinary memory is not marked
     plain = bob.remember("I prefer aisle seats.")
     assert plain.memory is not None and plain.memory.sensitivity == "none"
