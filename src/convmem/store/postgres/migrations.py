@@ -34,7 +34,8 @@ from convmem.store.postgres.migrations_consent import (
     m021_entity_fact_consent,
     m022_pinned_origin,
     m023_page_sessions,
-    m024_special_categories_and_proposals,
+    m024_lineage_indexes,
+    m025_special_categories_and_proposals,
 )
 
 
@@ -588,7 +589,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m021_entity_fact_consent,
     m022_pinned_origin,
     m023_page_sessions,
-    m024_special_categories_and_proposals,
+    m024_lineage_indexes,
+    m025_special_categories_and_proposals,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

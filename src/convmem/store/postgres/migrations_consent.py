@@ -81,7 +81,21 @@ def m023_page_sessions(db: Connection) -> None:
     )
 
 
-def m024_special_categories_and_proposals(db: Connection) -> None:
+def m024_lineage_indexes(db: Connection) -> None:
+    # the lineage cascade finds a source's derived rows by (tenant, column): these edges had no
+    # index leading with them, so deleting one message or conversation read every row of its
+    # tenant's table (tests/store/test_lineage.py holds every edge to an index)
+    for table, column in (
+        ("memories", "source_message_id"),
+        ("memories", "supersedes_id"),
+        ("memories", "conflicts_with_id"),
+        ("entity_name_sources", "message_id"),
+        ("pinned_instructions", "conversation_id"),
+    ):
+        db.execute(f"CREATE INDEX {table}_by_{column} ON {table} (tenant_id, {column})")
+
+
+def m025_special_categories_and_proposals(db: Connection) -> None:
     # issue 36: a tenant may open special categories to a user's explicit request, recalled for
     # the purposes it names (comma-separated; NULL: none open / the default purposes); cap the
     # proposals waiting per user; and expire proposals nobody confirmed (a retention layer)

@@ -16,13 +16,14 @@ from convmem.store.sqlite.migrations_consent import (
     m066_entity_fact_consent,
     m067_pinned_origin,
     m069_page_sessions,
-    m071_special_categories_and_proposals,
+    m072_special_categories_and_proposals,
 )
 from convmem.store.sqlite.migrations_search import (
     m020_message_index,
     m021_memory_search,
     m065_index_form,
     m070_messages_by_depth,
+    m071_lineage_indexes,
 )
 
 
@@ -581,7 +582,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m068_tool_fts_erasure,
     m069_page_sessions,
     m070_messages_by_depth,
-    m071_special_categories_and_proposals,
+    m071_lineage_indexes,
+    m072_special_categories_and_proposals,
 ]
 
 

@@ -86,7 +86,7 @@ def m069_page_sessions(db: sqlite3.Connection) -> None:
     )
 
 
-def m071_special_categories_and_proposals(db: sqlite3.Connection) -> None:
+def m072_special_categories_and_proposals(db: sqlite3.Connection) -> None:
     # issue 36: a tenant may open special categories to a user's explicit request, recalled for
     # the purposes it names (comma-separated; NULL: none open / the default purposes); cap the
     # proposals waiting per user; and expire proposals nobody confirmed (a retention layer)
