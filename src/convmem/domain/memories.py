@@ -43,7 +43,7 @@ from convmem.model.memory import (
     SourceKind,
 )
 from convmem.model.messages import Message
-from convmem.model.policy import NOT_SENSITIVE, sensitive_categories
+from convmem.model.policy import NOT_SENSITIVE, TenantPolicy, sensitive_categories
 from convmem.model.principal import Principal as Principal  # re-exported: its home before model/
 from convmem.model.purpose import DEFAULT_PURPOSE, check_purpose
 from convmem.model.tree import aware_utc, check_identifier, check_text
@@ -73,11 +73,18 @@ def _now() -> datetime:
 
 def memory_gate(tx: ReadTxn, who: Principal) -> str | None:
     """Why memory is closed for this principal, or None when it is open."""
-    if tx.tenant_memory_disabled(who.tenant):
-        return "memory_disabled_for_tenant"
+    return memory_policy(tx, who)[0]
+
+
+def memory_policy(tx: ReadTxn, who: Principal) -> tuple[str | None, TenantPolicy]:
+    """``memory_gate``'s answer and the tenant's policy it read (recall needs the policy too:
+    which special categories it may read; one read for both)."""
+    policy = tx.tenant_policy(who.tenant)
+    if policy.memory_disabled:
+        return "memory_disabled_for_tenant", policy
     if not tx.memory_enabled(who.tenant, who.user):
-        return "memory_off"
-    return None
+        return "memory_off", policy
+    return None, policy
 
 
 def _normalise(text: str) -> str:
@@ -673,6 +680,7 @@ def recall_candidates(
     k: int,
     scopes: Sequence[str],
     embedder: Embedder | None = None,
+    policy: TenantPolicy | None = None,
 ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
     """Memories for the request: (the block's, most recently updated first; the ones ranked for
     the message, best first). The block sits ahead of the history, so a block that moved with
@@ -681,12 +689,15 @@ def recall_candidates(
     most ``k``, else its ``k`` most recent. Only a larger set is ranked for the message; those
     go late in the request, where they may change freely. Both read only memories of the
     purposes ``who`` may use, and of the special categories the tenant opened only those of
-    its named purposes (``sensitive_recall``)."""
+    its named purposes (``sensitive_recall``; ``policy``: the tenant's, when the caller read it
+    already)."""
+    policy = policy if policy is not None else tx.tenant_policy(who.tenant)
     current = tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
                                purposes=who.purposes, unexpired_at=_now(), unconflicted=True,
                                newest_first=True, limit=k + 1,
-                               sensitive=sensitive_recall(tx, who))  # fmt: skip
+                               sensitive=sensitive_recall(tx, who, policy))  # fmt: skip
     if len(current) <= k or not query.strip():
         return current[:k], []
-    hits = search_memories(tx, who, query, 2 * k, scopes=scopes, now=_now(), embedder=embedder)
+    hits = search_memories(tx, who, query, 2 * k, scopes=scopes, now=_now(), embedder=embedder,
+                           policy=policy)  # fmt: skip
     return current[:k], [hit.memory for hit in hits]

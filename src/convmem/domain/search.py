@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING
 from convmem.entities.recall import EntityRecallOptions, entity_ranking
 from convmem.errors import InvalidInput, InvalidQuery
 from convmem.model.memory import MemoryHit, MemoryRecord
-from convmem.model.policy import SensitiveRecall
+from convmem.model.policy import SensitiveRecall, TenantPolicy
 from convmem.model.search import MessageHit
 from convmem.model.tree import MAX_COUNT
 from convmem.retrieval.caches import VectorCache, embed_with_words, query_vector
@@ -331,10 +331,14 @@ def check_query(query: object, k: int) -> None:
 
 
 # --- searching memories ---------------------------------------------------------------------------
-def sensitive_recall(tx: ReadTxn, who: Principal) -> SensitiveRecall:
+def sensitive_recall(
+    tx: ReadTxn, who: Principal, policy: TenantPolicy | None = None
+) -> SensitiveRecall:
     """The special categories a recall by ``who`` may read: the tenant's open ones, for the
-    purposes the tenant named that the request may use (none when it may use none of them)."""
-    return tx.tenant_policy(who.tenant).sensitive_recall(who.purposes)
+    purposes the tenant named that the request may use (none when it may use none of them).
+    ``policy``: the tenant's, when the caller read it already (else it is read)."""
+    policy = policy if policy is not None else tx.tenant_policy(who.tenant)
+    return policy.sensitive_recall(who.purposes)
 
 
 def search_memories(
@@ -348,6 +352,7 @@ def search_memories(
     embedder: Embedder | None,
     rrf_k: float = 10.0,
     min_similarity: float = 0.2,
+    policy: TenantPolicy | None = None,
 ) -> list[MemoryHit]:
     """Current memories by lexical and (with an embedder) vector rank, fused. A memory unrelated
     to the query (cosine below ``min_similarity``) is not a vector hit: a short list of memories
@@ -358,7 +363,7 @@ def search_memories(
     check_query(query, k)
     terms = query_terms(query)
     depth = max(50, 4 * k)
-    sensitive = sensitive_recall(tx, who)
+    sensitive = sensitive_recall(tx, who, policy)
     lexical = tx.search_memory_terms(
         who.tenant,
         who.user,
