@@ -21,7 +21,8 @@ caller cannot leave a field out, and judges:
    that turn's reason, even when it cites another turn.
 
 **Special categories a tenant opened** (``TenantPolicy.sensitive_categories``, issue 36): a
-memory the user asked for themselves (source kind ``user_explicit``, status ``confirmed``) may
+memory the user asked for themselves (source kind ``user_explicit``: saved, or waiting on a
+conflict with a kept one) may
 hold a statement of an opened category ("Remember that I am allergic to peanuts": ``health``)
 — and its source turn may too — while every other rule holds (a credential, a card, an id or an
 inferred trait beside it is refused as ever). The gate marks the admitted record with the
@@ -296,9 +297,10 @@ def _memory_decision(
 
 
 def _opened(record: MemoryRecord, reader: SourceReader | None, tenant: str) -> frozenset[str]:
-    """The special categories the tenant opened to this record: only a memory the user asked
-    for themselves may use them (never a proposal, an inference, an import or an admin's)."""
-    if reader is None or record.source_kind != "user_explicit" or record.status != "confirmed":
+    """The special categories the tenant opened to this record: only a statement the user
+    asked to keep themselves may use them — saved, or waiting while it disagrees with a kept
+    memory (never a proposal, an inference, an import or an admin's)."""
+    if reader is None or record.source_kind != "user_explicit":
         return _NO_WAIVER
     return frozenset(reader.tenant_policy(tenant).sensitive_categories) & WAIVABLE
 
