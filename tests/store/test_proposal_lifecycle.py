@@ -17,7 +17,7 @@ from tests.store.test_consolidation import _consolidate
 def test_each_proposal_says_how_sure_and_why(memory: convmem.Memory, alice: convmem.Scope) -> None:
     conv = alice.create_conversation()
     seats = conv.append("user", "I prefer window seats on long flights.").notices[0].memory
-    loose = conv.append("user", "I usually drink green tea in the morning.").notices[0].memory
+    loose = conv.append("user", "I enjoy sci-fi novels.").notices[0].memory
     assert seats is not None and loose is not None
     assert (seats.basis, seats.confidence) == ("statement", 0.6)  # a named slot
     assert (loose.basis, loose.confidence) == ("statement", 0.4)
