@@ -200,3 +200,22 @@ def test_the_policy_is_kept_per_tenant_and_validated(memory: convmem.Memory) -> 
     assert memory.tenant_policy("acme") == policy  # a refused change wrote nothing
     later = datetime.now(UTC) + timedelta(days=1)
     assert memory.sweep_retention("acme", now=later) == {"acme": {"proposals": 0}}
+
+
+def test_a_request_that_disagrees_with_a_kept_one_waits_with_its_category(
+    memory: convmem.Memory, alice: convmem.Scope
+) -> None:
+    """A user's own statement that differs from a kept one on its slot waits for the user to
+    choose (issue 36, item 2): still their explicit request, so an opened category holds while it
+    waits and once they confirm it; recall reads neither the waiting one nor a closed one."""
+    _open(memory, "health")
+    conv = alice.create_conversation()
+    conv.append("user", "Remember that I drink only decaf because of my heart condition.")
+    said = conv.append("user", "Remember that I drink green tea because of my diabetes.")
+    (notice,) = said.notices
+    assert (notice.status, notice.reason) == ("proposed", "conflict")
+    assert notice.memory is not None and notice.memory.sensitivity == "health"
+    assert alice.search_memories("green tea diabetes") == []  # waiting: not recalled
+    kept = alice.memories.confirm(notice.memory.id)
+    assert (kept.status, kept.sensitivity) == ("confirmed", "health")
+    assert [h.memory.id for h in alice.search_memories("green tea diabetes")] == [kept.id]
