@@ -54,7 +54,12 @@ if TYPE_CHECKING:
     )
     from convmem.model.deadline import TimeLimits
     from convmem.model.entities import Entity, EntityFact
-    from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
+    from convmem.model.policy import (
+        RETENTION_LAYERS,
+        SPECIAL_CATEGORIES,
+        RetentionPeriods,
+        TenantPolicy,
+    )
     from convmem.model.purpose import PURPOSES
     from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
     from convmem.model.summary import Job, SummaryRecord
@@ -99,6 +104,7 @@ _LAZY: dict[str, str] = {
     "Entity": "convmem.model.entities",
     "EntityFact": "convmem.model.entities",
     "RETENTION_LAYERS": "convmem.model.policy",
+    "SPECIAL_CATEGORIES": "convmem.model.policy",
     "RetentionPeriods": "convmem.model.policy",
     "TenantPolicy": "convmem.model.policy",
     "PURPOSES": "convmem.model.purpose",
@@ -164,6 +170,7 @@ __all__ = [
     "QueryEmbedder",
     "RETENTION_LAYERS",
     "RetentionPeriods",
+    "SPECIAL_CATEGORIES",
     "Scope",
     "SearchOptions",
     "SentenceTransformerEmbedder",

@@ -11,7 +11,6 @@ import click
 from convmem.cli.common import (
     db_option,
     echo_rows,
-    embedder_option,
     fail,
     llm_options,
     opened,
@@ -29,7 +28,7 @@ from convmem.cli.tools import tools
 from convmem.errors import ConvmemError
 
 if TYPE_CHECKING:
-    from convmem.retrieval.vector import Embedder
+    pass
 
 
 @click.group()

@@ -85,6 +85,7 @@ from typing import TYPE_CHECKING
 from convmem.entities.recall import EntityRecallOptions, entity_ranking
 from convmem.errors import InvalidInput, InvalidQuery
 from convmem.model.memory import MemoryHit, MemoryRecord
+from convmem.model.policy import SensitiveRecall, TenantPolicy
 from convmem.model.search import MessageHit
 from convmem.model.tree import MAX_COUNT
 from convmem.retrieval.caches import VectorCache, embed_with_words, query_vector
@@ -374,6 +375,14 @@ def check_query(query: object, k: int) -> None:
 
 
 # --- searching memories ---------------------------------------------------------------------------
+def sensitive_recall(
+    tx: ReadTxn, who: Principal, policy: TenantPolicy | None = None
+) -> SensitiveRecall:
+    """The special categories a recall by ``who`` may read: the tenant's open ones, for the
+    purposes the tenant named that the request may use (none when it may use none of them).
+    ``policy``: the tenant's, when the caller read it already (else it is read)."""
+    policy = policy if policy is not None else tx.tenant_policy(who.tenant)
+    return policy.sensitive_recall(who.purposes)
 
 
 def search_memories(
@@ -389,17 +398,28 @@ def search_memories(
     min_similarity: float = 0.2,
     reranker: Reranker | None = None,
     rerank_depth: int = 20,
+    policy: TenantPolicy | None = None,
 ) -> list[MemoryHit]:
     """Current memories by lexical and (with an embedder) vector rank, fused. A memory unrelated
     to the query (cosine below ``min_similarity``) is not a vector hit: a short list of memories
     should not come back whole for any question. Only memories of the purposes ``who`` may use
-    are candidates: both rankings filter in the store's query. With a ``reranker``, the fused
-    best ``max(k, rerank_depth)`` in its order."""
+    are candidates, and of the special categories the tenant opened only those of the purposes
+    it named (``sensitive_recall``): both rankings filter in the store's query. With a
+    ``reranker``, the fused best ``max(k, rerank_depth)`` in its order."""
+
     check_query(query, k)
     terms = query_terms(query)
     depth = max(50, 4 * k)
+    sensitive = sensitive_recall(tx, who, policy)
     lexical = tx.search_memory_terms(
-        who.tenant, who.user, terms, scopes=scopes, purposes=who.purposes, now=now, limit=depth
+        who.tenant,
+        who.user,
+        terms,
+        scopes=scopes,
+        purposes=who.purposes,
+        now=now,
+        limit=depth,
+        sensitive=sensitive,
     )
     records: dict[str, MemoryRecord] = {hit.record.id: hit.record for hit in lexical}
     nearest: list[tuple[str, float]] = []
@@ -407,7 +427,7 @@ def search_memories(
         vector = normalise(embedder.embed([query]))[0]
         for hit in tx.nearest_memories(
             who.tenant, who.user, embedder.name, vector, scopes=scopes,
-            purposes=who.purposes, now=now, limit=depth,
+            purposes=who.purposes, now=now, limit=depth, sensitive=sensitive,
         ):  # fmt: skip
             records.setdefault(hit.record.id, hit.record)
             nearest.append((hit.record.id, hit.score))

@@ -24,7 +24,13 @@ from convmem.engine.scope import Scope
 from convmem.errors import InvalidInput
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import NewMessage
-from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
+from convmem.model.policy import (
+    DEFAULT_SENSITIVE_PURPOSES,
+    RETENTION_LAYERS,
+    SPECIAL_CATEGORIES,
+    RetentionPeriods,
+    TenantPolicy,
+)
 from convmem.model.purpose import check_purposes
 from convmem.model.summary import Job
 from convmem.model.tree import check_count, check_identifier
@@ -186,6 +192,9 @@ class Memory:
         retention_days: int | None = None,
         retention: RetentionPeriods | Mapping[str, int | None] | None = None,
         recall_unconfirmed_entity_facts: bool = False,
+        sensitive_categories: Iterable[str] = (),
+        sensitive_purposes: Iterable[str] = DEFAULT_SENSITIVE_PURPOSES,
+        max_pending_proposals: int | None = None,
     ) -> TenantPolicy:
         """An administrator's switches, replacing the tenant's whole policy: long-term memory
         off for every user of the tenant, and retention periods in days per layer
@@ -195,7 +204,16 @@ class Memory:
         given, they must agree). ``apply_retention`` applies them (the worker runs it).
         ``recall_unconfirmed_entity_facts``: recall what the users' conversations said about
         the people and things a message names in their other conversations without each
-        statement's confirmation (off: only the statements a user confirmed travel)."""
+        statement's confirmation (off: only the statements a user confirmed travel).
+
+        ``sensitive_categories``: the special categories (``convmem.SPECIAL_CATEGORIES``:
+        ``health``, ``sensitive_category``) a user may have kept on their explicit request only
+        (none by default); ``sensitive_purposes``: the purposes such memories are recalled for
+        (default ``personalization``; a request that may use none of them recalls none).
+        Credentials, payment and bank details, government ids and inferred traits are no
+        category a tenant can open. ``max_pending_proposals``: at most this many proposals
+        wait per user (None: no cap); the retention layer ``proposals`` expires the ones nobody
+        confirmed (see ``TenantPolicy``)."""
         check_identifier(tenant, "tenant")
         if not isinstance(memory_disabled, bool):
             raise InvalidInput("memory_disabled must be true or false")
@@ -207,7 +225,13 @@ class Memory:
             if periods.transcripts not in (None, retention_days):
                 raise InvalidInput("retention_days and retention.transcripts disagree")
             periods = replace(periods, transcripts=retention_days)
-        policy = TenantPolicy(tenant, memory_disabled, periods, recall_unconfirmed_entity_facts)
+        policy = TenantPolicy(
+            tenant, memory_disabled, periods, recall_unconfirmed_entity_facts,
+            sensitive_categories=_special_categories(sensitive_categories),
+            sensitive_purposes=check_purposes(sensitive_purposes, "sensitive_purposes"),
+            max_pending_proposals=None if max_pending_proposals is None
+            else check_count(max_pending_proposals, "max_pending_proposals"),
+        )  # fmt: skip
         with self.store.write() as tx:
             tx.set_tenant_policy(policy, datetime.now(UTC))
         return policy
@@ -377,6 +401,20 @@ def migrate_database(target: str) -> list[str]:
         return apply_migrations(db)
     finally:
         db.close()
+
+
+def _special_categories(value: object) -> tuple[str, ...]:
+    """The special categories a tenant opens: a list of ``SPECIAL_CATEGORIES``, sorted, unique
+    (a secret, a card or an id is none of them: those stay refused whatever the policy)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise InvalidInput("sensitive_categories is a list of special categories")
+    found = list(value)
+    if not set(found) <= set(SPECIAL_CATEGORIES):
+        raise InvalidInput(
+            f"sensitive_categories may name only {', '.join(SPECIAL_CATEGORIES)}: credentials, "
+            "payment and bank details, government ids and inferred traits are never kept"
+        )
+    return tuple(sorted(set(found)))
 
 
 def _periods(value: RetentionPeriods | Mapping[str, int | None] | None) -> RetentionPeriods:

@@ -30,7 +30,7 @@ from convmem.context.assemble import (
 from convmem.context.budget import memory_caps, retrieved_reserve, tools_cap
 from convmem.context.formats import Format
 from convmem.context.history_units import ChainEntry
-from convmem.domain.memories import memory_gate, recall_candidates
+from convmem.domain.memories import memory_gate, memory_policy, recall_candidates
 from convmem.domain.search import Window, rank_conversation, rank_tools
 from convmem.domain.summaries import Lookup, SummaryFlow
 from convmem.engine.handles import Database
@@ -141,7 +141,10 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
         tools=request.tools,
     )
     who, options, record = request.who, request.options, request.conversation
-    if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
+    if record.temporary or options.memory_k == 0:
+        return fixed
+    closed, policy = memory_policy(tx, who)
+    if closed is not None:
         return fixed
     scopes = ["user"]
     project = record.metadata.get("project")
@@ -149,7 +152,7 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
         scopes.append(f"project:{project}")
     block, ranked = recall_candidates(
         tx, who, request.query, k=options.memory_k, scopes=scopes, embedder=request.embedder,
-        reranker=request.reranker,
+        reranker=request.reranker, policy=policy,
     )  # fmt: skip
     # the store leaves expired memories out; one that comes anyway stays out and is reported
     expired = set(expired_ids([*block, *ranked], datetime.now(UTC)))

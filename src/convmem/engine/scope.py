@@ -11,7 +11,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Unpack
 
-from convmem.domain.memories import Memories, MemoryFields, audit, memory_gate, save_memory
+from convmem.domain.memories import (
+    Memories,
+    MemoryFields,
+    audit,
+    memory_gate,
+    memory_policy,
+    save_memory,
+)
 from convmem.domain.search import search_memories
 from convmem.engine.conversation import Conversation
 from convmem.engine.entities import Entities
@@ -111,13 +118,14 @@ class Scope:
         scopes = ("user",) if scope is None else ("user", scope)
         who = self.principal_for(purposes)
         with self.memory.store.read() as tx:
-            if memory_gate(tx, who) is not None:
+            closed, policy = memory_policy(tx, who)
+            if closed is not None:
                 return []
             memory = self.memory
             return search_memories(
                 tx, who, query, k, scopes=scopes, now=datetime.now(UTC), embedder=memory.embedder,
                 reranker=guarded_reranker(memory.reranker, memory.config.time_limits),
-                rerank_depth=memory.config.search.rerank_depth,
+                rerank_depth=memory.config.search.rerank_depth, policy=policy,
             )  # fmt: skip
 
     def principal_for(self, purposes: Iterable[str] | None) -> Principal:

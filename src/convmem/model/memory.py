@@ -11,6 +11,11 @@ CATEGORIES: tuple[str, ...] = get_args(Category)
 SourceKind = Literal["user_explicit", "inference", "confirmed_inference", "admin", "import"]
 Status = Literal["proposed", "confirmed", "superseded", "rejected"]
 STATUSES: tuple[str, ...] = get_args(Status)
+# Why a proposal was made: a plain statement in a turn ("I prefer window seats"), a statement
+# repeated across conversations (consolidation), a model's extraction, or the application's own
+# ``propose`` call. The page says it beside the turns it cites.
+Basis = Literal["statement", "repeated", "model", "application"]
+BASES: tuple[str, ...] = get_args(Basis)
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,10 @@ class MemoryRecord:
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None
+    # a proposal's confidence (0..1) and why it was proposed (``BASES``); None for a memory the
+    # user said or that was imported or added directly
+    confidence: float | None = None
+    basis: str | None = None
 
     @property
     def current(self) -> bool:

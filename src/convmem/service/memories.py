@@ -47,6 +47,7 @@ def _save(save: Callable[..., MemoryNotice], body: MemoryCreate) -> dict[str, An
         purpose=body.purpose,
         expires_at=body.expires_at,
         source_message_id=body.source_message_id,
+        confidence=body.confidence,
         strict=True,
     )
     return written(result)
@@ -84,7 +85,10 @@ def remember(body: MemoryCreate, scope: ActingScope) -> dict[str, Any]:
 
 @router.post("/proposals", status_code=201, response_model=NoticeOut)
 def propose(body: MemoryCreate, scope: ActingScope) -> dict[str, Any]:
-    """Record an inference as a proposal: never recalled until the user confirms it."""
+    """Record an inference as a proposal: never recalled until the user confirms it. It
+    carries ``confidence`` (default 0.5) and the basis ``application``; beyond the tenant's
+    ``max_pending_proposals`` it replaces a less confident pending one, or is refused (422,
+    reason ``proposal_cap``). A special category is never proposed (422, its reason)."""
     return _save(scope.propose, body)
 
 

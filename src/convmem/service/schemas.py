@@ -4,7 +4,7 @@ a typo or a smuggled field is a 422, never silently ignored."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -16,6 +16,8 @@ from pydantic import (
     StringConstraints,
 )
 
+from convmem.model.memory import Basis
+from convmem.model.policy import DEFAULT_SENSITIVE_PURPOSES, SPECIAL_CATEGORIES
 from convmem.model.purpose import PURPOSES, Purpose
 
 Id = Annotated[str, Field(min_length=1, max_length=256)]
@@ -69,6 +71,9 @@ Window = Annotated[int, Strict(False), Field(ge=1, le=100_000_000), _as_number]
 MemoryK = Annotated[int, Strict(False), Field(ge=0, le=100), _as_number]
 ToolsK = Annotated[int, Strict(False), Field(ge=0, le=128), _as_number]
 Days = Annotated[int, Strict(False), Field(ge=1, le=36_500), _as_number]
+Count = Annotated[int, Strict(False), Field(ge=1, le=1_000_000), _as_number]
+SpecialCategory = Literal["health", "sensitive_category"]  # convmem.SPECIAL_CATEGORIES
+ProposalBasis = Basis  # one of convmem's proposal bases
 Role = Literal["system", "user", "assistant", "tool"]
 Category = Literal["preference", "profile", "constraint", "decision", "fact"]
 PurposeName = Purpose  # one of convmem.PURPOSES
@@ -221,6 +226,10 @@ class MemoryCreate(_Request):
     purpose: PurposeName = "personalization"
     expires_at: Timestamp | None = None
     source_message_id: Id | None = None
+    confidence: float | None = Field(
+        None, ge=0, le=1, allow_inf_nan=False,
+        description="A proposal's confidence from 0 to 1 (default 0.5); ignored for a save.",
+    )  # fmt: skip
 
 
 class MemoryUpdate(_Request):
@@ -256,6 +265,11 @@ class RetentionIn(_Request):
     memories: Days | None = None
     audit: Days | None = None
     indexes: Days | None = None
+    proposals: Days | None = None
+
+
+def _default_sensitive_purposes() -> list[Purpose]:
+    return [cast("Purpose", p) for p in DEFAULT_SENSITIVE_PURPOSES]
 
 
 class TenantPolicyIn(_Request):
@@ -265,6 +279,18 @@ class TenantPolicyIn(_Request):
     retention: RetentionIn | None = None
     # recall entity facts across conversations without each statement's confirmation
     recall_unconfirmed_entity_facts: bool = False
+    sensitive_categories: list[SpecialCategory] = Field(
+        default_factory=list, max_length=len(SPECIAL_CATEGORIES),
+        description="Special categories a user may have kept on their explicit request only "
+        "(none by default). Credentials, payment and bank details and ids are never kept.",
+    )  # fmt: skip
+    sensitive_purposes: list[PurposeName] = Field(
+        default_factory=_default_sensitive_purposes, max_length=len(PURPOSES),
+        description="The purposes memories of those categories are recalled for.",
+    )  # fmt: skip
+    max_pending_proposals: Count | None = Field(
+        None, description="At most this many proposals wait per user (default: no cap)."
+    )
 
 
 # --- responses ----------------------------------------------------------------------------------
@@ -317,11 +343,21 @@ class MemoryOut(_Response):
     status: MemoryStatus
     supersedes_id: str | None
     conflicts_with_id: str | None
-    sensitivity: str
+    sensitivity: str = Field(
+        description="'none', or the special categories (comma-separated) the tenant let the "
+        "user keep on their explicit request."
+    )
     purpose: str
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None
+    confidence: float | None = Field(
+        None, description="A proposal's confidence from 0 to 1 (null for what the user said)."
+    )
+    basis: ProposalBasis | None = Field(
+        None, description="Why it was proposed: a statement in a turn, a statement repeated in "
+        "several conversations, a model's extraction, or the application's proposal.",
+    )  # fmt: skip
 
 
 class EvidenceOut(_Response):
@@ -512,6 +548,7 @@ class RetentionOut(_Response):
     memories: int | None
     audit: int | None
     indexes: int | None
+    proposals: int | None
 
 
 class TenantPolicyOut(_Response):
@@ -520,6 +557,9 @@ class TenantPolicyOut(_Response):
     retention_days: int | None
     retention: RetentionOut
     recall_unconfirmed_entity_facts: bool
+    sensitive_categories: list[SpecialCategory]
+    sensitive_purposes: list[PurposeName]
+    max_pending_proposals: int | None
 
 
 class HealthOut(_Response):

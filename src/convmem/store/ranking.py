@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import NamedTuple, Protocol
 
 from convmem.model.memory import MemoryRecord
+from convmem.model.policy import SensitiveRecall
 from convmem.store.search_index import TermVector, Vector
 
 
@@ -123,6 +124,7 @@ class RankedSearch(Protocol):
         purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryHitRow]:
         """Current memories (see the module docstring) matching any of ``terms`` in their text
         or subject key, best first."""
@@ -139,6 +141,7 @@ class RankedSearch(Protocol):
         purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryHitRow]:
         """Current memories with a vector from ``embedder``, by cosine to ``vector``, most
         similar first."""

@@ -20,13 +20,13 @@ from psycopg.types.json import Jsonb
 from convmem.errors import NotFound
 from convmem.model.admitted import Admitted
 from convmem.model.memory import AuditEvent, MemoryRecord
-from convmem.model.policy import TenantPolicy
+from convmem.model.policy import SensitiveRecall, TenantPolicy
 from convmem.store.index_form import stored_index_form
-from convmem.store.memories import MemoryUpdate
+from convmem.store.memories import MemoryUpdate, sensitive_clause
 from convmem.store.postgres.cascade import CascadeTxnMixin
 from convmem.store.postgres.fulltext import FORM_COLUMNS
 from convmem.store.postgres.rows import export_value
-from convmem.store.rows import DECODED, MEMORY_COLUMNS, memory_from_row
+from convmem.store.rows import DECODED, MEMORY_COLUMNS, MEMORY_WIDTH, memory_from_row
 
 
 def memory_owner_lexeme(tenant: str, user: str) -> str:
@@ -82,14 +82,14 @@ class MemoryTxnMixin(CascadeTxnMixin):
         self._lock_owner(tenant, record.user_id)
         self._db.execute(
             f"INSERT INTO memories ({MEMORY_COLUMNS}, owner_lexeme, text_form, subject_form) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            "%s, %s)",
+            f"VALUES ({', '.join(['%s'] * (MEMORY_WIDTH + 3))})",
             (
                 record.id, tenant, record.user_id, record.scope, record.category,
                 record.subject_key, record.text, record.source_kind, record.source_message_id,
                 record.status, record.supersedes_id, record.conflicts_with_id,
                 record.sensitivity, record.purpose, record.created_at, record.updated_at,
-                record.expires_at, memory_owner_lexeme(tenant, record.user_id),
+                record.expires_at, record.confidence, record.basis,
+                memory_owner_lexeme(tenant, record.user_id),
                 stored_index_form(record.text), stored_index_form(record.subject_key),
             ),
         )  # fmt: skip
@@ -119,6 +119,7 @@ class MemoryTxnMixin(CascadeTxnMixin):
         unconflicted: bool = False,
         newest_first: bool = False,
         limit: int | None = None,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryRecord]:
         """Oldest first, or most recently updated first."""
         self._lock_owner(tenant, user)
@@ -144,6 +145,10 @@ class MemoryTxnMixin(CascadeTxnMixin):
             params.append(unexpired_at)
         if unconflicted:
             sql += " AND conflicts_with_id IS NULL"
+        clause, values = sensitive_clause(sensitive, "%s", table="")
+        if clause:
+            sql += " " + clause.rstrip()
+            params.extend(values)
         sql += " ORDER BY updated_at DESC, id DESC" if newest_first else " ORDER BY created_at, id"
         if limit is not None:
             sql += " LIMIT %s"

@@ -35,6 +35,7 @@ from convmem.store.postgres.migrations_consent import (
     m022_pinned_origin,
     m023_page_sessions,
     m024_lineage_indexes,
+    m025_special_categories_and_proposals,
 )
 
 
@@ -589,6 +590,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m022_pinned_origin,
     m023_page_sessions,
     m024_lineage_indexes,
+    m025_special_categories_and_proposals,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

@@ -16,6 +16,7 @@ from convmem.store.sqlite.migrations_consent import (
     m066_entity_fact_consent,
     m067_pinned_origin,
     m069_page_sessions,
+    m072_special_categories_and_proposals,
 )
 from convmem.store.sqlite.migrations_search import (
     m020_message_index,
@@ -582,6 +583,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m069_page_sessions,
     m070_messages_by_depth,
     m071_lineage_indexes,
+    m072_special_categories_and_proposals,
 ]
 
 
