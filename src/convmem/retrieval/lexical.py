@@ -6,8 +6,9 @@ nothing in user text can act as an operator (SQLite: ``convmem.store.sqlite.fts`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from convmem.store.bm25 import bm25
 from convmem.store.index_form import needs_index_form, query_form
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -57,3 +58,30 @@ def query_terms(text: str, *, drop: Iterable[str] = (), limit: int = 32) -> list
             continue
         seen[word] = None
     return list(seen)[:limit]
+
+
+# BM25's usual constants, as the search's own ranking uses them
+_K1, _B = 1.2, 0.75
+
+
+def rank_texts(query: str, texts: Sequence[str]) -> list[int]:
+    """Positions of ``texts`` best first for ``query``: BM25 of each text's words for the
+    query's content terms (the scoring search uses, ``convmem.store.bm25``), with statistics
+    over ``texts`` themselves — for texts that are never indexed (a request's retrieved
+    documents). Texts that share no term with the query, and ties, keep their given order."""
+    asked = query_terms(query)
+    if not asked or not texts:
+        return list(range(len(texts)))
+    wanted = set(asked)
+    keys, tfs, lengths = [], [], []
+    for position, text in enumerate(texts):
+        found = words(text)
+        tf: dict[str, float] = {}
+        for word in found:
+            if word in wanted:
+                tf[word] = tf.get(word, 0.0) + 1.0
+        keys.append(str(position))
+        tfs.append(tf)
+        lengths.append(len(found))
+    scores = bm25(keys, tfs, lengths, len(texts), _K1, _B, {})
+    return sorted(range(len(texts)), key=lambda p: -scores[str(p)])
