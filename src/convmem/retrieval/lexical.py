@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from convmem.store.bm25 import bm25
 from convmem.store.index_form import needs_index_form, query_form
+from convmem.store.sqlite.stems import STEMS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -66,20 +67,24 @@ _K1, _B = 1.2, 0.75
 
 def rank_texts(query: str, texts: Sequence[str]) -> list[int]:
     """Positions of ``texts`` best first for ``query``: BM25 of each text's words for the
-    query's content terms (the scoring search uses, ``convmem.store.bm25``), with statistics
-    over ``texts`` themselves — for texts that are never indexed (a request's retrieved
-    documents). Texts that share no term with the query, and ties, keep their given order."""
+    query's content terms, a word counting for a term when the full-text index stems them alike
+    (``convmem.store.sqlite.stems``: FTS5's own Porter stemmer) — search's scoring
+    (``convmem.store.bm25``), with statistics over ``texts`` themselves, for texts that are
+    never indexed (a request's retrieved documents). Texts that share no term with the query,
+    and ties, keep their given order."""
     asked = query_terms(query)
     if not asked or not texts:
         return list(range(len(texts)))
-    wanted = set(asked)
+    split = [words(text) for text in texts]
+    stems = STEMS.of([*asked, *(w for found in split for w in found)])
+    wanted = {stem for term in asked for stem in stems[term]}
     keys, tfs, lengths = [], [], []
-    for position, text in enumerate(texts):
-        found = words(text)
+    for position, found in enumerate(split):
         tf: dict[str, float] = {}
         for word in found:
-            if word in wanted:
-                tf[word] = tf.get(word, 0.0) + 1.0
+            for stem in stems[word]:
+                if stem in wanted:
+                    tf[stem] = tf.get(stem, 0.0) + 1.0
         keys.append(str(position))
         tfs.append(tf)
         lengths.append(len(found))
