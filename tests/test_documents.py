@@ -298,4 +298,6 @@ def test_the_report_holds_ids_and_counts_never_the_text(
     kept = conv.last_assembly()
     assert kept is not None
     stored = json.dumps(kept.report)
-    assert "kb-refund" in stored and "refunded in full" not in stored and "Help centre" not in stored
+    assert (
+        "kb-refund" in stored and "refunded in full" not in stored and "Help centre" not in stored
+    )
