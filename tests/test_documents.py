@@ -83,10 +83,10 @@ def test_the_callers_score_orders_them_and_without_one_relevance_to_the_message(
     # no score: BM25 over the documents' words for the message's terms
     ctx = conv.assemble("How long is the warranty on parts?", model=PROFILE,
                         documents=[REFUND, SHIPPING, WARRANTY])  # fmt: skip
-    assert [d["id"] for d in ctx.report.documents][0] == "kb-warranty"
+    assert ctx.report.documents[0]["id"] == "kb-warranty"
     ctx = conv.assemble("When do orders ship from the warehouse?", model=PROFILE,
                         documents=[REFUND, WARRANTY, SHIPPING])  # fmt: skip
-    assert [d["id"] for d in ctx.report.documents][0] == "kb-shipping"
+    assert ctx.report.documents[0]["id"] == "kb-shipping"
     # scored ones first, the rest after them by relevance
     mixed = [WARRANTY, {**SHIPPING, "score": 0.1}, REFUND]
     ctx = conv.assemble("A refund for a damaged kettle?", model=PROFILE, documents=mixed)
