@@ -284,8 +284,7 @@ def test_an_empty_list_holds_the_room_and_sends_no_section(conv: convmem.Convers
 
 def test_options_are_checked() -> None:
     for bad in ({"documents_share": 1.0}, {"documents_floor": 0.3, "documents_share": 0.2},
-                {"documents_floor": -0.1}, {"document_max_tokens": 0},
-                {"documents_share": 0.6, "retrieved_share": 0.3}):  # fmt: skip
+                {"documents_floor": -0.1}, {"document_max_tokens": 0}):  # fmt: skip
         with pytest.raises(convmem.InvalidInput):
             convmem.AssemblyOptions(**bad)  # type: ignore[arg-type]
 
@@ -301,3 +300,26 @@ def test_the_report_holds_ids_and_counts_never_the_text(
     assert (
         "kb-refund" in stored and "refunded in full" not in stored and "Help centre" not in stored
     )
+
+
+def test_a_stored_turn_being_answered_comes_after_the_documents(
+    conv: convmem.Conversation,
+) -> None:
+    """With no new message the stored user turn is the request's user message: the late
+    sections go before it, as before a new one (and tool results stay after their call)."""
+    asked = conv.append("user", "Can I get a refund?")
+    ctx = conv.assemble(model=PROFILE, documents=[REFUND])
+    assert ctx.messages[-1] == {"role": "user", "content": "Can I get a refund?"}
+    assert ctx.messages[-2]["content"].startswith(DOCUMENTS_BLOCK.header)
+    assert ctx.report.included_ids[-1] == asked.id
+    anthropic = conv.assemble(model=PROFILE, format="anthropic", documents=[REFUND])
+    blocks = anthropic.messages[-1]["content"]
+    assert blocks[-1] == {"type": "text", "text": "Can I get a refund?"}
+    assert blocks[-2]["text"].startswith(DOCUMENTS_BLOCK.header)
+
+    call = convmem.ToolCall("c1", "lookup_order", "{}")
+    conv.append("assistant", "", tool_calls=[call])
+    conv.append("tool", "order 5512: delivered", tool_call_id="c1")
+    ctx = conv.assemble(model=PROFILE, documents=[REFUND])
+    roles = [m["role"] for m in ctx.messages]
+    assert roles[-3:] == ["assistant", "tool", "system"]  # nothing between call and result

@@ -160,10 +160,8 @@ class AssemblyOptions:
             )
         if self.document_max_tokens < 1:
             raise InvalidInput("document_max_tokens must be at least 1")
-        if self.memory_share + self.retrieved_share + self.documents_share >= 1:
-            raise InvalidInput(
-                "memory_share, retrieved_share and documents_share must leave room for history"
-            )
+        if self.memory_share + self.retrieved_share >= 1:
+            raise InvalidInput("memory_share and retrieved_share must leave room for history")
 
 
 @dataclass(frozen=True)
@@ -566,12 +564,16 @@ def finish_request(
         media["user"] = history[-1].media_tokens
     total = REPLY_PRIMING + sum(sections.values())
     system_blocks = None
+    earlier, answered = _answered_last(plan)
+    trailing = plan.trailing
     if plan.format == "openai":
-        messages = render_openai(leading, history, plan.trailing, current, blobs)
+        messages = render_openai(leading, earlier, trailing, current, blobs, answered)
     elif plan.format == "responses":
-        messages = render_responses(leading, history, plan.trailing, current, blobs)
+        messages = render_responses(leading, earlier, trailing, current, blobs, answered)
     else:
-        system_blocks, messages = render_anthropic(leading, history, plan.trailing, current, blobs)
+        system_blocks, messages = render_anthropic(
+            leading, earlier, trailing, current, blobs, answered
+        )
         if history and history[0].message.role == "assistant":
             total += lead_placeholder_tokens(counter)
 
@@ -623,6 +625,17 @@ def finish_request(
     return AssembledContext(messages=messages, report=report, system=system_blocks, tools=tools)
 
 
+def _answered_last(plan: HistoryPlan) -> tuple[list[HistoryItem], list[HistoryItem]]:
+    """The window split so the stored user turn being answered (no new message sent) comes
+    after the late sections, as a new message would (DESIGN.md principle 3: the current user
+    message last). Tool results being continued from stay where they are: nothing may come
+    between a call and its results."""
+    history = plan.history
+    if plan.current is None and plan.trailing and history and history[-1].message.role == "user":
+        return history[:-1], history[-1:]
+    return history, []
+
+
 def _prefix_chain(
     plan: HistoryPlan,
     tools: list[dict[str, Any]] | None,
@@ -641,8 +654,8 @@ def _prefix_chain(
     for section in leading:
         parts.append({"role": "system", "content": section.text})
         costs.append(section.tokens)
-    history = plan.history
-    if plan.format == "anthropic" and history and history[0].message.role == "assistant":
+    history, answered = _answered_last(plan)
+    if plan.format == "anthropic" and plan.history and plan.history[0].message.role == "assistant":
         parts.append({"role": "user", "content": ANTHROPIC_LEAD_PLACEHOLDER})
         costs.append(lead_placeholder_tokens(plan.counter))
     for item in history:
@@ -651,6 +664,9 @@ def _prefix_chain(
     for section in plan.trailing:
         parts.append({"role": "system", "content": section.text})
         costs.append(section.tokens)
+    for item in answered:
+        parts.append(openai_history_message(item))
+        costs.append(item.tokens)
     if plan.current is not None:
         parts.append({"role": "user", "content": plan.current})
         costs.append(current_tokens)
