@@ -16,6 +16,7 @@ from convmem import Document, InvalidDocument
 from convmem.content.tokens import get_counter
 from convmem.context.documents import CUT_MARK, DOCUMENTS_BLOCK
 from convmem.context.formats import count_openai_request
+from convmem.model.messages import Role
 
 PROFILE = convmem.ModelProfile(context_window=4096, max_output=512, tokenizer="o200k_base")
 REFUND = {"id": "kb-refund", "title": "Refund policy", "source": "Help centre",
@@ -88,7 +89,7 @@ def test_the_callers_score_orders_them_and_without_one_relevance_to_the_message(
                         documents=[REFUND, WARRANTY, SHIPPING])  # fmt: skip
     assert ctx.report.documents[0]["id"] == "kb-shipping"
     # scored ones first, the rest after them by relevance
-    mixed = [WARRANTY, {**SHIPPING, "score": 0.1}, REFUND]
+    mixed: list[dict[str, Any]] = [WARRANTY, {**SHIPPING, "score": 0.1}, REFUND]
     ctx = conv.assemble("A refund for a damaged kettle?", model=PROFILE, documents=mixed)
     assert [d["id"] for d in ctx.report.documents] == ["kb-shipping", "kb-refund", "kb-warranty"]
 
@@ -162,7 +163,7 @@ def test_the_request_fits_the_budget_as_counted(conv: convmem.Conversation) -> N
 def _long_conversation(memory: convmem.Memory) -> convmem.Conversation:
     conv = memory.scope("acme", "alice").create_conversation(title="Long")
     for n in range(120):
-        role = "user" if n % 2 == 0 else "assistant"
+        role: Role = "user" if n % 2 == 0 else "assistant"
         conv.append(role, f"Turn {n}: we talked about the garden, the weather and plan {n}.")
     return conv
 
@@ -286,7 +287,7 @@ def test_options_are_checked() -> None:
     for bad in ({"documents_share": 1.0}, {"documents_floor": 0.3, "documents_share": 0.2},
                 {"documents_floor": -0.1}, {"document_max_tokens": 0}):  # fmt: skip
         with pytest.raises(convmem.InvalidInput):
-            convmem.AssemblyOptions(**bad)  # type: ignore[arg-type]
+            convmem.AssemblyOptions(**bad)
 
 
 def test_the_report_holds_ids_and_counts_never_the_text(

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import pytest
 
 import convmem
+from convmem.context.formats import Format
+from convmem.model.messages import Role
 from tests.store.backends import Backend
 
 MARKER = "zorvexian"  # a word nothing else writes
@@ -46,16 +48,17 @@ def assembled(memory: convmem.Memory) -> Assembled:
     scope.remember("I prefer aisle seats.")
     conv = scope.create_conversation(title="Planning")
     for n in range(40):
-        role = "user" if n % 2 == 0 else "assistant"
+        role: Role = "user" if n % 2 == 0 else "assistant"
         conv.append(
             role, f"Decision: we water the garden at {n % 12 + 1} am. Plan {n} is on track."
         )
     before = len(conv.branch())
     reports = []
-    for fmt in ("openai", "anthropic", "responses"):
+    formats: tuple[Format, ...] = ("openai", "anthropic", "responses")
+    for fmt in formats:
         ctx = conv.assemble(
             f"Which seat do I prefer, and what about {MARKER}?", model=PROFILE,
-            format=fmt, documents=DOCUMENTS,  # type: ignore[arg-type]
+            format=fmt, documents=DOCUMENTS,
         )  # fmt: skip
         conv.record_assembly(ctx)
         reports.append(ctx.report)
