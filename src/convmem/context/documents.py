@@ -47,6 +47,8 @@ _SENTENCE_END = re.compile(
 _WORD_END = re.compile(r"\S(?=\s)")
 
 Status = Literal["included", "trimmed", "dropped"]
+# below this many tokens of room no line holds a sentence worth sending: the rest is dropped
+_SMALLEST_CUT = 16
 
 
 @dataclass(frozen=True)
@@ -100,13 +102,17 @@ def _line_cost(counter: TokenCounter, document: Document, text: str, cut: bool) 
     return counter.count(line(*_entry(document, text, cut))) + 1  # the line and its newline
 
 
-def _cut(document: Document, counter: TokenCounter, room: int) -> str | None:
+def _cut(document: Document, counter: TokenCounter, room: int, whole: int) -> str | None:
     """The longest head of the document's text ending at a sentence end (else a word end) whose
-    line, marked as cut, costs at most ``room``; None when not even one fits."""
+    line, marked as cut, costs at most ``room``; None when not even one fits. ``whole`` is the
+    whole line's cost: heads far longer than its share of characters for ``room`` are not
+    tried (a head's cost grows with its length, so they cannot fit)."""
     text = document.text
     start = len(text) - len(text.lstrip())  # a head must hold more than the leading space
+    longest = int(len(text) * 2 * room / max(1, whole)) + 64
     for pattern in (_SENTENCE_END, _WORD_END):
-        ends = sorted({m.end() for m in pattern.finditer(text) if start < m.end() < len(text)})
+        ends = [m.end() for m in pattern.finditer(text, 0, min(len(text), longest))]
+        ends = sorted({end for end in ends if start < end < len(text)})
 
         def over(i: int, ends: list[int] = ends) -> bool:
             return _line_cost(counter, document, text[: ends[i]].rstrip(), True) > room
@@ -138,7 +144,7 @@ def render_documents(
         text: str | None = document.text
         cut = whole > limit
         if cut:
-            text = _cut(document, counter, limit) if limit > 0 else None
+            text = _cut(document, counter, limit, whole) if limit > _SMALLEST_CUT else None
         if text is None:
             uses[document.id] = DocumentUse(document.id, "dropped", 0, whole)
             continue
