@@ -70,6 +70,8 @@ Window = Annotated[int, Strict(False), Field(ge=1, le=100_000_000), _as_number]
 MemoryK = Annotated[int, Strict(False), Field(ge=0, le=100), _as_number]
 ToolsK = Annotated[int, Strict(False), Field(ge=0, le=128), _as_number]
 Days = Annotated[int, Strict(False), Field(ge=1, le=36_500), _as_number]
+# a search engine's numeric document id (sent as its digits)
+DocumentNumber = Annotated[int, Strict(False), Field(ge=0, le=10**18), _as_number]
 Role = Literal["system", "user", "assistant", "tool"]
 Category = Literal["preference", "profile", "constraint", "decision", "fact"]
 PurposeName = Purpose  # one of convmem.PURPOSES
@@ -175,7 +177,9 @@ class OptionsIn(_Request):
 class DocumentIn(_Request):
     """A retrieved document for one request (never stored)."""
 
-    id: Annotated[str, StringConstraints(min_length=1, max_length=128), _unicode] | int = Field(
+    id: (
+        Annotated[str, StringConstraints(min_length=1, max_length=128), _unicode] | DocumentNumber
+    ) = Field(
         description="Its citation key in the request: [doc:ID]. Letters, digits and . : / # @ + "
         "= ~ - _ without spaces."
     )
@@ -189,7 +193,7 @@ class DocumentIn(_Request):
     date: Annotated[str, StringConstraints(max_length=64)] | None = Field(
         None, description="ISO 8601 date or date-time (shown as the day)"
     )
-    score: Annotated[float, Field(allow_inf_nan=False)] | None = Field(
+    score: Annotated[float, Field(ge=-1e300, le=1e300, allow_inf_nan=False)] | None = Field(
         None, description="The caller's relevance, higher better; without it, by the message"
     )
 
