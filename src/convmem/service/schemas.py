@@ -70,6 +70,8 @@ Window = Annotated[int, Strict(False), Field(ge=1, le=100_000_000), _as_number]
 MemoryK = Annotated[int, Strict(False), Field(ge=0, le=100), _as_number]
 ToolsK = Annotated[int, Strict(False), Field(ge=0, le=128), _as_number]
 Days = Annotated[int, Strict(False), Field(ge=1, le=36_500), _as_number]
+# a share of the input budget
+Share = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
 # a search engine's numeric document id (sent as its digits)
 DocumentNumber = Annotated[int, Strict(False), Field(ge=0, le=10**18), _as_number]
 Role = Literal["system", "user", "assistant", "tool"]
@@ -155,19 +157,11 @@ class OptionsIn(_Request):
     tools_share: float = Field(
         0.15, ge=0, lt=1, allow_inf_nan=False, description="Most of the budget they may take"
     )
-    documents_share: float = Field(
-        0.25,
-        ge=0,
-        lt=1,
-        allow_inf_nan=False,
-        description="The budget's share held for retrieved documents when a request has them",
+    documents_share: Share = Field(
+        0.25, description="The budget's share held for retrieved documents when a request has them"
     )
-    documents_floor: float = Field(
-        0.05,
-        ge=0,
-        lt=1,
-        allow_inf_nan=False,
-        description="The least share they keep when the request cannot hold documents_share",
+    documents_floor: Share = Field(
+        0.05, description="The least share they keep when the request cannot hold documents_share"
     )
     document_max_tokens: int = Field(
         2048, ge=1, le=1_000_000, description="Most tokens one document may cost (cut beyond)"
