@@ -34,6 +34,7 @@ from convmem.store.postgres.migrations_consent import (
     m021_entity_fact_consent,
     m022_pinned_origin,
     m023_page_sessions,
+    m024_lineage_indexes,
 )
 
 
@@ -587,6 +588,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m021_entity_fact_consent,
     m022_pinned_origin,
     m023_page_sessions,
+    m024_lineage_indexes,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.
