@@ -117,6 +117,7 @@ def play(
     evicting: list[bool] = []
     summary_tokens: list[int] = []
     retrieved_tokens: list[int] = []
+    document_tokens: list[int] = []
     degraded: list[bool] = []
     started, cpu = time.perf_counter(), time.process_time()
     for turn in range(turns):
@@ -130,6 +131,7 @@ def play(
         evicting.append(ctx.report.evicted_count > 0)
         summary_tokens.append(ctx.report.sections["summary"])
         retrieved_tokens.append(ctx.report.sections["retrieved"])
+        document_tokens.append(ctx.report.sections["documents"])
         degraded.append(bool(ctx.report.degraded))  # a part skipped (e.g. timed out under load)
         conv.append("assistant", assistant_turn(turn))
     return {
@@ -138,6 +140,7 @@ def play(
         "evicting": evicting,
         "summary_tokens": summary_tokens,
         "retrieved_tokens": retrieved_tokens,
+        "document_tokens": document_tokens,
         "degraded": degraded,
         "seconds": time.perf_counter() - started,
         "cpu_seconds": time.process_time() - cpu,
@@ -194,6 +197,18 @@ def run(turns: int, memories: int = 0) -> dict[str, Any]:
             statistics.fmean(cited["fractions"][i] * cited["totals"][i] for i in measured), 1
         ),
         "convmem_with_documents_tokens_per_turn": mean(cited["totals"]),
+        "convmem_with_documents_document_tokens_per_turn": mean(cited["document_tokens"]),
+        # the share of the request besides the documents that the cache serves: what the
+        # documents leave of the prefix's stability (compare convmem_cached_fraction)
+        "convmem_with_documents_cached_fraction_besides_documents": round(
+            statistics.fmean(
+                cited["fractions"][i]
+                * cited["totals"][i]
+                / (cited["totals"][i] - cited["document_tokens"][i])
+                for i in measured
+            ),
+            4,
+        ),
         "sliding_window_cached_fraction": mean(sliding["fractions"]),
         "convmem_tokens_per_turn": mean(ours["totals"]),
         "convmem_with_recall_tokens_per_turn": mean(recall["totals"]),
