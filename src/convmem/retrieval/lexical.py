@@ -6,6 +6,7 @@ nothing in user text can act as an operator (SQLite: ``convmem.store.sqlite.fts`
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from convmem.store.bm25 import bm25
@@ -75,18 +76,18 @@ def rank_texts(query: str, texts: Sequence[str]) -> list[int]:
     asked = query_terms(query)
     if not asked or not texts:
         return list(range(len(texts)))
-    split = [words(text) for text in texts]
-    stems = STEMS.of([*asked, *(w for found in split for w in found)])
+    counts = [Counter(words(text)) for text in texts]
+    stems = STEMS.of([*asked, *{w for found in counts for w in found}])
     wanted = {stem for term in asked for stem in stems[term]}
     keys, tfs, lengths = [], [], []
-    for position, found in enumerate(split):
+    for position, found in enumerate(counts):
         tf: dict[str, float] = {}
-        for word in found:
+        for word, n in found.items():
             for stem in stems[word]:
                 if stem in wanted:
-                    tf[stem] = tf.get(stem, 0.0) + 1.0
+                    tf[stem] = tf.get(stem, 0.0) + n
         keys.append(str(position))
         tfs.append(tf)
-        lengths.append(len(found))
+        lengths.append(found.total())
     scores = bm25(keys, tfs, lengths, len(texts), _K1, _B, {})
     return sorted(range(len(texts)), key=lambda p: -scores[str(p)])
