@@ -390,6 +390,14 @@ class NoticeOut(_Response):
         description="The memories this save replaced (undo with POST /v1/memories/{id}/undo "
         "of the saved memory).",
     )
+    records: list[SupersededOut] = Field(
+        default_factory=list,
+        description=(
+            "The other memories the notice is about: the ones forgotten, the ones an ambiguous "
+            "forget asks about, or the current ones a conflicting proposal (reason 'conflict') "
+            "replaces once confirmed (POST /v1/memories/{id}/confirm)."
+        ),
+    )
 
 
 class AppendedOut(MessageOut):

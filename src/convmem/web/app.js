@@ -286,7 +286,11 @@ function memoryItem(memory, restorable = false, texts = new Map()) {
         ? h("div", {}, h("dt", {}, "Expires"), h("dd", {}, h("time", { datetime: memory.expires_at }, formatDate(memory.expires_at))))
         : null,
       memory.conflicts_with_id
-        ? h("div", {}, h("dt", {}, "Note"), h("dd", {}, "Disagrees with another memory"))
+        ? h("div", {}, h("dt", {}, "Note"), h("dd", {}, !texts.has(memory.conflicts_with_id)
+          ? "Disagrees with another memory"
+          : memory.status === "proposed"
+            ? `Disagrees with “${texts.get(memory.conflicts_with_id)}” — Confirm replaces it, Reject keeps it`
+            : `Disagrees with “${texts.get(memory.conflicts_with_id)}”`))
         : null,
       memory.status === "confirmed" && memory.supersedes_id
         ? h("div", {}, h("dt", {}, "Replaced"), h("dd", {}, texts.has(memory.supersedes_id)
