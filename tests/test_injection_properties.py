@@ -250,7 +250,8 @@ def _documents(f: Fields) -> list[dict[str, Any]]:
          "date": "2024-05-01", "score": 0.5},
         {"id": "locker-faq", "content": [
             {"type": "text", "text": f"Locker FAQ {f.document}"},
-            {"type": "file", "url": "https://example.com/faq.pdf", "name": f.file_name,
+            {"type": "file", "url": "https://example.com/faq.pdf", "name": "faq.pdf",
+             "caption": f"faq {f.document_title}",
              "extracted_text": f"locker faq {f.document_source}"},
         ]},
     ]  # fmt: skip
