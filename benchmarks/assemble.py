@@ -53,6 +53,12 @@ window, at least 16 tokens) free inside B, so its ``input_budget`` is B minus th
   LangChain re-tokenises the list on every call, which is its documented usage; convmem counts at
   write time and reads the stored counts.
 
+* Retrieved documents (issue 37): at each size and budget, a question asked with 20 documents
+  of 500 tokens each (``assemble(documents=...)``), with the caller's scores and without (convmem
+  ranks them by the question), interleaved with the same request without documents; p50/p95 of
+  wall and CPU time per request, and how many documents the section's room took (JSON key
+  ``documents``).
+
 The goal checks printed at the end (never affecting the exit code): per budget, convmem's median
 with the real questions at the largest size is within 1.5x of its median at the smallest size,
 no request's retrieval was skipped by its time limit, and at the largest size convmem with the
@@ -524,6 +530,60 @@ def ask(
     return asked
 
 
+DOCUMENT_COUNT, DOCUMENT_TOKENS = 20, 500
+DOCUMENTS_QUESTION = "What did the report say about the hotel booking refund and the deadline?"
+
+
+def retrieved_documents() -> list[dict[str, Any]]:
+    """20 deterministic documents of exactly 500 o200k tokens each, scored as a retriever would."""
+    rng, encoding = random.Random(SEED + 7), tiktoken_encoding(TOKENIZER)
+    documents = []
+    for n in range(DOCUMENT_COUNT):
+        sentences: list[str] = []
+        while len(encoding.encode(" ".join(sentences))) < DOCUMENT_TOKENS:
+            sentences.append(" ".join(rng.choices(_WORDS, k=rng.randint(8, 20))).capitalize() + ".")
+        text = encoding.decode(encoding.encode(" ".join(sentences))[:DOCUMENT_TOKENS])
+        score = round(1 - n / 40, 3)
+        documents.append({"id": f"kb-{n}", "title": f"Report {n}", "source": "wiki",
+                          "date": "2024-05-01", "text": text, "score": score})  # fmt: skip
+    return documents
+
+
+def measure_documents(
+    conv: convmem.Conversation, size: int, budget: int, quick: bool
+) -> dict[str, Any]:
+    """Cost per request of the 20 documents: scored, unscored, and the request without them."""
+    profile = profile_for(budget)
+    scored = retrieved_documents()
+    unscored = [{k: v for k, v in d.items() if k != "score"} for d in scored]
+    runs = {"without": Samples(), "scored": Samples(), "unscored": Samples()}
+    calls: dict[str, Callable[[], convmem.AssembledContext]] = {
+        "without": lambda: conv.assemble(DOCUMENTS_QUESTION, model=profile, system=SYSTEM_PROMPT),
+        "scored": lambda: conv.assemble(DOCUMENTS_QUESTION, model=profile, system=SYSTEM_PROMPT,
+                                        documents=scored),
+        "unscored": lambda: conv.assemble(DOCUMENTS_QUESTION, model=profile, system=SYSTEM_PROMPT,
+                                          documents=unscored),
+    }  # fmt: skip
+    for call in calls.values():  # warm-up
+        call()
+    for _ in range(5 if quick else 20):
+        for name, call in calls.items():
+            measure_call(call, runs[name])
+    report = calls["scored"]().report
+    row = {"messages": size, "budget": budget, **{k: v.figures() for k, v in runs.items()},
+           "documents_sent": sum(d["status"] != "dropped" for d in report.documents),
+           "documents_trimmed": sum(d["status"] == "trimmed" for d in report.documents),
+           "documents_tokens": report.sections["documents"]}  # fmt: skip
+    print(
+        f"  documents ({DOCUMENT_COUNT} x {DOCUMENT_TOKENS} tokens), budget {budget:>6,}: "
+        + ", ".join(f"{k} {row[k]['p50_ms']:.2f} ms (cpu {row[k]['cpu_p50_ms']:.2f})" for k in runs)
+        + f"; {row['documents_sent']} sent ({row['documents_trimmed']} cut), "
+        f"{row['documents_tokens']} tokens; load {load_average()}",
+        flush=True,
+    )
+    return row
+
+
 def machine() -> dict[str, Any]:
     return {
         "python": platform.python_version(),
@@ -544,6 +604,7 @@ def run(quick: bool, backend: str = "sqlite", sizes: Sequence[int] | None = None
     vocabulary = Vocabulary()
     results: list[Result] = []
     asked: list[Asked] = []
+    documents: list[dict[str, Any]] = []
     segments: list[dict[str, Any]] = []
     loads: dict[int, list[float]] = {}
     with (
@@ -580,6 +641,7 @@ def run(quick: bool, backend: str = "sqlite", sizes: Sequence[int] | None = None
                 results.append(result)
                 for kind, question in questions.items():
                     asked.append(ask(conv, size, budget, kind, question, quick))
+                documents.append(measure_documents(conv, size, budget, quick))
                 pooled = _pooled([a for a in asked if a.messages == size and a.budget == budget])
                 print(
                     f"  measured {size:>7,} messages, budget {budget:>6,}: convmem real "
@@ -594,7 +656,9 @@ def run(quick: bool, backend: str = "sqlite", sizes: Sequence[int] | None = None
             del lc_messages
     written = sum(s["to"] - s["from"] for s in segments)
     write_seconds = sum(s["seconds"] for s in segments)
-    return report(results, asked, segments, written / write_seconds, quick, loads)
+    out = report(results, asked, segments, written / write_seconds, quick, loads)
+    out["documents"] = documents
+    return out
 
 
 def _pooled(asked: Sequence[Asked]) -> tuple[Samples, Samples]:

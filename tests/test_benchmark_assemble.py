@@ -75,3 +75,14 @@ def test_quick_benchmark_writes_the_documented_json(tmp_path: Path) -> None:
         assert 0 <= q["retrieval_skipped"] <= q["with_retrieval"]["n"]
     for goal in data["real_question_goals"]:
         assert goal["growth"] > 0 and 0 <= goal["retrieval_skipped_share"] <= 1
+
+    # retrieved documents: 20 of 500 tokens at each size and budget, scored and unscored, beside
+    # the same request without them; the section's room took some and cut or dropped the rest
+    documents = data["documents"]
+    assert {(d["messages"], d["budget"]) for d in documents} == {
+        (size, budget) for size in sizes for budget in budgets
+    }
+    for row in documents:
+        for mode in ("without", "scored", "unscored"):
+            assert set(row[mode]) == FIGURES and row[mode]["cpu_p50_ms"] > 0
+        assert 0 < row["documents_sent"] < 20 and row["documents_tokens"] > 0

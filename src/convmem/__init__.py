@@ -18,6 +18,7 @@ from convmem.errors import (
     BudgetExceeded,
     ContentTooLarge,
     ConvmemError,
+    InvalidDocument,
     InvalidIdentifier,
     InvalidInput,
     InvalidMessage,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         ToolCall,
     )
     from convmem.model.deadline import TimeLimits
+    from convmem.model.documents import Document
     from convmem.model.entities import Entity, EntityFact
     from convmem.model.policy import (
         RETENTION_LAYERS,
@@ -101,6 +103,7 @@ _LAZY: dict[str, str] = {
     "ModelProfile": "convmem.model",
     "ToolCall": "convmem.model",
     "TimeLimits": "convmem.model.deadline",
+    "Document": "convmem.model.documents",
     "Entity": "convmem.model.entities",
     "EntityFact": "convmem.model.entities",
     "RETENTION_LAYERS": "convmem.model.policy",
@@ -140,12 +143,14 @@ __all__ = [
     "Conversation",
     "ConversationRecord",
     "ConvmemError",
+    "Document",
     "Embedder",
     "Entity",
     "EntityFact",
     "EntityRecallOptions",
     "ExtractiveSummarizer",
     "HashingEmbedder",
+    "InvalidDocument",
     "InvalidIdentifier",
     "InvalidInput",
     "InvalidMessage",

@@ -8,6 +8,7 @@
     │   │   ├── InvalidMessage     a message the tree refuses (empty, orphan tool result …)
     │   │   │   └── ContentTooLarge
     │   │   ├── InvalidIdentifier  an id no backend could store: empty, too long, control chars
+    │   │   ├── InvalidDocument    a retrieved document the request cannot carry (no id, no text …)
     │   │   ├── InvalidQuery
     │   │   └── InvalidConfig      a setting (file, environment, flag, model name) is wrong
     │   ├── NotFound               no such id *for this principal* (another principal's ids too)
@@ -55,6 +56,12 @@ class InvalidIdentifier(InvalidInput):
     """An id (tenant, user, conversation, memory …) that is empty, longer than the documented
     limit (``convmem.model.tree.MAX_IDENTIFIER_BYTES`` bytes of UTF-8) or holds control
     characters."""
+
+
+class InvalidDocument(InvalidInput):
+    """A retrieved document given to ``assemble`` that the request cannot carry: no id or one
+    that cannot be a citation key, no text, a bad date, URL or score, a duplicate id, too many
+    documents. The message names the document by its position, never its text."""
 
 
 class InvalidQuery(InvalidInput):

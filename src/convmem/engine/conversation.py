@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import islice
 from typing import Any
 
+from convmem.content.documents import read_documents
 from convmem.content.parts import Content, read_content
 from convmem.content.parts_render import text_parts
 from convmem.content.tokens import ESTIMATE, get_counter
@@ -47,6 +48,7 @@ from convmem.errors import InvalidInput, InvalidMessage, InvalidQuery, NotFound
 from convmem.ids import new_id
 from convmem.memory.intent import detect_intent
 from convmem.model.conversation import ConversationRecord
+from convmem.model.documents import Document
 from convmem.model.keys import AssemblyRecord
 from convmem.model.memory import MemoryNotice
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
@@ -425,6 +427,7 @@ class Conversation:
         tools: Sequence[Mapping[str, Any] | ToolSpec] | None = None,
         offer_tools: bool = False,
         allow_risky: bool | Sequence[str] = False,
+        documents: Sequence[Document | Mapping[str, Any]] | None = None,
     ) -> AssembledContext:
         """Build the next request from stored state.
 
@@ -445,6 +448,15 @@ class Conversation:
         offered only when ``allow_risky`` is True or names it. The report lists what was offered
         and, for every other registered tool, why not.
 
+        ``documents`` are the application's retrieved documents for this message (``Document``
+        values or mappings with ``id``, ``text`` or ``content`` and optionally ``title``,
+        ``source``, ``url``, ``date``, ``score``): sent after the recent turns, before the user's
+        message, as one quoted block with a citation key ``[doc:ID]`` each, within
+        ``options.documents_share`` of the budget (held whenever documents are passed, an empty
+        list too, so the window does not depend on them); ordered by score, else by relevance to
+        the message; long ones cut at a sentence end. ``report.documents`` says what became of
+        each. They are never stored, and nothing in them acts on memory.
+
         No message is written. When turns were evicted, the summary through the newest evicted
         message fills the summary slot: found by key, or built inline by the extractive
         summarizer and stored, or — for a model summarizer — queued for the worker while the
@@ -460,6 +472,9 @@ class Conversation:
         options = options or AssemblyOptions()
         who = self.scope.principal_for(purposes)
         tool_specs = tuple(parse_tools(tools))
+        given = None
+        if documents is not None:
+            given = read_documents(documents, max_bytes=memory.config.max_content_bytes)
         risky_allowed = _allowed_risky(allow_risky)
         if system is None:  # the argument wins; the options' prompt is the default
             system = options.system_prompt
@@ -498,6 +513,7 @@ class Conversation:
                 embedder=guarded(memory.embedder, parts),
                 reranker=guarded_reranker(memory.reranker, parts.limits, parts),
                 tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
+                documents=given,
             )  # fmt: skip
             planner = Planner(request, entries)
             recent = planner.newest_user_turns(CURRENT_TURNS)

@@ -27,7 +27,8 @@ from convmem.context.assemble import (
     unused_history_room,
     with_retrieved,
 )
-from convmem.context.budget import memory_caps, retrieved_reserve, tools_cap
+from convmem.context.budget import documents_room, memory_caps, retrieved_reserve, tools_cap
+from convmem.context.documents import render_documents
 from convmem.context.formats import Format
 from convmem.context.history_units import ChainEntry
 from convmem.domain.memories import memory_gate, memory_policy, recall_candidates
@@ -46,6 +47,7 @@ from convmem.memory.recall import (
     render_memory_block,
 )
 from convmem.model.conversation import ConversationRecord
+from convmem.model.documents import Document
 from convmem.model.messages import Message
 from convmem.model.parts import TextPart
 from convmem.model.principal import Principal
@@ -83,6 +85,8 @@ class Request:
     offer_tools: bool = False  # add the relevant tools of the tenant's registry
     allow_risky: bool | frozenset[str] = False  # risky registry tools allowed for this request
     user_pinned: Sequence[str] = ()  # the user's own pinned requests (quoted data)
+    # the caller's retrieved documents, checked (None: the request carries no documents section)
+    documents: tuple[Document, ...] | None = None
 
 
 class CountOnce:
@@ -241,7 +245,34 @@ class Planner:
 
     def first(self, fixed: FixedParts) -> tuple[HistoryPlan, FixedParts]:
         """The first plan, and the fixed parts it was made with: the late memories and the
-        entity facts are a bonus, so without room for them the request goes without."""
+        entity facts are a bonus, so without room for them the request goes without. With
+        documents, their section's room is held: the share's, else the floor's (before the
+        bonus parts give way to it); below the floor the request is refused."""
+        r = self._request
+        if r.documents is None:
+            return self._first(fixed)
+        budget, options = r.profile.input_budget, r.options
+        rooms = sorted(
+            {documents_room(budget, options.documents_share),
+             documents_room(budget, options.documents_floor)},
+            reverse=True,
+        )  # fmt: skip
+        for room in rooms[:-1]:
+            try:
+                return self._first(self._with_documents(fixed, room))
+            except BudgetExceeded:
+                continue  # the floor's room next
+        return self._first(self._with_documents(fixed, rooms[-1]))
+
+    def _with_documents(self, fixed: FixedParts, room: int) -> FixedParts:
+        r = self._request
+        assert r.documents is not None
+        text, uses = render_documents(
+            r.documents, r.query, r.counter, room, r.options.document_max_tokens
+        )
+        return replace(fixed, documents=text, documents_reserve=room, document_uses=uses)
+
+    def _first(self, fixed: FixedParts) -> tuple[HistoryPlan, FixedParts]:
         try:
             return self.plan(fixed), fixed
         except BudgetExceeded:

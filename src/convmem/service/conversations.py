@@ -29,6 +29,7 @@ from convmem.service.schemas import (
     ConversationCreate,
     ConversationOut,
     DeletedOut,
+    DocumentIn,
     LastAssemblyOut,
     MessageCreate,
     MessageEdit,
@@ -245,6 +246,7 @@ def assemble(conversation_id: ConversationId, body: AssembleIn, scope: ActingSco
         body.user_message, model=model, format=body.format, system=body.system,
         leaf_id=body.leaf_id, options=options, purposes=body.purposes, tools=body.tools,
         offer_tools=body.offer_tools, allow_risky=body.allow_risky,
+        documents=_documents(body.documents),
     )  # fmt: skip
     conv.record_assembly(context, body.leaf_id)
     return {
@@ -253,6 +255,13 @@ def assemble(conversation_id: ConversationId, body: AssembleIn, scope: ActingSco
         "report": context.report.to_dict(),
         "tools": context.tools,
     }
+
+
+def _documents(given: list[DocumentIn] | None) -> list[dict[str, Any]] | None:
+    """The documents as the engine reads them (it checks them; the schema checks the shape)."""
+    if given is None:
+        return None
+    return [document.model_dump(exclude_none=True) for document in given]
 
 
 @router.get("/{conversation_id}/last-assembly", response_model=LastAssemblyOut)

@@ -57,6 +57,7 @@ Subject = Annotated[str, StringConstraints(min_length=1, max_length=200), _unico
 # reads and checks them)
 Parts = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=100)]
 NonBlank = Annotated[str, StringConstraints(min_length=1, pattern=r"\S"), _unicode]
+DocumentLabel = Annotated[str, StringConstraints(max_length=500), _unicode]
 MemoryText = Annotated[
     str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S"), _unicode
 ]
@@ -74,6 +75,10 @@ Days = Annotated[int, Strict(False), Field(ge=1, le=36_500), _as_number]
 Count = Annotated[int, Strict(False), Field(ge=1, le=1_000_000), _as_number]
 SpecialCategory = Literal["health", "sensitive_category"]  # convmem.SPECIAL_CATEGORIES
 ProposalBasis = Basis  # one of convmem's proposal bases
+# a share of the input budget
+Share = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
+# a search engine's numeric document id (sent as its digits)
+DocumentNumber = Annotated[int, Strict(False), Field(ge=0, le=10**18), _as_number]
 Role = Literal["system", "user", "assistant", "tool"]
 Category = Literal["preference", "profile", "constraint", "decision", "fact"]
 PurposeName = Purpose  # one of convmem.PURPOSES
@@ -157,6 +162,39 @@ class OptionsIn(_Request):
     tools_share: float = Field(
         0.15, ge=0, lt=1, allow_inf_nan=False, description="Most of the budget they may take"
     )
+    documents_share: Share = Field(
+        0.25, description="The budget's share held for retrieved documents when a request has them"
+    )
+    documents_floor: Share = Field(
+        0.05, description="The least share they keep when the request cannot hold documents_share"
+    )
+    document_max_tokens: int = Field(
+        2048, ge=1, le=1_000_000, description="Most tokens one document may cost (cut beyond)"
+    )
+
+
+class DocumentIn(_Request):
+    """A retrieved document for one request (never stored)."""
+
+    id: (
+        Annotated[str, StringConstraints(min_length=1, max_length=128), _unicode] | DocumentNumber
+    ) = Field(
+        description="Its citation key in the request: [doc:ID]. Letters, digits and . : / # @ + "
+        "= ~ - _ without spaces."
+    )
+    text: Text | None = Field(None, description="What the model reads (or give content)")
+    content: Parts | None = Field(
+        None, description="Content parts instead of text (text parts, media with its text)"
+    )
+    title: DocumentLabel | None = None
+    source: DocumentLabel | None = None
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2048), _unicode] | None = None
+    date: Annotated[str, StringConstraints(max_length=64)] | None = Field(
+        None, description="ISO 8601 date or date-time (shown as the day)"
+    )
+    score: Annotated[float, Field(ge=-1e300, le=1e300, allow_inf_nan=False)] | None = Field(
+        None, description="The caller's relevance, higher better; without it, by the message"
+    )
 
 
 class AssembleIn(_Request):
@@ -187,6 +225,13 @@ class AssembleIn(_Request):
     allow_risky: bool | list[Name] = Field(
         False,
         description="Registry tools of risk 'high' this request may offer: true for all, or names",
+    )
+    documents: list[DocumentIn] | None = Field(
+        None,
+        max_length=200,
+        description="Retrieved documents for this message: sent after the recent turns as one "
+        "quoted block with a citation key [doc:ID] each, within options.documents_share of the "
+        "budget (held whenever documents are given, [] too); never stored",
     )
 
 
@@ -397,6 +442,13 @@ class AppendedOut(MessageOut):
     )
 
 
+class DocumentUseOut(_Response):
+    id: str
+    status: Literal["included", "trimmed", "dropped"]
+    tokens: int = Field(description="What it costs in this request (0 when dropped)")
+    full_tokens: int = Field(description="What it would have cost whole")
+
+
 class ReportOut(_Response):
     format: str
     tokenizer: str
@@ -454,6 +506,10 @@ class ReportOut(_Response):
         default_factory=dict, description="The media's share of the history and user sections."
     )
     media_stubbed_ids: list[str] = []
+    documents: list[DocumentUseOut] = Field(
+        default_factory=list,
+        description="The retrieved documents given, best first, and what became of each.",
+    )
 
 
 class AssembledOut(_Response):
