@@ -260,7 +260,10 @@ class SearchTxnMixin(TxnBase):
             c AS MATERIALIZED (
                 SELECT i.message_id, i.speaker, i.depth, i.created_at, i.tsv
                 FROM (SELECT DISTINCT message_id FROM listed) l CROSS JOIN LATERAL (
-                    SELECT i.message_id, i.speaker, i.depth, i.created_at, i.tsv
+                    -- the document read out of TOAST once here (concatenating nothing copies
+                    -- it), not once per term by each match test and rank below
+                    SELECT i.message_id, i.speaker, i.depth, i.created_at,
+                        i.tsv || ''::tsvector AS tsv
                     FROM message_index i WHERE i.tenant_id = %s AND i.message_id = l.message_id
                     LIMIT 1  -- the key is unique; a limit keeps the planner from flattening it
                 ) i
