@@ -136,3 +136,62 @@ def test_a_supersession_is_reported_and_undone_over_http(client: TestClient, key
     again = client.post(f"/v1/memories/{aisle['id']}/restore", headers=h)
     assert again.status_code == 422
     assert client.post("/v1/memories/mem_nope/restore", headers=h).status_code == 404
+
+
+def test_a_conflict_and_a_forget_name_both_texts_over_http(client: TestClient, keys: Keys) -> None:
+    """A habit that merely differs waits as a proposal naming the kept text; confirming it
+    replaces that one; a forget names what it deleted (issue 36)."""
+    h = auth(keys.alice)
+    cid = client.post("/v1/conversations", json={}, headers=h).json()["id"]
+    messages = f"/v1/conversations/{cid}/messages"
+
+    def say(content: str) -> list[dict[str, Any]]:
+        sent = client.post(messages, json={"role": "user", "content": content}, headers=h)
+        assert sent.status_code == 201, sent.text
+        return list(sent.json()["notices"])
+
+    tea = say("Remember that I drink tea.")[0]["memory"]
+    [conflict] = say("Remember that I drink coffee.")
+    assert (conflict["status"], conflict["reason"]) == ("proposed", "conflict")
+    assert conflict["records"] == [{"id": tea["id"], "text": "I drink tea."}]
+    confirmed = client.post(f"/v1/memories/{conflict['memory']['id']}/confirm", headers=h)
+    assert confirmed.status_code == 200, confirmed.text
+    assert confirmed.json()["supersedes_id"] == tea["id"]
+    [forgotten] = say("Forget about the coffee.")
+    assert forgotten["status"] == "forgotten"
+    assert [r["text"] for r in forgotten["records"]] == ["I drink coffee."]
+    assert client.get("/v1/memories", headers=h).json() == []
+
+
+def test_what_a_change_replaces_is_asked_first_and_undone_whole_over_http(
+    client: TestClient, keys: Keys
+) -> None:
+    h = auth(keys.alice)
+    aisle = client.post("/v1/memories", json={"text": "I prefer aisle seats."}, headers=h).json()
+    cid = client.post("/v1/conversations", json={}, headers=h).json()["id"]
+    sent = client.post(f"/v1/conversations/{cid}/messages",
+                       json={"role": "user", "content": "I prefer window seats."},
+                       headers=h).json()  # fmt: skip
+    suggestion = sent["notices"][0]["memory"]
+    assert suggestion["status"] == "proposed"
+
+    asked = client.post(f"/v1/memories/{suggestion['id']}/replaces", headers=h)
+    assert asked.status_code == 200, asked.text
+    assert [m["text"] for m in asked.json()] == ["I prefer aisle seats."]
+    edit = {"text": "I prefer window seats on short flights."}
+    asked = client.post(f"/v1/memories/{suggestion['id']}/replaces", json=edit, headers=h)
+    assert [m["id"] for m in asked.json()] == [aisle["memory"]["id"]]
+    assert client.get("/v1/memories", headers=h).json()[0]["status"] == "confirmed"  # no write
+
+    confirmed = client.post(f"/v1/memories/{suggestion['id']}/confirm", headers=h).json()
+    assert confirmed["supersedes_id"] == aisle["memory"]["id"]
+    undone = client.post(f"/v1/memories/{suggestion['id']}/undo", headers=h)
+    assert undone.status_code == 200, undone.text
+    assert undone.json()["memory"]["status"] == "proposed"
+    assert [m["text"] for m in undone.json()["restored"]] == ["I prefer aisle seats."]
+    statuses = {m["text"]: m["status"] for m in client.get("/v1/memories", headers=h).json()}
+    assert statuses == {"I prefer aisle seats.": "confirmed", "I prefer window seats.": "proposed"}
+    again = client.post(f"/v1/memories/{suggestion['id']}/undo", headers=h)
+    assert again.status_code == 422  # a suggestion: no change to undo
+    wrong = client.post(f"/v1/memories/{suggestion['id']}/replaces", json={"txt": "x"}, headers=h)
+    assert wrong.status_code == 422

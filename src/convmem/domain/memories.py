@@ -14,19 +14,27 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypedDict
 
+from convmem.domain.audit import audit as audit  # re-exported: its home before audit.py
+from convmem.domain.memory_changes import (
+    USER_VOICE,
+    UndoneChange,
+    supersedes,
+    undo_change,
+    would_replace,
+)
 from convmem.domain.search import search_memories
 from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
 from convmem.ids import new_id
 from convmem.memory.duplicates import near_duplicates
+from convmem.memory.forget_match import Match, forget_match
 from convmem.memory.gate import admit, decide
-from convmem.memory.intent import Intent, matches_forget
+from convmem.memory.intent import Intent
 from convmem.memory.policy import PolicyDecision
-from convmem.memory.slots import classify, subject_slot
+from convmem.memory.slots import classify, moves_slot, replaces, slot_value, subject_slot
 from convmem.model.admitted import Admitted
 from convmem.model.memory import (
     CATEGORIES,
     STATUSES,
-    AuditEvent,
     Category,
     MemoryHit,
     MemoryNotice,
@@ -42,9 +50,6 @@ from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
 from convmem.store.retry import conflicts_retried, write_retried
 
 MAX_MEMORY_CHARS = 1000
-# Sources that speak for the user: a newer one supersedes. Others (imports, admins) that disagree
-# with a record from another source are flagged for the user instead.
-_USER_VOICE = ("user_explicit", "confirmed_inference")
 
 
 class MemoryFields(TypedDict, total=False):
@@ -61,12 +66,6 @@ class MemoryFields(TypedDict, total=False):
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def audit(tx: WriteTxn, who: Principal, action: str, kind: str, object_id: str,
-          **details: Any) -> None:  # fmt: skip
-    event = AuditEvent(new_id("aud"), who.user, who.actor, action, kind, object_id, _now(), details)
-    tx.insert_audit(who.tenant, event)
 
 
 def memory_gate(tx: ReadTxn, who: Principal) -> str | None:
@@ -129,12 +128,15 @@ def save_memory(
     updated_at: datetime | None = None,
     cites: Sequence[str] = (),
     read: Sequence[Message] = (),
+    edit: bool = False,
 ) -> MemoryNotice:
     """Gate, police, then write one memory with supersession or conflict flags and an audit.
     ``created_at``/``updated_at`` keep an imported record's own times (default: now; an
     update time before the creation time is taken as the creation time). ``cites``: the other
     turns it is drawn from (its evidence); ``read``: the turns a model was shown to propose it
-    (``convmem.memory.gate``)."""
+    (``convmem.memory.gate``). A confirmed statement of the user's that differs from a current
+    one on its slot without being clearly newer (``slots.replaces``) waits as a proposal naming
+    both (reason ``conflict``), unless it is an ``edit`` of that memory."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a memory needs text")
     given = check_text(text, max_bytes=4 * MAX_MEMORY_CHARS, what="memory")
@@ -200,10 +202,22 @@ def save_memory(
                                 existing.text, None, existing)  # fmt: skip
 
     superseded: list[MemoryRecord] = []
+    disputed: list[MemoryRecord] = []
     if status == "confirmed":
         rivals = [m for m in same_subject if m.current] if _may_supersede(text, subject) else []
+        if source_kind in USER_VOICE and not edit:
+            disputed = [m for m in rivals if m.source_kind in USER_VOICE
+                        and not replaces(text, m.text, subject_key)]  # fmt: skip
+        if disputed:  # asked, not replaced: the older stays current until the user confirms
+            status, rivals = "proposed", []
+            record = replace(record, status="proposed", conflicts_with_id=disputed[0].id)
+    elif status == "proposed" and _may_supersede(text, subject):
+        disputed = [m for m in same_subject if m.current and _differs(text, m, subject_key)]
+        if disputed:
+            record = replace(record, conflicts_with_id=disputed[0].id)
+    if status == "confirmed":
         record, superseded = _resolve_against(tx, who, record, rivals)
-        if source_kind in _USER_VOICE:
+        if source_kind in USER_VOICE:
             # The user has now said it: pending guesses on the subject are settled. They go for
             # good, so deleting this record later leaves no copy of a guess behind.
             settled = [m.id for m in same_subject if m.status == "proposed"]
@@ -216,8 +230,15 @@ def save_memory(
     tx.insert_memory(who.tenant, admitted)
     audit(tx, who, f"memory.{'saved' if status == 'confirmed' else 'proposed'}", "memory",
           record.id, category=record.category, source_kind=source_kind, scope=scope)  # fmt: skip
-    return MemoryNotice("saved" if status == "confirmed" else "proposed", text, None, record,
-                        superseded=tuple(superseded))  # fmt: skip
+    return MemoryNotice("saved" if status == "confirmed" else "proposed", text,
+                        "conflict" if disputed else None, record, superseded=tuple(superseded),
+                        records=tuple(disputed))  # fmt: skip
+
+
+def _differs(text: str, older: MemoryRecord, subject: str) -> bool:
+    """Whether a statement gives a slot another value than a kept memory does."""
+    new, old = slot_value(text, (subject,)), slot_value(older.text, (subject,))
+    return new is not None and old is not None and not new.agrees_with(old)
 
 
 def _may_supersede(text: str, subject: str | None) -> bool:
@@ -237,8 +258,7 @@ def _resolve_against(
     for older in current:
         if older.id == record.id:
             continue
-        voice = record.source_kind in _USER_VOICE or record.source_kind == older.source_kind
-        if voice:
+        if supersedes(record.source_kind, older):
             tx.set_memory_fields(
                 who.tenant, older.id, MemoryUpdate(status="superseded", updated_at=_now())
             )
@@ -282,19 +302,27 @@ def _merge_near_duplicates(tx: WriteTxn, who: Principal, record: MemoryRecord) -
     return record
 
 
-def forget_matching(tx: WriteTxn, who: Principal, request: str) -> MemoryNotice | None:
-    """Delete the current and proposed memories a "forget …" request names. When it names
-    memories on more than one subject, nothing is deleted: the notice (``ambiguous``) lists
-    them so the user can choose."""
+def forget_matching(tx: WriteTxn, who: Principal, request: str) -> MemoryNotice:
+    """Delete the current and proposed memories a "forget …" request names
+    (``convmem.memory.forget_match``); the notice names them. Nothing is deleted, and the notice
+    (``ambiguous``) lists the memories so the user can choose, when the request names memories
+    on more than one subject, or a slot holding another value than it says; a request naming
+    nothing kept is answered (``no_match``) too."""
     candidates = tx.list_memories(who.tenant, who.user, statuses=("confirmed", "proposed"))
-    doomed = [m for m in candidates if matches_forget(request, m.subject_key, m.text)]
+    verdicts = [(m, forget_match(request, m.subject_key, m.text)) for m in candidates]
+    doomed = [m for m, verdict in verdicts if verdict is Match.YES]
     if not doomed:
-        return None
+        asked = tuple(m for m, verdict in verdicts if verdict is Match.ASK)
+        if asked:
+            return MemoryNotice("ambiguous", request, "different_value", None,
+                                tuple(m.id for m in asked), records=asked)  # fmt: skip
+        return MemoryNotice("forgotten", request, "no_match")
     if len({m.subject_key for m in doomed}) > 1:
         choices = tuple(m.id for m in doomed)
-        return MemoryNotice("ambiguous", request, "several_matches", None, choices)
+        return MemoryNotice("ambiguous", request, "several_matches", None, choices,
+                            records=tuple(doomed))  # fmt: skip
     ids = delete_with_history(tx, who, [m.id for m in doomed], action="memory.forgotten")
-    return MemoryNotice("forgotten", request, None, None, tuple(ids))
+    return MemoryNotice("forgotten", request, None, None, tuple(ids), records=tuple(doomed))
 
 
 def act_on_intent(
@@ -309,9 +337,8 @@ def act_on_intent(
         # asked, but not keepable as said ("remember that she …" with nobody named): say why
         return (MemoryNotice("blocked", intent.text, intent.refusal),)
     if intent.kind == "forget":
-        forgotten = forget_matching(tx, who, intent.text)
-        return (forgotten,) if forgotten else ()
-    explicit = intent.kind == "remember"
+        return (forget_matching(tx, who, intent.text),)
+    explicit = intent.kind == "remember" or _moves_kept_slot(tx, who, intent)
     if not explicit and _proposed_in_conversation(tx, who, intent.subject_key, message_id):
         return ()  # one suggestion per subject per conversation
     notice = save_memory(
@@ -324,6 +351,28 @@ def act_on_intent(
     if notice.status == "blocked" and not explicit:
         return ()
     return (notice,)
+
+
+def _moves_kept_slot(tx: WriteTxn, who: Principal, intent: Intent) -> bool:
+    """Whether a plain statement moves a slot the user asked to keep ("I moved to Faro" when
+    their home city is kept): it then replaces the value as a request would (the notice names
+    both texts and offers the undo), where any other plain statement is only proposed. A home
+    must be a named place ("I moved to a bigger flat" moves nothing kept)."""
+    if not intent.slot or not moves_slot(intent.text):
+        return False
+    said = slot_value(intent.text, (intent.subject_key,))
+    if said is None or (intent.subject_key == "home" and not _names_a_place(intent.text)):
+        return False
+    kept = tx.list_memories(who.tenant, who.user, statuses=("confirmed",),
+                            subject_key=intent.subject_key, unexpired_at=_now())  # fmt: skip
+    return any(m.source_kind in USER_VOICE for m in kept) and all(
+        _differs(intent.text, m, intent.subject_key) for m in kept
+    )
+
+
+def _names_a_place(text: str) -> bool:
+    """A capitalised word after the statement's first: the name of a place."""
+    return any(word[:1].isupper() for word in text.split()[1:])
 
 
 def _proposed_in_conversation(
@@ -467,11 +516,21 @@ class Memories:
             verdict = _admitted(tx, who, proposal, (), cited, ())
             if not isinstance(verdict, Admitted):
                 raise NeverStoreViolation(str(verdict.reason), verdict.detail)
-            record = replace(proposal, status="confirmed", source_kind="confirmed_inference")
+            # the user's own statement stays theirs; a guess becomes a confirmed inference
+            kind: SourceKind = (
+                "user_explicit"
+                if proposal.source_kind == "user_explicit"
+                else "confirmed_inference"
+            )
+            record = replace(proposal, status="confirmed", source_kind=kind,
+                             conflicts_with_id=None)  # fmt: skip
             current = tx.list_memories(
                 who.tenant, who.user, statuses=("confirmed",), scopes=(proposal.scope,),
                 subject_key=proposal.subject_key, unexpired_at=_now(),
             )  # fmt: skip
+            # a proposal that disagreed with a kept memory replaces it once confirmed
+            current += [m for m in tx.list_memories(who.tenant, who.user, statuses=("confirmed",))
+                        if m.id == proposal.conflicts_with_id and m not in current]  # fmt: skip
             record, _ = _resolve_against(tx, who, record, current)
             record = _merge_near_duplicates(tx, who, record)
             tx.set_memory_fields(
@@ -479,13 +538,14 @@ class Memories:
                 memory_id,
                 MemoryUpdate(
                     status="confirmed",
-                    source_kind="confirmed_inference",
+                    source_kind=kind,
                     supersedes_id=record.supersedes_id,
                     conflicts_with_id=record.conflicts_with_id,
                     updated_at=_now(),
                 ),
             )
-            audit(tx, who, "memory.confirmed", "memory", memory_id)
+            audit(tx, who, "memory.confirmed", "memory", memory_id, was=proposal.source_kind,
+                  disagreed_with=proposal.conflicts_with_id)  # fmt: skip
             confirmed = tx.get_memory(who.tenant, who.user, memory_id)
         self._scope._observe("confirmed")
         return confirmed
@@ -516,7 +576,7 @@ class Memories:
             notice = save_memory(
                 tx, self._who, text, source_kind="user_explicit", status="confirmed",
                 category=old.category, subject=old.subject_key, scope=old.scope,
-                expires_at=old.expires_at, purpose=old.purpose,
+                expires_at=old.expires_at, purpose=old.purpose, edit=True,
             )  # fmt: skip
             if notice.memory is not None and notice.memory.id != old.id:
                 if old.status == "proposed":
@@ -568,30 +628,47 @@ class Memories:
 
     @conflicts_retried
     def restore(self, memory_id: str) -> MemoryRecord:
-        """Undo a supersession: the superseded memory is current again and the one that
-        replaced it is deleted (the state before the newer statement). Only a memory whose
-        replacement is still current can be restored."""
+        """Undo the change that superseded this memory (``undo`` of its current replacement):
+        it is current again, with everything else that change replaced, and the memory that
+        replaced them goes (a confirmed suggestion becomes a suggestion again). Only a memory
+        whose replacement is still current can be restored."""
         who = self._who
         check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.write() as tx:
             old = tx.get_memory(who.tenant, who.user, memory_id)
             if old.status != "superseded":
                 raise InvalidInput(f"memory {memory_id!r} is {old.status}, not superseded")
-            newer = [m for m in tx.list_memories(who.tenant, who.user, statuses=("confirmed",))
-                     if m.supersedes_id == memory_id]  # fmt: skip
+            current = {m.id for m in tx.list_memories(who.tenant, who.user,
+                                                      statuses=("confirmed",))}  # fmt: skip
+            # who replaced it: the record that superseded it, it merged into, or its edit
+            link = {"memory.superseded": "by", "memory.merged": "into", "memory.updated": "to"}
+            replacements = [str(e.details.get(link[e.action]))
+                            for e in tx.list_audit(who.tenant, who.user)
+                            if e.object_id == memory_id and e.action in link]  # fmt: skip
+            newer = [i for i in replacements if i in current]
             if not newer:
                 raise InvalidInput(f"memory {memory_id!r} has no current replacement to undo")
-            tx.delete_memories(who.tenant, who.user, [m.id for m in newer])
-            for replacement in newer:
-                audit(tx, who, "memory.deleted", "memory", replacement.id, undone_for=memory_id)
-            tx.set_memory_fields(
-                who.tenant, memory_id, MemoryUpdate(status="confirmed", updated_at=_now())
-            )
-            audit(tx, who, "memory.restored", "memory", memory_id,
-                  replaced_by=[m.id for m in newer])  # fmt: skip
+            undo_change(tx, who, newer[-1])
             restored = tx.get_memory(who.tenant, who.user, memory_id)
         self._scope._observe("restored")
         return restored
+
+    def would_replace(self, memory_id: str, text: str | None = None) -> builtins.list[MemoryRecord]:
+        """The current memories other than ``memory_id`` that confirming it (a suggestion;
+        ``text`` None) or editing it to ``text`` would replace — ask before the change, and
+        show both texts."""
+        with self._scope.memory.store.read() as tx:
+            return would_replace(tx, self._who, memory_id, text)
+
+    @conflicts_retried
+    def undo(self, memory_id: str) -> UndoneChange:
+        """Undo the change that made ``memory_id`` current — a save, an edit (its new record)
+        or a confirmation: every memory it replaced is current again, a confirmed suggestion is
+        a suggestion again, a saved or edited text is deleted."""
+        with self._scope.memory.store.write() as tx:
+            undone = undo_change(tx, self._who, memory_id)
+        self._scope._observe("restored")
+        return undone
 
     def search(
         self, query: str, k: int = 5, *, purposes: Iterable[str] | None = None

@@ -53,9 +53,14 @@ class MemoryNotice:
 
     ``status``: saved | proposed | blocked | forgotten | ambiguous. ``text`` is the statement
     concerned (for the user's eyes; never logged); ``reason`` a stable code when blocked (or
-    ``several_matches`` when a forget request named memories on several subjects: nothing was
-    deleted, ``memory_ids`` lists them). ``superseded`` holds the records a save replaced, so
-    the notice can name both texts and offer to undo (``memories.restore``).
+    ``several_matches`` when a forget request named memories on several subjects,
+    ``different_value`` when it named a slot that holds another value: nothing was deleted,
+    ``memory_ids`` lists them; ``no_match`` when it named nothing kept; ``conflict`` when a
+    statement differs from a kept one without saying it is newer: it waits as a proposal).
+    ``superseded`` holds the records a save replaced, so the notice can name both texts and
+    offer to undo (``memories.restore``). ``records`` holds the other memories the notice is
+    about: the ones forgotten, the ones an ambiguous forget asks about, and the current ones a
+    conflicting proposal would replace once confirmed.
     """
 
     status: str
@@ -64,6 +69,7 @@ class MemoryNotice:
     memory: MemoryRecord | None = None
     memory_ids: tuple[str, ...] = field(default_factory=tuple)
     superseded: tuple[MemoryRecord, ...] = field(default_factory=tuple)
+    records: tuple[MemoryRecord, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)

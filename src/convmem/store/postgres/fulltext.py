@@ -25,14 +25,14 @@ from convmem.store.postgres.connection import Connection
 TS_CONFIG = "english"
 
 # a turn's own words weigh A, its neighbours' B (ranked 1 and 0.5); the conversation's lexeme
-# (see the migrations' docstring) carries no weight. m020's column; m024 replaced it.
+# (see the migrations' docstring) carries no weight. m020's column; m025 replaced it.
 _M020_MESSAGE_TSV = (
     "array_to_tsvector(ARRAY[scope_lexeme]) "
     f"|| setweight(to_tsvector('{TS_CONFIG}', coalesce(body_form, body)), 'A') "
     f"|| setweight(to_tsvector('{TS_CONFIG}', coalesce(ctx_form, ctx)), 'B')"
 )
 
-# Turns per recency bucket (m024). A GIN index returns a term's matches as an unordered set, so
+# Turns per recency bucket (m025). A GIN index returns a term's matches as an unordered set, so
 # "the newest TERM_CANDIDATES matches" read every match of the term in the conversation, and
 # their rows, before keeping the newest: a common word cost a read of most of a long
 # conversation. So a turn's owner lexeme names its conversation AND its bucket, ``depth //
@@ -156,7 +156,7 @@ def m020_index_form(db: Connection) -> None:
     )
 
 
-def m024_recency_buckets(db: Connection) -> None:
+def m025_recency_buckets(db: Connection) -> None:
     # The owner lexeme names the turn's recency bucket too (``RECENCY_BUCKET``). The column is
     # generated, so it is dropped (its GIN index with it), added back computed once, and indexed
     # again under the old name, as m020 did.

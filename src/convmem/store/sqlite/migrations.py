@@ -22,6 +22,7 @@ from convmem.store.sqlite.migrations_search import (
     m021_memory_search,
     m065_index_form,
     m070_messages_by_depth,
+    m071_lineage_indexes,
 )
 
 
@@ -580,6 +581,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m068_tool_fts_erasure,
     m069_page_sessions,
     m070_messages_by_depth,
+    m071_lineage_indexes,
 ]
 
 
