@@ -48,7 +48,8 @@ import consent_changes  # benchmarks/consent_changes.py (the script's directory 
 import labelled_corpus  # benchmarks/labelled_corpus.py
 
 import convmem
-from convmem.eval.locomo import Sample, load
+from convmem.eval.harness import Sample
+from convmem.eval.locomo import load
 from convmem.memory.intent import detect_intent
 from convmem.model.messages import Role
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -20,6 +19,7 @@ from convmem.cli.common import (
 )
 from convmem.cli.entities import entities_group
 from convmem.cli.eval import behaviour_command
+from convmem.cli.eval_benchmarks import beam_command, locomo_command, realtalk_command
 from convmem.cli.imports import import_group
 from convmem.cli.index import backfill, reindex
 from convmem.cli.mcp import mcp_command
@@ -421,65 +421,8 @@ def eval_group() -> None:
 
 
 eval_group.add_command(behaviour_command)
-
-
-@eval_group.command("locomo")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result here.")
-@click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="Write a PNG plot here.")
-@embedder_option(
-    "auto",
-    "auto: all-MiniLM-L6-v2 when the embeddings extra is installed, else none (lexical "
-    "only); minilm-int8: the same model quantized (faster queries); hashing: the "
-    "dependency-free test embedder.",
-)
-@click.option("--sessions", type=int, help="Import only the first N sessions of each sample.")
-@click.option("--questions", type=int, help="Evaluate at most N questions per sample.")
-@click.option("--samples", help="Comma-separated sample ids to evaluate (default: all).")
-@click.option(
-    "--entity-cross-check",
-    is_flag=True,
-    help="Also tune entity recall's settings on each sample and test them on the others.",
-)
-def eval_locomo(
-    path: str,
-    json_out: str | None,
-    plot_out: str | None,
-    embedder: Embedder | None,
-    sessions: int | None,
-    questions: int | None,
-    samples: str | None,
-    entity_cross_check: bool,
-) -> None:
-    """Evidence recall@k (with and without entity recall, overall, per category and for the
-    questions that name an entity), evidence in context and search latency on a LoCoMo file."""
-    from convmem.eval import locomo
-
-    if plot_out is not None:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            click.echo(
-                "note: matplotlib is not installed (pip install convmem[eval]); no plot", err=True
-            )
-            plot_out = None
-    data = locomo.load(path, sessions=sessions)
-    if samples:
-        wanted = {s.strip() for s in samples.split(",")}
-        data = [s for s in data if s.sample_id in wanted]
-    total = sum(len(s.questions[:questions]) for s in data) + len(data)
-    with click.progressbar(length=total, label="LoCoMo", file=sys.stderr) as bar:
-        result = locomo.evaluate(
-            data, embedder=embedder, max_questions=questions,
-            progress=lambda n: bar.update(n or 1), entity_cross_check=entity_cross_check,
-        )  # fmt: skip
-    for line in locomo.table(result):
-        click.echo(line)
-    if json_out is not None:
-        with open(json_out, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-    if plot_out is not None:
-        locomo.plot(result, plot_out)
+for _command in (locomo_command, beam_command, realtalk_command):
+    eval_group.add_command(_command)
 
 
 if __name__ == "__main__":
