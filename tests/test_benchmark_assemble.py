@@ -86,3 +86,31 @@ def test_quick_benchmark_writes_the_documented_json(tmp_path: Path) -> None:
         for mode in ("without", "scored", "unscored"):
             assert set(row[mode]) == FIGURES and row[mode]["cpu_p50_ms"] > 0
         assert 0 < row["documents_sent"] < 20 and row["documents_tokens"] > 0
+
+
+def test_imported_sizes_are_the_scripts_first_messages_and_ask_the_same_questions(
+    tmp_path: Path,
+) -> None:
+    """``--import`` builds each size as a conversation of its own by the bulk import: the same
+    messages the appending run writes, so the same questions are asked of it."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import assemble
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    import convmem
+
+    with convmem.open(str(tmp_path / "bench.db")) as memory:
+        scope = memory.scope("bench", "user")
+        conv, vocabulary = assemble.imported(scope, 300)
+        grown = scope.create_conversation()
+        appended = assemble.Vocabulary()
+        assemble.grow(grown, assemble.Script(assemble.SEED), 0, 300, appended)
+        imported = [(m.role, m.content, m.tool_calls, m.tool_call_id) for m in conv.branch()]
+        assert len(imported) == 300
+        assert imported == [
+            (m.role, m.content, m.tool_calls, m.tool_call_id) for m in grown.branch()
+        ]
+        assert vocabulary.questions() == appended.questions()
+        ctx = conv.assemble(vocabulary.questions()["rare"], model=assemble.profile_for(4096))
+        assert ctx.report.retrieved_ids  # the rare word's turn, evicted, comes back
