@@ -137,3 +137,27 @@ def test_an_edit_replaces_even_a_habit(alice: convmem.Scope) -> None:
     edited = alice.memories.update(tea.id, "I drink coffee.")
     assert edited.status == "saved" and [m.id for m in edited.superseded] == [tea.id]
     assert current(alice) == ["I drink coffee."]
+
+
+@pytest.mark.parametrize(
+    ("kept", "request_text"),
+    [
+        ("I live in Munich.", "Vergiss, dass ich in München wohne."),
+        ("Ich wohne in Köln.", "Forget that I live in Cologne."),
+        ("J'habite à Venise.", "Dimentica che abito a Venezia."),
+        ("Vivo en Ginebra.", "Oublie que j'habite à Genève."),
+    ],
+)
+def test_a_place_named_in_another_language_is_forgotten(
+    alice: convmem.Scope, kept: str, request_text: str
+) -> None:
+    alice.remember(kept)
+    alice.remember("I play chess.")
+    say(alice, request_text)
+    assert current(alice) == ["I play chess."]
+
+
+def test_another_place_is_not_forgotten_for_a_translated_one(alice: convmem.Scope) -> None:
+    alice.remember("I live in Milan.")
+    say(alice, "Vergiss, dass ich in München wohne.")
+    assert current(alice) == ["I live in Milan."]

@@ -24,6 +24,7 @@ from difflib import SequenceMatcher
 from enum import Enum
 from typing import Final
 
+from convmem.memory.place_names import same_place
 from convmem.memory.slots import SlotValue, content_words, slot_value, stem, word_set
 
 
@@ -124,7 +125,7 @@ def _terms(text: str) -> set[str]:
 
 
 def _same_word(a: str, b: str) -> bool:
-    if a == b or (len(a) >= 4 and len(b) >= 4 and stem(a) == stem(b)):
+    if a == b or (len(a) >= 4 and len(b) >= 4 and stem(a) == stem(b)) or same_place(a, b):
         return True
     if min(len(a), len(b)) < 3 or a in _CONCEPTS or b in _CONCEPTS:
         return False
