@@ -73,19 +73,20 @@ def test_a_request_that_moves_the_home_replaces_it_with_a_whole_sentence(
     assert current(alice) == [saved]  # one home, not two
 
 
-def test_a_plain_statement_moves_a_kept_slot_only(alice: convmem.Scope) -> None:
-    # nothing kept: a plain statement is a proposal, as before
-    (proposed,) = say(alice, "I moved to Faro.")
-    assert proposed.status == "proposed"
-    alice.memories.reject(proposed.memory.id)  # type: ignore[union-attr]
+def test_a_plain_statement_that_moves_a_kept_slot_is_suggested_not_saved(
+    alice: convmem.Scope,
+) -> None:
+    # nothing the user did not ask for changes what they kept: "I moved to Faro" is a
+    # suggestion, the kept home stays current until the user confirms the move
     old = alice.remember("I live in Lisbon.").memory
     assert old is not None
-    flat = say(alice, "I moved to a bigger flat last year.")  # no place: at most a proposal
-    assert all(n.status != "saved" for n in flat) and current(alice) == ["I live in Lisbon."]
     (moved,) = say(alice, "I moved to Faro.")
-    assert moved.status == "saved" and [m.id for m in moved.superseded] == [old.id]
+    assert moved.status == "proposed" and moved.memory is not None
+    assert current(alice) == ["I live in Lisbon."]
+    confirmed = alice.memories.confirm(moved.memory.id)
+    assert confirmed.supersedes_id == old.id
     assert current(alice) == ["I moved to Faro."]
-    alice.memories.restore(old.id)  # the notice's undo
+    alice.memories.undo(moved.memory.id)  # one click back: the kept home, the suggestion
     assert current(alice) == ["I live in Lisbon."]
 
 
