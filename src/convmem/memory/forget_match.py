@@ -147,11 +147,12 @@ def _values_agree(asked: SlotValue, kept: SlotValue) -> bool:
 
 
 # Words that stand for any value of a slot, in the grammar's seven languages.
-_ANY_VALUE: Final = frozenset(
+_ANY_VALUE_WORDS: Final = (
     "anything whatever something everything it that this irgendwas irgendetwas alles was etwas "
     "quoi quelque chose tout n'importe algo cualquier cosa todo qualsiasi qualcosa tutto "
-    "qualquer coisa tudo iets alles wat dat".split()
+    "qualquer coisa tudo iets alles wat dat"
 )
+_ANY_VALUE: Final = frozenset(_ANY_VALUE_WORDS.split())
 
 
 def _any_value(asked: SlotValue) -> bool:
