@@ -22,7 +22,7 @@ from convmem.context.assemble import AssembledContext, AssemblyOptions, FixedPar
 from convmem.context.formats import Format
 from convmem.context.prompt_cache import previous_prefix
 from convmem.domain.indexing import after_delete, prepare_turn, write_turn
-from convmem.domain.memories import act_on_intent
+from convmem.domain.memory_requests import act_on_intent
 from convmem.domain.retention import delete_conversation
 from convmem.domain.search import SearchOptions, Window, search_conversation
 from convmem.engine.handles import Owner
