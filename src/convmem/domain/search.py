@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
@@ -216,7 +216,7 @@ class Candidates:
     (``speaker_vector``: the named speaker's share of ``vector``), and what the priors read."""
 
     plan: QueryPlan
-    rows: dict[str, Sequence[MessageHitRow]]
+    rows: Mapping[str, Sequence[MessageHitRow]]
     entity_weight: float = 0.0
     with_embedder: bool = False
     # no speaker of the conversation has a name: a user ↔ assistant chat
@@ -292,9 +292,7 @@ def gather_candidates(
 WORD_RANKINGS = frozenset({"lexical", "expansion"})
 
 
-def fusion_rankings(
-    candidates: Candidates, options: SearchOptions
-) -> list[tuple[str, list[str]]]:
+def fusion_rankings(candidates: Candidates, options: SearchOptions) -> list[tuple[str, list[str]]]:
     """The rankings to fuse, in retriever order. In a user ↔ assistant chat (``roles_only``,
     with ``rank_roles_apart``) each word ranking becomes one ranking per role, under the same
     retriever name and weight: the assistant's replies are long and repeat the user's words,
