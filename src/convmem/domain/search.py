@@ -51,7 +51,16 @@ The pipeline (measured on the LoCoMo development split; see ``convmem.eval.locom
    statement-weighted vectors: on the LoCoMo development split (MiniLM), hybrid evidence
    recall@10 tuned on conv-26 (0.854 at 1, 0.857 at 1.25, 0.867 at 1.5, 0.863 at 1.75, 0.861 at
    2) and tested on conv-30 (0.903, 0.890, 0.900, 0.903, 0.890 — 0.893 before both changes);
-   over the body-only vectors 1.5 did not help (0.853 and 0.884).
+   over the body-only vectors 1.5 did not help (0.853 and 0.884). In a user ↔ assistant chat each
+   word ranking is fused as one ranking per role (``fusion_rankings``). Tried beside it on split A
+   of each set and left out (hybrid recall@10, A / B): word rankings weighted per query by their
+   top 20's overlap with the vector ranking's (BEAM 0.701 / 0.577, LoCoMo 0.858 / 0.869, REALTALK
+   0.535 / 0.722); the vector ranking weighted per query by how far its best cosine stands above
+   its 10th (BEAM 0.698 / 0.575, LoCoMo 0.868 / 0.878); min-max score fusion instead of ranks
+   (without the role split: BEAM 0.662 / 0.565, LoCoMo 0.876 / 0.888); for questions over a span
+   ("in what order", "throughout", "summarize"), at most one turn per day at the head (BEAM 0.705 /
+   0.575: event ordering 0.258 / 0.216, no gain on A); splitting the vector ranking by role too
+   (BEAM 0.671 / 0.561).
 6. **Date prior**: x1.5 for turns written in a period the query names (a day, a month of any
    year, a year: ``convmem.retrieval.dates``) or in the week after it (a turn tells of a day
    just past). On the LoCoMo development split (MiniLM), judged per conversation, evidence
