@@ -145,7 +145,7 @@ class SearchOptions:
     # is one (query, text) pair the reranker reads
     rerank_depth: int = 20
     # in a user ↔ assistant chat, each role's turns are ranked lexically among their own
-    # (``fuse_candidates``)
+    # (``fusion_rankings``)
     rank_roles_apart: bool = True
 
     def __post_init__(self) -> None:
