@@ -265,7 +265,7 @@ def test_a_name_spelled_like_a_code_is_still_a_name() -> None:
 def test_a_name_ends_where_a_pronoun_opens_the_next_clause(
     text: str, names: set[str], apostrophe: str
 ) -> None:
-    # chat writes no full stop between an address and the next clause ("Hey Kate I’m …"): the
+    # chat writes no full stop between an address and the next clause ("Hey Kate I'm …"): the
     # contraction of a pronoun is no part of the name, with either apostrophe
     assert set(strong(text.format(a=apostrophe))) == names
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import convmem
 from convmem.entities.aliases import addressed_by, speaker_aliases
+from convmem.model.messages import Role
 
 START = datetime(2024, 1, 8, 18, 0, tzinfo=UTC)
 
@@ -28,7 +29,7 @@ def two_person_chat(scope: convmem.Scope, third: str | None = None) -> tuple[str
         lines.append((third, "I never went skiing."))
     ids = []
     for i, (speaker, text) in enumerate(lines):
-        role = "user" if speaker == "Elise" else "assistant"
+        role: Role = "user" if speaker == "Elise" else "assistant"
         message = conv.append(
             role, text, metadata={"name": speaker}, created_at=START + timedelta(minutes=i)
         )

@@ -252,18 +252,22 @@ class Candidates:
         return [row.message_id for row in self.rows.get(name, ())]
 
 
+@dataclass(frozen=True)
+class Ranker:
+    """How a conversation's turns are ranked for a query: the embedder (None: words only) with
+    its cache, the knobs, and the window of turns searched."""
+
+    embedder: Embedder | None
+    cache: VectorCache
+    options: SearchOptions
+    window: Window = EVERY_TURN
+
+
 def gather_candidates(
-    tx: ReadTxn,
-    who: Principal,
-    conversation_id: str,
-    query: str,
-    *,
-    embedder: Embedder | None,
-    cache: VectorCache,
-    options: SearchOptions,
-    window: Window = EVERY_TURN,
+    tx: ReadTxn, who: Principal, conversation_id: str, query: str, ranker: Ranker
 ) -> Candidates:
     """Every ranking the fusion of ``query`` reads, each ranked by the store in its own engine."""
+    embedder, cache, options, window = ranker.embedder, ranker.cache, ranker.options, ranker.window
     tenant, user = who.tenant, who.user
     speakers = tx.conversation_speakers(tenant, conversation_id)
     aliases: Mapping[str, str] = {}
@@ -382,21 +386,15 @@ def rank_conversation(
     who: Principal,
     conversation_id: str,
     query: str,
+    ranker: Ranker,
     *,
-    embedder: Embedder | None,
-    cache: VectorCache,
-    options: SearchOptions,
-    window: Window = EVERY_TURN,
     limit: int | None = None,
 ) -> list[Fused[str]]:
     """Fused ranking of a conversation's turns (message ids) for ``query``, the best ``limit``
     (every candidate when None). The store ranks each retriever's candidates in its own engine;
     this fuses them."""
-    candidates = gather_candidates(
-        tx, who, conversation_id, query, embedder=embedder, cache=cache, options=options,
-        window=window,
-    )  # fmt: skip
-    return fuse_candidates(candidates, options).ranked(limit)
+    candidates = gather_candidates(tx, who, conversation_id, query, ranker)
+    return fuse_candidates(candidates, ranker.options).ranked(limit)
 
 
 def dated_turns(written: dict[str, datetime], periods: Sequence[Period]) -> set[str]:
@@ -460,10 +458,8 @@ def search_conversation(
     order)."""
     check_query(query, k)
     depth = max(k, options.rerank_depth) if reranker is not None else k
-    fused = rank_conversation(
-        tx, who, conversation_id, query, embedder=embedder, cache=cache, options=options,
-        window=window, limit=depth,
-    )  # fmt: skip
+    ranker = Ranker(embedder, cache, options, window)
+    fused = rank_conversation(tx, who, conversation_id, query, ranker, limit=depth)
     found = tx.get_messages(who.tenant, who.user, [item.key for item in fused])
     if reranker is not None and fused:
         fused = reorder(fused, reranker.score(query, [found[f.key].content for f in fused]))

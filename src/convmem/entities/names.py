@@ -246,9 +246,10 @@ def name_key(name: str) -> str:
     return _SPACE.sub(" ", trim_start(trim_end(fold(name))))
 
 
-# The endings of a pronoun's contraction ("I’m", "we'll", "they’re", "you'd"): chat writes no
-# full stop between an address and the next clause ("Hey Kate I’m back"), and such a word then
-# opens that clause; it is never part of a name. "O'Brien" and "D’Angelo" start with no pronoun.
+# The endings of a pronoun's contraction ("I'm", "we'll", "they're", "you'd", with a straight or
+# a curly apostrophe): chat writes no full stop between an address and the next clause ("Hey Kate
+# I'm back"), and such a word then opens that clause; it is never part of a name. "O'Brien" and
+# "D'Angelo" start with no pronoun.
 _CONTRACTION = re.compile(r"^(?P<head>[^\W\d_]+)['’](?:m|s|re|ve|ll|d)$")
 
 
