@@ -118,9 +118,7 @@ def main() -> None:
     print(f"contract: {result['contract_methods']} methods (WriteTxn + Store)")
     print(f"{'backend':<10} {'writes':>7} {'inherits':>9} {'helpers':>8}")
     for name, figures in result["backends"].items():
-        print(
-            f"{name:<10} {figures['writes']:>7} {figures['inherits']:>9} {figures['helpers']:>8}"
-        )
+        print(f"{name:<10} {figures['writes']:>7} {figures['inherits']:>9} {figures['helpers']:>8}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     json.dump({k: v for k, v in result.items() if k != "backends"}

@@ -8,17 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from convmem.store.lineage import Cascade, Dialect
+from convmem.store.lineage import Cascade
 from convmem.store.postgres.connection import Connection, settled
-from convmem.store.postgres.rows import TxnBase
-
-POSTGRES: Dialect = Dialect(
-    mark="%s",
-    one_of="= ANY(%s)",
-    ids=list,
-    json_text="{column} ->> '{key}'",
-    absent=frozenset({"message_tokens"}),  # token counts are columns of messages
-)
+from convmem.store.postgres.rows import POSTGRES, TxnBase
 
 
 class _Settled:

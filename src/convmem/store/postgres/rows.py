@@ -11,12 +11,15 @@ import numpy as np
 import psycopg
 from pgvector import HalfVector
 from psycopg import errors as pg_errors
+from psycopg.types.json import Jsonb
 
 from convmem.errors import StoreError, TimeLimitExceeded
 from convmem.model.deadline import Deadline
+from convmem.store.dialect import Dialect
 from convmem.store.postgres.connection import Connection, map_error, settled
-from convmem.store.rows import export_bytes
+from convmem.store.rows import DECODED, export_bytes
 from convmem.store.search_index import Vector
+from convmem.store.sql.txn import Cursor, SqlTxn
 
 # The path from a message towards the root, at most ``limit`` messages, as (id, n) with n = 0 at
 # the start. Parameters: start id, tenant, limit.
@@ -29,6 +32,27 @@ CHAIN_CTE = """
         WHERE m.parent_id IS NOT NULL AND chain.n + 1 < %s
     )
 """
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+# psycopg adapts times, booleans and lists itself; a JSON document goes wrapped.
+POSTGRES = Dialect(
+    mark="%s",
+    one_of="= ANY(%s)",
+    ids=list,
+    json_text="{column} ->> '{key}'",
+    codec=DECODED,
+    json=Jsonb,
+    time=_as_is,
+    iso=_as_is,
+    flag=bool,
+    for_update=" FOR UPDATE",
+    skip_locked=" FOR UPDATE SKIP LOCKED",
+    absent=frozenset({"message_tokens"}),  # token counts are columns of messages
+)
 
 
 def halfvec(vector: Vector) -> HalfVector:
@@ -64,8 +88,11 @@ class _Pending(Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
-class TxnBase:
+class TxnBase(SqlTxn):
     """State every mixin shares: the transaction's connection, and the locks it holds."""
+
+    _db: Connection
+    _d = POSTGRES
 
     def __init__(self, db: Connection, *, writable: bool) -> None:
         self._db = db
@@ -101,7 +128,7 @@ class TxnBase:
         if not self._writable and key not in self._snapshot:
             self._snapshot[key] = _Pending(send(), decode)
 
-    def _changed(self, cursor: psycopg.Cursor[Any]) -> int:
+    def _changed(self, cursor: Cursor) -> int:
         """The rows ``cursor``'s statement changed (it may still be queued in the pipeline)."""
         settled(self._db)
         return cursor.rowcount

@@ -37,7 +37,6 @@ from convmem.store.postgres.connection import (
     map_error,
     transaction,
 )
-from convmem.store.postgres.derived import DerivedRows
 from convmem.store.postgres.entities import EntityTxnMixin
 from convmem.store.postgres.keys import KeyTxnMixin
 from convmem.store.postgres.lifecycle import LifecycleTxnMixin
@@ -55,6 +54,7 @@ from convmem.store.rows import (
     conversation_from_row,
     message_from_row,
 )
+from convmem.store.sql.derived import DerivedRows
 
 # Branch pages grow so a short window costs one query and a long one a handful.
 _FIRST_PAGE = 48

@@ -4,19 +4,12 @@ follow their rows by trigger and are purged from FTS5's segments before commit (
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from convmem.store.lineage import Cascade, Dialect
+from convmem.store.lineage import Cascade
 from convmem.store.sqlite.connection import Statements
-
-SQLITE: Dialect = Dialect(
-    mark="?",
-    one_of="IN (SELECT value FROM json_each(?))",
-    ids=lambda ids: json.dumps(list(ids)),
-    json_text="json_extract({column}, '$.{key}')",
-)
+from convmem.store.sqlite.sql import SQLITE
 
 
 class CascadeTxnMixin:
@@ -56,6 +49,6 @@ class CascadeTxnMixin:
         rows = self._db.execute(
             f"SELECT id FROM {table} WHERE tenant_id = ? AND user_id = ? "
             "AND id IN (SELECT value FROM json_each(?))",
-            (tenant, user, json.dumps(list(ids))),
+            (tenant, user, SQLITE.ids(ids)),
         ).fetchall()
         return [row[0] for row in rows]

@@ -34,10 +34,10 @@ from convmem.store.rows import (
     conversation_from_row,
     message_from_row,
 )
+from convmem.store.sql.derived import DerivedRows
 from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.cascade import CascadeTxnMixin
 from convmem.store.sqlite.connection import Statements, connect, transaction
-from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.entities import EntityTxnMixin
 from convmem.store.sqlite.erase import erase_deleted_fts
 from convmem.store.sqlite.keys import KeyTxnMixin
@@ -46,7 +46,7 @@ from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
 from convmem.store.sqlite.ranking import RankingTxnMixin
 from convmem.store.sqlite.search import SearchTxnMixin
-from convmem.store.sqlite.sql import CHAIN_CTE, TEXT_CODEC
+from convmem.store.sqlite.sql import CHAIN_CTE, SQLITE, TEXT_CODEC
 from convmem.store.sqlite.tools import ToolTxnMixin
 from convmem.store.sqlite.writer_lock import writer_lock
 
@@ -67,6 +67,8 @@ class SQLiteTxn(
     CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
+
+    _d = SQLITE
 
     def __init__(self, db: Statements, vectors: VectorsCache) -> None:
         self._db = db
