@@ -38,7 +38,6 @@ from convmem.store.postgres.connection import (
     transaction,
 )
 from convmem.store.postgres.entities import EntityTxnMixin
-from convmem.store.postgres.keys import KeyTxnMixin
 from convmem.store.postgres.lifecycle import LifecycleTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
 from convmem.store.postgres.memory_search import MemorySearchTxnMixin
@@ -55,6 +54,7 @@ from convmem.store.rows import (
     message_from_row,
 )
 from convmem.store.sql.derived import DerivedRows
+from convmem.store.sql.keys import KeyTxnMixin
 
 # Branch pages grow so a short window costs one query and a long one a handful.
 _FIRST_PAGE = 48

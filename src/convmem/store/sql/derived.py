@@ -143,7 +143,7 @@ class DerivedRows(SqlTxn):
     ) -> Job | None:
         """The oldest ready job, leased to ``owner``: a pending one whose time has come, or a
         running one whose worker's lease ran out. Jobs other workers hold are skipped."""
-        row = self._run(
+        row = self._returned(
             f"""
             UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?,
                 lease_expires_at = ?, updated_at = ?
@@ -156,7 +156,7 @@ class DerivedRows(SqlTxn):
             RETURNING {JOB_COLUMNS}
             """,
             (owner, now + lease_seconds, self._now(), self._d.ids(kinds), now, now),
-        ).fetchone()
+        )
         return job_from_row(row, self._d.codec) if row else None
 
     def extend_lease(self, job_id: str, owner: str, until: float) -> bool:

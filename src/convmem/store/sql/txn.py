@@ -33,6 +33,12 @@ class SqlTxn:
         cursor: Cursor = self._db.execute(self._d.sql(sql), params)
         return cursor
 
+    def _returned(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """The one row a statement ending in ``RETURNING`` gave back, or None. Read to the end:
+        SQLite's write is finished (and its statement reset) only then."""
+        rows = self._run(sql, params).fetchall()
+        return rows[0] if rows else None
+
     def _changed(self, cursor: Cursor) -> int:
         """The rows ``cursor``'s statement changed."""
         return cursor.rowcount

@@ -35,12 +35,12 @@ from convmem.store.rows import (
     message_from_row,
 )
 from convmem.store.sql.derived import DerivedRows
+from convmem.store.sql.keys import KeyTxnMixin
 from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.cascade import CascadeTxnMixin
 from convmem.store.sqlite.connection import Statements, connect, transaction
 from convmem.store.sqlite.entities import EntityTxnMixin
 from convmem.store.sqlite.erase import erase_deleted_fts
-from convmem.store.sqlite.keys import KeyTxnMixin
 from convmem.store.sqlite.lifecycle import LifecycleTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
