@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -74,10 +74,8 @@ T = TypeVar("T")
 class _Pending(Generic[T]):
     """A queued read and how its answer is decoded; decoded once, when first asked for."""
 
-    def __init__(
-        self, sent: psycopg.Cursor[Any], decode: Callable[[psycopg.Cursor[Any]], T]
-    ) -> None:
-        self._sent: psycopg.Cursor[Any] | None = sent
+    def __init__(self, sent: Cursor, decode: Callable[[Cursor], T]) -> None:
+        self._sent: Cursor | None = sent
         self._decode = decode
         self._value: T | None = None
 
@@ -103,8 +101,8 @@ class TxnBase(SqlTxn):
     def _snapshot_read(
         self,
         key: tuple[str, ...],
-        send: Callable[[], psycopg.Cursor[Any]],
-        decode: Callable[[psycopg.Cursor[Any]], T],
+        send: Callable[[], Cursor],
+        decode: Callable[[Cursor], T],
     ) -> T:
         """A read of settings a request asks for more than once (a tenant's policy, a user's
         memory switch). A read transaction sees one snapshot, so what it read once is the answer
@@ -121,12 +119,16 @@ class TxnBase(SqlTxn):
     def _prefetch(
         self,
         key: tuple[str, ...],
-        send: Callable[[], psycopg.Cursor[Any]],
-        decode: Callable[[psycopg.Cursor[Any]], Any],
+        send: Callable[[], Cursor],
+        decode: Callable[[Cursor], Any],
     ) -> None:
         """Queue a ``_snapshot_read`` now, to go with the next round trip (read transactions)."""
         if not self._writable and key not in self._snapshot:
             self._snapshot[key] = _Pending(send(), decode)
+
+    def _run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        # one prepared statement, its rows sent in the transaction's pipeline
+        self._db.cursor().executemany(self._d.sql(sql), rows)
 
     def _changed(self, cursor: Cursor) -> int:
         """The rows ``cursor``'s statement changed (it may still be queued in the pipeline)."""

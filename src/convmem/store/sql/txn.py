@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from convmem.store.dialect import Dialect
 
@@ -19,6 +19,13 @@ class Cursor(Protocol):
     def fetchall(self) -> list[Any]: ...
 
 
+T = TypeVar("T")
+
+# A read a backend may queue ahead and keep for the rest of a read transaction: its key, how it
+# is sent, and how its answer is decoded (``SqlTxn._snapshot_read``).
+SnapshotRead = tuple[tuple[str, ...], Callable[[], Cursor], Callable[[Cursor], T]]
+
+
 class SqlTxn:
     """The base of the core's mixins: ``_db`` is the transaction's connection, ``_d`` the
     backend's dialect. A backend overrides ``_changed`` and ``_lock_owner`` where it needs to."""
@@ -32,6 +39,18 @@ class SqlTxn:
         """``sql`` (written with ``?`` marks) run in this transaction."""
         cursor: Cursor = self._db.execute(self._d.sql(sql), params)
         return cursor
+
+    def _run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """``sql`` run once for each of ``rows``."""
+        self._db.executemany(self._d.sql(sql), rows)
+
+    def _snapshot_read(
+        self, key: tuple[str, ...], send: Callable[[], Cursor], decode: Callable[[Cursor], T]
+    ) -> T:
+        """A read of settings a request asks for more than once (a tenant's policy, a user's
+        memory switch): here simply run; a backend whose reads cost a round trip keeps the
+        answer for the rest of a read transaction."""
+        return decode(send())
 
     def _returned(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """The one row a statement ending in ``RETURNING`` gave back, or None. Read to the end:
