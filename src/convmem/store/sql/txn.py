@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from convmem.store.dialect import Dialect
+
+if TYPE_CHECKING:
+    from convmem.store.lineage import Cascade
 
 
 class Cursor(Protocol):
@@ -34,6 +37,10 @@ class SqlTxn:
     # typed loosely so each backend's mixins may name their own connection's type
     _db: Any
     _d: ClassVar[Dialect]
+
+    if TYPE_CHECKING:  # the backend's cascade mixin: the lineage graph on this transaction
+
+        def _cascade(self) -> Cascade: ...
 
     def _run(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         """``sql`` (written with ``?`` marks) run in this transaction."""
