@@ -59,6 +59,14 @@ class SqlTxn:
         answer for the rest of a read transaction."""
         return decode(send())
 
+    def _owned(self, tenant: str, user: str, table: str, ids: Sequence[str]) -> list[str]:
+        """Which of these ids name rows of ``table`` the user owns (``table`` is ours)."""
+        rows = self._run(
+            f"SELECT id FROM {table} WHERE tenant_id = ? AND user_id = ? AND id {self._d.one_of}",
+            (tenant, user, self._d.ids(ids)),
+        ).fetchall()
+        return [row[0] for row in rows]
+
     def _returned(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """The one row a statement ending in ``RETURNING`` gave back, or None. Read to the end:
         SQLite's write is finished (and its statement reset) only then."""

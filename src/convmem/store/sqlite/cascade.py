@@ -4,7 +4,7 @@ follow their rows by trigger and are purged from FTS5's segments before commit (
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from convmem.store.lineage import Cascade
@@ -43,12 +43,3 @@ class CascadeTxnMixin:
     def delete_tenant(self, tenant: str) -> dict[str, int]:
         self._db.execute("PRAGMA defer_foreign_keys = ON")
         return self._cascade().erase_owner(tenant, None, self._schema())
-
-    def _owned(self, tenant: str, user: str, table: str, ids: Sequence[str]) -> list[str]:
-        """Which of these ids name rows of ``table`` the user owns (``table`` is ours)."""
-        rows = self._db.execute(
-            f"SELECT id FROM {table} WHERE tenant_id = ? AND user_id = ? "
-            "AND id IN (SELECT value FROM json_each(?))",
-            (tenant, user, SQLITE.ids(ids)),
-        ).fetchall()
-        return [row[0] for row in rows]

@@ -26,9 +26,8 @@ from convmem.store.lineage import Cascade
 from convmem.store.ranking import Window
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.entity_sources import recompute_names
-from convmem.store.sqlite.memories import utc_text
 from convmem.store.sqlite.ranking import _in_window as in_window  # the retrievers' window filter
-from convmem.store.sqlite.sql import TEXT_CODEC
+from convmem.store.sqlite.sql import TEXT_CODEC, utc_text
 
 _JOINED = "FROM entities e JOIN entity_facts f ON f.tenant_id = e.tenant_id AND f.entity_id = e.id "
 
