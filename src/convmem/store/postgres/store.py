@@ -8,7 +8,6 @@ for each other.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -42,6 +41,7 @@ from convmem.store.postgres.lifecycle import LifecycleTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
 from convmem.store.postgres.memory_search import MemorySearchTxnMixin
 from convmem.store.postgres.migrations import apply_migrations, pending_migrations
+from convmem.store.postgres.options import options_from_url
 from convmem.store.postgres.rows import CHAIN_CTE
 from convmem.store.postgres.search import SearchTxnMixin
 from convmem.store.postgres.tools import ToolTxnMixin
@@ -517,7 +517,7 @@ class PostgresStore:
                 f"the database lacks {len(missing)} migration(s); run `convmem migrate --db URL` "
                 "or open it with migrate=True"
             )
-        size = max_size or int(os.environ.get("CONVMEM_PG_POOL_SIZE", "10"))
+        size = max_size or options_from_url(url).pool_size  # (the URL's, or the default)
         self._pool = make_pool(
             url, min_size=min(min_size, size), max_size=size, connection_class=connection_class
         )
