@@ -29,6 +29,11 @@ class Dialect:
     time: Callable[[datetime], Any]  # a time as a parameter (SQLite: UTC text, microseconds)
     iso: Callable[[datetime], Any]  # the same, in the form SQLite kept some tables' times in
     flag: Callable[[bool], Any]  # a boolean as a parameter (SQLite: 0 or 1)
+    row_order: str  # the order rows of ``messages m`` were inserted in
+    bytewise: str  # what makes a text column order bytewise (PostgreSQL: ' COLLATE "C"')
+    # put before a column to keep the planner off its index where the backend's planner would
+    # pick a worse one (SQLite: the unary "+")
+    unindexed: str
     # a write's row lock on what it read, where the backend has row locks (SQLite: its one
     # writer holds the whole database), and the same that skips rows another writer holds
     for_update: str = ""

@@ -57,4 +57,7 @@ SQLITE = Dialect(
     time=utc_text,
     iso=_iso,
     flag=int,
+    row_order="m.rowid",
+    bytewise="",
+    unindexed="+",
 )
