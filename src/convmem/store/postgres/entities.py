@@ -39,30 +39,6 @@ class EntityTxnMixin(CascadeTxnMixin, EntityRows):
         ).fetchall()
         return [entity_from_row(row[:-1], list(row[-1] or ()), DECODED) for row in rows]
 
-    def list_entities(
-        self, tenant: str, user: str, *, scopes: Sequence[str] | None, limit: int, offset: int
-    ) -> list[Entity]:
-        where = "AND e.user_id = %s"
-        params: tuple[object, ...] = (user,)
-        if scopes is not None:
-            where += " AND e.scope = ANY(%s)"
-            params += (list(scopes),)
-        return self._entities(tenant, where, params, "LIMIT %s OFFSET %s", (limit, offset))
-
-    def entities_named(
-        self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str] | None
-    ) -> list[Entity]:
-        if not keys or (scopes is not None and not scopes):
-            return []
-        self._lock_owner(tenant, user)  # in a write: what is read here is merged into
-        return self._entities(
-            tenant,
-            "AND e.user_id = %s AND (%s::text[] IS NULL OR e.scope = ANY(%s)) AND e.id IN "
-            "(SELECT n.entity_id FROM entity_names n WHERE n.tenant_id = %s AND n.user_id = %s "
-            "AND n.key = ANY(%s))",
-            (user, scopes and list(scopes), scopes and list(scopes), tenant, user, list(keys)),
-        )
-
     def entities_named_prefix(
         self, tenant: str, user: str, prefix: str, *, scopes: Sequence[str], limit: int
     ) -> list[Entity]:

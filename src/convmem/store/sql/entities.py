@@ -49,6 +49,36 @@ class EntityRows(SqlTxn):
         facts = tuple(fact_from_row(row, self._d.codec) for row in rows)
         return Entity(**{**found[0].__dict__, "facts": facts})
 
+    def list_entities(
+        self, tenant: str, user: str, *, scopes: Sequence[str] | None, limit: int, offset: int
+    ) -> list[Entity]:
+        d = self._d
+        where = "AND e.user_id = ?"
+        params: tuple[object, ...] = (user,)
+        if scopes is not None:
+            where += f" AND e.scope {d.one_of}"
+            params += (d.ids(scopes),)
+        return self._entities(tenant, d.sql(where), params, d.sql("LIMIT ? OFFSET ?"),
+                              (limit, offset))  # fmt: skip
+
+    def entities_named(
+        self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str] | None
+    ) -> list[Entity]:
+        if not keys or (scopes is not None and not scopes):
+            return []
+        self._lock_owner(tenant, user)  # in a write: what is read here is merged into
+        d = self._d
+        where = "AND e.user_id = ?"
+        params: tuple[object, ...] = (user,)
+        if scopes is not None:
+            where += f" AND e.scope {d.one_of}"
+            params += (d.ids(scopes),)
+        where += (
+            " AND e.id IN (SELECT n.entity_id FROM entity_names n WHERE n.tenant_id = ? "
+            f"AND n.user_id = ? AND n.key {d.one_of})"
+        )
+        return self._entities(tenant, d.sql(where), (*params, tenant, user, d.ids(keys)))
+
     def entity_facts(
         self,
         tenant: str,

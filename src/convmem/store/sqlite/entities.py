@@ -54,29 +54,6 @@ class EntityTxnMixin(EntityRows):
             out.setdefault(entity_id, []).append(alias)
         return out
 
-    def list_entities(
-        self, tenant: str, user: str, *, scopes: Sequence[str] | None, limit: int, offset: int
-    ) -> list[Entity]:
-        where = "AND e.user_id = ?"
-        params: tuple[object, ...] = (user,)
-        if scopes is not None:
-            where += " AND e.scope IN (SELECT value FROM json_each(?))"
-            params += (_ids(scopes),)
-        return self._entities(tenant, where, params, "LIMIT ? OFFSET ?", (limit, offset))
-
-    def entities_named(
-        self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str] | None
-    ) -> list[Entity]:
-        if not keys or (scopes is not None and not scopes):
-            return []
-        return self._entities(
-            tenant,
-            "AND e.user_id = ? AND (? IS NULL OR e.scope IN (SELECT value FROM json_each(?))) "
-            "AND e.id IN (SELECT n.entity_id FROM entity_names n WHERE n.tenant_id = ? "
-            "AND n.user_id = ? AND n.key IN (SELECT value FROM json_each(?)))",
-            (user, scopes and 1, _ids(scopes or ()), tenant, user, _ids(keys)),
-        )
-
     def entities_named_prefix(
         self, tenant: str, user: str, prefix: str, *, scopes: Sequence[str], limit: int
     ) -> list[Entity]:
