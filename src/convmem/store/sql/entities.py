@@ -49,16 +49,17 @@ class EntityRows(SqlTxn):
         facts = tuple(fact_from_row(row, self._d.codec) for row in rows)
         return Entity(**{**found[0].__dict__, "facts": facts})
 
+    def _users(self, user: str, scopes: Sequence[str] | None) -> tuple[str, tuple[object, ...]]:
+        """The filter (and its parameters) on the user's entities, in these scopes if given."""
+        if scopes is None:
+            return "AND e.user_id = ?", (user,)
+        return f"AND e.user_id = ? AND e.scope {self._d.one_of}", (user, self._d.ids(scopes))
+
     def list_entities(
         self, tenant: str, user: str, *, scopes: Sequence[str] | None, limit: int, offset: int
     ) -> list[Entity]:
-        d = self._d
-        where = "AND e.user_id = ?"
-        params: tuple[object, ...] = (user,)
-        if scopes is not None:
-            where += f" AND e.scope {d.one_of}"
-            params += (d.ids(scopes),)
-        return self._entities(tenant, d.sql(where), params, d.sql("LIMIT ? OFFSET ?"),
+        where, params = self._users(user, scopes)
+        return self._entities(tenant, self._d.sql(where), params, self._d.sql("LIMIT ? OFFSET ?"),
                               (limit, offset))  # fmt: skip
 
     def entities_named(
@@ -68,11 +69,7 @@ class EntityRows(SqlTxn):
             return []
         self._lock_owner(tenant, user)  # in a write: what is read here is merged into
         d = self._d
-        where = "AND e.user_id = ?"
-        params: tuple[object, ...] = (user,)
-        if scopes is not None:
-            where += f" AND e.scope {d.one_of}"
-            params += (d.ids(scopes),)
+        where, params = self._users(user, scopes)
         where += (
             " AND e.id IN (SELECT n.entity_id FROM entity_names n WHERE n.tenant_id = ? "
             f"AND n.user_id = ? AND n.key {d.one_of})"
