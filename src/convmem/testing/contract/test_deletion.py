@@ -14,8 +14,8 @@ import json
 import pytest
 
 import convmem
+from convmem.testing.scenarios import SMALL, chat, open_full, populate
 from tests.store.backends import Backend, RecordKind
-from tests.store.scenarios import SMALL, chat, open_full, populate
 from tests.test_retention import written_days_ago
 
 

@@ -29,8 +29,8 @@ import pytest
 
 import convmem
 from convmem import ModelProfile
+from convmem.testing.contract.test_consolidation import _consolidate
 from tests.store.backends import Backend
-from tests.store.test_consolidation import _consolidate
 
 SMALL = ModelProfile(context_window=1500, max_output=200, tokenizer="o200k_base")
 TENANT = "acme"

@@ -14,7 +14,7 @@ import pytest
 import convmem
 from convmem.errors import InvalidInput
 from convmem.importers.mem0 import import_mem0
-from tests.store.test_consolidation import _consolidate
+from convmem.testing.contract.test_consolidation import _consolidate
 
 ALLERGY = "Remember that I am allergic to peanuts."
 PROFILE = convmem.ModelProfile(context_window=8192, max_output=512, tokenizer="o200k_base")

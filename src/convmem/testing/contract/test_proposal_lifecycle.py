@@ -11,7 +11,7 @@ import pytest
 
 import convmem
 from convmem.errors import InvalidInput
-from tests.store.test_consolidation import _consolidate
+from convmem.testing.contract.test_consolidation import _consolidate
 
 
 def test_each_proposal_says_how_sure_and_why(memory: convmem.Memory, alice: convmem.Scope) -> None:

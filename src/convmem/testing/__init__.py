@@ -1,0 +1,1 @@
+"""The store contract suite, published: what a convmem storage backend must pass."""
