@@ -1,6 +1,6 @@
 """Shared fixtures: a real SQLite file per test, and a real PostgreSQL server for the tests that
 ask for one (tiktoken's files ship inside the package). A working database is a copy of one
-migrated once per session (tests/db_templates.py)."""
+migrated once per session (convmem.testing.templates)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import convmem
-from tests.db_templates import PostgresTemplate, copy_sqlite_template, make_sqlite_template
+from convmem.testing.templates import PostgresTemplate, copy_sqlite_template, make_sqlite_template
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def postgres_server() -> Iterator[str]:
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
     """A URL onto a fresh, empty schema of its own on that server (migrated on first open)."""
-    from tests.postgres_server import fresh_schema
+    from convmem.testing.postgres_server import fresh_schema
 
     yield from fresh_schema(postgres_server)
 
@@ -80,7 +80,7 @@ def postgres_template(postgres_server: str) -> PostgresTemplate:
 @pytest.fixture
 def postgres_migrated_url(postgres_template: PostgresTemplate) -> Iterator[str]:
     """A URL onto a schema of its own, already migrated; dropped afterwards."""
-    from tests.postgres_server import drop_schema
+    from convmem.testing.postgres_server import drop_schema
 
     url = postgres_template.new_schema()
     try:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import convmem
 from convmem.ops.worker import Worker
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 # small enough that 40 turns overflow it: eviction, hence summaries
 SMALL = convmem.ModelProfile(context_window=600, max_output=100, tokenizer="o200k_base")

@@ -1,21 +1,13 @@
-"""The contract suite's fixtures: ``backend`` (a fresh database of one backend), ``memory`` opened
-on it, and the shared ``alice`` and ``bob``."""
+"""Every test of the contract suite runs once per chosen backend (see convmem.testing.plugin):
+the fixtures live here, so they reach this folder's tests and nobody else's."""
 
-from __future__ import annotations
+from convmem.testing.fixtures import (
+    alice,
+    backend,
+    bob,
+    harness,
+    memory,
+    pytest_generate_tests,
+)
 
-import pytest
-
-import convmem
-from tests.store.conftest import backend, harness, memory
-
-__all__ = ["alice", "backend", "bob", "harness", "memory"]
-
-
-@pytest.fixture
-def alice(memory: convmem.Memory) -> convmem.Scope:
-    return memory.scope(tenant="acme", user="alice")
-
-
-@pytest.fixture
-def bob(memory: convmem.Memory) -> convmem.Scope:
-    return memory.scope(tenant="acme", user="bob")
+__all__ = ["alice", "backend", "bob", "harness", "memory", "pytest_generate_tests"]

@@ -19,7 +19,7 @@ import convmem
 from convmem import ToolCall
 from convmem.importers import openai_chat
 from convmem.importers.bulk import import_trees
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 # more newer turns holding the common word than the old search ever scored (5,000)
 NEWER_TURNS = 5_200

@@ -10,7 +10,7 @@ from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
 
 import convmem
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 APPENDS = 60
 

@@ -14,9 +14,9 @@ import json
 import pytest
 
 import convmem
+from convmem.testing.clock import written_days_ago
+from convmem.testing.harness import Backend, RecordKind
 from convmem.testing.scenarios import SMALL, chat, open_full, populate
-from tests.store.backends import Backend, RecordKind
-from tests.test_retention import written_days_ago
 
 
 def assert_populated(backend: Backend, tenant: str, kind: RecordKind) -> dict[str, int]:

@@ -14,7 +14,7 @@ import pytest
 import convmem
 from convmem.context.formats import Format
 from convmem.model.messages import Role
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 MARKER = "zorvexian"  # a word nothing else writes
 DOCUMENTS = [

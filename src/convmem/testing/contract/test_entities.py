@@ -12,7 +12,7 @@ import pytest
 import convmem
 from convmem.store.base import WriteTxn
 from convmem.store.retry import write_retried
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import convmem
 from convmem.store.ranking import Window
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 

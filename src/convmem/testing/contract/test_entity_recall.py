@@ -19,7 +19,7 @@ from convmem.entities.recall import (
     entity_ranking,
     specificity,
 )
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 # Without entity recall the pottery turn is a weak lexical hit (its neighbour's "day" matches

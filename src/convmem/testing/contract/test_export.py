@@ -6,7 +6,7 @@ import json
 
 import convmem
 from convmem import ToolCall
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 
 def test_export_holds_the_users_records_and_nothing_derived(backend: Backend) -> None:

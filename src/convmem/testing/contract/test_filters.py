@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import convmem
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 STRONG = "Lantern, lantern: the lantern and the lantern lamp."
 WEAK = "I keep a small lantern by the blue door of the cottage."

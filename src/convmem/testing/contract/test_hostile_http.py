@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 import convmem
 from convmem.service import create_app
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 
 @pytest.fixture

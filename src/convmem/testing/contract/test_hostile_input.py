@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import convmem
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 NUL = "a\x00b"
 SURROGATE = "a\ud800b"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import convmem
 from convmem.model.messages import Role
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 WORDS = ("zebra", "quokka", "walrus", "lantern")
 PRINCIPALS = [(tenant, user) for tenant in ("ta", "tb") for user in ("u1", "u2")]

@@ -17,7 +17,7 @@ from multiprocessing.synchronize import Event
 
 import convmem
 from convmem.ids import new_id
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 KIND = "contract/test"
 T0 = 1_700_000_000.0

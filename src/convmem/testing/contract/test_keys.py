@@ -13,7 +13,7 @@ import pytest
 
 import convmem
 from convmem.domain.keys import parse_token
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 
 def test_a_key_authenticates_and_only_its_secret_s_hash_is_stored(

@@ -16,7 +16,7 @@ from convmem import ContentTooLarge, InvalidMessage
 from convmem.content.media_tokens import anthropic_image_tokens, openai_image_tokens
 from convmem.content.parts import MAX_INLINE_BYTES
 from convmem.model.parts import FilePart, ImagePart, TextPart
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 SHOT = "https://app.example/u/screenshot.png"
 # kept bytes carry a marker a database dump would show (repr of the row)

@@ -25,7 +25,7 @@ import convmem
 from convmem.domain.keys import named_user, user_header_value
 from convmem.model.tree import MAX_IDENTIFIER_BYTES
 from convmem.service import create_app
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 # (tenant, user) pairs around the limit, in 1-, 2-, 3- and 4-byte characters
 AT_LIMIT = {

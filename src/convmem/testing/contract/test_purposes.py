@@ -12,7 +12,7 @@ import pytest
 
 import convmem
 from convmem.model.principal import Principal
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 STRONG = "Lantern, lantern: the lantern and the lantern lamp."
 WEAK = "I keep a small lantern by the blue door of the cottage."

@@ -12,7 +12,7 @@ import pytest
 import convmem
 from convmem.domain.indexing import vector_text
 from convmem.store import MessageVector, TermVector, Window
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 EMBEDDER = convmem.HashingEmbedder()
 TURNS = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import convmem
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 SECRET = "My API key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
 

@@ -30,7 +30,7 @@ import pytest
 import convmem
 from convmem import ModelProfile
 from convmem.testing.contract.test_consolidation import _consolidate
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 SMALL = ModelProfile(context_window=1500, max_output=200, tokenizer="o200k_base")
 TENANT = "acme"

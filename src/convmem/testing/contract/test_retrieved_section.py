@@ -11,7 +11,7 @@ import convmem
 from convmem.context.budget import retrieved_reserve
 from convmem.context.formats import Format
 from convmem.model.messages import Role
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 # What these tests check is which turns the section holds, not how long finding them may take:
 # no part has a time limit, so a busy machine cannot make retrieval skip and the section empty.

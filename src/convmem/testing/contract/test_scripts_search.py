@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 # (a turn holding the word, another turn in the same language, the word — inside a run of the
 # first —, and a word that shares no pair of characters with either turn). A query word is read

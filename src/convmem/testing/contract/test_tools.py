@@ -9,7 +9,7 @@ import pytest
 
 import convmem
 from convmem.model.tools import ToolSpec
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 REFUND = {
     "type": "function",

@@ -9,7 +9,7 @@ import pytest
 
 import convmem
 from convmem import InvalidMessage, NotFound, ToolCall
-from tests.store.backends import Backend
+from convmem.testing.harness import Backend
 
 
 def test_append_builds_a_linear_branch_with_metadata_and_import_dates(

@@ -2,8 +2,9 @@
 
 Migrating a new SQLite file costs 40-100 ms of a test's time; copying a migrated file costs
 about 1 ms, and the copy opens with nothing left to apply. On PostgreSQL the per-test database is
-a schema (tests/postgres_server.py): migrating one runs every migration in a transaction of its
-own, while replaying a dump of a migrated schema is one transaction with no intermediate steps.
+a schema (convmem.testing.postgres_server): migrating one runs every migration in a transaction
+of its own, while replaying a dump of a migrated schema is one transaction with no intermediate
+steps.
 
 Only the fixtures that hand out a *working* database use these (``memory``, the contract suite's
 ``backend``). A test of the migrations themselves opens a path or an empty schema of its own
@@ -20,7 +21,7 @@ from contextlib import closing
 from pathlib import Path
 
 import convmem
-from tests.postgres_server import with_search_path
+from convmem.testing.postgres_server import with_search_path
 
 
 def make_sqlite_template(folder: Path) -> Path:
@@ -99,7 +100,7 @@ class PostgresTemplate:
         ``create_schema``'s)."""
         import psycopg
 
-        from tests.postgres_server import create_schema
+        from convmem.testing.postgres_server import create_schema
 
         if self.sql is None:
             url = create_schema(self.server_url)
