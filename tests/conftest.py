@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 import convmem
+from convmem.testing.fixtures import alice, bob  # the shared principals, on this `memory`
 from convmem.testing.templates import PostgresTemplate, copy_sqlite_template, make_sqlite_template
+
+__all__ = ["alice", "bob"]
 
 
 @pytest.fixture
@@ -43,16 +46,6 @@ def memory(request: pytest.FixtureRequest) -> Iterator[convmem.Memory]:
         target = request.getfixturevalue("migrated_db_path")
     with convmem.open(target) as mem:
         yield mem
-
-
-@pytest.fixture
-def alice(memory: convmem.Memory) -> convmem.Scope:
-    return memory.scope(tenant="acme", user="alice")
-
-
-@pytest.fixture
-def bob(memory: convmem.Memory) -> convmem.Scope:
-    return memory.scope(tenant="acme", user="bob")
 
 
 @pytest.fixture(scope="session")
