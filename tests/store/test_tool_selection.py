@@ -13,8 +13,8 @@ import pytest
 
 import convmem
 from convmem.domain.search import rank_tools
-from convmem.testing.harness import Backend
 from convmem.tools.select import GIVEN, NOT_RELEVANT, OVER_COUNT, OVER_TOKENS, RISKY
+from tests.store.backends import Backend
 
 REGISTRY = Path(__file__).resolve().parents[1] / "data" / "tool_registry.json"
 PROFILE = convmem.ModelProfile(context_window=32_768, max_output=1024, name="gpt-4o")
