@@ -17,6 +17,7 @@ import pytest
 import convmem
 from convmem.importers.bulk import ImportNode, ImportTree, import_trees
 from convmem.model.messages import NewMessage
+from convmem.store.ranking import Window
 
 T = TypeVar("T")
 
@@ -82,4 +83,26 @@ def test_on_branch_reads_the_candidates_not_the_conversation(
                 _raw(tx), lambda: tx.on_branch("acme", ids[-1], candidates, 0)
             )
         assert found == set(candidates)
+    assert costs[LONG] <= SLACK * costs[SHORT] + 5, costs
+
+
+@pytest.mark.parametrize("terms", [["budget"], ["budget", "numbers", "quokka"]])
+def test_a_common_words_search_reads_its_newest_matches_whatever_the_length(
+    memory: convmem.Memory, conversations: dict[int, tuple[str, list[str]]], terms: list[str]
+) -> None:
+    """Each term brings its newest ``TERM_CANDIDATES`` matches however many turns hold it: the
+    statements run as many steps on ten times the turns (main counted a common word's postings
+    up to 5,000 on every query, and so ran ever more steps until that cap). The rare word's
+    matches grow with the conversation (all are read, fewer than the bound); it says little."""
+    costs = {}
+    for size, (conversation_id, ids) in conversations.items():
+        window = Window(max_depth=size - 20)  # the newest turns are the assembled window's
+        with memory.store.read() as tx:
+            hits, costs[size] = _steps(
+                _raw(tx),
+                lambda: tx.search_messages(
+                    "acme", "alice", conversation_id, terms, window=window, limit=10
+                ),
+            )
+        assert len(hits) == 10 and {h.message_id for h in hits} <= set(ids[: size - 20])
     assert costs[LONG] <= SLACK * costs[SHORT] + 5, costs
