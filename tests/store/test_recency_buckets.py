@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 import convmem
 from convmem.importers.bulk import ImportNode, ImportTree, import_trees
 from convmem.model.messages import NewMessage

@@ -9,7 +9,7 @@ A step count is deterministic (no clock, no load), so the bound is tight: within
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
@@ -44,8 +44,11 @@ def _conversation(scope: convmem.Scope, key: str, turns: int) -> tuple[str, list
     return record.id, ids
 
 
-def _steps(db: sqlite3.Connection, call: Callable[[], T]) -> tuple[T, int]:
-    """``call()``'s result and the virtual-machine steps (in ``STEP``s) its statements ran."""
+def _steps(
+    db: sqlite3.Connection, call: Callable[..., T], *args: Any, **kwargs: Any
+) -> tuple[T, int]:
+    """``call(*args, **kwargs)``'s result and the virtual-machine steps (in ``STEP``s) its
+    statements ran."""
     count = 0
 
     def tick() -> int:
@@ -55,16 +58,16 @@ def _steps(db: sqlite3.Connection, call: Callable[[], T]) -> tuple[T, int]:
 
     db.set_progress_handler(tick, STEP)
     try:
-        result = call()
+        result = call(*args, **kwargs)
     finally:
         db.set_progress_handler(None, 0)
     return result, count
 
 
 @pytest.fixture
-def conversations(memory: convmem.Memory) -> Iterator[dict[int, tuple[str, list[str]]]]:
+def conversations(memory: convmem.Memory) -> dict[int, tuple[str, list[str]]]:
     scope = memory.scope("acme", "alice")
-    yield {SHORT: _conversation(scope, "short", SHORT), LONG: _conversation(scope, "long", LONG)}
+    return {SHORT: _conversation(scope, "short", SHORT), LONG: _conversation(scope, "long", LONG)}
 
 
 def _raw(tx: Any) -> sqlite3.Connection:
@@ -79,9 +82,7 @@ def test_on_branch_reads_the_candidates_not_the_conversation(
     for size, (_, ids) in conversations.items():
         candidates = ids[10:30] + ids[-40:-20]
         with memory.store.read() as tx:
-            found, costs[size] = _steps(
-                _raw(tx), lambda: tx.on_branch("acme", ids[-1], candidates, 0)
-            )
+            found, costs[size] = _steps(_raw(tx), tx.on_branch, "acme", ids[-1], candidates, 0)
         assert found == set(candidates)
     assert costs[LONG] <= SLACK * costs[SHORT] + 5, costs
 
@@ -99,10 +100,8 @@ def test_a_common_words_search_reads_its_newest_matches_whatever_the_length(
         window = Window(max_depth=size - 20)  # the newest turns are the assembled window's
         with memory.store.read() as tx:
             hits, costs[size] = _steps(
-                _raw(tx),
-                lambda: tx.search_messages(
-                    "acme", "alice", conversation_id, terms, window=window, limit=10
-                ),
-            )
+                _raw(tx), tx.search_messages, "acme", "alice", conversation_id, terms,
+                window=window, limit=10,
+            )  # fmt: skip
         assert len(hits) == 10 and {h.message_id for h in hits} <= set(ids[: size - 20])
     assert costs[LONG] <= SLACK * costs[SHORT] + 5, costs
