@@ -137,31 +137,42 @@ class RankingTxnMixin:
         conversation's size for IDF; and the estimated document frequency (by lower-cased term)
         of the terms with more matches than were read. None when nothing matches.
 
-        Each stem's terms bring their newest ``TERM_CANDIDATES`` matches in the window, read
-        newest first through the full-text index (FTS5 walks a term's postings in descending
-        rowid order and stops at the limit), highlighted for those terms alone: a turn several
-        stems bring comes once for each, and ``bm25_rankings`` sums them. The work is bounded
-        by the number of terms, never by the conversation's length or a word's frequency in it.
-        A stem with more matches than that gets its frequency estimated, as PostgreSQL's search
-        estimates it, from how densely its newest matches lie (counting them in the index read
-        up to ``DOCUMENT_FREQUENCY_CAP`` postings of a common word, every query)."""
+        A stem with at most ``TERM_CANDIDATES`` matches brings them all, highlighted by one
+        search for every such stem (a turn is read and tokenised once: tokenising is most of a
+        search's time, and a long chat's turns hold many of a question's words). A stem with
+        more brings its newest ``TERM_CANDIDATES`` in the window, read newest first through the
+        full-text index (FTS5 walks the postings in descending rowid order and stops at the
+        limit), highlighted for it alone: a turn several such stems bring comes once for each,
+        and ``bm25_rankings`` sums them. Its frequency is estimated, as PostgreSQL's search
+        estimates it, from how densely those matches lie (counting them in the index read up
+        to ``DOCUMENT_FREQUENCY_CAP`` postings of a common word, every query). The work is
+        bounded by the number of terms, never by the conversation's length or a word's
+        frequency in it."""
         scope = f"scope : {quote(conversation_token(tenant, conversation_id))}"
         # one search per stem: terms that are inflections of one word match the same tokens,
         # which a search each would highlight, and count, twice
         by_stem: dict[tuple[str, ...], list[str]] = {}
         for term, stem in STEMS.of(t.lower() for t in terms if t).items():
             by_stem.setdefault(stem or (term,), []).append(term)
-        rows: list[Any] = []
+        few: list[str] = []
         many: list[tuple[list[str], list[Any]]] = []
         for group in by_stem.values():
-            if or_query(group) is None:
+            words = or_query(group, columns=("body", "ctx"))
+            if words is None:
                 continue
-            found = self._highlighted(
-                scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES + 1
-            )
-            if len(found) > TERM_CANDIDATES:
-                found = found[:TERM_CANDIDATES]
+            # the index alone, no row read, at most one posting past the bound
+            matches = self._count(f"{scope} AND {words}", TERM_CANDIDATES + 1)
+            if matches > TERM_CANDIDATES:
+                found = self._highlighted(
+                    scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES
+                )
                 many.append((group, found))
+            elif matches:
+                few += group
+        rows: list[Any] = []
+        if few:
+            rows += self._highlighted(scope, few, tenant, user, conversation_id, window, None)
+        for _, found in many:
             rows += found
         if not rows:
             return None
@@ -178,11 +189,21 @@ class RankingTxnMixin:
         deepest = total - 1 if window.max_depth is None else min(total, window.max_depth) - 1
         df: dict[str, int] = {}
         for group, found in many:
+            if len(found) < TERM_CANDIDATES:  # the window holds fewer: they are every match
+                continue
             oldest = min(int(row[2]) for row in found)
             dense = len(found) * total / max(1, deepest - oldest + 1)
             estimate = int(min(DOCUMENT_FREQUENCY_CAP, max(len(found), dense)))
             df.update(dict.fromkeys(group, estimate))
         return rows, total, df
+
+    def _count(self, match: str, cap: int) -> int:
+        """Rows matching ``match``, counted up to ``cap`` in the full-text index alone."""
+        row = self._db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM message_fts WHERE message_fts MATCH ? LIMIT ?)",
+            (match, cap),
+        ).fetchone()
+        return int(row[0])
 
     def _highlighted(
         self,
@@ -192,10 +213,10 @@ class RankingTxnMixin:
         user: str,
         conversation_id: str,
         window: Window,
-        limit: int,
+        limit: int | None,
     ) -> list[Any]:
-        """The newest ``limit`` turns in ``window`` matching any of ``terms``, each with its
-        columns highlighted for them and its index row id."""
+        """The newest ``limit`` (None: every) turns in ``window`` matching any of ``terms``, each
+        with its columns highlighted for them and its index row id."""
         sql, params = _in_window(
             "SELECT i.message_id, i.speaker, i.depth, i.created_at, "
             f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
@@ -207,8 +228,10 @@ class RankingTxnMixin:
              conversation_id],
             window,
         )  # fmt: skip
-        sql += " ORDER BY message_fts.rowid DESC LIMIT ?"
-        return list(self._db.execute(sql, (*params, limit)).fetchall())
+        sql += " ORDER BY message_fts.rowid DESC"
+        if limit is None:
+            return list(self._db.execute(sql, params).fetchall())
+        return list(self._db.execute(sql + " LIMIT ?", (*params, limit)).fetchall())
 
     def nearest_messages(
         self,
