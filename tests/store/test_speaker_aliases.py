@@ -49,8 +49,8 @@ def test_a_name_one_speaker_addresses_the_other_by_is_the_others(memory: convmem
     assert aliases_of(memory, conv_id, "Where did Kate go skiing?") == {"Kate": "Emi"}
     # the search favours Emi's turns as if the question said "Emi"; without the alias the
     # turns that say "Kate" (Elise's) came first
-    hits = alice.conversation(conv_id).search("Where did Kate go skiing?", k=2)
-    assert [h.message.id for h in hits] == [ids[1], ids[3]]
+    hits = alice.conversation(conv_id).search("Where did Kate go skiing?", k=3)
+    assert hits[0].message.id == ids[1]
 
 
 def test_a_third_person_talked_about_is_no_alias(memory: convmem.Memory) -> None:
