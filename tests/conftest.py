@@ -12,6 +12,7 @@ import pytest
 
 import convmem
 from tests.db_templates import PostgresTemplate, copy_sqlite_template, make_sqlite_template
+from tests.redis_server import RedisServer
 
 
 @pytest.fixture
@@ -53,6 +54,22 @@ def alice(memory: convmem.Memory) -> convmem.Scope:
 @pytest.fixture
 def bob(memory: convmem.Memory) -> convmem.Scope:
     return memory.scope(tenant="acme", user="bob")
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server of the test's own (free port, temp folder, no persistence)."""
+    server = RedisServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    return redis_server.url
 
 
 @pytest.fixture(scope="session")
