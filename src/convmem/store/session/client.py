@@ -279,13 +279,22 @@ class SessionRedis:
         """Every key the tier holds (tests and the residue check)."""
         return list(self._redis.scan_iter(match=f"{PREFIX}:*", count=1000))
 
-    def dump(self) -> bytes:
-        """Every value the tier holds, serialised as Redis would persist it (``DUMP``)."""
+    def contents(self) -> bytes:
+        """Every key the tier holds with its whole value, as bytes (the residue check: what a
+        delete must leave no trace of). Read by type, not with ``DUMP``, whose compression
+        could hide a text from a byte search."""
         out = []
         for key in self.keys():
-            value = self._redis.dump(key)
-            if isinstance(value, bytes):
-                out.append(key + b"\0" + value)
+            kind = self._redis.type(key)
+            if kind == b"string":
+                values = [self._redis.get(key)]
+            elif kind == b"hash":
+                values = [b for pair in self._redis.hgetall(key).items() for b in pair]
+            elif kind == b"set":
+                values = list(self._redis.smembers(key))
+            else:
+                values = [self._redis.dump(key)]
+            out.append(b"\0".join([key, *(v for v in values if isinstance(v, bytes))]))
         return b"\n".join(out)
 
     def close(self) -> None:
