@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -169,9 +169,10 @@ def test_a_server_restored_from_an_old_snapshot_is_not_trusted(
 def test_a_slow_redis_is_cut_off_at_its_time_limit(
     backend: Backend, redis_server: RedisServer
 ) -> None:
-    with convmem.open(backend.url, session=redis_server.url) as tiered, convmem.open(
-        backend.url
-    ) as plain:
+    with (
+        convmem.open(backend.url, session=redis_server.url) as tiered,
+        convmem.open(backend.url) as plain,
+    ):
         conv_id = _filled(tiered, plain)
         limit = _tier(tiered).redis.timeout
         redis_server.pause()
@@ -195,9 +196,10 @@ def test_a_slow_redis_is_cut_off_at_its_time_limit(
 
 
 def test_a_flushed_redis_is_a_miss(backend: Backend, redis_server: RedisServer) -> None:
-    with convmem.open(backend.url, session=redis_server.url) as tiered, convmem.open(
-        backend.url
-    ) as plain:
+    with (
+        convmem.open(backend.url, session=redis_server.url) as tiered,
+        convmem.open(backend.url) as plain,
+    ):
         conv_id = _filled(tiered, plain)
         redis_server.client().flushall()  # type: ignore[attr-defined]
         assert _same(tiered, plain, conv_id, "reference?") == "miss"
@@ -233,8 +235,8 @@ def test_erased_with_the_rest(pair: tuple[convmem.Memory, convmem.Memory], what:
     before = redis.contents()
     assert SAID.encode() in before and PINNED.encode() in before  # the tier did hold them
     for name in (b"acme", b"alice", conv.id.encode()):
-        assert all(name not in key for key in redis.keys())  # names are hashed
-    gone = {
+        assert all(name not in key for key in redis.key_names())  # names are hashed
+    gone: dict[str, Callable[[], object]] = {
         "message": lambda: conv.delete_message(said.id),
         "conversation": conv.delete,
         "pin": lambda: alice.unpin(pin.id),

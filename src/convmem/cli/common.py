@@ -92,7 +92,10 @@ def opened(
 
     try:
         with open_memory(
-            db, config=config, embedder=embedder or "none", reranker=reranker or "none",
+            db,
+            config=config,
+            embedder=embedder or "none",
+            reranker=reranker or "none",
             session=session,
         ) as memory:
             yield memory

@@ -275,7 +275,7 @@ class SessionRedis:
 
     # --- inspection -----------------------------------------------------------------------------
 
-    def keys(self) -> list[bytes]:
+    def key_names(self) -> list[bytes]:
         """Every key the tier holds (tests and the residue check)."""
         return list(self._redis.scan_iter(match=f"{PREFIX}:*", count=1000))
 
@@ -284,7 +284,7 @@ class SessionRedis:
         delete must leave no trace of). Read by type, not with ``DUMP``, whose compression
         could hide a text from a byte search."""
         out = []
-        for key in self.keys():
+        for key in self.key_names():
             kind = self._redis.type(key)
             if kind == b"string":
                 values = [self._redis.get(key)]
