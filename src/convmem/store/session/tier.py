@@ -147,12 +147,14 @@ class _TierRead:
             and cached.conversation.tenant_id == tenant
         ):
             self._redis.count("hit")
+            grown = _Fill(tenant, user, conversation_id, tokenizer, seen.tags, seen.run,
+                          _state_of(cached), list(cached.rows))  # fmt: skip
             return RequestState(
                 conversation=cached.conversation,
                 leaf_id=cached.leaf_id,
                 pins=list(cached.pins),
                 last_assembly=cached.last_assembly,
-                branch=self._rest(tenant, cached, tokenizer),
+                branch=self._rest(tenant, cached, tokenizer, grown),
                 session="hit",
             )
         state = inner.request_state(tenant, user, conversation_id, None, tokenizer, reach)
@@ -164,13 +166,20 @@ class _TierRead:
         self._fills.append(fill)
         return replace(state, branch=_recorded(state.branch, fill), session="miss")
 
-    def _rest(self, tenant: str, cached: Cached, tokenizer: str) -> Iterator[BranchRow]:
+    def _rest(
+        self, tenant: str, cached: Cached, tokenizer: str, grown: _Fill
+    ) -> Iterator[BranchRow]:
+        """The cached rows, then (a request reading further back) the database's, which are
+        put back with them when the read ends: the next request finds them cached."""
         yield from cached.rows
         if cached.complete or cached.leaf_id is None:
             return
         start = cached.rows[-1].message.parent_id if cached.rows else cached.leaf_id
-        if start is not None:
-            yield from self._inner.branch(tenant, start, tokenizer)
+        if start is None:
+            return
+        self._fills.append(grown)
+        self._redis.count("read_past")
+        yield from _recorded(self._inner.branch(tenant, start, tokenizer), grown)
 
     def fill(self) -> None:
         """Put back what the missed requests read (refused in Redis if a generation moved)."""
@@ -189,6 +198,12 @@ class _TierRead:
             except Away:
                 return
         self._fills.clear()
+
+
+def _state_of(cached: Cached) -> RequestState:
+    return RequestState(
+        cached.conversation, cached.leaf_id, list(cached.pins), cached.last_assembly, iter(())
+    )
 
 
 def _recorded(rows: Iterator[BranchRow], fill: _Fill) -> Iterator[BranchRow]:
@@ -334,9 +349,15 @@ def _after(cached: Cached, changes: _Changes, tokenizer: str) -> Cached | None:
         if grown is None:
             return None
         out = grown
-        keep = max(len(cached.rows), len(new_rows))
-        if len(out.rows) > keep:
-            out = replace(out, rows=out.rows[:keep], complete=False)
+        # as many tokens back as the state held (what requests read), the new rows on top
+        reach = sum(row.estimate_tokens for row in cached.rows)
+        kept, covered = 0, 0
+        for row in out.rows:
+            if kept >= MAX_ROWS or (covered >= reach and kept >= len(new_rows)):
+                break
+            kept, covered = kept + 1, covered + row.estimate_tokens
+        if kept < len(out.rows):
+            out = replace(out, rows=out.rows[:kept], complete=False)
     if changes.assembly is not None:
         out = replace(out, last_assembly=changes.assembly)
     return out
