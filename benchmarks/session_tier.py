@@ -174,9 +174,10 @@ def stale_requests(db: str, port: int, key: str) -> dict[str, int]:
             if not conversations and user_index > 0:
                 break
             for conv in conversations:
-                want = scope.conversation(conv.id).assemble(None, model=PROFILE)
+                want = scope.conversation(conv.id).assemble("And now?", model=PROFILE)
                 got = client.post(
-                    f"/v1/conversations/{conv.id}/assemble", json={"model": MODEL},
+                    f"/v1/conversations/{conv.id}/assemble",
+                    json={"model": MODEL, "user_message": "And now?"},
                     headers={"X-Convmem-User": user},
                 ).json()  # fmt: skip
                 compared += 1

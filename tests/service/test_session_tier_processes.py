@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -207,15 +208,20 @@ def test_two_processes_through_the_tier_answer_as_the_database(services: Service
     # until STEPS steps were taken (hypothesis draws each run's length, often short; the first
     # example of a search is its simplest: appends only)
     while services.steps < STEPS:
-        run_state_machine_as_test(
-            TierEquivalence,
-            settings=settings(
-                max_examples=5, stateful_step_count=STEPS_PER_RUN, deadline=None,
-                database=None, suppress_health_check=list(HealthCheck),
-                # a failure is reported as generated: shrinking over HTTP takes minutes
-                phases=[Phase.generate],
-            ),
-        )  # fmt: skip
+        try:
+            run_state_machine_as_test(
+                TierEquivalence,
+                settings=settings(
+                    max_examples=5, stateful_step_count=STEPS_PER_RUN, deadline=None,
+                    database=None, suppress_health_check=list(HealthCheck),
+                    # a failure is reported as generated: shrinking over HTTP takes minutes
+                    phases=[Phase.generate],
+                ),
+            )  # fmt: skip
+        except FlakyStrategyDefinition:
+            # hypothesis's own replay bookkeeping, after a run that passed (seen once in a long
+            # run, status VALID): a difference fails with an AssertionError, never this
+            continue
         if STEPS > 1000:  # the long run says how far it got
             print(f"progress: steps {services.steps}, compared {services.compared}", flush=True)
     print(

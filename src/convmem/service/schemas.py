@@ -506,6 +506,12 @@ class ReportOut(_Response):
         default_factory=dict, description="The media's share of the history and user sections."
     )
     media_stubbed_ids: list[str] = []
+    session: Literal["hit", "miss", "bypass", "unavailable"] | None = Field(
+        None,
+        description="How the session tier answered the conversation's state: hit (Redis), miss "
+        "(the database, put back), bypass (a write was open on it), unavailable (Redis away or "
+        "slow: the database answered; degraded says why). Absent without a tier.",
+    )
     documents: list[DocumentUseOut] = Field(
         default_factory=list,
         description="The retrieved documents given, best first, and what became of each.",
