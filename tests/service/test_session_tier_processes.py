@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 from hypothesis import HealthCheck, Phase, settings
-from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis import strategies as st
+from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
