@@ -248,3 +248,19 @@ def test_erased_with_the_rest(pair: tuple[convmem.Memory, convmem.Memory], what:
     after = redis.contents()
     for text in erased:
         assert text.encode() not in after
+
+
+def test_the_setting_opens_the_tier_and_a_bad_url_is_refused(
+    tmp_path: Any, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "c.db"
+    monkeypatch.setenv("CONVMEM_SESSION", redis_url)
+    with convmem.open(path) as memory:
+        assert isinstance(memory.store, SessionTier)
+    with convmem.open(path, session="none") as memory:
+        assert not isinstance(memory.store, SessionTier)
+    monkeypatch.setenv("CONVMEM_SESSION", "none")
+    with convmem.open(path) as memory:
+        assert not isinstance(memory.store, SessionTier)
+    with pytest.raises(convmem.InvalidInput, match="not a Redis URL"):
+        convmem.open(path, session="http://cache:6379")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from convmem.errors import InvalidInput
+from convmem.errors import BackendUnavailable, InvalidInput
 from convmem.store.session import scripts
 from convmem.store.session.keys import (
     EVERYTHING,
@@ -91,7 +91,7 @@ class SessionRedis:
             from redis.backoff import NoBackoff
             from redis.retry import Retry
         except ImportError:  # pragma: no cover - the redis extra
-            raise InvalidInput(
+            raise BackendUnavailable(
                 "the session tier needs the redis extra: pip install 'convmem[redis]'"
             ) from None
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
