@@ -129,9 +129,11 @@ def load(
     with service(db, session, folder) as (port, pid):
         before = process_tree_cpu(pid)
         outage: list[float] = []
-        if redis is not None:  # killed at a third of the run, back at two thirds
+        if redis is not None:  # killed at a third of the load, back at two thirds
 
             def away_and_back() -> None:
+                while not assembled(port):  # the conversations are made first
+                    time.sleep(0.2)
                 time.sleep(args.seconds / 3)
                 redis.kill()
                 outage.append(time.monotonic())
@@ -158,6 +160,15 @@ def load(
         if redis is not None:
             result["stale"] = stale_requests(db, port, key)
         return result
+
+
+def assembled(port: int) -> bool:
+    """Whether the service has assembled a request yet (the load has begun)."""
+    metrics = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+    return any(
+        line.startswith("convmem_session_tier_requests_total{") and float(line.split()[-1]) > 0
+        for line in metrics.splitlines()
+    )
 
 
 def stale_requests(db: str, port: int, key: str) -> dict[str, int]:
