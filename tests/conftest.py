@@ -1,6 +1,6 @@
 """Shared fixtures: a real SQLite file per test, and a real PostgreSQL server for the tests that
 ask for one (tiktoken's files ship inside the package). A working database is a copy of one
-migrated once per session (tests/db_templates.py)."""
+migrated once per session (convmem.testing.templates)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 import convmem
-from tests.db_templates import PostgresTemplate, copy_sqlite_template, make_sqlite_template
+from convmem.testing.fixtures import alice, bob  # the shared principals, on this `memory`
+from convmem.testing.templates import PostgresTemplate, copy_sqlite_template, make_sqlite_template
 from tests.redis_server import RedisServer
+
+__all__ = ["alice", "bob"]
 
 
 @pytest.fixture
@@ -47,16 +50,6 @@ def memory(request: pytest.FixtureRequest) -> Iterator[convmem.Memory]:
 
 
 @pytest.fixture
-def alice(memory: convmem.Memory) -> convmem.Scope:
-    return memory.scope(tenant="acme", user="alice")
-
-
-@pytest.fixture
-def bob(memory: convmem.Memory) -> convmem.Scope:
-    return memory.scope(tenant="acme", user="bob")
-
-
-@pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
     """A real redis-server of the test's own (free port, temp folder, no persistence)."""
     server = RedisServer()
@@ -83,7 +76,7 @@ def postgres_server() -> Iterator[str]:
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
     """A URL onto a fresh, empty schema of its own on that server (migrated on first open)."""
-    from tests.postgres_server import fresh_schema
+    from convmem.testing.postgres_server import fresh_schema
 
     yield from fresh_schema(postgres_server)
 
@@ -97,7 +90,7 @@ def postgres_template(postgres_server: str) -> PostgresTemplate:
 @pytest.fixture
 def postgres_migrated_url(postgres_template: PostgresTemplate) -> Iterator[str]:
     """A URL onto a schema of its own, already migrated; dropped afterwards."""
-    from tests.postgres_server import drop_schema
+    from convmem.testing.postgres_server import drop_schema
 
     url = postgres_template.new_schema()
     try:
