@@ -33,7 +33,9 @@ from round_trip_counter import TALLY, CountingConnection, delta
 
 import convmem
 from convmem.retrieval.vector import Embedder, HashingEmbedder
+from convmem.store.base import Store
 from convmem.store.postgres import PostgresStore
+from convmem.store.session import SessionTier
 
 PROFILE = convmem.ModelProfile(context_window=8192, max_output=1024, tokenizer="o200k_base")
 STEPS = ("append user", "assemble", "append reply")
@@ -105,10 +107,19 @@ class ServiceTurn:
 
 
 def chat_turns(
-    url: str, *, surface: str, history: int, turns: int, embedder: Embedder | None
+    url: str,
+    *,
+    surface: str,
+    history: int,
+    turns: int,
+    embedder: Embedder | None,
+    session: str | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Per measured turn: the counts per step and in all, and the turn's CPU and wall time."""
-    store = PostgresStore(url, connection_class=CountingConnection)
+    """Per measured turn: the counts per step and in all, and the turn's CPU and wall time.
+    ``session``: a Redis URL, for the session tier in front of the store."""
+    store: Store = PostgresStore(url, connection_class=CountingConnection)
+    if session is not None:
+        store = SessionTier.open(store, session)
     with convmem.Memory(store, embedder=embedder) as mem:
         turn = LibraryTurn(mem) if surface == "library" else ServiceTurn(mem)
         _history(turn.conv, history)
@@ -128,6 +139,7 @@ def chat_turns(
                     "turn": total,
                     "wall_ms": (time.perf_counter() - wall) * 1000,
                     "cpu_ms": (time.process_time() - cpu) * 1000,
+                    "tier": dict(getattr(getattr(store, "redis", None), "counts", {})),
                 }
 
 

@@ -81,15 +81,22 @@ def opened(
     config: Config | None = None,
     embedder: Embedder | None = None,
     reranker: Reranker | None = None,
+    session: str | None = None,
 ) -> Iterator[Memory]:
     """The database for one command; a convmem error inside ends the command via ``fail``.
     The command's models are the ones given: none unless the command resolved some (its flags,
-    or ``convmem.cli.config.setup``), never the environment's behind its back."""
+    or ``convmem.cli.config.setup``), never the environment's behind its back. The session tier
+    is the configuration's (``session``; None: ``CONVMEM_SESSION`` or ``CONVMEM_CONFIG``'s), so
+    a command's writes move the generations the service's cached state is checked against."""
     from convmem.engine import open as open_memory
 
     try:
         with open_memory(
-            db, config=config, embedder=embedder or "none", reranker=reranker or "none"
+            db,
+            config=config,
+            embedder=embedder or "none",
+            reranker=reranker or "none",
+            session=session,
         ) as memory:
             yield memory
     except ConvmemError as exc:

@@ -271,7 +271,9 @@ def worker(
     }  # fmt: skip
     opens = setup(config_path, flags_of(db, embedder, reranker, **summarizer), creates=False)
     try:
-        with opened(opens.db, config=opens.config, embedder=opens.embedder) as memory:
+        with opened(
+            opens.db, config=opens.config, embedder=opens.embedder, session=opens.session
+        ) as memory:
             metrics = ProcessMetrics()
             # the summarizer's endpoint may propose candidate memories (checked, proposals only)
             llm = memory.summarizer if isinstance(memory.summarizer, LLMSummarizer) else None

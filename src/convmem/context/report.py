@@ -66,6 +66,10 @@ class AssemblyReport:
     # the retrieved documents given, best first, each {"id", "status" (included | trimmed |
     # dropped), "tokens" (in this request), "full_tokens" (whole)}; their texts are not kept
     documents: list[dict[str, Any]] = field(default_factory=list)
+    # how the session tier answered the request's state: "hit" (from Redis), "miss" (read from
+    # the database and put back), "bypass" (a write was open on it), "unavailable" (Redis away:
+    # from the database; ``degraded`` says why); None without a tier
+    session: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -489,6 +489,8 @@ class Conversation:
                 reach=_reach(profile),
             )  # fmt: skip
             record, leaf = state.conversation, state.leaf_id
+            if state.session_problem is not None:  # Redis away: the database answered
+                parts.reasons.append(f"session: {state.session_problem}")
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
             pins = [pin.text for pin in state.pins if pin.origin == "application"]
@@ -550,6 +552,8 @@ class Conversation:
                 "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
             )
         context = parts.report(render_request(chosen, lookup, previous, blobs))
+        if state.session is not None:
+            context = replace(context, report=replace(context.report, session=state.session))
         memory.observer.assembled(context.report)
         return context
 

@@ -41,6 +41,7 @@ from convmem.settings import load_settings
 from convmem.store.base import MemoryVector, MessageCost, Store
 from convmem.store.registry import open_store, scheme_of
 from convmem.store.retry import conflicts_retried, write_retried
+from convmem.store.session import SessionTier
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.llm import LLMSummarizer
@@ -351,6 +352,7 @@ def open(
     embedder: Embedder | str | None = None,
     reranker: Reranker | str | None = None,
     settings: str | os.PathLike[str] | None = None,
+    session: str | None = None,
 ) -> Memory:
     """Open a convmem database: a file path, ``sqlite:///path``, a URL of another registered
     backend (``convmem.store.register``), or nothing for the one the configuration names (else
@@ -365,11 +367,17 @@ def open(
     What the arguments leave unset comes from the configuration (``convmem.settings``): the
     environment (``CONVMEM_DB``, ``CONVMEM_EMBEDDER``, ``CONVMEM_RERANKER``, …), then the TOML
     file ``settings`` names (default: ``CONVMEM_CONFIG``, else none). A ``config`` given here
-    is used whole; without one the file's summarizer and time limits apply."""
+    is used whole; without one the file's summarizer and time limits apply.
+
+    ``session`` (``"redis://host:6379/0"``; else ``CONVMEM_SESSION`` or the file's ``session``;
+    ``"none"``: without) puts the session tier in front of the database: each active
+    conversation's request state, shared by every process through Redis
+    (``convmem.store.session``)."""
     flags = {
         "database": None if target is None else os.fspath(target),
         "embedder": embedder if isinstance(embedder, str) else None,
         "reranker": reranker if isinstance(reranker, str) else None,
+        "session": session,
     }
     chosen = load_settings(flags=flags, path=settings)
     if embedder is None or isinstance(embedder, str):
@@ -379,7 +387,14 @@ def open(
     if config is None:
         config = chosen.config()
     where = chosen.database or default_path()
-    return Memory(open_store(where), config, embedder=embedder, reranker=reranker)
+    store = open_store(where)
+    if chosen.session is not None:
+        try:
+            store = SessionTier.open(store, chosen.session)
+        except BaseException:
+            store.close()
+            raise
+    return Memory(store, config, embedder=embedder, reranker=reranker)
 
 
 def migrate_database(target: str) -> list[str]:

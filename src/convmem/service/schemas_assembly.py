@@ -193,6 +193,12 @@ class ReportOut(ResponseBody):
         default_factory=list,
         description="The retrieved documents given, best first, and what became of each.",
     )
+    session: Literal["hit", "miss", "bypass", "unavailable"] | None = Field(
+        None,
+        description="How the session tier answered the conversation's state: hit (Redis), miss "
+        "(the database, put back), bypass (a write was open on it), unavailable (Redis away or "
+        "slow: the database answered; degraded says why). Absent without a tier.",
+    )
 
 
 class AssembledOut(ResponseBody):

@@ -123,6 +123,10 @@ class RequestState:
     pins: list[PinnedInstruction]
     last_assembly: AssemblyRecord | None
     branch: Iterator[BranchRow]
+    # how a session tier in front of the store answered (``convmem.store.session``): "hit",
+    # "miss", "bypass" or "unavailable" (then ``session_problem`` says why); None: no tier
+    session: str | None = None
+    session_problem: str | None = None
 
 
 @dataclass(frozen=True)
