@@ -72,6 +72,9 @@ class TxnBase:
         self._writable = writable
         self._locked_owners: set[tuple[str, str]] = set()
         self._snapshot: dict[tuple[str, ...], _Pending[Any]] = {}
+        # index rows read ahead with an append's state (``SearchTxnMixin.indexed_rows``): the
+        # ids they answer for, and the queued read
+        self._indexed_ahead: tuple[frozenset[str], psycopg.Cursor[Any]] | None = None
 
     def _snapshot_read(
         self,

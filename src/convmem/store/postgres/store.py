@@ -200,6 +200,8 @@ class PostgresTxn(
         else:  # a root: no parent to read
             which, params = None, ()
         parent = None if which is None else self._send_branch_row(tenant, user, which, params)
+        # and what indexing the new message reads (its parent's and grandparent's index rows)
+        ahead = None if which is None else self._read_indexed_ahead(tenant, user, which, params)
         record = self._conversation_of(conversation, conversation_id)
         row = None if parent is None else parent.fetchone()
         wanted = record.active_leaf_id if under_active_leaf else parent_id
@@ -210,6 +212,8 @@ class PostgresTxn(
         found = _branch_row(row)
         if found.message.conversation_id != conversation_id:
             raise NotFound("message", wanted)
+        if ahead is not None:
+            self._expect_indexed_ahead(ahead, [found.message.id, found.message.parent_id])
         return AppendState(record, found)
 
     def message_blobs(self, tenant: str, message_ids: Sequence[str]) -> dict[str, bytes]:
