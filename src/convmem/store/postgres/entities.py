@@ -77,13 +77,24 @@ class EntityTxnMixin(CascadeTxnMixin):
         if not keys or (scopes is not None and not scopes):
             return []
         self._lock_owner(tenant, user)  # in a write: what is read here is merged into
-        return self._entities(
-            tenant,
-            "AND e.user_id = %s AND (%s::text[] IS NULL OR e.scope = ANY(%s)) AND e.id IN "
-            "(SELECT n.entity_id FROM entity_names n WHERE n.tenant_id = %s AND n.user_id = %s "
-            "AND n.key = ANY(%s))",
-            (user, scopes and list(scopes), scopes and list(scopes), tenant, user, list(keys)),
-        )
+
+        def read(scopes: Sequence[str] | None) -> list[Entity]:
+            return self._entities(
+                tenant,
+                "AND e.user_id = %s AND (%s::text[] IS NULL OR e.scope = ANY(%s)) AND e.id IN "
+                "(SELECT n.entity_id FROM entity_names n WHERE n.tenant_id = %s "
+                "AND n.user_id = %s AND n.key = ANY(%s))",
+                (user, scopes and list(scopes), scopes and list(scopes), tenant, user, list(keys)),
+            )
+
+        if self._writable:
+            return read(scopes)
+        # a request looks up the names its query holds twice, of the memory block's scopes (its
+        # facts) and of every scope (the recall of turns about them): in a read, one snapshot,
+        # so the entities of every scope answer both, filtered (the order is kept)
+        key = ("entities_named", tenant, user, "\x00".join(keys))
+        found = self._snapshot_computed(key, lambda: read(None))
+        return [e for e in found if scopes is None or e.scope in scopes]
 
     def entities_named_prefix(
         self, tenant: str, user: str, prefix: str, *, scopes: Sequence[str], limit: int

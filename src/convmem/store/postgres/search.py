@@ -16,7 +16,7 @@ the term's IDF among the conversation's turns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -522,12 +522,25 @@ class SearchTxnMixin(TxnBase):
         self._bump(tenant, [conversation_id])
 
     def conversation_speakers(self, tenant: str, conversation_id: str) -> list[str]:
-        rows = self._db.execute(
-            "SELECT term FROM conversation_terms WHERE tenant_id = %s AND conversation_id = %s "
-            "AND speaker ORDER BY term",
-            (tenant, conversation_id),
-        ).fetchall()
-        return [r[0] for r in rows]
+        return list(self._snapshot_read(*self._speakers_read(tenant, conversation_id)))
+
+    def _speakers_read(
+        self, tenant: str, conversation_id: str
+    ) -> tuple[tuple[str, ...], Callable[[], psycopg.Cursor[Any]], Callable[[Any], list[str]]]:
+        """``conversation_speakers`` as a snapshot read: a request's recall asks for it first,
+        and ``request_state`` queues it with the request's first reads."""
+
+        def send() -> psycopg.Cursor[Any]:
+            return self._db.execute(
+                "SELECT term FROM conversation_terms WHERE tenant_id = %s "
+                "AND conversation_id = %s AND speaker ORDER BY term",
+                (tenant, conversation_id),
+            )
+
+        def decode(sent: psycopg.Cursor[Any]) -> list[str]:
+            return [r[0] for r in sent.fetchall()]
+
+        return ("speakers", tenant, conversation_id), send, decode
 
     def stored_term_vectors(
         self, tenant: str, embedder: str, words: Sequence[str]

@@ -336,6 +336,8 @@ class PostgresTxn(
         # with them so it costs no round trip of its own
         self._prefetch(*self._tenant_policy_read(tenant))
         self._prefetch(*self._memory_enabled_read(tenant, user))
+        # and what recall of evicted turns asks first (the conversation's speakers)
+        self._prefetch(*self._speakers_read(tenant, conversation_id))
         record = self._conversation_of(conversation, conversation_id)
         state = RequestState(
             conversation=record,
