@@ -428,13 +428,11 @@ def _older_turns(
         cache=memory.vector_cache, options=memory.config.search,
         window=Window(max_depth=window_depth), limit=4 * k,
     )  # fmt: skip
-    found = tx.get_messages(who.tenant, who.user, [f.key for f in fused])
-    candidates = [found[f.key] for f in fused]
-    if not candidates:
+    if not fused:
         return None, []
-    lowest = min(m.depth for m in candidates)
-    on_branch = tx.on_branch(who.tenant, start, [m.id for m in candidates], lowest)
-    relevant = standing_out([f for f in fused if f.key in on_branch], request.options.retrieved_bar)
+    # the ranked turns of this branch (another branch's are not this request's history)
+    found = tx.branch_messages(who.tenant, who.user, start, [f.key for f in fused])
+    relevant = standing_out([f for f in fused if f.key in found], request.options.retrieved_bar)
     if request.reranker is not None and relevant:
         # what stands out is decided on fused scores (a reranker's are on no common scale);
         # the reranker then orders it, so the k that fit are the ones it rates best

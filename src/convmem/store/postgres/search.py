@@ -419,8 +419,15 @@ class SearchTxnMixin(TxnBase):
         store's ``on_branch``)."""
         if not candidate_ids:
             return set()
+        return self._on_branch_of(
+            tenant, start_id, self._send_on_branch(tenant, start_id, candidate_ids, min_depth)
+        )
+
+    def _send_on_branch(
+        self, tenant: str, start_id: str, candidate_ids: Sequence[str], min_depth: int
+    ) -> psycopg.Cursor[Any]:
         # one statement: the candidates within the depths, each with whether its depth forks
-        rows = self._db.execute(
+        return self._db.execute(
             "WITH s AS (SELECT conversation_id, depth FROM messages "
             "WHERE tenant_id = %s AND id = %s) "
             "SELECT m.id, m.depth, EXISTS (SELECT 1 FROM messages x "
@@ -429,7 +436,10 @@ class SearchTxnMixin(TxnBase):
             "FROM messages m JOIN s ON m.conversation_id = s.conversation_id "
             "WHERE m.tenant_id = %s AND m.id = ANY(%s) AND m.depth >= %s AND m.depth <= s.depth",
             (tenant, start_id, tenant, tenant, list(candidate_ids), min_depth),
-        ).fetchall()
+        )
+
+    def _on_branch_of(self, tenant: str, start_id: str, sent: psycopg.Cursor[Any]) -> set[str]:
+        rows = sent.fetchall()
         depths = {r[0]: int(r[1]) for r in rows}
         shared = {int(r[1]) for r in rows if r[2]}
         found = {m for m, depth in depths.items() if depth not in shared}

@@ -129,13 +129,32 @@ class PostgresTxn(
     def get_messages(
         self, tenant: str, user: str, message_ids: Sequence[str]
     ) -> dict[str, Message]:
-        rows = self._db.execute(
+        rows = self._send_messages(tenant, user, message_ids).fetchall()
+        messages = (message_from_row(row, DECODED) for row in rows)
+        return {message.id: message for message in messages}
+
+    def branch_messages(
+        self, tenant: str, user: str, start_id: str, candidate_ids: Sequence[str]
+    ) -> dict[str, Message]:
+        if not candidate_ids:
+            return {}
+        # both queued, one round trip (the walk of a forked branch aside); every candidate is at
+        # depth 0 or below, so the depth bound is 0
+        found = self._send_messages(tenant, user, candidate_ids)
+        on = self._on_branch_of(
+            tenant, start_id, self._send_on_branch(tenant, start_id, candidate_ids, 0)
+        )
+        messages = (message_from_row(row, DECODED) for row in found.fetchall())
+        return {message.id: message for message in messages if message.id in on}
+
+    def _send_messages(
+        self, tenant: str, user: str, message_ids: Sequence[str]
+    ) -> psycopg.Cursor[Any]:
+        return self._db.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = %s "
             "AND m.user_id = %s AND m.id = ANY(%s)",
             (tenant, user, list(message_ids)),
-        ).fetchall()
-        messages = (message_from_row(row, DECODED) for row in rows)
-        return {message.id: message for message in messages}
+        )
 
     def conversations_written_before(
         self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int

@@ -25,6 +25,7 @@ from convmem.store.conversations import (
     RequestState,
     pin_origin,
     plain_append_state,
+    plain_branch_messages,
     plain_request_state,
 )
 from convmem.store.rows import (
@@ -126,6 +127,11 @@ class SQLiteTxn(
 
     def get_message(self, tenant: str, user: str, message_id: str) -> Message:
         return self.get_branch_row(tenant, user, message_id).message
+
+    def branch_messages(
+        self, tenant: str, user: str, start_id: str, candidate_ids: Sequence[str]
+    ) -> dict[str, Message]:
+        return plain_branch_messages(self, tenant, user, start_id, candidate_ids)
 
     def get_messages(
         self, tenant: str, user: str, message_ids: Sequence[str]
