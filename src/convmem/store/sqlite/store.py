@@ -15,6 +15,7 @@ from convmem.errors import NotFound
 from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
 from convmem.model.deadline import Deadline
+from convmem.model.entities import Entity, EntityFact
 from convmem.model.messages import Message
 from convmem.store.conversations import (
     AppendState,
@@ -28,6 +29,12 @@ from convmem.store.conversations import (
     plain_branch_messages,
     plain_request_state,
 )
+from convmem.store.entities import (
+    EntityTurnRow,
+    plain_counted_entity_turns,
+    plain_named_entity_facts,
+)
+from convmem.store.ranking import Window
 from convmem.store.rows import (
     CONVERSATION_COLUMNS,
     MESSAGE_COLUMNS,
@@ -132,6 +139,22 @@ class SQLiteTxn(
         self, tenant: str, user: str, start_id: str, candidate_ids: Sequence[str]
     ) -> dict[str, Message]:
         return plain_branch_messages(self, tenant, user, start_id, candidate_ids)
+
+    def named_entity_facts(
+        self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str],
+        outside_conversation: str | None, confirmed_only: bool, limit: int,
+    ) -> tuple[list[Entity], list[EntityFact]]:  # fmt: skip
+        return plain_named_entity_facts(
+            self, tenant, user, keys, scopes=scopes, outside_conversation=outside_conversation,
+            confirmed_only=confirmed_only, limit=limit,
+        )  # fmt: skip
+
+    def counted_entity_turns(
+        self, tenant: str, user: str, conversation_id: str, entity_ids: Sequence[str], *,
+        window: Window, limit: int, cap: int,
+    ) -> tuple[list[EntityTurnRow], int]:  # fmt: skip
+        return plain_counted_entity_turns(self, tenant, user, conversation_id, entity_ids,
+                                          window=window, limit=limit, cap=cap)  # fmt: skip
 
     def get_messages(
         self, tenant: str, user: str, message_ids: Sequence[str]
