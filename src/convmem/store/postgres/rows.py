@@ -72,7 +72,6 @@ class TxnBase:
         self._writable = writable
         self._locked_owners: set[tuple[str, str]] = set()
         self._snapshot: dict[tuple[str, ...], _Pending[Any]] = {}
-        self._computed: dict[tuple[str, ...], Any] = {}
         # index rows read ahead with an append's state (``SearchTxnMixin.indexed_rows``): the
         # ids they answer for, and the queued read
         self._indexed_ahead: tuple[frozenset[str], psycopg.Cursor[Any]] | None = None
@@ -93,16 +92,6 @@ class TxnBase:
         if pending is None:
             pending = self._snapshot[key] = _Pending(send(), decode)
         value: T = pending.value()
-        return value
-
-    def _snapshot_computed(self, key: tuple[str, ...], read: Callable[[], T]) -> T:
-        """``read()``, once per read transaction for ``key`` (as ``_snapshot_read``, for a read
-        of several statements or one not worth queueing ahead); every time in a write."""
-        if self._writable:
-            return read()
-        if key not in self._computed:
-            self._computed[key] = read()
-        value: T = self._computed[key]
         return value
 
     def _prefetch(
