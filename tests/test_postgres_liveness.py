@@ -66,6 +66,15 @@ def _backend_pid(store: PostgresStore) -> int:
     return int(row[0])
 
 
+def _rename(tx: WriteTxn, conversation_id: str, attempts: list[int]) -> None:
+    """An attempt of a unit: counted, and the conversation's title written (queued)."""
+    attempts.append(len(attempts) + 1)
+    tx._db.execute(  # type: ignore[attr-defined]
+        "UPDATE conversations SET title = title || '!' WHERE tenant_id = 'acme' AND id = %s",
+        (conversation_id,),
+    )
+
+
 def test_a_write_whose_connection_broke_before_its_commit_runs_again_and_is_written_once(
     probed_url: str, admin: psycopg.Connection[Any]
 ) -> None:
@@ -76,13 +85,7 @@ def test_a_write_whose_connection_broke_before_its_commit_runs_again_and_is_writ
         attempts: list[int] = []
 
         def rename(tx: WriteTxn) -> str:
-            attempts.append(len(attempts) + 1)
-            db = tx._db  # type: ignore[attr-defined]
-            db.execute(
-                "UPDATE conversations SET title = title || '!' "
-                "WHERE tenant_id = 'acme' AND id = %s",
-                (conversation.id,),
-            )
+            _rename(tx, conversation.id, attempts)
             if len(attempts) == 1:
                 assert _end_probed_connections(admin) >= 1
             record = tx.get_conversation("acme", "alice", conversation.id)  # the first answer
@@ -103,15 +106,9 @@ def test_a_write_whose_connection_broke_after_its_commit_was_sent_is_not_run_aga
         attempts: list[int] = []
 
         def rename(tx: WriteTxn) -> None:
-            attempts.append(len(attempts) + 1)
-            db = tx._db  # type: ignore[attr-defined]
-            db.execute(
-                "UPDATE conversations SET title = title || '!' "
-                "WHERE tenant_id = 'acme' AND id = %s",
-                (conversation.id,),
-            )
+            _rename(tx, conversation.id, attempts)
             # its only answer comes after the COMMIT, and the server ends the session first
-            db.execute(
+            tx._db.execute(  # type: ignore[attr-defined]
                 "SELECT pg_terminate_backend(pg_backend_pid()) FROM (SELECT 1) one WHERE %s",
                 (len(attempts) == 1,),
             )

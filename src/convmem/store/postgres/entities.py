@@ -232,16 +232,20 @@ class EntityTxnMixin(CascadeTxnMixin):
         window: Window, limit: int,
     ) -> psycopg.Cursor[Any]:  # fmt: skip
         where, params = window_clause(window)
+        # the entities' facts in this conversation first, each turn then looked up by key (a
+        # LATERAL subquery with LIMIT 1): the work is the entities' facts, whatever the planner
+        # thinks of the tables (joined plainly, a young table taken for nearly empty read every
+        # fact of the conversation once per turn: 28-48 ms for 300 turns)
         return self._db.execute(
             "SELECT DISTINCT f.message_id, f.entity_id, i.speaker, i.depth, i.created_at "
-            "FROM entity_facts f "
-            "JOIN message_index i ON i.tenant_id = f.tenant_id AND i.message_id = f.message_id "
+            "FROM entity_facts f CROSS JOIN LATERAL (SELECT i.speaker, i.depth, i.created_at "
+            "FROM message_index i WHERE i.tenant_id = %s AND i.message_id = f.message_id "
+            f"AND i.user_id = %s AND i.conversation_id = %s {where} LIMIT 1) i "
             "WHERE f.tenant_id = %s AND f.user_id = %s AND f.conversation_id = %s "
-            "AND f.entity_id = ANY(%s) AND i.tenant_id = %s AND i.user_id = %s "
-            f"AND i.conversation_id = %s {where} "
+            "AND f.entity_id = ANY(%s) "
             "ORDER BY i.depth DESC, f.message_id, f.entity_id LIMIT %s",
-            (tenant, user, conversation_id, list(entity_ids), tenant, user, conversation_id,
-             *params, limit),
+            (tenant, user, conversation_id, *params, tenant, user, conversation_id,
+             list(entity_ids), limit),
         )  # fmt: skip
 
     def indexed_turn_count(

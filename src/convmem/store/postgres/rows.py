@@ -19,13 +19,17 @@ from convmem.store.rows import export_bytes
 from convmem.store.search_index import Vector
 
 # The path from a message towards the root, at most ``limit`` messages, as (id, n) with n = 0 at
-# the start. Parameters: start id, tenant, limit.
+# the start. Parameters: start id, tenant, limit. Each step looks its message up by key (a
+# LATERAL subquery with LIMIT 1): joined plainly, a planner that took the table for nearly empty
+# (a young table, not analysed yet) read the conversation's messages for every step instead,
+# 63 ms for a 260-turn walk against well under 1 ms.
 CHAIN_CTE = """
     WITH RECURSIVE chain(id, n) AS (
         SELECT %s::text, 0
         UNION ALL
         SELECT m.parent_id, chain.n + 1 FROM chain
-        JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
+        CROSS JOIN LATERAL (SELECT x.parent_id FROM messages x
+            WHERE x.tenant_id = %s AND x.id = chain.id LIMIT 1) m
         WHERE m.parent_id IS NOT NULL AND chain.n + 1 < %s
     )
 """

@@ -69,7 +69,8 @@ _REACH_CTE = """
         SELECT %s::text, 0, 0
         UNION ALL
         SELECT m.parent_id, chain.n + 1, chain.tokens + m.estimate_tokens FROM chain
-        JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
+        CROSS JOIN LATERAL (SELECT x.parent_id, x.estimate_tokens FROM messages x
+            WHERE x.tenant_id = %s AND x.id = chain.id LIMIT 1) m
         WHERE m.parent_id IS NOT NULL AND chain.n + 1 < %s AND chain.tokens + m.estimate_tokens < %s
     )
 """
@@ -293,7 +294,7 @@ class PostgresTxn(
         ``user``, only that principal's messages (a start of another principal reads none).
         With ``reach``, the page ends once its messages' estimates add up to that many tokens
         (or at ``page`` messages)."""
-        mine = "" if user is None else " AND m.user_id = %s"
+        mine = "" if user is None else " AND x.user_id = %s"
         walk: tuple[object, ...] = (*start_params, tenant, page) + ((reach,) if reach > 0 else ())
         chain = (_REACH_CTE if reach > 0 else CHAIN_CTE).replace(
             "SELECT %s::text, 0", f"SELECT {start}, 0", 1
@@ -303,7 +304,8 @@ class PostgresTxn(
             + f"""
             SELECT {MESSAGE_COLUMNS}, (m.tokens ->> %s)::int, m.estimate_tokens,
                 m.estimate_before, (m.media_tokens ->> %s)::int
-            FROM chain JOIN messages m ON m.tenant_id = %s AND m.id = chain.id{mine}
+            FROM chain CROSS JOIN LATERAL (SELECT x.* FROM messages x
+                WHERE x.tenant_id = %s AND x.id = chain.id{mine} LIMIT 1) m
             ORDER BY chain.n
             """,
             (*walk, tokenizer, tokenizer, tenant) + (() if user is None else (user,)),
