@@ -142,7 +142,7 @@ def _server_cpu(pgdata: Path | None) -> float:
     """CPU seconds the PostgreSQL server of ``pgdata`` and its live backends have used."""
     if pgdata is None:
         return 0.0
-    import psutil
+    import psutil  # type: ignore[import-untyped]
 
     total = 0.0
     for process in psutil.process_iter(["cmdline"]):
@@ -180,7 +180,7 @@ def cpu_per_turn(db: str, pgdata: Path | None, *, history: int, turns: int) -> d
 
 def paired_cpu(runs: int, *, history: int, turns: int) -> dict[str, Any]:
     """``runs`` paired measurements (PostgreSQL then SQLite), each pair's ratio, the medians."""
-    pairs = []
+    pairs: list[dict[str, Any]] = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as folder:
             with database("postgresql", Path(folder)) as url:
