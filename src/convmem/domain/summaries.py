@@ -177,11 +177,6 @@ class SummaryFlow:
 
     # --- the request's lookup -------------------------------------------------------------------
 
-    def read_ahead(self, tx: ReadTxn, tenant: str, through: str) -> None:
-        """What ``find`` reads first, sent ahead with the transaction's next read."""
-        summarizer = self.summarizer
-        tx.read_ahead_summary(tenant, through, summarizer.name, summarizer.prompt_version)
-
     def find(
         self, tx: ReadTxn, tenant: str, user: str, conversation_id: str, through: str
     ) -> Lookup:

@@ -40,7 +40,6 @@ from convmem.engine.request import (
     hold_retrieved_room,
     kept_media,
     offer_registry_tools,
-    read_summary_ahead,
     recall_entity_facts,
     recall_memories,
     render_request,
@@ -534,9 +533,6 @@ class Conversation:
                 lambda r: offer_registry_tools(tx, r, planner, chosen, fixed), (chosen, fixed), tx,
             )  # fmt: skip
             held = hold_retrieved_room(request, planner, chosen, fixed)
-            # the window is settled (retrieval keeps the probe's): its summary's read goes with
-            # retrieval's first
-            read_summary_ahead(tx, memory.summaries, request, chosen if held is None else held[0])
             if held is not None:
                 probe, room = held
                 chosen = parts.attempt(

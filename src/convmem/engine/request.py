@@ -450,16 +450,6 @@ def _older_turns(
 # --- 4. summary ---------------------------------------------------------------------------------
 
 
-def read_summary_ahead(
-    tx: ReadTxn, flow: SummaryFlow, request: Request, chosen: HistoryPlan
-) -> None:
-    """Send what ``find_summary`` will read for ``chosen`` (the window retrieval keeps) with
-    the next read: retrieval's first."""
-    if chosen.summary_through_id is None or request.options.summary_threshold is None:
-        return
-    flow.read_ahead(tx, request.who.tenant, chosen.summary_through_id)
-
-
 def find_summary(
     tx: ReadTxn, flow: SummaryFlow, request: Request, chosen: HistoryPlan
 ) -> Lookup | None:

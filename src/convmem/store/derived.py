@@ -35,14 +35,6 @@ class SummaryReads(Protocol):
         self, tenant: str, message_id: str, summarizer: str, prompt_version: str
     ) -> SummaryRecord | None: ...
 
-    def read_ahead_summary(
-        self, tenant: str, message_id: str, summarizer: str, prompt_version: str
-    ) -> None:
-        """``summary_through`` with these arguments will be asked later in this transaction: a
-        backend with round trips sends its read with the next one (PostgreSQL, in a read
-        transaction), so asking costs none; others do nothing."""
-        ...
-
     def summaries_above(
         self,
         tenant: str,

@@ -7,11 +7,10 @@ and a job whose worker's lease ran out is claimed again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import psycopg
 from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
@@ -31,34 +30,12 @@ class DerivedRows(TxnBase):
     def summary_through(
         self, tenant: str, message_id: str, summarizer: str, prompt_version: str
     ) -> SummaryRecord | None:
-        read = self._summary_read(tenant, message_id, summarizer, prompt_version)
-        found: SummaryRecord | None = self._snapshot_read(*read)
-        return found
-
-    def read_ahead_summary(
-        self, tenant: str, message_id: str, summarizer: str, prompt_version: str
-    ) -> None:
-        self._prefetch(*self._summary_read(tenant, message_id, summarizer, prompt_version))
-
-    def _summary_read(
-        self, tenant: str, message_id: str, summarizer: str, prompt_version: str
-    ) -> tuple[
-        tuple[str, ...],
-        Callable[[], psycopg.Cursor[Any]],
-        Callable[[psycopg.Cursor[Any]], SummaryRecord | None],
-    ]:
-        def send() -> psycopg.Cursor[Any]:
-            return self._db.execute(
-                f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = %s "
-                "AND through_message_id = %s AND summarizer = %s AND prompt_version = %s",
-                (tenant, message_id, summarizer, prompt_version),
-            )
-
-        def decode(sent: psycopg.Cursor[Any]) -> SummaryRecord | None:
-            row = sent.fetchone()
-            return summary_from_row(row, DECODED) if row else None
-
-        return ("summary_through", tenant, message_id, summarizer, prompt_version), send, decode
+        row = self._db.execute(
+            f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE tenant_id = %s "
+            "AND through_message_id = %s AND summarizer = %s AND prompt_version = %s",
+            (tenant, message_id, summarizer, prompt_version),
+        ).fetchone()
+        return summary_from_row(row, DECODED) if row else None
 
     def summaries_above(
         self,

@@ -140,11 +140,6 @@ class SQLiteTxn(
     ) -> dict[str, Message]:
         return plain_branch_messages(self, tenant, user, start_id, candidate_ids)
 
-    def read_ahead_summary(
-        self, tenant: str, message_id: str, summarizer: str, prompt_version: str
-    ) -> None:
-        return None  # no round trips to save
-
     def named_entity_facts(
         self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str],
         outside_conversation: str | None, confirmed_only: bool, limit: int,
