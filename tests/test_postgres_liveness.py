@@ -6,6 +6,7 @@ before use and replaced when the server no longer answers, one in use is not ask
 
 from __future__ import annotations
 
+import select
 import sys
 import time
 from collections.abc import Iterator
@@ -137,7 +138,9 @@ def test_what_the_server_sends_an_idle_connection_unasked_does_not_drop_it(
             tx._db.execute("LISTEN convmem_liveness")
         admin.execute("NOTIFY convmem_liveness, 'ping'")
         admin.execute("NOTIFY convmem_liveness, 'again'")
-        time.sleep(0.2)  # the notifications reach the client's socket
+        with store._pool.connection() as idle:  # the notifications reached its socket
+            assert select.select([idle.fileno()], [], [], 30)[0]
+            time.sleep(0.2)  # and the second one too
         mark = counter.TALLY.snapshot()
         assert _backend_pid(store) == before
         assert counter.delta(counter.TALLY.snapshot(), mark)["round_trips"] == plain

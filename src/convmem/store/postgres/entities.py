@@ -217,6 +217,7 @@ class EntityTxnMixin(CascadeTxnMixin, EntityRows):
 
     # --- writes ---------------------------------------------------------------------------------
 
+
 def _turns_of(sent: psycopg.Cursor[Any]) -> list[EntityTurnRow]:
     return [EntityTurnRow(r[0], r[1], r[2], int(r[3]), r[4]) for r in sent.fetchall()]
 

@@ -18,6 +18,7 @@ from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound, StoreError
 from convmem.model.conversation import ConversationRecord
+from convmem.model.messages import Message
 from convmem.store.conversations import (
     AppendState,
     BranchRow,
