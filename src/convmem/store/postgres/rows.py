@@ -123,7 +123,13 @@ class TxnBase(SqlTxn):
         pending = self._snapshot.get(key)
         if pending is None:
             pending = self._snapshot[key] = _Pending(send(), decode)
-        value: T = pending.value()
+        try:
+            value: T = pending.value()
+        except BaseException:
+            # a read that failed (a part's time limit, rolled back to its savepoint) is not the
+            # answer: the next part that asks reads again
+            self._snapshot.pop(key, None)
+            raise
         return value
 
     def _prefetch(
