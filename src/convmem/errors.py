@@ -137,6 +137,13 @@ class WriteConflict(StoreBusy):
     which ``convmem.store.retry.conflicts_retried`` does before a caller sees this."""
 
 
+class ConnectionLost(StoreError):
+    """The database connection broke before the transaction's commit was sent: nothing of it was
+    kept (the server rolls back a transaction whose connection ends), so the whole unit of work
+    may run again on another connection, which ``convmem.store.retry.conflicts_retried`` does
+    before a caller sees this."""
+
+
 class TimeLimitExceeded(StoreError):
     """A part of a request (a recall, a search, a summary lookup, an embedding) ran past its
     time limit and was stopped; what it had read is dropped and it wrote nothing."""
