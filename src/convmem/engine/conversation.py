@@ -23,8 +23,9 @@ from convmem.domain.indexing import after_delete, prepare_turn, write_turn
 from convmem.domain.memories import act_on_intent
 from convmem.domain.retention import delete_conversation
 from convmem.domain.search import SearchOptions, Window, search_conversation
+from convmem.domain.vector_fill import PendingTurn
 from convmem.engine.handles import Owner
-from convmem.engine.parts import GuardedEmbedder, Parts
+from convmem.engine.parts import GuardedEmbedder, Parts, without_failed_embedder
 from convmem.engine.pins import pin_instruction
 from convmem.engine.request import (
     CURRENT_TURNS,
@@ -50,7 +51,7 @@ from convmem.model.keys import AssemblyRecord
 from convmem.model.memory import MemoryNotice
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
-from convmem.model.search import MessageHit
+from convmem.model.search import MessageHit, Ranked
 from convmem.model.summary import SummaryRecord
 from convmem.model.tools import ToolSpec
 from convmem.model.tree import (
@@ -207,18 +208,30 @@ class Conversation:
         since: datetime | None = None,
         until: datetime | None = None,
         options: SearchOptions | None = None,
-    ) -> list[MessageHit]:
+    ) -> Ranked[MessageHit]:
         """The conversation's turns (every branch) ranked for ``query``: lexical, expansion and,
         with an embedder, vector rankings fused. ``since``/``until`` keep turns created in that
-        range. Tool results are not searched."""
+        range. Tool results are not searched. The list's ``unembedded`` counts the turns that
+        had no vector yet (ranked by words only) and ``degraded`` names an embedder that failed
+        or ran past its time limit (the search then ranked by words)."""
         memory = self.scope.memory
+        limits = memory.config.time_limits
+        window = Window(since=_aware(since, "since"), until=_aware(until, "until"))
+        memory.settle_vectors(limits.embedder)  # a turn written just before, by meaning too
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
-            return search_conversation(
-                tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
-                cache=memory.vector_cache, options=options or memory.config.search,
-                window=Window(since=_aware(since, "since"), until=_aware(until, "until")),
+            hits, degraded = without_failed_embedder(
+                memory.embedder, limits,
+                lambda embedder: search_conversation(
+                    tx, self.scope.principal, self.id, query, k, embedder=embedder,
+                    cache=memory.vector_cache, options=options or memory.config.search,
+                    window=window,
+                ),
             )  # fmt: skip
+            unembedded = 0
+            if memory.embedder is not None:
+                unembedded = tx.unembedded_turns(self._tenant, self.id, memory.embedder.name)
+        return Ranked(hits, unembedded=unembedded, degraded=degraded)
 
     @conflicts_retried
     def delete(self) -> None:
@@ -267,8 +280,9 @@ class Conversation:
             message_id, self.id, None, 0, new.role, new.content, new.tool_calls,
             new.tool_call_id, new.metadata, new.created_at, parts=new.parts,
         )  # fmt: skip
-        # the model runs outside the write lock too, and so does reading the turn's entities
-        prepared = prepare_turn(unplaced, memory.write_embedder, memory.vector_cache)
+        # the turn's vector is filled after the commit (``convmem.domain.vector_fill``): the
+        # write never waits on the embedder; reading the turn's entities runs outside the lock
+        prepared = prepare_turn(unplaced, None, memory.vector_cache)
         mentions = extract_turn(unplaced) if memory.config.entities else None
 
         def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...]]:
@@ -296,6 +310,8 @@ class Conversation:
             )
 
         stored, notices = write_retried(self._store, place)
+        if prepared is not None:
+            memory.queue_vectors([PendingTurn(tenant, stored.id, prepared)])
         self.scope._embed_notices(notices)
         return replace(stored, notices=notices)
 

@@ -8,6 +8,7 @@ backfill, retention, tenant policy, keys, jobs). A principal's calls go through 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields, replace
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from convmem.domain.indexing import Progress, backfill, reindex
 from convmem.domain.keys import ApiKeys
 from convmem.domain.retention import apply_retention, erase_tenant, sweep_all, sweep_tenant
 from convmem.domain.summaries import SummaryFlow
+from convmem.domain.vector_fill import Pending, PendingMemory, VectorFiller
 from convmem.engine.observer import NoObserver, Observer
 from convmem.engine.scope import Scope
 from convmem.errors import InvalidInput
@@ -29,10 +31,10 @@ from convmem.model.purpose import check_purposes
 from convmem.model.summary import Job
 from convmem.model.tree import check_count, check_identifier
 from convmem.retrieval.caches import VectorCache
-from convmem.retrieval.vector import Embedder, normalise
-from convmem.store.base import MemoryVector, MessageCost, Store
+from convmem.retrieval.vector import Embedder
+from convmem.store.base import MessageCost, Store
 from convmem.store.registry import open_store, scheme_of
-from convmem.store.retry import conflicts_retried, write_retried
+from convmem.store.retry import conflicts_retried
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.llm import LLMSummarizer
@@ -65,6 +67,8 @@ class Memory:
         )
         self.embedder = embedder
         self.vector_cache = VectorCache()
+        self._filler: VectorFiller | None = None
+        self._filler_lock = threading.Lock()
         # what the program driving the engine counts (the service and the worker install one)
         self.observer: Observer = NoObserver()
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
@@ -77,8 +81,46 @@ class Memory:
 
     @property
     def write_embedder(self) -> Embedder | None:
-        """The embedder for rows as they are written (none when ``embed_on_write`` is off)."""
+        """The embedder that fills the vectors of rows as they are written, in the background
+        (none when ``embed_on_write`` is off: the worker or ``backfill_embeddings`` does)."""
         return self.embedder if self.config.embed_on_write else None
+
+    @property
+    def vector_filler(self) -> VectorFiller | None:
+        """This database's background embedding (``convmem.domain.vector_fill``): made at the
+        first use, its thread started at the first row handed over; None without a
+        ``write_embedder``."""
+        embedder = self.write_embedder
+        if embedder is None:
+            return None
+        with self._filler_lock:
+            if self._filler is None:
+                self._filler = VectorFiller(self.store, embedder, self.vector_cache)
+            return self._filler
+
+    def queue_vectors(self, items: Sequence[Pending]) -> None:
+        """Hand rows just committed without vectors to the background embedding (nothing
+        happens without a ``write_embedder``: the worker fills them). Never waits or raises
+        because of the embedder."""
+        filler = self.vector_filler
+        if filler is not None and items:
+            filler.queue(items)
+
+    def settle_vectors(self, timeout: float | None) -> None:
+        """Let a reader wait at most ``timeout`` seconds for the rows queued before it to get
+        their vectors (so a search right after a write ranks them by meaning too); returns at
+        once while the embedder is failing: the rows are then ranked by words, and the search
+        says how many."""
+        filler = self._filler
+        if filler is not None and filler.pending:
+            filler.settle(timeout)
+
+    def wait_for_vectors(self, timeout: float | None = None) -> bool:
+        """Wait until every row this process queued (and any it had to leave to the store's
+        pending marks) has its vector, riding out the embedder's failures; False when
+        ``timeout`` seconds passed first. Returns at once without background embedding."""
+        filler = self._filler
+        return True if filler is None else filler.drain(timeout)
 
     def reindex(self, *, batch_size: int = 500, progress: Progress | None = None) -> int:
         """Index every message the search index lacks (a database from before the index, or one
@@ -115,17 +157,12 @@ class Memory:
         )  # fmt: skip
 
     def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None:
-        """Store vectors for new memory records (after their write: a model call never holds the
-        write lock). A record deleted meanwhile gets none."""
-        embedder = self.write_embedder
-        todo = [r for r in records if r.status in ("confirmed", "proposed")]
-        if embedder is None or not todo:
-            return
-        vectors = normalise(embedder.embed([r.text for r in todo]))
-        rows = [MemoryVector(r.id, v) for r, v in zip(todo, vectors, strict=True)]
-        write_retried(
-            self.store, lambda tx: tx.set_memory_vectors(tenant, user, embedder.name, rows)
-        )
+        """Queue vectors for new memory records (after their write; see ``queue_vectors``). A
+        record deleted meanwhile gets none."""
+        self.queue_vectors([
+            PendingMemory(tenant, user, r.id, r.text)
+            for r in records if r.status in ("confirmed", "proposed")
+        ])  # fmt: skip
 
     def scope(
         self, tenant: str, user: str, *, actor: str | None = None,
@@ -219,6 +256,8 @@ class Memory:
         return ToolRegistry(self)
 
     def close(self) -> None:
+        if self._filler is not None:
+            self._filler.close()
         self.store.close()
 
     def __enter__(self) -> Memory:

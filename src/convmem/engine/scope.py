@@ -16,6 +16,7 @@ from convmem.domain.search import search_memories
 from convmem.engine.conversation import Conversation
 from convmem.engine.entities import Entities
 from convmem.engine.handles import Database
+from convmem.engine.parts import without_failed_embedder
 from convmem.engine.pins import pin_instruction
 from convmem.errors import NeverStoreViolation
 from convmem.ids import new_id
@@ -24,6 +25,7 @@ from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice, SourceKind
 from convmem.model.messages import Message
 from convmem.model.principal import Principal
 from convmem.model.purpose import Allowed, narrow
+from convmem.model.search import Ranked
 from convmem.model.tree import check_count, check_identifier, check_metadata, check_text
 from convmem.store.base import PinnedInstruction, WriteTxn
 from convmem.store.conversations import PinOrigin
@@ -102,20 +104,31 @@ class Scope:
     def search_memories(
         self, query: str, k: int = 5, *, scope: str | None = None,
         purposes: Iterable[str] | None = None,
-    ) -> list[MemoryHit]:  # fmt: skip
+    ) -> Ranked[MemoryHit]:  # fmt: skip
         """Current memories ranked for ``query`` (lexical and, with an embedder, vector rank
         fused), each with its score and the retrievers that found it; none when memory is off.
         ``purposes``: only memories of these purposes (default: every purpose the scope may
-        use; more than that is ``PurposeNotAllowed``)."""
+        use; more than that is ``PurposeNotAllowed``). The list's ``unembedded`` counts the
+        user's memories that had no vector yet (ranked by words only); ``degraded`` names an
+        embedder that failed or ran past its time limit."""
         scopes = ("user",) if scope is None else ("user", scope)
         who = self.principal_for(purposes)
-        with self.memory.store.read() as tx:
+        memory = self.memory
+        limits = memory.config.time_limits
+        memory.settle_vectors(limits.embedder)
+        with memory.store.read() as tx:
             if memory_gate(tx, who) is not None:
-                return []
-            return search_memories(
-                tx, who, query, k, scopes=scopes, now=datetime.now(UTC),
-                embedder=self.memory.embedder,
+                return Ranked()
+            hits, degraded = without_failed_embedder(
+                memory.embedder, limits,
+                lambda embedder: search_memories(
+                    tx, who, query, k, scopes=scopes, now=datetime.now(UTC), embedder=embedder,
+                ),
             )  # fmt: skip
+            unembedded = 0
+            if memory.embedder is not None:
+                unembedded = tx.unembedded_memories(self.tenant, self.user, memory.embedder.name)
+        return Ranked(hits, unembedded=unembedded, degraded=degraded)
 
     def principal_for(self, purposes: Iterable[str] | None) -> Principal:
         """The principal of one call that declares ``purposes`` (None: the scope's own)."""

@@ -127,6 +127,16 @@ class MemorySearchTxnMixin(TxnBase):
         ).fetchall()
         return [str(r[0]) for r in rows]
 
+    def unembedded_memories(self, tenant: str, user: str, embedder: str) -> int:
+        row = self._db.execute(
+            "SELECT count(*) FROM memories m WHERE m.tenant_id = %s AND m.user_id = %s "
+            "AND m.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM memory_vectors v "
+            "WHERE v.tenant_id = m.tenant_id AND v.memory_id = m.id AND v.embedder = %s "
+            "AND v.vector IS NOT NULL)",
+            (tenant, user, embedder),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
     def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
         rows = self._db.execute(
             "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "

@@ -303,6 +303,14 @@ class SearchTxnMixin(TxnBase):
         ).fetchall()
         return [MissingMessageVector(r[0], r[1], r[2], r[3]) for r in rows]
 
+    def unembedded_turns(self, tenant: str, conversation_id: str, embedder: str) -> int:
+        row = self._db.execute(
+            "SELECT count(*) FROM message_index WHERE tenant_id = %s AND conversation_id = %s "
+            "AND (vector IS NULL OR embedder IS DISTINCT FROM %s)",
+            (tenant, conversation_id, embedder),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
     def embedded_message_vectors(self, embedder: str, after: int, limit: int) -> list[EmbeddedTurn]:
         rows = self._db.execute(
             "SELECT tenant_id, message_id, speaker, body, seq FROM message_index "

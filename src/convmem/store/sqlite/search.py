@@ -345,6 +345,24 @@ class SearchTxnMixin:
         ).fetchall()
         return [str(r[0]) for r in rows]
 
+    def unembedded_turns(self, tenant: str, conversation_id: str, embedder: str) -> int:
+        row = self._db.execute(
+            "SELECT count(*) FROM message_index WHERE tenant_id = ? AND conversation_id = ? "
+            "AND (vector IS NULL OR embedder IS NOT ?)",
+            (tenant, conversation_id, embedder),
+        ).fetchone()
+        return int(row[0])
+
+    def unembedded_memories(self, tenant: str, user: str, embedder: str) -> int:
+        row = self._db.execute(
+            "SELECT count(*) FROM memories m WHERE m.tenant_id = ? AND m.user_id = ? "
+            "AND m.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM memory_vectors v "
+            "WHERE v.tenant_id = m.tenant_id AND v.memory_id = m.id AND v.embedder = ? "
+            "AND v.vector IS NOT NULL)",
+            (tenant, user, embedder),
+        ).fetchone()
+        return int(row[0])
+
     def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
         rows = self._db.execute(
             "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "
