@@ -91,6 +91,7 @@ class VectorFiller:
         self._queued = 0  # hand-overs so far
         self._settled = 0  # of them, embedded or handed to the store's backfill
         self._overflowed = False  # some were dropped: backfill from the store once it answers
+        self._stalled = False  # a reader's wait ran out: readers stop waiting until a batch lands
         self.failures = 0  # consecutive failed attempts (0: healthy)
         self.last_error: str | None = None  # the class of the last failure, never its message
         self.filled = 0  # vectors stored by this filler (turns and memories)
@@ -127,13 +128,16 @@ class VectorFiller:
 
     def settle(self, timeout: float | None) -> bool:
         """Wait at most ``timeout`` seconds for what was queued before this call to be embedded;
-        returns at once while the embedder is failing. True when nothing is left waiting."""
+        returns at once while the embedder is failing, or after a reader's wait ran out until
+        the next batch is stored (a hung embedder costs one reader one wait, not every reader).
+        True when nothing is left waiting."""
         with self._cond:
             target = self._queued
             deadline = None if timeout is None else time.monotonic() + timeout
-            while self._settled < target and self.failures == 0 and not self._stopping:
+            while self._settled < target and self.failures == 0 and not self._stalled:
                 left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
+                if (left is not None and left <= 0) or self._stopping:
+                    self._stalled = self._settled < target
                     break
                 self._cond.wait(left)
             return self._settled >= target and not self._overflowed
@@ -195,6 +199,7 @@ class VectorFiller:
             with self._cond:
                 self._settled += len(batch)
                 self.failures = 0
+                self._stalled = False
                 self._cond.notify_all()
 
     def _failed(self, batch: list[Pending], exc: BaseException) -> None:

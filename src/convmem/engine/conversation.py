@@ -19,6 +19,8 @@ from convmem.content.tokens import ESTIMATE, get_counter
 from convmem.context.assemble import AssembledContext, AssemblyOptions, FixedParts
 from convmem.context.formats import Format
 from convmem.context.prompt_cache import previous_prefix
+from convmem.domain.idempotency import Keyed as _Keyed
+from convmem.domain.idempotency import keep, kept_notices, notices_result, replayed
 from convmem.domain.indexing import after_delete, prepare_turn, write_turn
 from convmem.domain.memories import act_on_intent
 from convmem.domain.retention import delete_conversation
@@ -65,7 +67,7 @@ from convmem.model.tree import (
     normalise_created_at,
 )
 from convmem.retrieval.vector import Embedder, RequestEmbedder
-from convmem.store.base import BranchRow, PinnedInstruction, ReadTxn, Store, WriteTxn
+from convmem.store.base import BranchRow, KeptWrite, PinnedInstruction, ReadTxn, Store, WriteTxn
 from convmem.store.conversations import PinOrigin
 from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tools.schema import check_tool_name, parse_tools
@@ -118,6 +120,7 @@ class Conversation:
         created_at: datetime | None = None,
         parent_id: str | None = None,
         keep_bytes: bool = False,
+        idempotency_key: str | None = None,
     ) -> Message:
         """Add a message under ``parent_id`` (default: the active leaf) and make it the leaf.
 
@@ -125,12 +128,21 @@ class Conversation:
         Anthropic take them, or convmem's own (``convmem.content.parts``): media by URL or by the
         caller's blob id, images with their width and height. Inline media (data URLs, base64)
         is hashed and dropped unless ``keep_bytes``: then the bytes are kept with the message
-        (and deleted with it)."""
+        (and deleted with it).
+
+        ``idempotency_key``: the caller's name for this write (see ``convmem.domain.idempotency``):
+        the same call again with the same key returns the message stored the first time and
+        stores nothing; the same key for a different call is ``IdempotencyConflict``."""
+        key = _Keyed.of(idempotency_key, "append", dict(
+            conversation=self.id, role=role, content=content, tool_calls=tool_calls,
+            tool_call_id=tool_call_id, metadata=metadata, created_at=created_at,
+            parent_id=parent_id, keep_bytes=keep_bytes,
+        ))  # fmt: skip
         new = self._new_message(
             role, content, tool_calls, tool_call_id, metadata, created_at, keep_bytes
         )
         parent: object = _ACTIVE_LEAF if parent_id is None else parent_id
-        return self._write_message(new, parent, revision_of=None, revision_kind=None)
+        return self._write_message(new, parent, revision_of=None, revision_kind=None, key=key)
 
     def edit(
         self,
@@ -139,14 +151,20 @@ class Conversation:
         *,
         metadata: Mapping[str, Any] | None = None,
         keep_bytes: bool = False,
+        idempotency_key: str | None = None,
     ) -> Message:
-        """A new version of a user, system or assistant message, as its sibling; the leaf moves."""
+        """A new version of a user, system or assistant message, as its sibling; the leaf moves.
+        ``idempotency_key``: as ``append``'s."""
+        key = _Keyed.of(idempotency_key, "edit", dict(
+            conversation=self.id, message=message_id, content=content, metadata=metadata,
+            keep_bytes=keep_bytes,
+        ))  # fmt: skip
         original = self.message(message_id)
         if original.role == "tool" or original.tool_calls:
             raise InvalidMessage("tool calls and tool results cannot be edited")
         merged = dict(original.metadata) if metadata is None else metadata
         new = self._new_message(original.role, content, None, None, merged, None, keep_bytes)
-        return self._write_message(new, original.parent_id, original.id, "edit")
+        return self._write_message(new, original.parent_id, original.id, "edit", key=key)
 
     def regenerate(
         self,
@@ -156,13 +174,19 @@ class Conversation:
         tool_calls: Sequence[ToolCall] | None = None,
         metadata: Mapping[str, Any] | None = None,
         keep_bytes: bool = False,
+        idempotency_key: str | None = None,
     ) -> Message:
-        """Start a new version of an assistant reply.
+        """Start a new version of an assistant reply (``idempotency_key``: as ``append``'s, for
+        a new reply given with it).
 
         With ``content`` (or tool calls) the new reply is stored as a sibling and becomes the leaf.
         Without, the active leaf moves back to the message the reply answered, which is returned:
         assemble with no new user message, then ``append("assistant", …)`` the model's new reply.
         """
+        key = _Keyed.of(idempotency_key, "regenerate", dict(
+            conversation=self.id, message=reply_id, content=content, tool_calls=tool_calls,
+            metadata=metadata, keep_bytes=keep_bytes,
+        ))  # fmt: skip
         original = self.message(reply_id)
         if original.role != "assistant":
             raise InvalidMessage("only assistant replies can be regenerated")
@@ -174,7 +198,7 @@ class Conversation:
         new = self._new_message(
             "assistant", content or "", tool_calls, None, metadata, None, keep_bytes
         )
-        return self._write_message(new, original.parent_id, original.id, "regenerate")
+        return self._write_message(new, original.parent_id, original.id, "regenerate", key=key)
 
     @conflicts_retried
     def switch_branch(self, leaf_id: str) -> None:
@@ -267,6 +291,8 @@ class Conversation:
         parent: object,
         revision_of: str | None,
         revision_kind: str | None,
+        *,
+        key: _Keyed | None = None,
     ) -> Message:
         cost = self.scope.memory.count_message(new)  # outside the write lock
         # what the user typed: a caption or a file's text is the application's, not a request
@@ -285,8 +311,18 @@ class Conversation:
         prepared = prepare_turn(unplaced, None, memory.vector_cache)
         mentions = extract_turn(unplaced) if memory.config.entities else None
 
-        def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...]]:
+        period = timedelta(hours=memory.config.idempotency_hours)
+        now = datetime.now(UTC)
+        fingerprint = None if key is None else key.fingerprint(tenant, user)
+
+        def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...], bool]:
             record = tx.get_conversation(tenant, user, self.id)
+            if key is not None and fingerprint is not None:
+                kept = replayed(tx, tenant, user, key.key, key.kind, fingerprint, now=now,
+                                period=period)  # fmt: skip
+                if kept is not None and kept.message_id is not None:
+                    again = tx.get_message(tenant, user, kept.message_id)
+                    return again, kept_notices(tx, self.scope.principal, kept), True
             parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
             assert parent_id is None or isinstance(parent_id, str)
             parent_row = self._parent_row(tx, parent_id)
@@ -303,13 +339,20 @@ class Conversation:
                 write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
             derive_turn(tx, record, stored, mentions)
             tx.set_active_leaf(tenant, self.id, stored.id)
-            if intent is None:
-                return stored, ()
-            return stored, act_on_intent(
-                tx, self.scope.principal, intent, stored.id, temporary=record.temporary
-            )
+            notices: tuple[MemoryNotice, ...] = ()
+            if intent is not None:
+                notices = act_on_intent(
+                    tx, self.scope.principal, intent, stored.id, temporary=record.temporary
+                )
+            if key is not None and fingerprint is not None:
+                kept = KeptWrite(key.key, key.kind, fingerprint, now, message_id=stored.id,
+                                 result=notices_result(notices))  # fmt: skip
+                keep(tx, tenant, user, kept, period=period)
+            return stored, notices, False
 
-        stored, notices = write_retried(self._store, place)
+        stored, notices, again = write_retried(self._store, place)
+        if again:  # the write was stored by an earlier call with this key: nothing new
+            return replace(stored, notices=notices)
         if prepared is not None:
             memory.queue_vectors([PendingTurn(tenant, stored.id, prepared)])
         self.scope._embed_notices(notices)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Unpack
 
+from convmem.domain.idempotency import Keyed, keep, kept_notices, notices_result, replayed
 from convmem.domain.memories import Memories, MemoryFields, audit, memory_gate, save_memory
 from convmem.domain.search import search_memories
 from convmem.engine.conversation import Conversation
@@ -27,7 +28,7 @@ from convmem.model.principal import Principal
 from convmem.model.purpose import Allowed, narrow
 from convmem.model.search import Ranked
 from convmem.model.tree import check_count, check_identifier, check_metadata, check_text
-from convmem.store.base import PinnedInstruction, WriteTxn
+from convmem.store.base import KeptWrite, PinnedInstruction, WriteTxn
 from convmem.store.conversations import PinOrigin
 from convmem.store.retry import conflicts_retried, write_retried
 
@@ -63,32 +64,58 @@ class Scope:
         about each (derived from messages): list, get, search, delete, promote a fact, rebuild."""
         return Entities(self, self.remember)
 
-    def remember(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
+    def remember(
+        self, text: str, *, idempotency_key: str | None = None, **fields: Unpack[MemoryFields]
+    ) -> MemoryNotice:
         """Save a statement the user asked to keep. Returns a notice: saved, or blocked with a
         reason code (never-store policy, memory off); with ``strict=True`` a block raises
         ``NeverStoreViolation``. A newer statement on the same subject supersedes the older.
         Optional fields: category, subject, scope ("user" or "project:<id>"), purpose (one of
-        ``convmem.PURPOSES``), expires_at, source_message_id."""
-        return self._save(text, "user_explicit", "confirmed", fields)
+        ``convmem.PURPOSES``), expires_at, source_message_id. ``idempotency_key``: the same call
+        again with the same key returns the first call's notice and stores nothing; the same
+        key for a different call is ``IdempotencyConflict``."""
+        return self._save(text, "user_explicit", "confirmed", fields, idempotency_key)
 
-    def propose(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
-        """Record an inference as a proposal: never recalled until the user confirms it."""
-        return self._save(text, "inference", "proposed", fields)
+    def propose(
+        self, text: str, *, idempotency_key: str | None = None, **fields: Unpack[MemoryFields]
+    ) -> MemoryNotice:
+        """Record an inference as a proposal: never recalled until the user confirms it
+        (``idempotency_key``: as ``remember``'s)."""
+        return self._save(text, "inference", "proposed", fields, idempotency_key)
 
     def _save(
-        self, text: str, source_kind: SourceKind, status: str, fields: MemoryFields
-    ) -> MemoryNotice:
-        try:
-            notice = write_retried(
-                self.memory.store,
-                lambda tx: save_memory(
-                    tx, self.principal, text, source_kind=source_kind, status=status, **fields
-                ),
+        self, text: str, source_kind: SourceKind, status: str, fields: MemoryFields,
+        idempotency_key: str | None = None,
+    ) -> MemoryNotice:  # fmt: skip
+        kind = "remember" if status == "confirmed" else "propose"
+        key = Keyed.of(idempotency_key, kind, {"text": text, **fields})
+        period = timedelta(hours=self.memory.config.idempotency_hours)
+        now = datetime.now(UTC)
+        tenant, user = self.tenant, self.user
+
+        def save(tx: WriteTxn) -> tuple[MemoryNotice, bool]:
+            fingerprint = None if key is None else key.fingerprint(tenant, user)
+            if key is not None and fingerprint is not None:
+                kept = replayed(tx, tenant, user, key.key, kind, fingerprint, now=now,
+                                period=period)  # fmt: skip
+                if kept is not None:
+                    return kept_notices(tx, self.principal, kept)[0], True
+            notice = save_memory(
+                tx, self.principal, text, source_kind=source_kind, status=status, **fields
             )
+            if key is not None and fingerprint is not None and notice.memory is not None:
+                kept = KeptWrite(key.key, kind, fingerprint, now, memory_id=notice.memory.id,
+                                 result=notices_result([notice]))  # fmt: skip
+                keep(tx, tenant, user, kept, period=period)
+            return notice, False
+
+        try:
+            notice, again = write_retried(self.memory.store, save)
         except NeverStoreViolation as refused:  # strict: a block raises; it is counted all the same
             self.memory.observer.memory_notices([MemoryNotice("blocked", "", refused.reason)])
             raise
-        self._embed_notices([notice])
+        if not again:  # a replay stored nothing: nothing to count or embed
+            self._embed_notices([notice])
         return notice
 
     def _embed_notices(self, notices: Iterable[MemoryNotice]) -> None:

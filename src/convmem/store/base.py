@@ -20,6 +20,8 @@ capability Protocols of this package. Everything that touches a database goes th
                                        and their facts (derived from messages)
 ``convmem.store.lifecycle``            ``LifecycleReads`` / ``LifecycleWrites``: retention
                                        sweeps per layer, a proposal's evidence
+``convmem.store.idempotency``          ``IdempotencyReads`` / ``IdempotencyWrites``: the writes
+                                       kept under the callers' idempotency keys
 =====================================  ==========================================================
 
 ``read()`` gives a consistent snapshot; ``write()`` an atomic transaction in which what the
@@ -53,6 +55,7 @@ from convmem.store.derived import (
     SummaryWrites,
 )
 from convmem.store.entities import EntityReads, EntityRow, EntityTurnRow, EntityWrites
+from convmem.store.idempotency import IdempotencyReads, IdempotencyWrites, KeptWrite
 from convmem.store.keys import (
     KeyReads,
     KeyWrites,
@@ -98,6 +101,8 @@ __all__ = [
     "ConversationReads",
     "ConversationRef",
     "ConversationWrites",
+    "IdempotencyReads",
+    "IdempotencyWrites",
     "IndexEntry",
     "IndexReads",
     "IndexWrites",
@@ -105,6 +110,7 @@ __all__ = [
     "IndexedRow",
     "JobReads",
     "JobWrites",
+    "KeptWrite",
     "KeyReads",
     "KeyWrites",
     "PageSessionReads",
@@ -162,6 +168,7 @@ class ReadTxn(
     ToolReads,
     EntityReads,
     LifecycleReads,
+    IdempotencyReads,
     Protocol,
 ):
     """Every read capability, over one consistent snapshot."""
@@ -182,6 +189,7 @@ class WriteTxn(
     ToolWrites,
     EntityWrites,
     LifecycleWrites,
+    IdempotencyWrites,
     Protocol,
 ):
     """Every capability, in one atomic transaction."""

@@ -120,9 +120,11 @@ LINEAGE: Final[tuple[Derived, ...]] = (
     Derived("message", "message_index", "message_id"),
     Derived("message", "message_tokens", "message_id"),
     Derived("message", "message_blobs", "message_id"),
+    Derived("message", "idempotency_keys", "message_id"),
     # a memory: its vector and index entry, the evidence it cites, the records pointing at it
     Derived("memory", "memory_vectors", "memory_id", text=True),
     Derived("memory", "memory_evidence", "memory_id"),
+    Derived("memory", "idempotency_keys", "memory_id"),
     Derived("memory", "memories", "conflicts_with_id", keep_when=ALWAYS),
     Derived("memory", "memories", "supersedes_id", keep_when=ALWAYS),
     # a registered tool: its vectors (its full-text entry follows its row)

@@ -566,6 +566,27 @@ def m017_memory_evidence(db: Connection) -> None:
     db.execute("CREATE INDEX memory_evidence_message ON memory_evidence (tenant_id, message_id)")
 
 
+def m024_idempotency_keys(db: Connection) -> None:
+    # the writes kept under callers' idempotency keys (convmem.store.idempotency): a digest of
+    # the call and the ids it stored, never its text; they go with the message or memory
+    db.execute(
+        """
+        CREATE TABLE idempotency_keys (
+            tenant_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL,
+            message_id TEXT,
+            memory_id TEXT,
+            result JSONB NOT NULL DEFAULT '{}',
+            PRIMARY KEY (tenant_id, user_id, key)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -587,6 +608,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m021_entity_fact_consent,
     m022_pinned_origin,
     m023_page_sessions,
+    m024_idempotency_keys,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

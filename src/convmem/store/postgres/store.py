@@ -34,6 +34,7 @@ from convmem.store.postgres.connection import (
 )
 from convmem.store.postgres.derived import DerivedRows
 from convmem.store.postgres.entities import EntityTxnMixin
+from convmem.store.postgres.idempotency import IdempotencyTxnMixin
 from convmem.store.postgres.keys import KeyTxnMixin
 from convmem.store.postgres.lifecycle import LifecycleTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
@@ -65,6 +66,7 @@ class PostgresTxn(
     ToolTxnMixin,
     EntityTxnMixin,
     LifecycleTxnMixin,
+    IdempotencyTxnMixin,
     CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""

@@ -550,6 +550,27 @@ def m068_tool_fts_erasure(db: sqlite3.Connection) -> None:
     install_fts_erasure(db)
 
 
+def m071_idempotency_keys(db: sqlite3.Connection) -> None:
+    # the writes kept under callers' idempotency keys (convmem.store.idempotency): a digest of
+    # the call and the ids it stored, never its text; they go with the message or memory
+    db.execute(
+        """
+        CREATE TABLE idempotency_keys (
+            tenant_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            message_id TEXT,
+            memory_id TEXT,
+            result TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (tenant_id, user_id, key)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -580,6 +601,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m068_tool_fts_erasure,
     m069_page_sessions,
     m070_messages_by_depth,
+    m071_idempotency_keys,
 ]
 
 
