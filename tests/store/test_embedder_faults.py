@@ -68,6 +68,8 @@ def test_writes_go_on_while_the_embedder_is_down_and_every_vector_is_filled_afte
         assert len(hits) == 5 and hits.unembedded >= 30
         found = alice.search_memories("kiln electric", k=3)
         assert found and found.unembedded >= 8
+        report = conv.assemble("Which kiln do I have?").report
+        assert report.unembedded["turns"] >= 30 and report.unembedded["memories"] >= 8
         server.mode = "ok"
         assert memory.wait_for_vectors(60)
         assert _unembedded(memory, embedder) == (0, 0)

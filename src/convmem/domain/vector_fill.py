@@ -147,7 +147,7 @@ class VectorFiller:
         failures (a test or a benchmark waiting for recovery). True when it is."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while self._items or self._overflowed:
+            while self._settled < self._queued or self._items or self._overflowed:
                 if self._thread is None:
                     self._start()
                 left = None if deadline is None else deadline - time.monotonic()

@@ -522,6 +522,7 @@ class Conversation:
         if system is not None:
             check_text(system, max_bytes=memory.config.max_content_bytes, what="system")
         parts = Parts(options.time_limits or memory.config.time_limits)
+        memory.settle_vectors(parts.limits.embedder)  # the turn just written, by meaning too
         with self._store.read() as tx:
             record, leaf = self._record_and_leaf(tx, leaf_id)
             if leaf is None and user_message is None:
@@ -574,14 +575,28 @@ class Conversation:
                 lambda r: find_summary(tx, memory.summaries, r, chosen), None, tx,
             )  # fmt: skip
             blobs = kept_media(tx, self._tenant, chosen)
+            unembedded = self._unembedded(tx)
         if lookup is not None:  # what the summary step built or queued is written after the read
             found, flow, store, user = lookup, memory.summaries, self._store, self.scope.user
             lookup = parts.attempt(
                 "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
             )
         context = parts.report(render_request(chosen, lookup, previous, blobs))
+        if unembedded:
+            context = replace(context, report=replace(context.report, unembedded=unembedded))
         memory.observer.assembled(context.report)
         return context
+
+    def _unembedded(self, tx: ReadTxn) -> dict[str, int]:
+        """The turns and memories a request's recall ranks by words only (no vector yet)."""
+        embedder = self.scope.memory.embedder
+        if embedder is None:
+            return {}
+        tenant, user = self._tenant, self.scope.user
+        return {
+            "turns": tx.unembedded_turns(tenant, self.id, embedder.name),
+            "memories": tx.unembedded_memories(tenant, user, embedder.name),
+        }
 
     # --- summaries ------------------------------------------------------------------------------
 
