@@ -58,6 +58,8 @@ NOT_DERIVED_TEXT = {
     "delete_memories": "deletes",
     "insert_audit": "the audit holds no content (principle 12)",
     "set_memory_enabled": "a switch",
+    "keep_write": "an idempotency key: the caller's key, a digest of the call and the ids stored",
+    "forget_kept_writes": "deletes expired idempotency keys",
     "delete_summary": "deletes",
     "enqueue_job": "ids and times",
     "claim_job": "a lease",

@@ -118,9 +118,10 @@ class VectorFiller:
 
     @property
     def pending(self) -> int:
-        """Rows queued and not yet embedded (the dropped ones are the store's to find)."""
+        """Rows handed over and not yet embedded, the batch in flight included (the dropped
+        ones are the store's to find)."""
         with self._cond:
-            return len(self._items)
+            return self._queued - self._settled
 
     @property
     def healthy(self) -> bool:

@@ -113,7 +113,8 @@ class Memory:
         says how many."""
         filler = self._filler
         if filler is not None and filler.pending:
-            filler.settle(timeout)
+            # no limit on the embedder is still no unbounded wait here: at most one call's
+            filler.settle(filler.call_seconds if timeout is None else timeout)
 
     def wait_for_vectors(self, timeout: float | None = None) -> bool:
         """Wait until every row this process queued (and any it had to leave to the store's
