@@ -36,8 +36,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.embed_server: the same server the fault tests use
 
+from timing import Samples, load_average  # noqa: E402
+
 import convmem  # noqa: E402
-from benchmarks.timing import Samples, load_average  # noqa: E402
 from tests.embed_server import HttpEmbedder, embeddings_server  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "embedder-faults.json"

@@ -144,7 +144,7 @@ def kept_notices(tx: ReadTxn, who: Principal, kept: KeptWrite) -> tuple[MemoryNo
                 record,
                 tuple(given.get("memory_ids", ())),
                 superseded,
-            )  # fmt: skip
+            )
         )
     return tuple(out)
 

@@ -157,7 +157,7 @@ class VectorFiller:
                 self._cond.wait(left if left is not None else 0.5)
             return True
 
-    def close(self, timeout: float = 5.0) -> None:
+    def close(self, timeout: float = 2.0) -> None:
         """Stop the thread (what is still queued keeps its pending mark in the store)."""
         with self._cond:
             self._stopping = True

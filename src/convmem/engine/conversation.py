@@ -45,10 +45,11 @@ from convmem.engine.request import (
     retrieve_evicted,
 )
 from convmem.entities.derive import derive_turn, extract_turn
-from convmem.errors import InvalidInput, InvalidMessage, InvalidQuery, NotFound
+from convmem.errors import InvalidInput, InvalidMessage, InvalidQuery, NotFound, StoreBusy
 from convmem.ids import new_id
 from convmem.memory.intent import detect_intent
 from convmem.model.conversation import ConversationRecord
+from convmem.model.deadline import Deadline, TimeLimits
 from convmem.model.keys import AssemblyRecord
 from convmem.model.memory import MemoryNotice
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
@@ -133,11 +134,12 @@ class Conversation:
         ``idempotency_key``: the caller's name for this write (see ``convmem.domain.idempotency``):
         the same call again with the same key returns the message stored the first time and
         stores nothing; the same key for a different call is ``IdempotencyConflict``."""
-        key = _Keyed.of(idempotency_key, "append", dict(
-            conversation=self.id, role=role, content=content, tool_calls=tool_calls,
-            tool_call_id=tool_call_id, metadata=metadata, created_at=created_at,
-            parent_id=parent_id, keep_bytes=keep_bytes,
-        ))  # fmt: skip
+        call = {
+            "conversation": self.id, "role": role, "content": content, "tool_calls": tool_calls,
+            "tool_call_id": tool_call_id, "metadata": metadata, "created_at": created_at,
+            "parent_id": parent_id, "keep_bytes": keep_bytes,
+        }  # fmt: skip
+        key = _Keyed.of(idempotency_key, "append", call)
         new = self._new_message(
             role, content, tool_calls, tool_call_id, metadata, created_at, keep_bytes
         )
@@ -155,10 +157,11 @@ class Conversation:
     ) -> Message:
         """A new version of a user, system or assistant message, as its sibling; the leaf moves.
         ``idempotency_key``: as ``append``'s."""
-        key = _Keyed.of(idempotency_key, "edit", dict(
-            conversation=self.id, message=message_id, content=content, metadata=metadata,
-            keep_bytes=keep_bytes,
-        ))  # fmt: skip
+        call = {
+            "conversation": self.id, "message": message_id, "content": content,
+            "metadata": metadata, "keep_bytes": keep_bytes,
+        }  # fmt: skip
+        key = _Keyed.of(idempotency_key, "edit", call)
         original = self.message(message_id)
         if original.role == "tool" or original.tool_calls:
             raise InvalidMessage("tool calls and tool results cannot be edited")
@@ -183,10 +186,11 @@ class Conversation:
         Without, the active leaf moves back to the message the reply answered, which is returned:
         assemble with no new user message, then ``append("assistant", …)`` the model's new reply.
         """
-        key = _Keyed.of(idempotency_key, "regenerate", dict(
-            conversation=self.id, message=reply_id, content=content, tool_calls=tool_calls,
-            metadata=metadata, keep_bytes=keep_bytes,
-        ))  # fmt: skip
+        call = {
+            "conversation": self.id, "message": reply_id, "content": content,
+            "tool_calls": tool_calls, "metadata": metadata, "keep_bytes": keep_bytes,
+        }  # fmt: skip
+        key = _Keyed.of(idempotency_key, "regenerate", call)
         original = self.message(reply_id)
         if original.role != "assistant":
             raise InvalidMessage("only assistant replies can be regenerated")
@@ -575,7 +579,7 @@ class Conversation:
                 lambda r: find_summary(tx, memory.summaries, r, chosen), None, tx,
             )  # fmt: skip
             blobs = kept_media(tx, self._tenant, chosen)
-            unembedded = self._unembedded(tx)
+            unembedded = self._unembedded(tx, parts.limits)
         if lookup is not None:  # what the summary step built or queued is written after the read
             found, flow, store, user = lookup, memory.summaries, self._store, self.scope.user
             lookup = parts.attempt(
@@ -587,16 +591,31 @@ class Conversation:
         memory.observer.assembled(context.report)
         return context
 
-    def _unembedded(self, tx: ReadTxn) -> dict[str, int]:
-        """The turns and memories a request's recall ranks by words only (no vector yet)."""
+    def _unembedded(self, tx: ReadTxn, limits: TimeLimits) -> dict[str, int]:
+        """The turns and memories a request's recall ranks by words only (no vector yet), each
+        count within the time limit of the part it describes (retrieval, memories); a count
+        that fails or runs past it is left out: it is a note of the report, not a part."""
         embedder = self.scope.memory.embedder
         if embedder is None:
             return {}
-        tenant, user = self._tenant, self.scope.user
-        return {
-            "turns": tx.unembedded_turns(tenant, self.id, embedder.name),
-            "memories": tx.unembedded_memories(tenant, user, embedder.name),
-        }
+        tenant, user, name = self._tenant, self.scope.user, embedder.name
+        counts: list[tuple[str, float | None, Callable[[], int]]] = [
+            ("turns", limits.retrieval, lambda: tx.unembedded_turns(tenant, self.id, name)),
+            ("memories", limits.memories, lambda: tx.unembedded_memories(tenant, user, name)),
+        ]
+        out: dict[str, int] = {}
+        for what, limit, count in counts:
+            try:
+                if limit is None:
+                    out[what] = count()
+                    continue
+                with tx.time_limited(Deadline(limit)):
+                    out[what] = count()
+            except StoreBusy:
+                raise
+            except Exception:
+                continue
+        return out
 
     # --- summaries ------------------------------------------------------------------------------
 
