@@ -422,3 +422,12 @@ def test_an_import_builds_the_people_and_things_and_the_cli_rebuilds_them(
         assert memory.scope("acme", "bob").entities.list() == []
     missing = CliRunner().invoke(main, [*rebuild[:-4], "--user", "alice"])
     assert missing.exit_code == 2 and "--tenant" in missing.output
+    with convmem.open(db) as memory:
+        alice = memory.scope("acme", "alice")
+        for entity in alice.entities.list(limit=500):
+            alice.entities.delete(entity.id)
+    everyone = CliRunner().invoke(main, rebuild[:-2])  # no --user: every user of the tenant
+    assert everyone.exit_code == 0, everyone.output
+    assert "rebuilt the entities of every user of acme" in everyone.output
+    with convmem.open(db) as memory:
+        assert memory.scope("acme", "alice").entities.search("Lisbon")

@@ -181,3 +181,25 @@ def test_http_patch_with_a_disclosure_is_refused_and_writes_nothing(
         assert created.status_code == 422
     rows = memory.scope("acme", "alice").memories.list(status=None, include_expired=True)
     assert [(m.text, m.status) for m in rows] == [("I prefer aisle seats", "confirmed")]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("the password is starling", True),
+        ("My password is starling.", True),
+        ("password: butterfly", True),
+        ("The wifi password is Sterling!", True),
+        ("my password is expiring.", False),
+        ("my password is expiring soon", False),
+        ("The password is working now.", False),
+        ("my password is missing", False),
+        ("the password is only", False),
+    ],
+)
+def test_a_sentence_ending_on_a_plain_word_after_password_gives_its_value(
+    text: str, secret: bool
+) -> None:
+    # a word ending like a participle ("-ing") or an adverb ("-ly") describes the password only
+    # when it is such a description; the last word of "the password is starling" is the value
+    assert check_text(text).allowed is not secret

@@ -46,6 +46,8 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/memories/{memory_id}/reject"): "user",
     ("POST", "/v1/memories/{memory_id}/resolve"): "user",
     ("POST", "/v1/memories/{memory_id}/restore"): "user",
+    ("POST", "/v1/memories/{memory_id}/replaces"): "user",
+    ("POST", "/v1/memories/{memory_id}/undo"): "user",
     ("GET", "/v1/entities"): "user",
     ("GET", "/v1/entities/{entity_id}"): "user",
     ("GET", "/v1/entities/{entity_id}/facts"): "user",

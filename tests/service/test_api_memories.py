@@ -136,3 +136,37 @@ def test_a_supersession_is_reported_and_undone_over_http(client: TestClient, key
     again = client.post(f"/v1/memories/{aisle['id']}/restore", headers=h)
     assert again.status_code == 422
     assert client.post("/v1/memories/mem_nope/restore", headers=h).status_code == 404
+
+
+def test_what_a_change_replaces_is_asked_first_and_undone_whole_over_http(
+    client: TestClient, keys: Keys
+) -> None:
+    h = auth(keys.alice)
+    aisle = client.post("/v1/memories", json={"text": "I prefer aisle seats."}, headers=h).json()
+    cid = client.post("/v1/conversations", json={}, headers=h).json()["id"]
+    sent = client.post(f"/v1/conversations/{cid}/messages",
+                       json={"role": "user", "content": "I prefer window seats."},
+                       headers=h).json()  # fmt: skip
+    suggestion = sent["notices"][0]["memory"]
+    assert suggestion["status"] == "proposed"
+
+    asked = client.post(f"/v1/memories/{suggestion['id']}/replaces", headers=h)
+    assert asked.status_code == 200, asked.text
+    assert [m["text"] for m in asked.json()] == ["I prefer aisle seats."]
+    edit = {"text": "I prefer window seats on short flights."}
+    asked = client.post(f"/v1/memories/{suggestion['id']}/replaces", json=edit, headers=h)
+    assert [m["id"] for m in asked.json()] == [aisle["memory"]["id"]]
+    assert client.get("/v1/memories", headers=h).json()[0]["status"] == "confirmed"  # no write
+
+    confirmed = client.post(f"/v1/memories/{suggestion['id']}/confirm", headers=h).json()
+    assert confirmed["supersedes_id"] == aisle["memory"]["id"]
+    undone = client.post(f"/v1/memories/{suggestion['id']}/undo", headers=h)
+    assert undone.status_code == 200, undone.text
+    assert undone.json()["memory"]["status"] == "proposed"
+    assert [m["text"] for m in undone.json()["restored"]] == ["I prefer aisle seats."]
+    statuses = {m["text"]: m["status"] for m in client.get("/v1/memories", headers=h).json()}
+    assert statuses == {"I prefer aisle seats.": "confirmed", "I prefer window seats.": "proposed"}
+    again = client.post(f"/v1/memories/{suggestion['id']}/undo", headers=h)
+    assert again.status_code == 422  # a suggestion: no change to undo
+    wrong = client.post(f"/v1/memories/{suggestion['id']}/replaces", json={"txt": "x"}, headers=h)
+    assert wrong.status_code == 422

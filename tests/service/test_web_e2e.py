@@ -682,7 +682,12 @@ def test_confirming_a_suggestion_that_replaces_a_memory_asks_first_and_undoes(
     undo = page.get_by_role("region", name="Undo the last change")
     undo.get_by_role("button", name="Undo").click()
     expect(page.get_by_role("status")).to_contain_text("is back")
-    assert [m.text for m in alice.memories.list()] == ["I prefer aisle seats on long flights"]
+    # the state before the confirmation: the memory back, the suggestion a suggestion again
+    assert {(m.text, m.status) for m in alice.memories.list()} == {
+        ("I prefer aisle seats on long flights", "confirmed"),
+        ("I like window seats on short flights", "proposed"),
+    }
+    expect(suggestion.get_by_role("button", name="Confirm")).to_be_visible()
 
 
 # --- how end users reach their page: a sign-in link from the application -----------------------

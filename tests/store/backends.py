@@ -84,6 +84,11 @@ class Harness(ABC):
         """Every table of the store (full-text internals aside) with its columns."""
 
     @abstractmethod
+    def indexes(self, url: str) -> dict[str, list[tuple[str, ...]]]:
+        """Every table's indexes (its primary key and unique constraints included), each as its
+        key columns in order."""
+
+    @abstractmethod
     def dump(self, url: str) -> str:
         """Every row of every table (index and full-text internals included) as text, in an
         order that does not depend on how the rows were written: what a thief of the database
@@ -119,6 +124,9 @@ class Backend:
 
     def schema(self) -> dict[str, frozenset[str]]:
         return self.harness.schema(self.url)
+
+    def indexes(self) -> dict[str, list[tuple[str, ...]]]:
+        return self.harness.indexes(self.url)
 
     def fingerprint(self) -> str:
         return self.harness.fingerprint(self.url)
@@ -221,6 +229,17 @@ class SQLiteHarness(Harness):
                 table: frozenset(r[1] for r in db.execute(f'PRAGMA table_info("{table}")'))
                 for table in tables
             }
+
+    def indexes(self, url: str) -> dict[str, list[tuple[str, ...]]]:
+        found: dict[str, list[tuple[str, ...]]] = {}
+        with closing(self._connect(url)) as db:
+            for table in self.schema(url):
+                names = [r[1] for r in db.execute(f'PRAGMA index_list("{table}")')]
+                found[table] = [
+                    tuple(r[2] for r in db.execute(f'PRAGMA index_info("{name}")'))
+                    for name in names
+                ]
+        return found
 
     def dump(self, url: str) -> str:
         parts: list[str] = []
@@ -344,6 +363,19 @@ class PostgresHarness(Harness):
             ):
                 found.setdefault(table, set()).add(column)
         return {table: frozenset(columns) for table, columns in found.items()}
+
+    def indexes(self, url: str) -> dict[str, list[tuple[str, ...]]]:
+        found: dict[str, list[tuple[str, ...]]] = {}
+        with self._connect(url) as db:
+            for table, columns in db.execute(
+                "SELECT t.relname, array_agg(a.attname ORDER BY k.n) FROM pg_index i "
+                "JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace s ON s.oid = "
+                "t.relnamespace CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(att, n) "
+                "JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.att "
+                "WHERE s.nspname = current_schema() GROUP BY t.relname, i.indexrelid"
+            ):
+                found.setdefault(table, []).append(tuple(columns))
+        return found
 
     def dump(self, url: str) -> str:
         parts: list[str] = []

@@ -276,3 +276,34 @@ def test_no_entity_row_holds_never_store_content(backend: Backend, memory: convm
     dump = backend.dump().lower()
     for fragment in SECRET_FRAGMENTS:
         assert fragment not in dump, fragment
+
+
+def test_a_tenant_wide_rebuild_reaches_every_user_of_the_tenant_and_no_other(
+    memory: convmem.Memory,
+) -> None:
+    users = [f"user-{n:03}" for n in range(205)]  # more than one page of the store's listing
+    for user in users:
+        memory.scope("acme", user).create_conversation().append(
+            "user", f"My cousin Ana Lopez visits {user} in Lisbon.", created_at=T0
+        )
+    outsider = memory.scope("other", "user-000")
+    outsider.create_conversation().append("user", "My friend Rui lives in Porto.", created_at=T0)
+    for scope in [memory.scope("acme", u) for u in users] + [outsider]:
+        for entity in scope.entities.list(limit=500):  # derived data: dropped, to be rebuilt
+            scope.entities.delete(entity.id)
+    assert memory.scope("acme", users[-1]).entities.list() == []
+
+    with memory.store.read() as tx:
+        assert tx.tenant_users("acme", None, 1000) == users
+        assert tx.tenant_users("acme", users[199], 10) == users[200:]
+        assert tx.tenant_users("nobody", None, 10) == []
+    seen: list[int] = []
+    facts = memory.rebuild_entities("acme", progress=lambda kind, done: seen.append(done))
+    assert facts >= len(users) and seen[-1] == len(users)
+    assert all(
+        {"Ana Lopez", "Lisbon"} <= {e.name for e in memory.scope("acme", u).entities.list()}
+        for u in (users[0], users[150], users[-1])
+    )
+    assert outsider.entities.list() == []  # another tenant's users are not touched
+    assert memory.rebuild_entities("other", "user-000") >= 1
+    assert {e.name for e in outsider.entities.list()} >= {"Rui", "Porto"}

@@ -121,6 +121,8 @@ def test_another_users_ids_are_404_on_every_route(
         ("POST", f"/v1/memories/{memory_id}/confirm", None),
         ("POST", f"/v1/memories/{memory_id}/reject", None),
         ("POST", f"/v1/memories/{memory_id}/restore", None),
+        ("POST", f"/v1/memories/{memory_id}/replaces", {"text": "I like coffee."}),
+        ("POST", f"/v1/memories/{memory_id}/undo", None),
         ("POST", f"/v1/memories/{memory_id}/resolve", None),
         ("DELETE", f"/v1/pins/{pin}", None),
         ("DELETE", f"/v1/memories/{memory_id}", None),

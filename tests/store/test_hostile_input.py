@@ -128,6 +128,8 @@ def test_ids_that_cannot_exist_are_refused_alike(
         "memory reject": lambda: alice.memories.reject(bad),
         "memory update": lambda: alice.memories.update(bad, "I like coffee."),
         "memory restore": lambda: alice.memories.restore(bad),
+        "memory undo": lambda: alice.memories.undo(bad),
+        "memory would replace": lambda: alice.memories.would_replace(bad, "I like tea."),
         "memory resolve": lambda: alice.memories.resolve(bad),
         "unpin": lambda: alice.unpin(bad),
         "source message": lambda: alice.remember("I like milk.", source_message_id=bad),

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import NamedTuple
 
 from convmem.entities.extract import sentences
 from convmem.model.messages import Message
@@ -186,6 +187,13 @@ def after_delete(
     tx.retain_terms(tenant, conversation_id, vocabulary(texts), speakers)
 
 
+class Reindexed(NamedTuple):
+    """What a reindex did: how many messages it indexed, and whose (tenant, user) they were."""
+
+    messages: int
+    owners: frozenset[tuple[str, str]]
+
+
 def reindex(
     store: Store,
     embedder: Embedder | None,
@@ -194,10 +202,11 @@ def reindex(
     *,
     batch_size: int = 500,
     progress: Progress | None = None,
-) -> int:
+) -> Reindexed:
     """Index every message that has no index row, oldest first (so each finds its parent)."""
     progress = progress or _no_progress
     done = 0
+    owners: set[tuple[str, str]] = set()
     after: str | None = None
     while True:
         with store.read() as tx:
@@ -207,13 +216,14 @@ def reindex(
                 for p in pending
             ]
         if not messages:
-            return done
+            return Reindexed(done, frozenset(owners))
         after = pending[-1].cursor
         for tenant, user, message in messages:
             prepared = prepare_turn(message, embedder, cache)
             if prepared is None:
                 continue
             write_retried(store, write_turn, tenant, user, message, prepared, session_gap)
+            owners.add((tenant, user))
             done += 1
         progress("messages", done)
 

@@ -14,6 +14,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypedDict
 
+from convmem.domain.audit import audit as audit  # re-exported: its home before audit.py
+from convmem.domain.memory_changes import (
+    USER_VOICE,
+    UndoneChange,
+    supersedes,
+    undo_change,
+    would_replace,
+)
 from convmem.domain.search import search_memories
 from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
 from convmem.ids import new_id
@@ -26,7 +34,6 @@ from convmem.model.admitted import Admitted
 from convmem.model.memory import (
     CATEGORIES,
     STATUSES,
-    AuditEvent,
     Category,
     MemoryHit,
     MemoryNotice,
@@ -42,9 +49,6 @@ from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
 from convmem.store.retry import conflicts_retried, write_retried
 
 MAX_MEMORY_CHARS = 1000
-# Sources that speak for the user: a newer one supersedes. Others (imports, admins) that disagree
-# with a record from another source are flagged for the user instead.
-_USER_VOICE = ("user_explicit", "confirmed_inference")
 
 
 class MemoryFields(TypedDict, total=False):
@@ -61,12 +65,6 @@ class MemoryFields(TypedDict, total=False):
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def audit(tx: WriteTxn, who: Principal, action: str, kind: str, object_id: str,
-          **details: Any) -> None:  # fmt: skip
-    event = AuditEvent(new_id("aud"), who.user, who.actor, action, kind, object_id, _now(), details)
-    tx.insert_audit(who.tenant, event)
 
 
 def memory_gate(tx: ReadTxn, who: Principal) -> str | None:
@@ -203,7 +201,7 @@ def save_memory(
     if status == "confirmed":
         rivals = [m for m in same_subject if m.current] if _may_supersede(text, subject) else []
         record, superseded = _resolve_against(tx, who, record, rivals)
-        if source_kind in _USER_VOICE:
+        if source_kind in USER_VOICE:
             # The user has now said it: pending guesses on the subject are settled. They go for
             # good, so deleting this record later leaves no copy of a guess behind.
             settled = [m.id for m in same_subject if m.status == "proposed"]
@@ -237,8 +235,7 @@ def _resolve_against(
     for older in current:
         if older.id == record.id:
             continue
-        voice = record.source_kind in _USER_VOICE or record.source_kind == older.source_kind
-        if voice:
+        if supersedes(record.source_kind, older):
             tx.set_memory_fields(
                 who.tenant, older.id, MemoryUpdate(status="superseded", updated_at=_now())
             )
@@ -485,7 +482,7 @@ class Memories:
                     updated_at=_now(),
                 ),
             )
-            audit(tx, who, "memory.confirmed", "memory", memory_id)
+            audit(tx, who, "memory.confirmed", "memory", memory_id, was=proposal.source_kind)
             confirmed = tx.get_memory(who.tenant, who.user, memory_id)
         self._scope._observe("confirmed")
         return confirmed
@@ -568,30 +565,47 @@ class Memories:
 
     @conflicts_retried
     def restore(self, memory_id: str) -> MemoryRecord:
-        """Undo a supersession: the superseded memory is current again and the one that
-        replaced it is deleted (the state before the newer statement). Only a memory whose
-        replacement is still current can be restored."""
+        """Undo the change that superseded this memory (``undo`` of its current replacement):
+        it is current again, with everything else that change replaced, and the memory that
+        replaced them goes (a confirmed suggestion becomes a suggestion again). Only a memory
+        whose replacement is still current can be restored."""
         who = self._who
         check_identifier(memory_id, "memory id")  # NUL/surrogates: same error on every backend
         with self._scope.memory.store.write() as tx:
             old = tx.get_memory(who.tenant, who.user, memory_id)
             if old.status != "superseded":
                 raise InvalidInput(f"memory {memory_id!r} is {old.status}, not superseded")
-            newer = [m for m in tx.list_memories(who.tenant, who.user, statuses=("confirmed",))
-                     if m.supersedes_id == memory_id]  # fmt: skip
+            current = {m.id for m in tx.list_memories(who.tenant, who.user,
+                                                      statuses=("confirmed",))}  # fmt: skip
+            # who replaced it: the record that superseded it, it merged into, or its edit
+            link = {"memory.superseded": "by", "memory.merged": "into", "memory.updated": "to"}
+            replacements = [str(e.details.get(link[e.action]))
+                            for e in tx.list_audit(who.tenant, who.user)
+                            if e.object_id == memory_id and e.action in link]  # fmt: skip
+            newer = [i for i in replacements if i in current]
             if not newer:
                 raise InvalidInput(f"memory {memory_id!r} has no current replacement to undo")
-            tx.delete_memories(who.tenant, who.user, [m.id for m in newer])
-            for replacement in newer:
-                audit(tx, who, "memory.deleted", "memory", replacement.id, undone_for=memory_id)
-            tx.set_memory_fields(
-                who.tenant, memory_id, MemoryUpdate(status="confirmed", updated_at=_now())
-            )
-            audit(tx, who, "memory.restored", "memory", memory_id,
-                  replaced_by=[m.id for m in newer])  # fmt: skip
+            undo_change(tx, who, newer[-1])
             restored = tx.get_memory(who.tenant, who.user, memory_id)
         self._scope._observe("restored")
         return restored
+
+    def would_replace(self, memory_id: str, text: str | None = None) -> builtins.list[MemoryRecord]:
+        """The current memories other than ``memory_id`` that confirming it (a suggestion;
+        ``text`` None) or editing it to ``text`` would replace — ask before the change, and
+        show both texts."""
+        with self._scope.memory.store.read() as tx:
+            return would_replace(tx, self._who, memory_id, text)
+
+    @conflicts_retried
+    def undo(self, memory_id: str) -> UndoneChange:
+        """Undo the change that made ``memory_id`` current — a save, an edit (its new record)
+        or a confirmation: every memory it replaced is current again, a confirmed suggestion is
+        a suggestion again, a saved or edited text is deleted."""
+        with self._scope.memory.store.write() as tx:
+            undone = undo_change(tx, self._who, memory_id)
+        self._scope._observe("restored")
+        return undone
 
     def search(
         self, query: str, k: int = 5, *, purposes: Iterable[str] | None = None

@@ -125,12 +125,41 @@ class Memory:
 
     def reindex(self, *, batch_size: int = 500, progress: Progress | None = None) -> int:
         """Index every message the search index lacks (a database from before the index, or one
-        whose index was dropped: it is derived and rebuildable). Returns how many. ``progress``
-        is called after each batch with ``("messages", done so far)``."""
-        return reindex(
+        whose index was dropped: it is derived and rebuildable), then derive again the people
+        and things of every user whose messages it indexed (entities are derived from the same
+        turns). Returns how many messages. ``progress`` is called after each batch with
+        ``("messages", done so far)``."""
+        done = reindex(
             self.store, self.write_embedder, self.vector_cache, self.config.session_gap,
             batch_size=batch_size, progress=progress,
         )  # fmt: skip
+        for tenant, user in sorted(done.owners):
+            self.scope(tenant, user).entities.rebuild()
+        return done.messages
+
+    def rebuild_entities(
+        self, tenant: str, user: str | None = None, *, progress: Progress | None = None
+    ) -> int:
+        """Derive again, with the deterministic extractor, the people and things of one user of
+        ``tenant`` or, without ``user``, of every user who owns a conversation there (after an
+        import, or an upgrade of the extractor). Statements a user confirmed stay confirmed.
+        Returns how many statements were stored; ``progress`` is called after each user with
+        ``("users", done so far)``."""
+        if user is not None:
+            return self.scope(tenant, user).entities.rebuild()
+        tenant = check_identifier(tenant, "tenant")
+        facts, done, after = 0, 0, None
+        while True:
+            with self.store.read() as tx:
+                users = tx.tenant_users(tenant, after, 200)
+            if not users:
+                return facts
+            for each in users:
+                facts += self.scope(tenant, each).entities.rebuild()
+                done += 1
+                if progress is not None:
+                    progress("users", done)
+            after = users[-1]
 
     def backfill_embeddings(
         self,

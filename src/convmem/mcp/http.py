@@ -22,6 +22,7 @@ from convmem.engine import Scope as Principal
 from convmem.mcp.server import build_server
 
 _PRINCIPAL = "convmem.principal"  # the ASGI scope key the tools read
+_END_USER = "convmem.end_user"  # whether the request's key is held by the end user
 
 
 class KeyAuth:
@@ -53,6 +54,7 @@ class KeyAuth:
         scope[_PRINCIPAL] = self.memory.scope(
             key.tenant_id, user, actor=f"key:{key.id}", purposes=key.purposes
         )
+        scope[_END_USER] = key.held_by_end_user
         await self.app(scope, receive, send)
 
 
@@ -75,10 +77,17 @@ def principal_of_request(ctx: Context) -> Principal:
     return principal
 
 
+def application_request(ctx: Context) -> bool:
+    """Whether the request carrying this tool call was made with an application's (or an
+    admin's) key, which may write the application's instructions; a user key may not."""
+    request: Any = ctx.request_context.request
+    return request is not None and request.scope.get(_END_USER) is False
+
+
 def http_app(memory: Memory, *, host: str = "127.0.0.1", path: str = "/mcp") -> ASGIApp:
     """The ASGI app: the MCP endpoint at ``path``, stateless (every request stands alone, so
     several server processes can share a database behind a load balancer), JSON responses."""
-    server = build_server(principal_of_request)
+    server = build_server(principal_of_request, writes_instructions=application_request)
     app = server.streamable_http_app(
         streamable_http_path=path, stateless_http=True, json_response=True, host=host
     )

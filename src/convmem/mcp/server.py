@@ -51,9 +51,17 @@ def _convmem_errors(tool: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def build_server(scope_of: ScopeOf, *, name: str = "convmem") -> MCPServer:
-    """An MCP server whose tools act for ``scope_of(ctx)``. The tools are synchronous; the SDK
-    runs them in worker threads, off the event loop."""
+def build_server(
+    scope_of: ScopeOf,
+    *,
+    name: str = "convmem",
+    writes_instructions: Callable[[Context], bool] = lambda ctx: True,
+) -> MCPServer:
+    """An MCP server whose tools act for ``scope_of(ctx)``. ``writes_instructions(ctx)``: may
+    the caller write system messages (the application's instructions)? Over HTTP only an
+    application's key may, as in the HTTP service; over stdio the server's own configuration
+    names the user, and its operator the application. The tools are synchronous; the SDK runs
+    them in worker threads, off the event loop."""
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS)
 
     @server.tool()
@@ -136,6 +144,10 @@ def build_server(scope_of: ScopeOf, *, name: str = "convmem") -> MCPServer:
         tool result. A user turn saying "remember that …" or "forget …" acts on memory; the
         notices say what happened."""
         scope = scope_of(ctx)
+        if role == "system" and not writes_instructions(ctx):
+            raise ToolError(
+                "Forbidden: system messages are the application's: a user key may not write one"
+            )
         if conversation_id is None:
             conversation = scope.create_conversation(title)
         else:

@@ -269,8 +269,26 @@ def _symbolic(value: str) -> bool:
     )
 
 
-def value_is_secret(kind: str, raw: str) -> bool:
-    """Is ``raw`` (the word after the noun) a value of that kind of secret?"""
+# Words ending like a participle or an adverb that say how a password *is* when the sentence
+# ends on them ("my password is expiring.", "… is working now"): a sentence that ends on another
+# such word gives the value ("the password is starling", "password: butterfly").
+_DESCRIBING_LAST_WORDS: Final = """
+    expiring working changing missing failing pending loading rotating resetting existing
+    matching mismatching annoying confusing boring interesting amazing frustrating exhausting
+    nothing something anything everything coming going being lacking waiting processing
+    syncing updating outstanding remaining lasting misleading refusing rejecting rejected
+    timing charging blocking breaking crashing sticking logging signing
+    only likely unlikely lovely ugly silly weekly monthly daily yearly early properly correctly
+    securely safely randomly automatically entirely completely really actually clearly exactly
+    currently recently temporarily friendly costly deadly barely nearly hardly mostly fully
+    generally usually normally typically probably possibly definitely certainly easily
+"""
+_DESCRIBING_LAST: Final = frozenset(_DESCRIBING_LAST_WORDS.split())
+
+
+def value_is_secret(kind: str, raw: str, *, ends_sentence: bool = False) -> bool:
+    """Is ``raw`` (the word after the noun) a value of that kind of secret? ``ends_sentence``:
+    nothing but punctuation follows it (a describing word then rarely stands alone)."""
     quoted = raw[:1] in "\"'`" and len(raw) >= 2
     value = raw[1:-1] if quoted else raw.rstrip(".,;:!?)]}")
     if not quoted:
@@ -297,8 +315,15 @@ def value_is_secret(kind: str, raw: str) -> bool:
     low = value.lower()
     if len(value) < 3 or low in _NOT_A_VALUE:
         return False
-    # "expired", "missing", "securely": describing the password, not disclosing it
+    # "expired", "missing", "securely": describing the password, not disclosing it — unless the
+    # sentence ends on a word that is no such description ("the password is starling.")
+    if value.isalpha() and re.search(r"(?:ing|ly)$", low) and ends_sentence:
+        return low not in _DESCRIBING_LAST
     return not (value.isalpha() and re.search(r"(?:ed|ing|ly)$", low))
+
+
+# after a value: the end of the text, or sentence punctuation and then no further word of it
+_SENTENCE_END: Final = re.compile(r"\s*(?:$|[.!?;)\]}\n]|,\s*(?:and|but|so)?\s*$)")
 
 
 def made_up(value: str) -> bool:
@@ -345,7 +370,8 @@ def detect_keyword_credential(text: str) -> Finding | None:
         kind = "pw" if m.group("pw") else "pin" if m.group("pin") else "tok"
         if _SECRET_PHRASE.match(m.group("v")):
             continue  # "mot de passe : mot de passe" style repetition: the label, not a value
-        if value_is_secret(kind, m.group("v")):
+        final = _SENTENCE_END.match(text, m.end())
+        if value_is_secret(kind, m.group("v"), ends_sentence=final is not None):
             noun = {"pw": "a password", "pin": "a PIN or access code", "tok": "a key or token"}
             return Finding("credential", f"states {noun[kind]} with its value")
     for m in _WITH_PASSWORD.finditer(text):

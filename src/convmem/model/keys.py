@@ -30,6 +30,13 @@ class ApiKey:
     purposes: tuple[str, ...] | None = None
 
     @property
+    def held_by_end_user(self) -> bool:
+        """A user key: the end user holds it, so what it writes is the user's data and never
+        the application's instructions (no system messages; its pins are the user's requests)
+        — on every surface that takes keys (the HTTP service, MCP over HTTP)."""
+        return self.role not in ("app", "admin")
+
+    @property
     def active(self) -> bool:
         return self.revoked_at is None
 

@@ -118,9 +118,8 @@ AdminKey = Annotated[ApiKey, Depends(admin_key)]
 
 
 def held_by_end_user(key: ApiKey) -> bool:
-    """A user key: the end user holds it, so what it writes is the user's data and never the
-    application's instructions (no system messages; its pins are the user's requests)."""
-    return key.role not in ("app", "admin")
+    """A user key (``ApiKey.held_by_end_user``): what it writes is the user's data."""
+    return key.held_by_end_user
 
 
 def pin_origin(key: ApiKey) -> PinOrigin:

@@ -24,6 +24,8 @@ from convmem.service.schemas import (
     MemoryUpdate,
     NoticeOut,
     PurposeName,
+    ReplacementQuery,
+    UndoneOut,
 )
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
@@ -154,8 +156,32 @@ def reject_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
 
 @router.post("/{memory_id}/restore", response_model=MemoryOut)
 def restore_memory(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
-    """Undo a supersession: this memory is current again, the one that replaced it is deleted."""
+    """Undo the change that superseded this memory: it is current again with everything else
+    that change replaced, and the memory that replaced them goes (or is a suggestion again)."""
     return scope.memories.restore(memory_id).to_dict()
+
+
+@router.post("/{memory_id}/replaces", response_model=list[MemoryOut])
+def replaced_by_change(
+    memory_id: MemoryId, scope: ActingScope, body: ReplacementQuery | None = None
+) -> list[dict[str, Any]]:
+    """The current memories that confirming this suggestion (no text) or editing it to
+    ``text`` would replace: ask the user, with both texts, before the change. (A POST so the
+    text stays out of URLs and logs; nothing is written.)"""
+    text = None if body is None else body.text
+    return [m.to_dict() for m in scope.memories.would_replace(memory_id, text)]
+
+
+@router.post("/{memory_id}/undo", response_model=UndoneOut)
+def undo_change(memory_id: MemoryId, scope: ActingScope) -> dict[str, Any]:
+    """Undo the change that made this memory current — a save, an edit (its new memory) or a
+    confirmation: what it replaced is current again; a confirmed suggestion is a suggestion
+    again, a saved or edited text is deleted."""
+    undone = scope.memories.undo(memory_id)
+    return {
+        "memory": None if undone.memory is None else undone.memory.to_dict(),
+        "restored": [m.to_dict() for m in undone.restored],
+    }
 
 
 @router.post("/{memory_id}/resolve", response_model=MemoryOut)

@@ -227,6 +227,12 @@ class MemoryUpdate(_Request):
     text: MemoryText
 
 
+class ReplacementQuery(_Request):
+    text: MemoryText | None = Field(
+        default=None, description="The edit's new text; omit to ask about confirming a suggestion."
+    )
+
+
 class SettingsIn(_Request):
     memory_enabled: bool
 
@@ -336,7 +342,8 @@ class NoticeOut(_Response):
     memory_ids: list[str]
     superseded: list[SupersededOut] = Field(
         default_factory=list,
-        description="The memories this save replaced (undo with POST /v1/memories/{id}/restore).",
+        description="The memories this save replaced (undo with POST /v1/memories/{id}/undo "
+        "of the saved memory).",
     )
 
 
@@ -426,6 +433,13 @@ class LastAssemblyOut(_Response):
 
 class DeletedOut(_Response):
     deleted_ids: list[str]
+
+
+class UndoneOut(_Response):
+    memory: MemoryOut | None = Field(
+        description="The changed memory as it now is (a suggestion again), or null: deleted."
+    )
+    restored: list[MemoryOut] = Field(description="The memories the change had replaced.")
 
 
 class PinOut(_Response):

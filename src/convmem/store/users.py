@@ -12,6 +12,11 @@ class UserDataReads(Protocol):
         the derived search rows (index, vocabulary, vectors), which hold nothing new."""
         ...
 
+    def tenant_users(self, tenant: str, after: str | None, limit: int) -> list[str]:
+        """The tenant's users who own a conversation, in id order, the first ``limit`` after
+        ``after`` (a page: an operator's rebuild walks a tenant of any size in pages)."""
+        ...
+
 
 class UserDataWrites(Protocol):
     def delete_user(self, tenant: str, user: str) -> dict[str, int]:

@@ -225,10 +225,8 @@ function renderSettings(enabled) {
 // Edits not yet saved, by memory id: a re-render (a save elsewhere, a visit to another page)
 // reopens them instead of dropping what was typed.
 const drafts = new Map();
-let shownMemories = [];
 
 function renderMemories(memories) {
-  shownMemories = memories;
   const list = $("memory-list");
   // suggestions first: they wait for the user's decision
   const ordered = [...memories].sort((a, b) => (b.status === "proposed") - (a.status === "proposed"));
@@ -342,17 +340,18 @@ function startEdit(memory, button, draft = null, focus = true) {
     event.preventDefault();
     const value = area.value.trim();
     if (!value) { say("A memory needs some text."); area.focus(); return; }
-    const rivals = replacedBy(memory);
-    if (rivals.length && !(await askReplace(value, rivals))) { area.focus(); return; }
     try {
+      const rivals = await replacedBy(memory, value);
+      if (rivals.length && !(await askReplace(value, rivals))) { area.focus(); return; }
       const notice = await api("PATCH", `/v1/memories/${encodeURIComponent(memory.id)}`, { text: value });
       drafts.delete(memory.id);
       const others = notice.superseded.filter((old) => old.id !== memory.id);
       say(others.length ? "Memory updated; it replaced another one." : "Memory updated.");
-      // undo puts back what the change replaced: the other memory when there was one, else
-      // the edited memory's own earlier text
-      const undo = others[0] || notice.superseded[0];
-      if (undo) offerUndo(undo.id, `Updated; it replaced “${undo.text}”.`);
+      // undo puts back everything the edit replaced: the edited text and any other memory
+      if (notice.memory && notice.memory.id !== memory.id) {
+        offerUndo(notice.memory.id, others.length
+          ? `Updated; it replaced “${others.map((m) => m.text).join("”, “")}”.` : "Updated.");
+      }
       await loadMemories(false);
       const updated = [...document.querySelectorAll("#memory-list .memory-text")].find((p) => p.textContent === value);
       (updated ? updated.closest("li").querySelector("button") : $("memories-title")).focus();
@@ -382,13 +381,11 @@ async function restoreMemory(memory) {
   } catch (e) { fail(e); }
 }
 
-// The current memories a change to ``memory`` would replace: the engine supersedes the
-// confirmed memories of the same subject and scope when the user edits or confirms one.
-function replacedBy(memory) {
-  const now = Date.now();
-  return shownMemories.filter((m) => m.id !== memory.id && m.status === "confirmed"
-    && m.scope === memory.scope && m.subject_key === memory.subject_key
-    && (!m.expires_at || Date.parse(m.expires_at) > now));
+// The current memories a change to ``memory`` would replace — confirming it (no text) or
+// editing it to ``text`` — as the engine decides it (asked, never guessed here).
+async function replacedBy(memory, text) {
+  return api("POST", `/v1/memories/${encodeURIComponent(memory.id)}/replaces`,
+    text === undefined ? {} : { text });
 }
 
 // Both texts, and the user's choice: true to go ahead.
@@ -403,16 +400,18 @@ function askReplace(newText, rivals) {
   });
 }
 
-// One click puts back the memory a change replaced (the change's own memory goes).
+// One click undoes the change that made ``memoryId`` current: what it replaced comes back,
+// a confirmed suggestion is a suggestion again, a saved or edited text goes.
 function offerUndo(memoryId, text) {
   const bar = $("undo");
   fill($("undo-text"), text);
   bar.hidden = false;
   $("undo-button").onclick = async () => {
     try {
-      const back = await api("POST", `/v1/memories/${encodeURIComponent(memoryId)}/restore`);
+      const undone = await api("POST", `/v1/memories/${encodeURIComponent(memoryId)}/undo`);
       bar.hidden = true;
-      say(`Undone: “${back.text}” is back.`);
+      const back = undone.restored.map((m) => `“${m.text}”`).join(", ");
+      say(back ? `Undone: ${back} ${undone.restored.length > 1 ? "are" : "is"} back.` : "Undone.");
       await loadMemories(false);
       $("memories-title").focus();
     } catch (e) { fail(e); }
@@ -420,13 +419,15 @@ function offerUndo(memoryId, text) {
 }
 
 async function decide(memory, action) {
-  const rivals = action === "confirm" ? replacedBy(memory) : [];
-  if (rivals.length && !(await askReplace(memory.text, rivals))) return;
   try {
-    const decided = await api("POST", `/v1/memories/${encodeURIComponent(memory.id)}/${action}`);
-    const replaced = rivals.find((m) => m.id === decided.supersedes_id);
-    if (replaced) offerUndo(replaced.id, `Confirmed; it replaced “${replaced.text}”.`);
-    say(action === "confirm" ? (replaced ? "Memory confirmed; it replaced another one." : "Memory confirmed.") : "Suggestion declined.");
+    const rivals = action === "confirm" ? await replacedBy(memory) : [];
+    if (rivals.length && !(await askReplace(memory.text, rivals))) return;
+    await api("POST", `/v1/memories/${encodeURIComponent(memory.id)}/${action}`);
+    if (action === "confirm") {
+      offerUndo(memory.id, rivals.length
+        ? `Confirmed; it replaced “${rivals.map((m) => m.text).join("”, “")}”.` : "Confirmed.");
+    }
+    say(action === "confirm" ? (rivals.length ? "Memory confirmed; it replaced another one." : "Memory confirmed.") : "Suggestion declined.");
     await loadMemories(false);
     $("memories-title").focus();
   } catch (e) { fail(e); }

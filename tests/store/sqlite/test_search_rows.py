@@ -213,3 +213,17 @@ def test_the_worker_command_embeds_with_the_chosen_model(db_path: Path) -> None:
                                     "hashing"])  # fmt: skip
     assert ran.exit_code == 0, ran.output
     assert _unembedded(db_path) == (0, 0, 0)
+
+
+def test_a_reindex_builds_the_people_and_things_of_the_turns_it_indexes(db_path: Path) -> None:
+    with convmem.open(db_path) as mem:
+        alice = mem.scope("acme", "alice")
+        alice.create_conversation().append("user", "My sister Ana Lopez moved to Lisbon.")
+        for entity in alice.entities.list():
+            alice.entities.delete(entity.id)
+    with sqlite3.connect(db_path) as db:  # the index is derived: drop it all
+        db.execute("DELETE FROM message_index")
+    with convmem.open(db_path) as mem:
+        assert mem.reindex() == 1
+        names = {e.name for e in mem.scope("acme", "alice").entities.list()}
+        assert {"Ana Lopez", "Lisbon"} <= names

@@ -208,6 +208,14 @@ class MemoryTxnMixin(CascadeTxnMixin):
 
     # --- a user's whole data --------------------------------------------------------------------
 
+    def tenant_users(self, tenant: str, after: str | None, limit: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT DISTINCT user_id FROM conversations WHERE tenant_id = %s AND user_id > %s "
+            "ORDER BY user_id LIMIT %s",
+            (tenant, after or "", limit),
+        ).fetchall()
+        return [row[0] for row in rows]
+
     def export_user(self, tenant: str, user: str) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}
         for table, where in USER_TABLES:

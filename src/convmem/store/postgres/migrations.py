@@ -34,6 +34,7 @@ from convmem.store.postgres.migrations_consent import (
     m021_entity_fact_consent,
     m022_pinned_origin,
     m023_page_sessions,
+    m024_lineage_indexes,
 )
 
 
@@ -566,7 +567,7 @@ def m017_memory_evidence(db: Connection) -> None:
     db.execute("CREATE INDEX memory_evidence_message ON memory_evidence (tenant_id, message_id)")
 
 
-def m024_idempotency_keys(db: Connection) -> None:
+def m025_idempotency_keys(db: Connection) -> None:
     # the writes kept under callers' idempotency keys (convmem.store.idempotency): a digest of
     # the call and the ids it stored, never its text; they go with the message or memory
     db.execute(
@@ -584,6 +585,13 @@ def m024_idempotency_keys(db: Connection) -> None:
             PRIMARY KEY (tenant_id, user_id, key)
         )
         """
+    )
+    # the lineage cascade finds a message's or a memory's key by these (every edge indexed)
+    db.execute(
+        "CREATE INDEX idempotency_keys_by_message ON idempotency_keys (tenant_id, message_id)"
+    )
+    db.execute(
+        "CREATE INDEX idempotency_keys_by_memory ON idempotency_keys (tenant_id, memory_id)"
     )
 
 
@@ -608,7 +616,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m021_entity_fact_consent,
     m022_pinned_origin,
     m023_page_sessions,
-    m024_idempotency_keys,
+    m024_lineage_indexes,
+    m025_idempotency_keys,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

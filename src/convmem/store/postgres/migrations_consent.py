@@ -78,3 +78,17 @@ def m023_page_sessions(db: Connection) -> None:
         )
         """
     )
+
+
+def m024_lineage_indexes(db: Connection) -> None:
+    # the lineage cascade finds a source's derived rows by (tenant, column): these edges had no
+    # index leading with them, so deleting one message or conversation read every row of its
+    # tenant's table (tests/store/test_lineage.py holds every edge to an index)
+    for table, column in (
+        ("memories", "source_message_id"),
+        ("memories", "supersedes_id"),
+        ("memories", "conflicts_with_id"),
+        ("entity_name_sources", "message_id"),
+        ("pinned_instructions", "conversation_id"),
+    ):
+        db.execute(f"CREATE INDEX {table}_by_{column} ON {table} (tenant_id, {column})")

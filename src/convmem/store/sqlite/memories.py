@@ -217,6 +217,14 @@ class MemoryTxnMixin:
     def _params(where: str, tenant: str, user: str) -> tuple[str, ...]:
         return (tenant, user) if where.count("?") == 2 else (tenant, tenant, user)
 
+    def tenant_users(self, tenant: str, after: str | None, limit: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT DISTINCT user_id FROM conversations WHERE tenant_id = ? AND user_id > ? "
+            "ORDER BY user_id LIMIT ?",
+            (tenant, after or "", limit),
+        ).fetchall()
+        return [row[0] for row in rows]
+
     def export_user(self, tenant: str, user: str) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}
         for table, where in self._user_tables():

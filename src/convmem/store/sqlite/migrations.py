@@ -22,6 +22,7 @@ from convmem.store.sqlite.migrations_search import (
     m021_memory_search,
     m065_index_form,
     m070_messages_by_depth,
+    m071_lineage_indexes,
 )
 
 
@@ -550,7 +551,7 @@ def m068_tool_fts_erasure(db: sqlite3.Connection) -> None:
     install_fts_erasure(db)
 
 
-def m071_idempotency_keys(db: sqlite3.Connection) -> None:
+def m072_idempotency_keys(db: sqlite3.Connection) -> None:
     # the writes kept under callers' idempotency keys (convmem.store.idempotency): a digest of
     # the call and the ids it stored, never its text; they go with the message or memory
     db.execute(
@@ -568,6 +569,13 @@ def m071_idempotency_keys(db: sqlite3.Connection) -> None:
             PRIMARY KEY (tenant_id, user_id, key)
         )
         """
+    )
+    # the lineage cascade finds a message's or a memory's key by these (every edge indexed)
+    db.execute(
+        "CREATE INDEX idempotency_keys_by_message ON idempotency_keys (tenant_id, message_id)"
+    )
+    db.execute(
+        "CREATE INDEX idempotency_keys_by_memory ON idempotency_keys (tenant_id, memory_id)"
     )
 
 
@@ -601,7 +609,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m068_tool_fts_erasure,
     m069_page_sessions,
     m070_messages_by_depth,
-    m071_idempotency_keys,
+    m071_lineage_indexes,
+    m072_idempotency_keys,
 ]
 
 
