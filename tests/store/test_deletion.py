@@ -132,6 +132,7 @@ def test_deleting_a_memory_empties_every_table_derived_from_it(
         ids: list[str] = write(doomed)
         control = memory.scope("t-control", "alice")
         write(control)
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         assert_populated(backend, doomed.tenant, "memory")
         kept = backend.derived_counts(control.tenant)
 
@@ -154,6 +155,7 @@ def test_forgetting_through_a_message_empties_the_memory_tables(backend: Backend
         alice = memory.scope("t-doomed", "alice")
         conv = alice.create_conversation()
         conv.append("user", "Remember that my favourite airline is Finnair.")
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         assert_populated(backend, alice.tenant, "memory")
         notice = conv.append("user", "Forget that my favourite airline is Finnair.").notices
         assert [n.status for n in notice] == ["forgotten"]

@@ -28,7 +28,7 @@ def server() -> Iterator[EmbeddingsServer]:
         yield running
 
 
-def _embedder(server: EmbeddingsServer, timeout: float = 1.0) -> HttpEmbedder:
+def _embedder(server: EmbeddingsServer, timeout: float = 20.0) -> HttpEmbedder:
     return HttpEmbedder(server.url, dimensions=DIMENSIONS, timeout=timeout)
 
 
@@ -59,7 +59,9 @@ def test_writes_go_on_while_the_embedder_is_down_and_every_vector_is_filled_afte
                 notice = alice.remember(f"My kiln number {i} is electric")
                 assert notice.status == "saved"
             slowest = max(slowest, time.monotonic() - started)
-        assert slowest < 0.9  # the client's timeout is 1 s: no write waited on it
+        # the client waits 20 s for a hung server: a write that waited on it would take that
+        # long (the bound leaves room for a loaded machine's own pauses, seen up to 4 s)
+        assert slowest < 10.0
         assert server.requests[mode] >= 1  # the filler did try, and met the fault
         turns, memories = _unembedded(memory, embedder)
         assert turns >= 30 and memories >= 8  # queued, not embedded

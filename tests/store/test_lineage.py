@@ -153,6 +153,7 @@ def test_a_proposal_goes_with_the_turn_it_was_drawn_from(backend: Backend, whole
     with _memory(backend) as memory:
         alice = memory.scope("t-lineage", "alice")
         conv, said = _proposed_from_a_turn(alice, marker)
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         assert backend.derived_counts("t-lineage")["memory_vectors"] == 1
         if whole:
             conv.delete()
@@ -209,6 +210,7 @@ def test_a_declined_or_deleted_memory_leaves_no_vector(backend: Backend) -> None
         proposal = alice.propose(f"I enjoy the {_marker()} opera.").memory
         kept = alice.remember(f"My locker word is {_marker()}.").memory
         assert proposal is not None and kept is not None
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         assert backend.derived_counts("t-lineage")["memory_vectors"] == 2
         alice.memories.reject(proposal.id)
         assert backend.derived_counts("t-lineage")["memory_vectors"] == 1

@@ -590,9 +590,7 @@ def m025_idempotency_keys(db: Connection) -> None:
     db.execute(
         "CREATE INDEX idempotency_keys_by_message ON idempotency_keys (tenant_id, message_id)"
     )
-    db.execute(
-        "CREATE INDEX idempotency_keys_by_memory ON idempotency_keys (tenant_id, memory_id)"
-    )
+    db.execute("CREATE INDEX idempotency_keys_by_memory ON idempotency_keys (tenant_id, memory_id)")
 
 
 MIGRATIONS: list[Callable[[Connection], None]] = [
