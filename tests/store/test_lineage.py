@@ -277,6 +277,7 @@ def test_a_tenant_erase_leaves_nothing_of_it_and_keeps_the_others(backend: Backe
             memory.tools.register(tenant, {"name": "lookup", "description": f"Find {marker}."})
             memory.keys.create(tenant, "user", user="alice")
             memory.set_tenant_policy(tenant, retention={"transcripts": 30})
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         kept_before = backend.derived_counts("t-kept")
         counts = memory.erase_tenant("t-gone")
         assert counts["messages"] == 2 and counts["memories"] == 2 and counts["tools"] == 1
