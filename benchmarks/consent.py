@@ -3,9 +3,10 @@
 Usage::
 
     PYTHONPATH=src python benchmarks/consent.py [--json OUT.json] [--corpus PATH]
-                                                [--locomo PATH] [--quick] [--show-errors]
+                                                [--locomo PATH] [--changes PATH] [--quick]
+                                                [--show-errors]
 
-Two parts:
+Three parts:
 
 (a) **Intent corpus** — a labelled JSONL corpus (one ``{"text", "label", "group"}`` object a
     line; label is ``save``, ``propose``, ``forget`` or ``none``; group says which kind of
@@ -24,7 +25,14 @@ Two parts:
     benchmark's own, written apart from the code it measures. ``--show-errors`` lists what was
     saved, superseded, deleted, and proposals that do not stand alone.
 
-``--quick`` runs the corpus and the first two sessions of one conversation (for the test suite).
+(c) **Forget, replace, conflict** — cases in each of the seven languages played through the
+    public API on a real SQLite file (``consent_changes.py``): a seeded memory, then a message
+    that forgets it, replaces it with a value it says is newer, merely differs from it, or only
+    looks like a request. Reported per language: forget recall and precision, replacement
+    recall, conflicts shown with both texts, look-alikes that changed nothing, fragments saved.
+
+``--quick`` runs the corpus, part (c) and the first two sessions of one conversation (for the
+test suite).
 """
 
 from __future__ import annotations
@@ -36,16 +44,19 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import labelled_corpus  # benchmarks/labelled_corpus.py (the script's directory is on the path)
+import consent_changes  # benchmarks/consent_changes.py (the script's directory is on the path)
+import labelled_corpus  # benchmarks/labelled_corpus.py
 
 import convmem
-from convmem.eval.locomo import Sample, load
+from convmem.eval.harness import Sample
+from convmem.eval.locomo import load
 from convmem.memory.intent import detect_intent
 from convmem.model.messages import Role
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT / "tests" / "data" / "consent.jsonl"
 DEFAULT_LOCOMO = Path("/work/shared/data/locomo/locomo-dev.json")
+DEFAULT_CHANGES = ROOT / "tests" / "data" / "consent_changes.jsonl"
 LABELS = ("save", "propose", "forget", "none")
 SEEDED = (
     "I prefer aisle seats on flights.",
@@ -219,16 +230,23 @@ def render(result: dict[str, Any]) -> str:
         for name in ("saves", "supersessions", "deletions", "proposals"):
             lines.append(f"{name:<16}{lo[name]:>7}{lo[name + '_per_1000']:>22.2f}")
         lines.append(f"proposals standing alone: {lo['proposals_standing_alone']:.1%}")
+    if "changes" in result:
+        lines += ["", *consent_changes.render(result["changes"])]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = labelled_corpus.parser(__doc__.splitlines()[0], DEFAULT_CORPUS)
     parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="LoCoMo JSON file")
+    parser.add_argument("--changes", type=Path, default=DEFAULT_CHANGES,
+                        help="forget / replace / conflict cases (JSONL)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="corpus and two sessions only")
     args = parser.parse_args(argv)
     corpus, errors = evaluate_corpus(labelled_corpus.load(args.corpus))
     result: dict[str, Any] = {"corpus": corpus}
+    with tempfile.TemporaryDirectory() as tmp:
+        result["changes"], change_errors = consent_changes.evaluate(args.changes, Path(tmp))
+    errors += change_errors
     if args.locomo.exists():
         result["locomo"], locomo_errors = evaluate_locomo(args.locomo, args.quick)
         errors += locomo_errors

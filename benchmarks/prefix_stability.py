@@ -13,6 +13,12 @@ is the share a provider's prompt cache can serve.
 
 ``--memories N`` gives the team N long-term memories first (all three runs recall them).
 
+A fourth run sends retrieved documents with every request (``assemble(documents=...)``, recall
+off): three documents that change from turn to turn, in number of sentences and in text. Their
+section sits after the window and its room is held whatever they cost, so the prefix before it
+(``convmem_with_documents_cached_tokens_per_turn``) holds as it does without them; the section
+itself is new on every turn and lowers the cached share of the whole request.
+
 JSON keys: ``convmem_cached_fraction`` and ``sliding_window_cached_fraction`` (means over the
 turns once the history exceeds the budget), ``convmem_tokens_per_turn`` and
 ``sliding_window_tokens_per_turn`` (mean request tokens over the same turns), and details.
@@ -83,8 +89,23 @@ def team_facts(count: int) -> list[str]:
     ]
 
 
+def turn_documents(turn: int) -> list[dict[str, Any]]:
+    """What a retriever might return for a turn: three runbook pages, different every turn."""
+    return [
+        {"id": f"runbook-{turn}-{n}", "title": f"Runbook: {COMPONENTS[(turn + n) % 5]}",
+         "text": " ".join(f"Step {s}: check {CONCERNS[(turn + s) % 8]} of the "
+                          f"{COMPONENTS[(turn + n) % 5]} on {STACK[s % 5]}." for s in range(
+                              3 + (turn * 7 + n) % 25))}
+        for n in range(3)
+    ]  # fmt: skip
+
+
 def play(
-    memory: convmem.Memory, turns: int, options: convmem.AssemblyOptions, memories: int = 0
+    memory: convmem.Memory,
+    turns: int,
+    options: convmem.AssemblyOptions,
+    memories: int = 0,
+    with_documents: bool = False,
 ) -> dict[str, Any]:
     counter = get_counter(PROFILE.tokenizer)
     team = memory.scope("bench", "team")
@@ -96,17 +117,21 @@ def play(
     evicting: list[bool] = []
     summary_tokens: list[int] = []
     retrieved_tokens: list[int] = []
+    document_tokens: list[int] = []
     degraded: list[bool] = []
     started, cpu = time.perf_counter(), time.process_time()
     for turn in range(turns):
         conv.append("user", user_turn(turn))
-        ctx = conv.assemble(None, model=PROFILE, system=SYSTEM, options=options)
+        documents = turn_documents(turn) if with_documents else None
+        ctx = conv.assemble(None, model=PROFILE, system=SYSTEM, options=options,
+                            documents=documents)  # fmt: skip
         conv.record_assembly(ctx)  # sent: the next request's estimate compares with it
         fractions.append(ctx.report.cached_tokens / ctx.report.total_tokens)
         totals.append(ctx.report.total_tokens)
         evicting.append(ctx.report.evicted_count > 0)
         summary_tokens.append(ctx.report.sections["summary"])
         retrieved_tokens.append(ctx.report.sections["retrieved"])
+        document_tokens.append(ctx.report.sections["documents"])
         degraded.append(bool(ctx.report.degraded))  # a part skipped (e.g. timed out under load)
         conv.append("assistant", assistant_turn(turn))
     return {
@@ -115,6 +140,7 @@ def play(
         "evicting": evicting,
         "summary_tokens": summary_tokens,
         "retrieved_tokens": retrieved_tokens,
+        "document_tokens": document_tokens,
         "degraded": degraded,
         "seconds": time.perf_counter() - started,
         "cpu_seconds": time.process_time() - cpu,
@@ -132,6 +158,8 @@ def run(turns: int, memories: int = 0) -> dict[str, Any]:
             ours = play(memory, turns, convmem.AssemblyOptions(retrieved_k=0), memories)
         with convmem.open(Path(folder) / "recall.db") as memory:
             recall = play(memory, turns, convmem.AssemblyOptions(), memories)
+        with convmem.open(Path(folder) / "documents.db") as memory:
+            cited = play(memory, turns, convmem.AssemblyOptions(retrieved_k=0), memories, True)
         with convmem.open(Path(folder) / "sliding.db") as memory:
             plain = convmem.AssemblyOptions(eviction_block=0, summary_threshold=None)
             sliding = play(memory, turns, plain, memories)
@@ -164,6 +192,23 @@ def run(turns: int, memories: int = 0) -> dict[str, Any]:
         ),
         "convmem_with_recall_retrieved_tokens_per_turn": mean(recall["retrieved_tokens"]),
         "convmem_with_recall_degraded_turns": sum(1 for i in measured if recall["degraded"][i]),
+        "convmem_with_documents_cached_fraction": mean(cited["fractions"]),
+        "convmem_with_documents_cached_tokens_per_turn": round(
+            statistics.fmean(cited["fractions"][i] * cited["totals"][i] for i in measured), 1
+        ),
+        "convmem_with_documents_tokens_per_turn": mean(cited["totals"]),
+        "convmem_with_documents_document_tokens_per_turn": mean(cited["document_tokens"]),
+        # the share of the request besides the documents that the cache serves: what the
+        # documents leave of the prefix's stability (compare convmem_cached_fraction)
+        "convmem_with_documents_cached_fraction_besides_documents": round(
+            statistics.fmean(
+                cited["fractions"][i]
+                * cited["totals"][i]
+                / (cited["totals"][i] - cited["document_tokens"][i])
+                for i in measured
+            ),
+            4,
+        ),
         "sliding_window_cached_fraction": mean(sliding["fractions"]),
         "convmem_tokens_per_turn": mean(ours["totals"]),
         "convmem_with_recall_tokens_per_turn": mean(recall["totals"]),

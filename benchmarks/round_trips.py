@@ -3,12 +3,11 @@
 A chat turn is what an application does for each user message: append it, assemble the next
 request (8k window), append the model's reply — through the library, and through the HTTP
 service (an application key, the routes an application calls, in process). Every statement the
-store sends and every wait on the server (a network round trip; a pipeline's batch counts once)
-is counted by the driver: a psycopg connection class whose ``wait`` and cursors count, passed to
-the store. The figures are
-per step and per turn, medians over the measured turns, on a conversation that already holds a
-history (so the window is full and old turns are evicted), with the questions users ask: each
-shares words with the history, so recall of evicted turns runs.
+store sends and every round trip (a wait for the server's answer; a pipeline's batch counts
+once) is counted by the driver: ``round_trip_counter.CountingConnection``, passed to the store.
+The figures are per step and per turn, medians over the measured turns, on a conversation that
+already holds a history (so the window is full and old turns are evicted), with the questions
+users ask: each shares words with the history, so recall of evicted turns runs.
 
     python benchmarks/round_trips.py [--quick] [--history 200] [--turns 20]
         [--embedder none|hashing] [--surface library|service|both] [--json OUT.json]
@@ -21,20 +20,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
 import tempfile
-import threading
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from benchmark_databases import database
+from round_trip_counter import TALLY, CountingConnection, delta
 
 import convmem
 from convmem.retrieval.vector import Embedder, HashingEmbedder
@@ -62,72 +57,11 @@ QUESTIONS = [
 ]
 
 
-@dataclass
-class Tally:
-    """What the driver did: waits on the server, statements, and their kinds."""
-
-    round_trips: int = 0
-    statements: int = 0
-    kinds: Counter[str] = field(default_factory=Counter)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def statement(self, sql: str) -> None:
-        words = sql.lstrip().split(None, 2)
-        kind = words[0].upper() if words else "?"
-        with self.lock:
-            self.statements += 1
-            self.kinds[kind] += 1
-            if re.search(r"\bFROM\s+conversations\b", sql, re.IGNORECASE):
-                self.kinds["reads of conversations"] += 1
-
-    def snapshot(self) -> dict[str, int]:
-        with self.lock:
-            return {
-                "round_trips": self.round_trips,
-                "statements": self.statements,
-                "transactions": self.kinds["BEGIN"],
-                "savepoints": self.kinds["SAVEPOINT"],
-                "conversation_reads": self.kinds["reads of conversations"],
-            }
-
-
-TALLY = Tally()
-
-
-class CountingCursor(psycopg.Cursor[Any]):
-    def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
-        text = query.as_string(self.connection) if hasattr(query, "as_string") else str(query)
-        TALLY.statement(text)
-        return super().execute(query, params, **kwargs)
-
-    def executemany(self, query: Any, params_seq: Any, **kwargs: Any) -> None:
-        text = query.as_string(self.connection) if hasattr(query, "as_string") else str(query)
-        TALLY.statement(text)
-        super().executemany(query, params_seq, **kwargs)
-
-
-class CountingConnection(psycopg.Connection[Any]):
-    """Every wait on the server is one round trip; statements are counted by the cursors."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.cursor_factory = CountingCursor
-
-    def wait(self, gen: Any, *args: Any, **kwargs: Any) -> Any:
-        with TALLY.lock:
-            TALLY.round_trips += 1
-        return super().wait(gen, *args, **kwargs)
-
-
 def _history(conv: convmem.Conversation, turns: int) -> None:
     for n in range(turns):
         topic, fact = _TOPICS[n % len(_TOPICS)]
         conv.append("user", f"About the {topic}: can you remind me of the details? ({n})")
         conv.append("assistant", f"Of course: {fact}. Anything else about the {topic}?")
-
-
-def _delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
-    return {key: after[key] - before[key] for key in after}
 
 
 class LibraryTurn:
@@ -186,7 +120,7 @@ def chat_turns(
             for name in STEPS:
                 mark = TALLY.snapshot()
                 turn.step(name, texts[name])
-                steps[name] = _delta(TALLY.snapshot(), mark)
+                steps[name] = delta(TALLY.snapshot(), mark)
             if n >= 3:
                 total = {k: sum(s[k] for s in steps.values()) for k in steps["assemble"]}
                 yield {

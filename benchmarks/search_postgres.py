@@ -113,7 +113,12 @@ def build_postgres(url: str, shape: dict[str, int], embedder_name: str) -> dict[
         db.execute("SET session_replication_role = replica")  # no FK triggers while loading
         saved: list[str] = []
         for index in _DEFERRED_INDEXES:
-            row = db.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (index,))
+            # this schema's: a server holding other convmem schemas has indexes of the same name
+            row = db.execute(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = %s "
+                "AND schemaname = current_schema()",
+                (index,),
+            )
             found = row.fetchone()
             assert found is not None, f"the schema lacks the index {index}"
             saved.append(found[0])

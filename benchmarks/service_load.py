@@ -48,6 +48,7 @@ from typing import Any
 import aiohttp
 import httpx
 from benchmark_databases import BACKENDS, database
+from timing import process_tree_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
 _VOCABULARY = (
@@ -369,26 +370,6 @@ def main() -> None:
         print(f"  errors: {report['error_kinds']}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
-
-
-def process_tree_cpu(pid: int) -> float | None:
-    """CPU seconds (user + system) of process ``pid`` and its descendants (the service's worker
-    processes), from /proc; None where there is no /proc."""
-    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    total = 0.0
-    pending = [pid]
-    try:
-        while pending:
-            current = pending.pop()
-            stat = Path(f"/proc/{current}/stat").read_text()
-            fields = stat[stat.rindex(")") + 2 :].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
-            for task in Path(f"/proc/{current}/task").iterdir():
-                children = (task / "children").read_text().split()
-                pending += [int(child) for child in children]
-    except (OSError, ValueError):
-        return None
-    return total
 
 
 def server_durations(log_path: Path) -> tuple[int, dict[str, Any]]:

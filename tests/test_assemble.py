@@ -35,7 +35,7 @@ def test_order_system_pinned_history_user(alice: convmem.Scope) -> None:
     sections = list(ctx.report.sections)
     assert sections == [
         "tools", "system", "pinned", "memories", "summary", "history", "relevant_memories",
-        "entity_facts", "retrieved", "user",
+        "entity_facts", "retrieved", "documents", "user",
     ]  # fmt: skip
     assert ctx.report.sections["memories"] == ctx.report.sections["summary"] == 0
 

@@ -75,3 +75,42 @@ def test_quick_benchmark_writes_the_documented_json(tmp_path: Path) -> None:
         assert 0 <= q["retrieval_skipped"] <= q["with_retrieval"]["n"]
     for goal in data["real_question_goals"]:
         assert goal["growth"] > 0 and 0 <= goal["retrieval_skipped_share"] <= 1
+
+    # retrieved documents: 20 of 500 tokens at each size and budget, scored and unscored, beside
+    # the same request without them; the section's room took some and cut or dropped the rest
+    documents = data["documents"]
+    assert {(d["messages"], d["budget"]) for d in documents} == {
+        (size, budget) for size in sizes for budget in budgets
+    }
+    for row in documents:
+        for mode in ("without", "scored", "unscored"):
+            assert set(row[mode]) == FIGURES and row[mode]["cpu_p50_ms"] > 0
+        assert 0 < row["documents_sent"] < 20 and row["documents_tokens"] > 0
+
+
+def test_imported_sizes_are_the_scripts_first_messages_and_ask_the_same_questions(
+    tmp_path: Path,
+) -> None:
+    """``--import`` builds each size as a conversation of its own by the bulk import: the same
+    messages the appending run writes, so the same questions are asked of it."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import assemble
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    import convmem
+
+    with convmem.open(str(tmp_path / "bench.db")) as memory:
+        scope = memory.scope("bench", "user")
+        conv, vocabulary = assemble.imported(scope, 300)
+        grown = scope.create_conversation()
+        appended = assemble.Vocabulary()
+        assemble.grow(grown, assemble.Script(assemble.SEED), 0, 300, appended)
+        imported = [(m.role, m.content, m.tool_calls, m.tool_call_id) for m in conv.branch()]
+        assert len(imported) == 300
+        assert imported == [
+            (m.role, m.content, m.tool_calls, m.tool_call_id) for m in grown.branch()
+        ]
+        assert vocabulary.questions() == appended.questions()
+        ctx = conv.assemble(vocabulary.questions()["rare"], model=assemble.profile_for(4096))
+        assert ctx.report.retrieved_ids  # the rare word's turn, evicted, comes back

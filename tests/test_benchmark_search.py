@@ -69,3 +69,27 @@ def test_a_postgresql_dataset_given_by_url_is_built_once_and_reused(
     latency = reused["latency_ms"]
     assert isinstance(latency, dict)
     assert latency["conversation_lexical"]["hits_mean"] > 0
+
+
+def test_the_reranker_rows(tmp_path: Path) -> None:
+    """``--reranker``: the hybrid searches again, reordered by it (here a rerank API served on
+    127.0.0.1), timed in wall and CPU time."""
+    from tests.model_server import ModelServer
+
+    out = tmp_path / "out.json"
+    with ModelServer() as server:
+        completed = subprocess.run(
+            [sys.executable, str(SCRIPT), "--quick", "--embedder", "hashing", "--queries", "10",
+             "--json", str(out), "--reranker", f"tei+{server.url}"],
+            capture_output=True, text=True, timeout=300, env=dict(os.environ), check=False,
+        )  # fmt: skip
+        reranked = server.count("/rerank")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    data = json.loads(out.read_text())
+    rows = {"conversation_hybrid_reranked", "memories_hybrid_reranked"}
+    assert set(data["latency_ms"]) == SEARCHES | rows
+    for row in rows:
+        assert data["latency_ms"][row]["n"] == 10
+        assert data["latency_ms"][row]["cpu_p50"] > 0
+    assert data["reranker"] == f"tei+{server.url}"
+    assert reranked >= 20  # every timed search went to the reranker (and the warm-up)

@@ -31,3 +31,6 @@ def test_prefix_stability_quick(tmp_path: Path) -> None:
     assert figures["sliding_window_cached_fraction"] < 0.05  # about the system prompt's share
     assert figures["convmem_cached_fraction"] >= 0.75  # the goal, 0.8, holds over 300 turns
     assert figures["convmem_tokens_per_turn"] <= figures["sliding_window_tokens_per_turn"]
+    # documents that change every turn sit after the window: the rest stays cached as without
+    assert figures["convmem_with_documents_document_tokens_per_turn"] > 0
+    assert figures["convmem_with_documents_cached_fraction_besides_documents"] >= 0.75

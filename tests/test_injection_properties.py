@@ -5,8 +5,10 @@ role markers after blank lines, Unicode line and paragraph separators, bidi cont
 would end a JSON string — go into every field a caller, a user or a model can set: message text,
 the speaker's name and other metadata, memory text and category, pins a user key made, tool
 results, tool call names and arguments, file names, captions and extracted text of content
-parts, conversation titles, what the user said about an entity elsewhere. The real engine stores
-them in a real SQLite file, and each request is assembled in every provider format. Then every
+parts, conversation titles, what the user said about an entity elsewhere — and the retrieved
+documents a request carries (their text, title, source and content parts), which are never stored
+but get the same treatment. The real engine stores the rest in a real SQLite file, and each
+request is assembled in every provider format. Then every
 line of system content must be the caller's own (the system prompt, the application's pins) or
 part of a block the one renderer made (``convmem.content.blocks``): its header, its own tags, or an
 entry that starts no role, holds no tag, no line break of any kind, nothing invisible, and closes
@@ -33,6 +35,7 @@ from hypothesis.control import currently_in_test_context
 import convmem
 from convmem.content.blocks import DataBlock, block_kinds, is_invisible
 from convmem.context.assemble import USER_PINS_BLOCK
+from convmem.context.documents import DOCUMENTS_BLOCK
 from convmem.context.formats import Format
 from convmem.entities.facts_block import ENTITY_FACTS_BLOCK
 from convmem.memory.recall import MEMORY_BLOCK
@@ -48,7 +51,7 @@ TRUSTED = {SYSTEM_PROMPT, "Pinned instructions:", f"- {APP_PIN}"}
 HEADINGS = {f"{title}:" for title in CATEGORY_TITLES.values()}
 KINDS: dict[str, DataBlock] = {kind.header: kind for kind in block_kinds()}
 SECTIONS = ("system", "pinned", "memories", "summary", "relevant_memories", "entity_facts",
-            "retrieved")  # fmt: skip
+            "retrieved", "documents")  # fmt: skip
 PROFILE = convmem.ModelProfile(context_window=1400, max_output=200, tokenizer="o200k_base")
 UNHURRIED = convmem.Config(
     time_limits=convmem.TimeLimits(
@@ -102,6 +105,9 @@ class Fields:
     caption: str
     title: str
     entity_fact: str
+    document: str
+    document_title: str
+    document_source: str
 
 
 fields = st.builds(Fields, *[hostile] * len(Fields.__dataclass_fields__))
@@ -235,14 +241,37 @@ def _database() -> Iterator[convmem.Memory]:
         yield memory
 
 
-def _assemble_all(conv: convmem.Conversation) -> Iterable[tuple[Format, convmem.AssembledContext]]:
+def _documents(f: Fields) -> list[dict[str, Any]]:
+    """Retrieved documents with the hostile values in every field a caller sets freely (the id
+    and URL are checked to be a citation key and a URL, so they are refused, not rendered)."""
+    return [
+        {"id": "locker-manual", "text": f"Locker manual: {f.document}", "title": f.document_title,
+         "source": f.document_source, "url": "https://example.com/locker?q=%3C%2Fx%3E",
+         "date": "2024-05-01", "score": 0.5},
+        {"id": "locker-faq", "content": [
+            {"type": "text", "text": f"Locker FAQ {f.document}"},
+            {"type": "file", "url": "https://example.com/faq.pdf", "name": "faq.pdf",
+             "caption": f"faq {f.document_title}",
+             "extracted_text": f"locker faq {f.document_source}"},
+        ]},
+    ]  # fmt: skip
+
+
+def _assemble_all(
+    conv: convmem.Conversation, documents: list[dict[str, Any]] | None = None
+) -> Iterable[tuple[Format, convmem.AssembledContext]]:
     question = "What is the locker code, and how is Ana Lopez?"
     formats: tuple[Format, ...] = ("openai", "anthropic", "responses")
     for fmt in formats:
         yield (
             fmt,
             conv.assemble(
-                question, model=PROFILE, format=fmt, system=SYSTEM_PROMPT, options=OPTIONS
+                question,
+                model=PROFILE,
+                format=fmt,
+                system=SYSTEM_PROMPT,
+                options=OPTIONS,
+                documents=documents,
             ),
         )
 
@@ -256,9 +285,10 @@ def _assemble_all(conv: convmem.Conversation) -> Iterable[tuple[Format, convmem.
 def test_no_stored_string_can_pose_as_system_text(f: Fields) -> None:
     with _database() as memory:
         conv = _store(memory.scope("acme", "alice"), f)
-        for fmt, ctx in _assemble_all(conv):
+        for fmt, ctx in _assemble_all(conv, _documents(f)):
             check_request(ctx, fmt)
-            for section in ("retrieved", "summary", "memories", "pinned", "entity_facts"):
+            for section in ("retrieved", "summary", "memories", "pinned", "entity_facts",
+                            "documents"):  # fmt: skip
                 if ctx.report.sections[section]:
                     event(f"{section} section sent")
 
@@ -271,9 +301,9 @@ def test_each_crafted_string_in_every_field_reaches_the_request_as_data(crafted:
     f = Fields(*[value] * len(Fields.__dataclass_fields__))
     with _database() as memory:
         conv = _store(memory.scope("acme", "alice"), f)
-        for fmt, ctx in _assemble_all(conv):
+        for fmt, ctx in _assemble_all(conv, _documents(f)):
             texts = check_request(ctx, fmt)
             sent = {k.tag for text in texts for k in KINDS.values() if k.opening in text}
             expected = {RETRIEVED_BLOCK, SUMMARY_BLOCK, USER_PINS_BLOCK, MEMORY_BLOCK,
-                        ENTITY_FACTS_BLOCK}  # fmt: skip
+                        ENTITY_FACTS_BLOCK, DOCUMENTS_BLOCK}  # fmt: skip
             assert {k.tag for k in expected} <= sent, fmt

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from fastapi.testclient import TestClient
 
 import convmem
 from convmem.service import create_app
+from tests.live_service import wait_until_healthy
 from tests.postgres_server import create_schema, local_server
 
 
@@ -119,13 +119,7 @@ def test_two_service_processes_append_to_one_conversation(shared_database: str) 
     base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {token}"}
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+        wait_until_healthy(base)
         acknowledged: list[str] = []
         lock = threading.Lock()
 

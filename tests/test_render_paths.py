@@ -89,7 +89,7 @@ def test_only_the_renderer_spells_a_tag() -> None:
 def test_every_header_of_a_data_block_belongs_to_a_data_block() -> None:
     """The modules that render the request's data sections, imported: each section's header is
     a registered block kind, and each kind's tag is its own."""
-    from convmem.context import assemble
+    from convmem.context import assemble, documents
     from convmem.entities import facts_block
     from convmem.memory import recall as memory_recall
     from convmem.retrieval import recall as retrieved
@@ -103,6 +103,7 @@ def test_every_header_of_a_data_block_belongs_to_a_data_block() -> None:
         facts_block.ENTITY_FACTS_HEADER,
         render.HEADER,
         assemble.USER_PINS_BLOCK.header,
+        documents.DOCUMENTS_HEADER,
     ):
         assert header in kinds
     assert len({k.tag for k in kinds.values()}) >= 5

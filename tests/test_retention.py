@@ -8,6 +8,7 @@ import time
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 import convmem
 import convmem.ids
 from convmem.cli.main import main
+from convmem.domain.memories import save_memory
 from convmem.ops.worker import Worker
 
 DAY_MS = 86_400_000
@@ -109,3 +111,46 @@ def test_the_command_shows_sets_and_applies_periods_per_layer(
     assert "acme: 0 memories, 2 indexes deleted" in applied.output
     assert conv.search("garden", k=5) == [] and len(conv.messages()) == 2
     assert len(alice.memories.list()) == 1
+
+
+def test_the_command_sets_special_categories_the_cap_and_expires_proposals(
+    memory: convmem.Memory, db_path: Path
+) -> None:
+    """Issue 36 from the command line: the tenant's special categories, their purposes and the
+    proposal cap are set beside the periods and kept when another setting changes; the
+    ``proposals`` layer expires what nobody confirmed, a user who stopped writing included."""
+    cli = CliRunner()
+    db = ["--db", str(db_path)]
+    ran = cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--sensitive", "health",
+                            "--sensitive-purpose", "task_automation", "--max-pending-proposals",
+                            "5", "--days", "proposals=14"])  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    assert "special categories on explicit request: health (recalled for task_automation)" in (
+        ran.output
+    )
+    assert "pending proposals per user: at most 5" in ran.output
+    cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--days", "audit=400"])
+    policy = memory.tenant_policy("acme")
+    assert (policy.sensitive_categories, policy.sensitive_purposes) == (
+        ("health",), ("task_automation",),
+    )  # fmt: skip
+    assert (policy.max_pending_proposals, policy.retention.proposals) == (5, 14)
+    refused = cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--sensitive",
+                                "payment_card"])  # fmt: skip
+    assert refused.exit_code != 0
+    alice = memory.scope("acme", "alice")
+    twenty_days_ago = datetime.now(UTC) - timedelta(days=20)
+    with written_days_ago(20), memory.store.write() as tx:  # as if proposed then, untouched since
+        stale = save_memory(tx, alice.principal, "Likes jazz", source_kind="inference",
+                            status="proposed", created_at=twenty_days_ago).memory  # fmt: skip
+    fresh = alice.propose("Likes opera").memory
+    assert stale is not None and fresh is not None
+    applied = cli.invoke(main, ["retention", "apply", *db, "--tenant", "acme"])
+    assert applied.exit_code == 0, applied.output
+    assert "1 proposals" in applied.output
+    assert [m.id for m in alice.memories.list(status="proposed")] == [fresh.id]
+    closed = cli.invoke(main, ["retention", "set", *db, "--tenant", "acme", "--sensitive", "none",
+                               "--max-pending-proposals", "0"])  # fmt: skip
+    assert closed.exit_code == 0, closed.output
+    policy = memory.tenant_policy("acme")
+    assert (policy.sensitive_categories, policy.max_pending_proposals) == ((), None)

@@ -18,6 +18,7 @@ from convmem.errors import (
     BudgetExceeded,
     ContentTooLarge,
     ConvmemError,
+    InvalidDocument,
     InvalidIdentifier,
     InvalidInput,
     InvalidMessage,
@@ -53,8 +54,14 @@ if TYPE_CHECKING:
         ToolCall,
     )
     from convmem.model.deadline import TimeLimits
+    from convmem.model.documents import Document
     from convmem.model.entities import Entity, EntityFact
-    from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
+    from convmem.model.policy import (
+        RETENTION_LAYERS,
+        SPECIAL_CATEGORIES,
+        RetentionPeriods,
+        TenantPolicy,
+    )
     from convmem.model.purpose import PURPOSES
     from convmem.model.snapshot import Snapshot, SnapshotItem, ToolSource
     from convmem.model.summary import Job, SummaryRecord
@@ -96,9 +103,11 @@ _LAZY: dict[str, str] = {
     "ModelProfile": "convmem.model",
     "ToolCall": "convmem.model",
     "TimeLimits": "convmem.model.deadline",
+    "Document": "convmem.model.documents",
     "Entity": "convmem.model.entities",
     "EntityFact": "convmem.model.entities",
     "RETENTION_LAYERS": "convmem.model.policy",
+    "SPECIAL_CATEGORIES": "convmem.model.policy",
     "RetentionPeriods": "convmem.model.policy",
     "TenantPolicy": "convmem.model.policy",
     "PURPOSES": "convmem.model.purpose",
@@ -134,12 +143,14 @@ __all__ = [
     "Conversation",
     "ConversationRecord",
     "ConvmemError",
+    "Document",
     "Embedder",
     "Entity",
     "EntityFact",
     "EntityRecallOptions",
     "ExtractiveSummarizer",
     "HashingEmbedder",
+    "InvalidDocument",
     "InvalidIdentifier",
     "InvalidInput",
     "InvalidMessage",
@@ -164,6 +175,7 @@ __all__ = [
     "QueryEmbedder",
     "RETENTION_LAYERS",
     "RetentionPeriods",
+    "SPECIAL_CATEGORIES",
     "Scope",
     "SearchOptions",
     "SentenceTransformerEmbedder",

@@ -26,6 +26,7 @@ from convmem.config import Config
 from convmem.domain.memories import Memories
 from convmem.engine import Conversation, Memory, Scope
 from convmem.engine import open as open_sync
+from convmem.retrieval.rerank import Reranker
 from convmem.retrieval.vector import Embedder
 
 P = ParamSpec("P")
@@ -195,8 +196,13 @@ def open(
     target: str | os.PathLike[str] | None = None,
     *,
     config: Config | None = None,
-    embedder: Embedder | None = None,
+    embedder: Embedder | str | None = None,
+    reranker: Reranker | str | None = None,
+    settings: str | os.PathLike[str] | None = None,
     max_workers: int = DEFAULT_WORKERS,
 ) -> AsyncMemory:
-    """``convmem.open`` for asyncio: the same targets, and at most ``max_workers`` calls at once."""
-    return AsyncMemory(open_sync(target, config=config, embedder=embedder), max_workers=max_workers)
+    """``convmem.open`` for asyncio: the same targets and settings, and at most ``max_workers``
+    calls at once."""
+    memory = open_sync(target, config=config, embedder=embedder, reranker=reranker,
+                       settings=settings)  # fmt: skip
+    return AsyncMemory(memory, max_workers=max_workers)

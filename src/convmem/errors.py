@@ -8,7 +8,9 @@
     │   │   ├── InvalidMessage     a message the tree refuses (empty, orphan tool result …)
     │   │   │   └── ContentTooLarge
     │   │   ├── InvalidIdentifier  an id no backend could store: empty, too long, control chars
-    │   │   └── InvalidQuery
+    │   │   ├── InvalidDocument    a retrieved document the request cannot carry (no id, no text …)
+    │   │   ├── InvalidQuery
+    │   │   └── InvalidConfig      a setting (file, environment, flag, model name) is wrong
     │   ├── NotFound               no such id *for this principal* (another principal's ids too)
     │   ├── BudgetExceeded         the fixed parts and the user message do not fit the window
     │   ├── PurposeNotAllowed      a call asked for memory purposes its key or route does not allow
@@ -57,8 +59,23 @@ class InvalidIdentifier(InvalidInput):
     characters."""
 
 
+class InvalidDocument(InvalidInput):
+    """A retrieved document given to ``assemble`` that the request cannot carry: no id or one
+    that cannot be a citation key, no text, a bad date, URL or score, a duplicate id, too many
+    documents. The message names the document by its position, never its text."""
+
+
 class InvalidQuery(InvalidInput):
     """A search query that cannot be run."""
+
+
+class InvalidConfig(InvalidInput):
+    """A setting is wrong: ``key`` names it (``embedder``, ``time_limits.retrieval`` …) and the
+    message says where it came from and what is expected, never a secret's value."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key = key
 
 
 class NotFound(UserError, LookupError):

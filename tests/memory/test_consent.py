@@ -26,13 +26,14 @@ def memory_rows(scope: convmem.Scope) -> list[tuple[str, str]]:
         ("Thanks! Also, don't forget that my partner is vegan.", "my partner is vegan."),
         ("Could you please remember that I'm a teacher?", "I'm a teacher."),
         ("From now on, answer in German.", "answer in German."),
-        ("Merk dir, dass ich in Hamburg wohne.", "ich in Hamburg wohne."),
+        # a German or Dutch clause after "dass"/"dat" is kept as a whole sentence (issue 36)
+        ("Merk dir, dass ich in Hamburg wohne.", "Ich wohne in Hamburg."),
         ("N'oubliez pas que mon fils s'appelle Hugo.", "mon fils s'appelle Hugo."),
         # an allergy is health data, refused in every language; the request here is about work
         ("Recuerda que soy profesor de música.", "soy profesor de música."),
         ("Ricordati che abito a Torino.", "abito a Torino."),
         ("Lembre-se de que sou vegetariano.", "sou vegetariano."),
-        ("Onthoud dat ik in Utrecht woon.", "ik in Utrecht woon."),
+        ("Onthoud dat ik in Utrecht woon.", "Ik woon in Utrecht."),
     ],
 )
 def test_an_explicit_request_saves_what_was_asked(
@@ -196,6 +197,18 @@ def test_restore_refuses_what_it_cannot_undo(alice: convmem.Scope, bob: convmem.
         ("Ich wohne in Berlin.", "Vergiss, dass ich in Berlin wohne."),
         ("J'habite à Paris.", "Oublie que j'habite à Paris."),
         ("Vivo en Madrid.", "Olvida que vivo en Madrid."),
+        # as people say it, and across languages (issue 36)
+        ("My home city is Lisbon.", "Forget that I live in Lisbon."),
+        ("I drink coffee every morning.", "forget about the coffee"),
+        ("My cat is called Miso.", "Forget what you know about my cat."),
+        ("I live in Oslo.", "Please forget where I live."),
+        ("I live in Lisbon.", "Vergiss, dass ich in Lissabon wohne."),
+        ("Meine Katze heißt Mimi.", "Vergiss bitte alles, was du über meine Katze weißt."),
+        ("Je bois du café le matin.", "Oublie l'histoire du café."),
+        ("Bebo café por las mañanas.", "Olvídate del café."),
+        ("Il mio gatto si chiama Leo.", "Dimentica tutto quello che sai sul mio gatto."),
+        ("Bebo café todas as manhãs.", "Esquece-te do café."),
+        ("Mijn kat heet Pluis.", "Vergeet alles wat je over mijn kat weet."),
     ],
 )
 def test_a_forget_request_deletes_what_it_names(
@@ -206,6 +219,7 @@ def test_a_forget_request_deletes_what_it_names(
     assert kept is not None and doomed is not None
     notices = alice.create_conversation().append("user", request_text).notices
     assert [(n.status, n.memory_ids) for n in notices] == [("forgotten", (doomed.id,))]
+    assert [r.text for r in notices[0].records] == [memory_text]  # the notice names what went
     assert [m.id for m in alice.memories.list()] == [kept.id]
 
 

@@ -56,9 +56,9 @@ def test_lookalikes_change_no_memory(alice: convmem.Scope) -> None:
     [
         ("ＰＬＥＡＳＥ ＲＥＭＥＭＢＥＲ that I work night shifts.", "I work night shifts."),
         ("Please remem\u200bber that I work night shifts.", "I work night shifts."),
-        ("Bitte merk dir, dass ich Linkshänder bin.", "ich Linkshänder bin."),
+        ("Bitte merk dir, dass ich Linkshänder bin.", "Ich bin Linkshänder."),
         ("Per favore ricorda che lavoro di notte.", "lavoro di notte."),
-        ("Onthoud alsjeblieft dat ik linkshandig ben.", "ik linkshandig ben."),
+        ("Onthoud alsjeblieft dat ik linkshandig ben.", "Ik ben linkshandig."),
     ],
 )
 def test_a_request_in_disguised_letters_is_still_a_request(
@@ -71,12 +71,12 @@ def test_a_request_in_disguised_letters_is_still_a_request(
 @pytest.mark.parametrize(
     ("message", "target"),
     [
-        ("Vergiss bitte, dass ich in Berlin wohne.", "ich in Berlin wohne"),
+        ("Vergiss bitte, dass ich in Berlin wohne.", "Ich wohne in Berlin"),
         ("Oublie que j'habite à Lyon.", "j'habite à Lyon"),
         ("Olvida que vivo en Madrid.", "vivo en Madrid"),
         ("Dimentica che abito a Roma.", "abito a Roma"),
         ("Esquece que moro em Lisboa.", "moro em Lisboa"),
-        ("Vergeet dat ik in Gent woon.", "ik in Gent woon"),
+        ("Vergeet dat ik in Gent woon.", "Ik woon in Gent"),
     ],
 )
 def test_a_forget_request_names_its_target(message: str, target: str) -> None:

@@ -30,6 +30,7 @@ CASES = [
     ("en", "My home city is Porto.", "We moved last month. I live in Lisbon now.",
      "I live in Porto, near the river."),
     ("en", "I prefer aisle seats.", "Book me window seats this time.", "Aisle seats, as always."),
+    ("en", "I live in Lisbon.", "I moved to Faro last spring.", "I live in Lisbon, by the sea."),
     ("en", "My favourite colour is blue.", "My favourite colour is green these days.",
      "My favourite colour is blue, still."),
     ("de", "Ich wohne in Berlin.", "Seit Mai wohne ich nicht mehr dort. Ich wohne in Hamburg.",

@@ -138,6 +138,31 @@ def test_a_supersession_is_reported_and_undone_over_http(client: TestClient, key
     assert client.post("/v1/memories/mem_nope/restore", headers=h).status_code == 404
 
 
+def test_a_conflict_and_a_forget_name_both_texts_over_http(client: TestClient, keys: Keys) -> None:
+    """A habit that merely differs waits as a proposal naming the kept text; confirming it
+    replaces that one; a forget names what it deleted (issue 36)."""
+    h = auth(keys.alice)
+    cid = client.post("/v1/conversations", json={}, headers=h).json()["id"]
+    messages = f"/v1/conversations/{cid}/messages"
+
+    def say(content: str) -> list[dict[str, Any]]:
+        sent = client.post(messages, json={"role": "user", "content": content}, headers=h)
+        assert sent.status_code == 201, sent.text
+        return list(sent.json()["notices"])
+
+    tea = say("Remember that I drink tea.")[0]["memory"]
+    [conflict] = say("Remember that I drink coffee.")
+    assert (conflict["status"], conflict["reason"]) == ("proposed", "conflict")
+    assert conflict["records"] == [{"id": tea["id"], "text": "I drink tea."}]
+    confirmed = client.post(f"/v1/memories/{conflict['memory']['id']}/confirm", headers=h)
+    assert confirmed.status_code == 200, confirmed.text
+    assert confirmed.json()["supersedes_id"] == tea["id"]
+    [forgotten] = say("Forget about the coffee.")
+    assert forgotten["status"] == "forgotten"
+    assert [r["text"] for r in forgotten["records"]] == ["I drink coffee."]
+    assert client.get("/v1/memories", headers=h).json() == []
+
+
 def test_what_a_change_replaces_is_asked_first_and_undone_whole_over_http(
     client: TestClient, keys: Keys
 ) -> None:

@@ -247,7 +247,9 @@ def test_admin_switches_memory_off_for_the_tenant(client: TestClient, keys: Keys
     assert off.status_code == 200
     kept = dict.fromkeys(convmem.RETENTION_LAYERS)
     assert off.json() == {"tenant": "acme", "memory_disabled": True, "retention_days": None,
-                          "retention": kept, "recall_unconfirmed_entity_facts": False}  # fmt: skip
+                          "retention": kept, "recall_unconfirmed_entity_facts": False,
+                          "sensitive_categories": [], "sensitive_purposes": ["personalization"],
+                          "max_pending_proposals": None}  # fmt: skip
     refused = client.post("/v1/memories", json={"text": "I like tea"}, headers=auth(keys.alice))
     assert refused.status_code == 422
     assert refused.json()["reason"] == "memory_disabled_for_tenant"

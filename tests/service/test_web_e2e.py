@@ -745,3 +745,35 @@ def test_an_application_sends_its_user_in_with_a_single_use_link(
     page.reload()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     expect(page.locator("#memory-list")).not_to_contain_text("aisle")
+
+
+def test_the_page_marks_sensitive_memories_and_says_why_each_suggestion_was_made(
+    page: Page, live_server: str, memory: convmem.Memory
+) -> None:
+    """Issue 36: a memory of a special category the user asked to keep is marked sensitive; a
+    suggestion shows its confidence, why it was made and the turns it came from."""
+    memory.set_tenant_policy("acme", sensitive_categories=["health"])
+    token = memory.keys.create("acme", "user", user="alice").token
+    alice = memory.scope("acme", "alice")
+    alice.remember("I am allergic to peanuts.")
+    said = alice.create_conversation().append("user", "I prefer window seats.")
+    alice.propose("Travels to Lisbon often", confidence=0.9)
+    page.goto(live_server)
+    page.get_by_label("API key").fill(token)
+    page.get_by_label("API key").press("Enter")
+    items = page.locator("#memory-list > li")
+    expect(items).to_have_count(3)
+    allergy = items.filter(has_text="I am allergic to peanuts.")
+    expect(allergy.locator(".sensitive-mark")).to_contain_text("Sensitive")
+    expect(allergy.locator(".sensitive-mark")).to_contain_text("health")
+    seats = items.filter(has_text="I prefer window seats.")
+    expect(seats).to_contain_text("You said it in a message")
+    expect(seats).to_contain_text("Confidence")
+    expect(seats).to_contain_text("60%")
+    link = seats.get_by_role("link", name="the message it came from")
+    assert link.get_attribute("href") == f"#/messages/{said.id}"
+    lisbon = items.filter(has_text="Travels to Lisbon often")
+    expect(lisbon).to_contain_text("Your application suggested it")
+    expect(lisbon).to_contain_text("90%")
+    expect(seats.locator(".sensitive-mark")).to_have_count(0)
+    shot(page, "40-sensitive-and-why-suggested")

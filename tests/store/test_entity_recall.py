@@ -22,7 +22,11 @@ from convmem.entities.recall import (
 from tests.store.backends import Backend
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
-OFF = SearchOptions(entities=EntityRecallOptions(enabled=False))
+# Without entity recall the pottery turn is a weak lexical hit (its neighbour's "day" matches
+# "days"), 5th or 6th of 20; the first-person prior for the unnamed user's turns ("my sister")
+# decides that boundary, so the checks of what entity recall brings hold that prior off.
+PRIORS_OFF = SearchOptions(self_reference=False)
+OFF = SearchOptions(entities=EntityRecallOptions(enabled=False), self_reference=False)
 FILLER = [
     "The weather turned cold again this week.",
     "I finally fixed the leaking kitchen tap.",
@@ -100,7 +104,8 @@ def test_entity_recall_stays_in_the_principals_conversation_and_ends_with_the_en
     # deleting the entities (not the messages) ends what they brought
     for entity in alice.entities.search("my sister"):
         alice.entities.delete(entity.id)
-    assert ids["pottery"] not in _found(conv, "What is my sister up to these days?")
+    asked = "What is my sister up to these days?"
+    assert ids["pottery"] not in _found(conv, asked, options=PRIORS_OFF)
     assert ids["pottery"] in _found(conv, "pottery class")  # the message itself stays
 
 

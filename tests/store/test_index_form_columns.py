@@ -47,7 +47,7 @@ _BEFORE = [
     "array_to_tsvector(ARRAY[owner_lexeme]) || setweight(to_tsvector('english', text), 'A') "
     "|| setweight(to_tsvector('english', replace(subject_key, '_', ' ')), 'B')) STORED",
     "CREATE INDEX memories_fts ON memories USING gin (tsv)",
-    "DELETE FROM _migrations WHERE name = 'm020_index_form'",
+    "DELETE FROM _migrations WHERE name IN ('m020_index_form', 'm026_recency_buckets')",
 ]
 
 

@@ -4,7 +4,10 @@ and role."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -146,3 +149,66 @@ def test_ending_a_page_session_is_true_only_for_the_first_call(memory: convmem.M
         assert tx.end_page_session("globex", link.session.id, when) is False
     with memory.store.read() as tx:
         assert tx.find_page_session("globex", link.session.id) is None
+
+
+def test_a_key_used_again_is_not_read_again_and_a_revoke_here_stops_it_at_once(
+    memory: convmem.Memory, backend: Backend
+) -> None:
+    """Authenticating a key in use costs no store read (the process keeps what it read for a
+    few seconds); revoking it through this process stops it at the next request, cache or not;
+    erasing the tenant stops its keys the same way."""
+    issued = memory.keys.create("acme", "app")
+    assert memory.keys.authenticate(issued.token) is not None
+    reads = _count_key_reads(memory)
+    assert memory.keys.authenticate(issued.token) is not None
+    assert reads() == 0  # served from the process's cache
+    wrong = issued.token[:-1] + ("A" if issued.token[-1] != "A" else "B")
+    assert memory.keys.authenticate(wrong) is None  # the secret is checked every time
+    memory.keys.revoke("acme", issued.key.id)
+    assert memory.keys.authenticate(issued.token) is None
+    other = memory.keys.create("acme", "app")
+    assert memory.keys.authenticate(other.token) is not None
+    memory.erase_tenant("acme")
+    assert memory.keys.authenticate(other.token) is None
+
+
+def test_a_key_revoked_by_another_process_stops_within_the_cache_s_time(
+    memory: convmem.Memory, backend: Backend
+) -> None:
+    """Another process (a second service worker, the CLI) revokes the key: this one's cached
+    record stands until its seconds are up, then the store's revocation wins."""
+    from convmem.domain.keys import ApiKeys, KeyCache
+
+    now = [100.0]
+    cache = KeyCache(seconds=5.0, clock=lambda: now[0])
+    here = ApiKeys(memory, cache)
+    issued = memory.keys.create("acme", "app")
+    assert here.authenticate(issued.token) is not None
+    with backend.open() as elsewhere:  # a second process on the same database
+        elsewhere.keys.revoke("acme", issued.key.id)
+    now[0] += 4.9
+    assert here.authenticate(issued.token) is not None  # the short window the cache allows
+    now[0] += 0.2
+    assert here.authenticate(issued.token) is None
+
+
+def _count_key_reads(memory: convmem.Memory) -> Callable[[], int]:
+    """How many times the store was asked for a key record from now on."""
+    store = memory.store
+    calls = [0]
+    real_read = store.read
+
+    @contextmanager
+    def counted() -> Iterator[Any]:
+        with real_read() as tx:
+            real_find = tx.find_api_key
+
+            def find(key_id: str) -> Any:
+                calls[0] += 1
+                return real_find(key_id)
+
+            tx.find_api_key = find  # type: ignore[method-assign]
+            yield tx
+
+    store.read = counted  # type: ignore[method-assign]
+    return lambda: calls[0]

@@ -83,6 +83,23 @@ def _saved(memory: convmem.Memory, explicit: bool) -> Written:
     return Written(marker, memories=[record.id])
 
 
+def _sensitive(memory: convmem.Memory, in_chat: bool) -> Written:
+    """A special category the tenant opened, kept on the user's explicit request (issue 36):
+    through the API, or asked for in a turn (which says it too)."""
+    marker = _digits_marker()
+    memory.set_tenant_policy(TENANT, sensitive_categories=["health"])
+    alice = _alice(memory)
+    if not in_chat:
+        notice = alice.remember(f"I am allergic to {marker} nuts.")
+        assert notice.memory is not None and notice.memory.sensitivity == "health"
+        return Written(marker, memories=[notice.memory.id])
+    conv = alice.create_conversation()
+    said = conv.append("user", f"Remember that I am allergic to {marker} nuts.")
+    (notice,) = said.notices
+    assert notice.memory is not None and notice.memory.sensitivity == "health"
+    return Written(marker, [conv], [said.id], [notice.memory.id])
+
+
 def _heuristic_proposal(memory: convmem.Memory) -> Written:
     marker = _digits_marker()
     conv = _alice(memory).create_conversation()
@@ -154,6 +171,8 @@ def _summary(memory: convmem.Memory) -> Written:
 WRITES: dict[str, Callable[[convmem.Memory], Written]] = {
     "append": _append,
     "remember": lambda memory: _saved(memory, explicit=True),
+    "sensitive remember": lambda memory: _sensitive(memory, in_chat=False),
+    "sensitive remember in chat": lambda memory: _sensitive(memory, in_chat=True),
     "heuristic proposal": _heuristic_proposal,
     "api proposal": lambda memory: _saved(memory, explicit=False),
     "consolidated proposal": _consolidated_proposal,
@@ -206,6 +225,10 @@ def _retention_memories(memory: convmem.Memory, w: Written) -> None:
     assert _sweep(memory, memories=30)["memories"] >= len(w.memories)
 
 
+def _retention_proposals(memory: convmem.Memory, w: Written) -> None:
+    assert _sweep(memory, proposals=14)["proposals"] >= len(w.memories)
+
+
 def _tenant_erase(memory: convmem.Memory, w: Written) -> None:
     assert sum(memory.erase_tenant(TENANT).values()) > 0
 
@@ -223,6 +246,7 @@ DELETES: dict[str, Callable[[convmem.Memory, Written], None]] = {
     "delete_all": _delete_all,
     "retention transcripts": _retention_transcripts,
     "retention memories": _retention_memories,
+    "retention proposals": _retention_proposals,
     "tool delete": _tool_delete,
     "tenant erase": _tenant_erase,
 }
@@ -231,8 +255,17 @@ _TRANSCRIPT = ("message delete", "conversation delete", "delete_all", "retention
 MATRIX: dict[str, tuple[str, ...]] = {
     "append": _TRANSCRIPT,
     "remember": ("memory delete", "delete_all", "retention memories"),
+    "sensitive remember": ("memory delete", "delete_all", "retention memories"),
+    # the turn that asked says it too, and a kept memory outlives its turn: both go together
+    "sensitive remember in chat": ("delete_all",),
     "heuristic proposal": _TRANSCRIPT,  # its turn says it too: the turn is the user's
-    "api proposal": ("memory delete", "declined proposal", "delete_all", "retention memories"),
+    "api proposal": (
+        "memory delete",
+        "declined proposal",
+        "delete_all",
+        "retention memories",
+        "retention proposals",
+    ),
     "consolidated proposal": ("message delete", "conversation delete", "delete_all"),
     "entity fact": _TRANSCRIPT,
     "tool register": ("tool delete",),

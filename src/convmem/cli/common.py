@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from convmem.errors import BackendUnavailable, ConvmemError
-from convmem.retrieval.vector import EMBEDDER_CHOICES, Embedder, named_embedder
+from convmem.errors import BackendUnavailable, ConvmemError, InvalidInput
+from convmem.retrieval.vector import Embedder, named_embedder
 
 # The engine, its configuration and the summarizer load when a command runs, not when the CLI
 # starts: `convmem --help` or a usage error need none of them.
 if TYPE_CHECKING:
     from convmem.config import Config
     from convmem.engine import Memory
+    from convmem.retrieval.rerank import Reranker
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -46,22 +47,27 @@ def _sqlite_file(db: str) -> str | None:
     return None if path == ":memory:" else path
 
 
+def check_database(value: str, *, creates: bool) -> str:
+    """``value`` when it names a database the command may open. Only a command that may start a
+    database (``creates``: keys create, serve) opens a file that does not exist, and only in a
+    folder that does; the others end with "no such database", so a mistyped path is not
+    silently a new, empty database (nor a tree of new folders)."""
+    path = _sqlite_file(value)
+    if path is None or os.path.exists(path):
+        return value
+    if not creates:
+        fail(f"no such database: {value}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        fail(f"no such folder: {folder} (create it first to start a database there)")
+    return value
+
+
 def db_option(*, creates: bool = False) -> Callable[[Command], Command]:
-    """``--db``, or ``CONVMEM_DB``, for every command. Only a command that may start a database
-    (``creates``: keys create, serve) opens a file that does not exist, and only in a folder
-    that does; the others end with "no such database", so a mistyped path is not silently a
-    new, empty database (nor a tree of new folders)."""
+    """``--db``, or ``CONVMEM_DB``, for every command (see ``check_database``)."""
 
     def exists(ctx: click.Context, param: click.Parameter, value: str) -> str:
-        path = _sqlite_file(value)
-        if path is None or os.path.exists(path):
-            return value
-        if not creates:
-            fail(f"no such database: {value}")
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            fail(f"no such folder: {folder} (create it first to start a database there)")
-        return value
+        return check_database(value, creates=creates)
 
     return click.option(
         "--db", envvar="CONVMEM_DB", required=True, callback=exists,
@@ -71,13 +77,20 @@ def db_option(*, creates: bool = False) -> Callable[[Command], Command]:
 
 @contextmanager
 def opened(
-    db: str, config: Config | None = None, embedder: Embedder | None = None
+    db: str,
+    config: Config | None = None,
+    embedder: Embedder | None = None,
+    reranker: Reranker | None = None,
 ) -> Iterator[Memory]:
-    """The database for one command; a convmem error inside ends the command via ``fail``."""
+    """The database for one command; a convmem error inside ends the command via ``fail``.
+    The command's models are the ones given: none unless the command resolved some (its flags,
+    or ``convmem.cli.config.setup``), never the environment's behind its back."""
     from convmem.engine import open as open_memory
 
     try:
-        with open_memory(db, config=config, embedder=embedder) as memory:
+        with open_memory(
+            db, config=config, embedder=embedder or "none", reranker=reranker or "none"
+        ) as memory:
             yield memory
     except ConvmemError as exc:
         fail(exc)
@@ -86,18 +99,19 @@ def opened(
 def embedder_option(
     default: str, help: str, envvar: str | None = None
 ) -> Callable[[Command], Command]:
-    """``--embedder``: a choice among ``EMBEDDER_CHOICES`` that reaches the command as the
-    embedder itself (or None); a model that is not installed is a usage error (exit code 2)
-    with the install line."""
+    """``--embedder``: a model name (``minilm``, ``hashing``, ``none``, ``st:/path``,
+    ``openai:…``: ``convmem.retrieval.model_names``) that reaches the command as the embedder
+    itself (or None); a bad name, or a model that is not installed, is a usage error (exit code
+    2) saying why."""
 
     def chosen(ctx: click.Context, param: click.Parameter, value: str) -> Embedder | None:
         try:
             return named_embedder(value)
-        except BackendUnavailable as exc:
+        except (BackendUnavailable, InvalidInput) as exc:
             raise click.UsageError(str(exc)) from exc
 
-    return click.option("--embedder", type=click.Choice(EMBEDDER_CHOICES), default=default,
-                        show_default=True, envvar=envvar, callback=chosen, help=help)  # fmt: skip
+    return click.option("--embedder", default=default, metavar="NAME", show_default=True,
+                        envvar=envvar, callback=chosen, help=help)  # fmt: skip
 
 
 def llm_options(function: Command) -> Command:
@@ -108,18 +122,19 @@ def llm_options(function: Command) -> Command:
         click.option("--llm-model", help="Model name; with it, summaries come from the model."),
         click.option(
             "--llm-api-key-env",
-            default="OPENAI_API_KEY",
-            show_default=True,
-            help="Environment variable holding the API key (the key never goes on the line).",
+            help="Environment variable holding the API key (the key never goes on the line) "
+            "[default: OPENAI_API_KEY].",
         ),
-        click.option("--llm-timeout", default=60.0, show_default=True, help="Seconds per call."),
+        click.option("--llm-timeout", type=float, help="Seconds per call [default: 60]."),
     ]
     for option in reversed(options):
         function = option(function)
     return function
 
 
-def llm_config(base_url: str | None, model: str | None, key_env: str, timeout: float) -> Config:
+def llm_config(
+    base_url: str | None, model: str | None, key_env: str | None, timeout: float | None
+) -> Config:
     """The configuration the LLM options ask for: the extractive summarizer without a model."""
     from convmem.config import Config
     from convmem.summarize.llm import LLMSummarizerConfig
@@ -131,7 +146,7 @@ def llm_config(base_url: str | None, model: str | None, key_env: str, timeout: f
     llm = LLMSummarizerConfig(
         base_url=base_url,
         model=model,
-        api_key=os.environ.get(key_env) or "not-needed",
-        timeout=timeout,
+        api_key=os.environ.get(key_env or "OPENAI_API_KEY") or "not-needed",
+        timeout=timeout or 60.0,
     )
     return Config(summarizer=llm)

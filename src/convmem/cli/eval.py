@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -46,8 +47,8 @@ def behaviour_command(
     embedder: Embedder | None,
     llm_base_url: str | None,
     llm_model: str | None,
-    llm_api_key_env: str,
-    llm_timeout: float,
+    llm_api_key_env: str | None,
+    llm_timeout: float | None,
 ) -> None:
     """Recall, non-recall, isolation, correction, compaction fidelity, deletion, injection
     resistance and never-store, case by case, in tenants of the run's own (cleaned up
@@ -57,13 +58,7 @@ def behaviour_command(
     before the summarizer's checks."""
     from convmem.eval import behaviour
 
-    if plot_out is not None:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            click.echo("note: matplotlib is not installed (pip install convmem[eval]); no plot",
-                       err=True)  # fmt: skip
-            plot_out = None
+    plot_out = plot_possible(plot_out)
     try:
         cases = behaviour.load(case_files)
     except ConvmemError as exc:
@@ -93,15 +88,35 @@ def behaviour_command(
                 )  # fmt: skip
             except httpx_errors() as exc:
                 fail(f"the service at {url} cannot be reached ({type(exc).__name__})")
-    for line in behaviour.table(result):
+    report(result, behaviour.table(result), json_out, plot_out, behaviour.plot)
+    if result["failed"]:
+        sys.exit(1)
+
+
+def plot_possible(plot_out: str | None) -> str | None:
+    """``plot_out``, or None with a note when matplotlib (the eval extra) is not installed."""
+    if plot_out is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            click.echo("note: matplotlib is not installed (pip install convmem[eval]); no plot",
+                       err=True)  # fmt: skip
+            return None
+    return plot_out
+
+
+def report(
+    result: dict[str, Any], lines: Iterable[str], json_out: str | None, plot_out: str | None,
+    plot: Callable[[dict[str, Any], str], None],
+) -> None:  # fmt: skip
+    """An evaluation's tables on the terminal, its result as JSON and its plot where asked."""
+    for line in lines:
         click.echo(line)
     if json_out is not None:
         with open(json_out, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=2)
     if plot_out is not None:
-        behaviour.plot(result, plot_out)
-    if result["failed"]:
-        sys.exit(1)
+        plot(result, plot_out)
 
 
 def httpx_errors() -> tuple[type[Exception], ...]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -12,14 +11,14 @@ import click
 from convmem.cli.common import (
     db_option,
     echo_rows,
-    embedder_option,
     fail,
-    llm_config,
     llm_options,
     opened,
 )
+from convmem.cli.config import config_group, flags_of, settings_options, setup
 from convmem.cli.entities import entities_group
 from convmem.cli.eval import behaviour_command
+from convmem.cli.eval_benchmarks import beam_command, locomo_command, realtalk_command
 from convmem.cli.imports import import_group
 from convmem.cli.index import backfill, reindex
 from convmem.cli.mcp import mcp_command
@@ -29,7 +28,7 @@ from convmem.cli.tools import tools
 from convmem.errors import ConvmemError
 
 if TYPE_CHECKING:
-    from convmem.retrieval.vector import Embedder
+    pass
 
 
 @click.group()
@@ -47,6 +46,7 @@ main.add_command(import_group)
 main.add_command(reindex)
 main.add_command(backfill)
 main.add_command(entities_group)
+main.add_command(config_group)
 
 
 @main.command()
@@ -219,7 +219,7 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
 
 
 @main.command()
-@_db
+@settings_options
 @llm_options
 @click.option("--lease-seconds", default=120.0, show_default=True, help="Job lease length.")
 @click.option("--poll-seconds", default=1.0, show_default=True, help="Idle wait between polls.")
@@ -232,30 +232,31 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
 )
 @click.option("--metrics-host", default="127.0.0.1", show_default=True,
               help="The address --metrics-port listens on.")  # fmt: skip
-@embedder_option("none", "Also embed, between jobs, what was written without vectors (minilm: "
-                 "the embeddings extra; auto: minilm when installed).")  # fmt: skip
 @click.option("--extract-memories", is_flag=True,
               help="Let the --llm-base-url model propose candidate memories from new turns (only "
               "as proposals, each checked against the turns it cites).")  # fmt: skip
 def worker(
-    db: str,
+    config_path: str | None,
+    db: str | None,
+    embedder: str | None,
+    reranker: str | None,
     llm_base_url: str | None,
     llm_model: str | None,
-    llm_api_key_env: str,
-    llm_timeout: float,
+    llm_api_key_env: str | None,
+    llm_timeout: float | None,
     lease_seconds: float,
     poll_seconds: float,
     once: bool,
     max_jobs: int | None,
     metrics_port: int | None,
     metrics_host: str,
-    embedder: Embedder | None,
     extract_memories: bool,
 ) -> None:
     """Build queued summaries off the request path (run one or more beside the app), sweep the
     tenants' retention periods and consolidate memory proposals (with --extract-memories, the
     summarizer's model also proposes candidates, checked against the turns they cite); with
-    --embedder, also embed what was written without vectors."""
+    --embedder, also embed what was written without vectors. The --llm-* flags set the
+    configuration's summarizer keys (convmem config show)."""
     from prometheus_client import start_http_server
 
     from convmem.consolidate.llm import LLMExtractor
@@ -264,9 +265,13 @@ def worker(
     from convmem.summarize.llm import LLMSummarizer
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    config = llm_config(llm_base_url, llm_model, llm_api_key_env, llm_timeout)
+    summarizer = {
+        "summarizer.base_url": llm_base_url, "summarizer.model": llm_model,
+        "summarizer.api_key_env": llm_api_key_env, "summarizer.timeout": llm_timeout,
+    }  # fmt: skip
+    opens = setup(config_path, flags_of(db, embedder, reranker, **summarizer), creates=False)
     try:
-        with opened(db, config=config, embedder=embedder) as memory:
+        with opened(opens.db, config=opens.config, embedder=opens.embedder) as memory:
             metrics = ProcessMetrics()
             # the summarizer's endpoint may propose candidate memories (checked, proposals only)
             llm = memory.summarizer if isinstance(memory.summarizer, LLMSummarizer) else None
@@ -421,65 +426,8 @@ def eval_group() -> None:
 
 
 eval_group.add_command(behaviour_command)
-
-
-@eval_group.command("locomo")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result here.")
-@click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="Write a PNG plot here.")
-@embedder_option(
-    "auto",
-    "auto: all-MiniLM-L6-v2 when the embeddings extra is installed, else none (lexical "
-    "only); minilm-int8: the same model quantized (faster queries); hashing: the "
-    "dependency-free test embedder.",
-)
-@click.option("--sessions", type=int, help="Import only the first N sessions of each sample.")
-@click.option("--questions", type=int, help="Evaluate at most N questions per sample.")
-@click.option("--samples", help="Comma-separated sample ids to evaluate (default: all).")
-@click.option(
-    "--entity-cross-check",
-    is_flag=True,
-    help="Also tune entity recall's settings on each sample and test them on the others.",
-)
-def eval_locomo(
-    path: str,
-    json_out: str | None,
-    plot_out: str | None,
-    embedder: Embedder | None,
-    sessions: int | None,
-    questions: int | None,
-    samples: str | None,
-    entity_cross_check: bool,
-) -> None:
-    """Evidence recall@k (with and without entity recall, overall, per category and for the
-    questions that name an entity), evidence in context and search latency on a LoCoMo file."""
-    from convmem.eval import locomo
-
-    if plot_out is not None:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            click.echo(
-                "note: matplotlib is not installed (pip install convmem[eval]); no plot", err=True
-            )
-            plot_out = None
-    data = locomo.load(path, sessions=sessions)
-    if samples:
-        wanted = {s.strip() for s in samples.split(",")}
-        data = [s for s in data if s.sample_id in wanted]
-    total = sum(len(s.questions[:questions]) for s in data) + len(data)
-    with click.progressbar(length=total, label="LoCoMo", file=sys.stderr) as bar:
-        result = locomo.evaluate(
-            data, embedder=embedder, max_questions=questions,
-            progress=lambda n: bar.update(n or 1), entity_cross_check=entity_cross_check,
-        )  # fmt: skip
-    for line in locomo.table(result):
-        click.echo(line)
-    if json_out is not None:
-        with open(json_out, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-    if plot_out is not None:
-        locomo.plot(result, plot_out)
+for _command in (locomo_command, beam_command, realtalk_command):
+    eval_group.add_command(_command)
 
 
 if __name__ == "__main__":

@@ -7,14 +7,15 @@ import sys
 
 import click
 
-from convmem.cli.common import db_option, fail, opened
+from convmem.cli.common import fail, opened
+from convmem.cli.config import Setup, flags_of, settings_options, setup
 from convmem.errors import BackendUnavailable, InvalidInput
 
 _INSTALL = "the MCP server needs the mcp extra: pip install 'convmem[mcp]'"
 
 
 @click.command("mcp")
-@db_option(creates=True)
+@settings_options
 @click.option("--tenant", help="Tenant the stdio server acts for.")
 @click.option("--user", help="User the stdio server acts for.")
 @click.option("--http", "over_http", is_flag=True,
@@ -22,7 +23,15 @@ _INSTALL = "the MCP server needs the mcp extra: pip install 'convmem[mcp]'"
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP interface.")
 @click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
 def mcp_command(
-    db: str, tenant: str | None, user: str | None, over_http: bool, host: str, port: int
+    config_path: str | None,
+    db: str | None,
+    embedder: str | None,
+    reranker: str | None,
+    tenant: str | None,
+    user: str | None,
+    over_http: bool,
+    host: str,
+    port: int,
 ) -> None:
     """Serve memory and conversations to MCP clients (Claude Desktop, Cursor, VS Code).
 
@@ -34,26 +43,27 @@ def mcp_command(
         fail(BackendUnavailable(_INSTALL))
     # stdout carries the protocol over stdio: every log line goes to stderr
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    if over_http and (tenant or user):
+        fail(InvalidInput("over --http the API key names the tenant and user"))
+    opens = setup(config_path, flags_of(db, embedder, reranker), creates=True)
     if over_http:
-        if tenant or user:
-            fail(InvalidInput("over --http the API key names the tenant and user"))
-        _serve_http(db, host, port)
+        _serve_http(opens, host, port)
         return
     if not tenant or not user:
         fail(InvalidInput("the stdio server acts for one user: pass --tenant and --user"))
     from convmem.mcp import build_server, fixed_scope
 
-    with opened(db) as memory:
+    with opened(opens.db, opens.config, opens.embedder, opens.reranker) as memory:
         scope = memory.scope(tenant, user)
         build_server(fixed_scope(scope)).run("stdio")
 
 
-def _serve_http(db: str, host: str, port: int) -> None:
+def _serve_http(opens: Setup, host: str, port: int) -> None:
     import uvicorn
 
     from convmem.mcp.http import http_app
 
-    with opened(db) as memory:
+    with opened(opens.db, opens.config, opens.embedder, opens.reranker) as memory:
         app = http_app(memory, host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 access_log=False, server_header=False)  # fmt: skip

@@ -1,5 +1,6 @@
-"""``convmem retention``: a tenant's retention periods per layer, shown, set and applied from the
-command line, thin over ``Memory.tenant_policy``, ``set_tenant_policy`` and
+"""``convmem retention``: a tenant's policy — retention periods per layer, the special categories
+a user may have kept on explicit request, the cap on pending proposals — shown, set and applied
+from the command line, thin over ``Memory.tenant_policy``, ``set_tenant_policy`` and
 ``sweep_retention``."""
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ import click
 
 from convmem.cli.common import db_option, fail, opened
 from convmem.errors import ConvmemError
-from convmem.model.policy import RETENTION_LAYERS, TenantPolicy
+from convmem.model.policy import RETENTION_LAYERS, SPECIAL_CATEGORIES, TenantPolicy
+from convmem.model.purpose import PURPOSES
 
 
 @click.group()
 def retention() -> None:
-    """Tenants' retention periods, per layer (transcripts, summaries, entities, memories,
-    audit, indexes)."""
+    """Tenants' policies: retention periods per layer (transcripts, summaries, entities,
+    memories, proposals, audit, indexes), special categories, the proposal cap."""
 
 
 def _describe(policy: TenantPolicy) -> list[str]:
@@ -25,6 +27,13 @@ def _describe(policy: TenantPolicy) -> list[str]:
     for layer in RETENTION_LAYERS:
         days = periods[layer]
         lines.append(f"  {layer:<12} {'kept until deleted' if days is None else f'{days} days'}")
+    opened = ", ".join(policy.sensitive_categories) or "none"
+    lines.append(
+        f"  special categories on explicit request: {opened}"
+        f" (recalled for {', '.join(policy.sensitive_purposes) or 'no purpose'})"
+    )
+    cap = policy.max_pending_proposals
+    lines.append(f"  pending proposals per user: {'no cap' if cap is None else f'at most {cap}'}")
     return lines
 
 
@@ -68,10 +77,25 @@ _DAYS = click.IntRange(0, None)
     help="A layer's period, e.g. transcripts=30 (0: kept until deleted). Repeat per layer; "
     "layers not named keep their period.",
 )  # fmt: skip
+@click.option(
+    "--sensitive", "sensitive", multiple=True, type=click.Choice(["none", *SPECIAL_CATEGORIES]),
+    help="A special category users may have kept on their explicit request only (repeat; "
+    "'none' closes them all; default: as it is).",
+)  # fmt: skip
+@click.option(
+    "--sensitive-purpose", "sensitive_purposes", multiple=True, type=click.Choice(PURPOSES),
+    help="A purpose memories of those categories are recalled for (repeat; default: as it is).",
+)  # fmt: skip
+@click.option(
+    "--max-pending-proposals", type=click.IntRange(0, None), default=None,
+    help="At most this many proposals wait per user (0: no cap; default: as it is).",
+)  # fmt: skip
 def retention_set(
-    db: str, tenant: str, memory_disabled: bool | None, days: tuple[str, ...]
-) -> None:
-    """Change a tenant's retention periods (what the admin route PUT /v1/tenant/policy does)."""
+    db: str, tenant: str, memory_disabled: bool | None, days: tuple[str, ...],
+    sensitive: tuple[str, ...], sensitive_purposes: tuple[str, ...],
+    max_pending_proposals: int | None,
+) -> None:  # fmt: skip
+    """Change a tenant's policy (what the admin route PUT /v1/tenant/policy does)."""
     changes: dict[str, int | None] = {}
     for item in days:
         layer, _, value = item.partition("=")
@@ -87,6 +111,11 @@ def retention_set(
                 else memory_disabled,
                 retention=current.retention.to_dict() | changes,
                 recall_unconfirmed_entity_facts=current.recall_unconfirmed_entity_facts,
+                sensitive_categories=[c for c in sensitive if c != "none"] if sensitive
+                else current.sensitive_categories,
+                sensitive_purposes=sensitive_purposes or current.sensitive_purposes,
+                max_pending_proposals=current.max_pending_proposals
+                if max_pending_proposals is None else max_pending_proposals or None,
             )  # fmt: skip
     except ConvmemError as exc:
         fail(exc)

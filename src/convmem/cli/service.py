@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import click
 
-from convmem.cli.common import db_option, echo_rows, embedder_option, fail, opened
+from convmem.cli.common import db_option, echo_rows, fail, opened
+from convmem.cli.config import flags_of, settings_options, setup
 from convmem.errors import ConvmemError, InvalidInput
 from convmem.model.keys import KEY_ROLES, ApiKey
 from convmem.model.purpose import PURPOSES
-
-if TYPE_CHECKING:
-    from convmem.retrieval.vector import Embedder
 
 _tenant = click.option("--tenant", required=True, help="Tenant id.")
 
 
 @click.command()
-@db_option(creates=True)
+@settings_options
 @click.option("--host", envvar="CONVMEM_HOST", default="127.0.0.1", show_default=True,
               help="Interface to listen on [CONVMEM_HOST].")  # fmt: skip
 @click.option("--port", envvar="CONVMEM_PORT", default=8000, show_default=True, type=int,
@@ -39,11 +36,11 @@ _tenant = click.option("--tenant", required=True, help="Tenant id.")
                    "turn [CONVMEM_THREADS; default: 2 on SQLite, 4 on PostgreSQL].")  # fmt: skip
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))  # fmt: skip
-@embedder_option("none", "Vectors for search and recall: minilm (the embeddings extra) or auto "
-                 "(minilm when installed); none: full text only [CONVMEM_EMBEDDER].",
-                 envvar="CONVMEM_EMBEDDER")  # fmt: skip
 def serve(
-    db: str,
+    config_path: str | None,
+    db: str | None,
+    embedder: str | None,
+    reranker: str | None,
     host: str,
     port: int,
     max_body_bytes: int | None,
@@ -52,20 +49,21 @@ def serve(
     workers: int,
     threads: int | None,
     log_level: str,
-    embedder: Embedder | None,
 ) -> None:
     """Run the HTTP service and the memory page (JSON logs on stderr)."""
     from convmem.service.app import ServiceSettings, default_handler_threads
     from convmem.service.run import serve as run
 
+    opens = setup(config_path, flags_of(db, embedder, reranker), creates=True)
     settings = ServiceSettings(
         max_body_bytes=max_body_bytes or ServiceSettings.max_body_bytes,
-        handler_threads=threads or default_handler_threads(db),
+        handler_threads=threads or default_handler_threads(opens.db),
     )
     try:
-        run(db, host=host, port=port, settings=settings, log_level=log_level,
+        run(opens.db, host=host, port=port, settings=settings, log_level=log_level,
             graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout,
-            embedder=embedder, workers=workers)  # fmt: skip
+            embedder=opens.embedder, reranker=opens.reranker, config=opens.config,
+            workers=workers)  # fmt: skip
     except ConvmemError as exc:
         fail(exc)
     except OSError as exc:  # binding the port: in use, not allowed, no such address

@@ -36,13 +36,14 @@ from convmem.consolidate.llm import LLMExtractor
 from convmem.content.parts_render import text_parts
 from convmem.domain.memories import delete_with_history, memory_gate, save_memory
 from convmem.ids import floor_id
+from convmem.memory.confidence import model_confidence, repeated_confidence
 from convmem.memory.duplicates import near_duplicates
 from convmem.memory.intent import Intent, detect_intent, statements
 from convmem.memory.slots import classify, subject_slot
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import Message
 from convmem.model.principal import Principal
-from convmem.store.base import Store, WriteTxn
+from convmem.store.base import MemoryUpdate, Store, WriteTxn
 from convmem.store.retry import write_retried
 
 CONSOLIDATION_ACTOR = "consolidation"
@@ -165,14 +166,18 @@ def consolidate_user(
         result = ConsolidationReport(extractor=report.extractor)
         _expire_stale(tx, who, now, settings, result)
         for group in _clusters(statements):
-            if len({s.message.conversation_id for s in group}) >= settings.min_conversations:
+            conversations = len({s.message.conversation_id for s in group})
+            if conversations >= settings.min_conversations:
                 _propose(tx, who, now, settings, group[-1].intent, [s.message.id for s in group],
-                         result)  # fmt: skip
+                         result, basis="repeated",
+                         confidence=repeated_confidence(conversations))  # fmt: skip
         for candidate, shown in candidates:
             reason = refusal(candidate, by_id)
             if reason is None:
-                if _propose(tx, who, now, settings, _as_intent(candidate.text),
-                            list(candidate.sources), result, read=shown):  # fmt: skip
+                intent = _as_intent(candidate.text)
+                if _propose(tx, who, now, settings, intent, list(candidate.sources), result,
+                            read=shown, basis="model",
+                            confidence=model_confidence(slot=intent.slot)):  # fmt: skip
                     result.extracted += 1
                     continue
                 reason = "not_kept"  # the policy refused it, or the cap was reached
@@ -224,6 +229,8 @@ def _propose(
     result: ConsolidationReport,
     *,
     read: Sequence[Message] = (),
+    basis: str,
+    confidence: float,
 ) -> bool:
     """Make sure one current memory says the statement and cites ``evidence``; False when
     nothing could say it (the never-store gate, the cap). ``read``: the turns a model was shown
@@ -240,6 +247,11 @@ def _propose(
         moved = [i for m in others for i in (m.source_message_id, *cited.get(m.id, ())) if i]
         own = [keep.source_message_id] if keep.source_message_id else []
         tx.add_memory_evidence(who.tenant, who.user, keep.id, [*own, *moved, *evidence])
+        if keep.status == "proposed" and confidence > (keep.confidence or 0.0):
+            # said again elsewhere: the proposal is surer, and says why
+            tx.set_memory_fields(who.tenant, keep.id, MemoryUpdate(
+                updated_at=now, confidence=confidence, basis=basis,
+            ))  # fmt: skip
         if others:
             delete_with_history(tx, who, [m.id for m in others],
                                 action="memory.proposal_merged", into=keep.id)  # fmt: skip
@@ -252,7 +264,7 @@ def _propose(
     notice = save_memory(
         tx, who, said, source_kind="inference", status="proposed", category=intent.category,
         subject=intent.subject_key if intent.slot else None, source_message_id=evidence[-1],
-        cites=evidence, read=read,
+        cites=evidence, read=read, basis=basis, confidence=confidence,
     )  # fmt: skip
     if notice.status != "proposed" or notice.memory is None:
         return False

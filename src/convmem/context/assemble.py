@@ -42,6 +42,7 @@ from typing import Any
 from convmem.content.blocks import Data, DataBlock
 from convmem.content.tokens import REPLY_PRIMING, TokenCounter, message_tokens
 from convmem.context.budget import eviction_block, stub_threshold, summary_reserve
+from convmem.context.documents import DocumentUse
 from convmem.context.formats import (
     ANTHROPIC_LEAD_PLACEHOLDER,
     FORMATS,
@@ -72,6 +73,7 @@ SECTION_ORDER = (
     "relevant_memories",
     "entity_facts",
     "retrieved",
+    "documents",
     "user",
 )
 
@@ -119,6 +121,14 @@ class AssemblyOptions:
     # outside both caps; a tool the window follows up on is offered even past them.
     tools_k: int = 8
     tools_share: float = 0.15
+    # Retrieved documents the caller sends (``assemble(documents=...)``): whenever a request
+    # carries documents (an empty list too) this share of the input budget is held for them, so
+    # the window is the same whichever documents come; when the request cannot hold that much
+    # (a long system prompt or message in a small window) it holds documents_floor's share, and
+    # refuses the request below that. A document's line costs at most document_max_tokens.
+    documents_share: float = 0.25
+    documents_floor: float = 0.05
+    document_max_tokens: int = 2048
     # How long memory recall, retrieval, the summary lookup and the embedder may each take
     # before the request goes on without them (None: the Memory's ``Config.time_limits``).
     time_limits: TimeLimits | None = None
@@ -144,6 +154,12 @@ class AssemblyOptions:
             raise InvalidInput("entity_facts_k must be at least 0 and entity_facts_share in [0, 1)")
         if self.tools_k < 0 or not 0 <= self.tools_share < 1:
             raise InvalidInput("tools_k must be at least 0 and tools_share in [0, 1)")
+        if not 0 <= self.documents_floor <= self.documents_share < 1:
+            raise InvalidInput(
+                "documents_floor and documents_share must be 0 <= floor <= share < 1"
+            )
+        if self.document_max_tokens < 1:
+            raise InvalidInput("document_max_tokens must be at least 1")
         if self.memory_share + self.retrieved_share >= 1:
             raise InvalidInput("memory_share and retrieved_share must leave room for history")
 
@@ -178,6 +194,11 @@ class FixedParts:
     tools_suppressed: Sequence[tuple[str, str]] = ()
     # what the user pinned themselves (a user key): their requests, sent as quoted data
     user_pinned: Sequence[str] = ()
+    # the retrieved documents' section, the room held for it (at least its cost) and what
+    # became of each document (convmem.context.documents)
+    documents: str | None = None
+    documents_reserve: int = 0
+    document_uses: Sequence[DocumentUse] = ()
 
 
 @dataclass(frozen=True)
@@ -240,6 +261,9 @@ class AssemblyReport:
     media_tokens: dict[str, int] = field(default_factory=lambda: {"history": 0, "user": 0})
     # messages whose media went as stubs naming them (old images before whole turns)
     media_stubbed_ids: list[str] = field(default_factory=list)
+    # the retrieved documents given, best first, each {"id", "status" (included | trimmed |
+    # dropped), "tokens" (in this request), "full_tokens" (whole)}; their texts are not kept
+    documents: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -316,6 +340,7 @@ class HistoryPlan:
     tools: Sequence[ToolSpec] = ()
     tools_tokens: int = 0
     tools_suppressed: Sequence[tuple[str, str]] = ()
+    document_uses: Sequence[DocumentUse] = ()
 
 
 def _summary_reserve(
@@ -362,7 +387,8 @@ def plan_history(
     late_memories = _section(counter, "relevant_memories", fixed.relevant_memories)
     entity_facts = _section(counter, "entity_facts", fixed.entity_facts)
     retrieved = _section(counter, "retrieved", fixed.retrieved)
-    trailing = [s for s in (late_memories, entity_facts, retrieved) if s is not None]
+    documents = _section(counter, "documents", fixed.documents)
+    trailing = [s for s in (late_memories, entity_facts, retrieved, documents) if s is not None]
     current_tokens = message_tokens(counter, "user", current) if current is not None else 0
 
     # the tool definitions first: a constant of the request, ahead of everything else
@@ -372,8 +398,10 @@ def plan_history(
         available -= lead_placeholder_tokens(counter)
     # the reserve is the retrieved section's own room: the late memories come on top, so filling
     # the section never moves the window the reserve was held for
-    trailing_tokens = sum(s.tokens for s in (late_memories, entity_facts) if s) + max(
-        retrieved.tokens if retrieved else 0, fixed.retrieved_reserve
+    trailing_tokens = (
+        sum(s.tokens for s in (late_memories, entity_facts) if s)
+        + max(retrieved.tokens if retrieved else 0, fixed.retrieved_reserve)
+        + max(documents.tokens if documents else 0, fixed.documents_reserve)
     )
     fixed_tokens = sum(s.tokens for s in leading) + trailing_tokens + current_tokens
     if fixed_tokens > available:
@@ -469,6 +497,7 @@ def plan_history(
         tools=list(fixed.tools),
         tools_tokens=tool_cost,
         tools_suppressed=list(fixed.tools_suppressed),
+        document_uses=list(fixed.document_uses),
     )
 
 
@@ -489,7 +518,8 @@ def with_retrieved(plan: HistoryPlan, text: str, ids: Sequence[str], room: int) 
     if section.tokens > room:
         raise InvalidInput("the retrieved section exceeds the room left for it")
     trailing = [s for s in plan.trailing if s.name != "retrieved"]
-    return replace(plan, trailing=[*trailing, section], retrieved_ids=list(ids))
+    trailing = sorted([*trailing, section], key=lambda s: SECTION_ORDER.index(s.name))
+    return replace(plan, trailing=trailing, retrieved_ids=list(ids))
 
 
 @dataclass(frozen=True)
@@ -538,12 +568,16 @@ def finish_request(
         media["user"] = history[-1].media_tokens
     total = REPLY_PRIMING + sum(sections.values())
     system_blocks = None
+    earlier, answered = _answered_last(plan)
+    trailing = plan.trailing
     if plan.format == "openai":
-        messages = render_openai(leading, history, plan.trailing, current, blobs)
+        messages = render_openai(leading, earlier, trailing, current, blobs, answered)
     elif plan.format == "responses":
-        messages = render_responses(leading, history, plan.trailing, current, blobs)
+        messages = render_responses(leading, earlier, trailing, current, blobs, answered)
     else:
-        system_blocks, messages = render_anthropic(leading, history, plan.trailing, current, blobs)
+        system_blocks, messages = render_anthropic(
+            leading, earlier, trailing, current, blobs, answered
+        )
         if history and history[0].message.role == "assistant":
             total += lead_placeholder_tokens(counter)
 
@@ -590,8 +624,20 @@ def finish_request(
         tools_suppressed=[{"name": n, "reason": r} for n, r in plan.tools_suppressed],
         media_tokens=media,
         media_stubbed_ids=[item.message.id for item in history if item.whole is not None],
+        documents=[use.to_dict() for use in plan.document_uses],
     )
     return AssembledContext(messages=messages, report=report, system=system_blocks, tools=tools)
+
+
+def _answered_last(plan: HistoryPlan) -> tuple[list[HistoryItem], list[HistoryItem]]:
+    """The window split so the stored user turn being answered (no new message sent) comes
+    after the late sections, as a new message would (DESIGN.md principle 3: the current user
+    message last). Tool results being continued from stay where they are: nothing may come
+    between a call and its results."""
+    history = plan.history
+    if plan.current is None and plan.trailing and history and history[-1].message.role == "user":
+        return history[:-1], history[-1:]
+    return history, []
 
 
 def _prefix_chain(
@@ -612,8 +658,8 @@ def _prefix_chain(
     for section in leading:
         parts.append({"role": "system", "content": section.text})
         costs.append(section.tokens)
-    history = plan.history
-    if plan.format == "anthropic" and history and history[0].message.role == "assistant":
+    history, answered = _answered_last(plan)
+    if plan.format == "anthropic" and plan.history and plan.history[0].message.role == "assistant":
         parts.append({"role": "user", "content": ANTHROPIC_LEAD_PLACEHOLDER})
         costs.append(lead_placeholder_tokens(plan.counter))
     for item in history:
@@ -622,6 +668,9 @@ def _prefix_chain(
     for section in plan.trailing:
         parts.append({"role": "system", "content": section.text})
         costs.append(section.tokens)
+    for item in answered:
+        parts.append(openai_history_message(item))
+        costs.append(item.tokens)
     if plan.current is not None:
         parts.append({"role": "user", "content": plan.current})
         costs.append(current_tokens)

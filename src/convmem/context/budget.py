@@ -40,3 +40,9 @@ def stub_threshold(history_budget: int, max_tool_result_share: float) -> int:
 def tools_cap(input_budget: int, tools_share: float) -> int:
     """The most tokens a request's tools chosen from the registry may cost."""
     return int(input_budget * tools_share)
+
+
+def documents_room(input_budget: int, share: float) -> int:
+    """The room held for the documents section whenever a request carries documents: the same
+    for any documents, so the window does not depend on which come or how long they are."""
+    return int(input_budget * share)

@@ -104,12 +104,16 @@ def render_openai(
     trailing: Sequence[Section],
     current: str | None,
     blobs: Mapping[str, bytes] | None = None,
+    answered: Sequence[HistoryItem] = (),
 ) -> list[dict[str, Any]]:
+    """``answered``: the stored turn being answered (when no new message is sent), after the
+    trailing sections as a new message would be."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": section.text} for section in leading
     ]
     messages.extend(openai_history_message(item, blobs) for item in history)
     messages.extend({"role": "system", "content": section.text} for section in trailing)
+    messages.extend(openai_history_message(item, blobs) for item in answered)
     if current is not None:
         messages.append({"role": "user", "content": current})
     return messages
@@ -193,6 +197,7 @@ def render_responses(
     trailing: Sequence[Section],
     current: str | None,
     blobs: Mapping[str, bytes] | None = None,
+    answered: Sequence[HistoryItem] = (),
 ) -> list[dict[str, Any]]:
     """The Responses API's ``input``: the same order as the Chat Completions rendering, each
     message as its items. An item costs what its chat message costs, so the budget holds."""
@@ -201,6 +206,8 @@ def render_responses(
     for item in history:
         items.extend(responses_items(item.message, item.content, item.parts, blobs or {}))
     items.extend({"type": "message", "role": "system", "content": s.text} for s in trailing)
+    for item in answered:
+        items.extend(responses_items(item.message, item.content, item.parts, blobs or {}))
     if current is not None:
         items.append({"type": "message", "role": "user", "content": current})
     return items
@@ -246,6 +253,7 @@ def render_anthropic(
     trailing: Sequence[Section],
     current: str | None,
     blobs: Mapping[str, bytes] | None = None,
+    answered: Sequence[HistoryItem] = (),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Returns ``(system_blocks, messages)``."""
     system = [{"type": "text", "text": section.text} for section in leading]
@@ -253,6 +261,7 @@ def render_anthropic(
         _anthropic_blocks(item, blobs or {}) for item in history
     ]
     turns.extend(("user", [{"type": "text", "text": s.text}]) for s in trailing)
+    turns.extend(_anthropic_blocks(item, blobs or {}) for item in answered)
     if current is not None:
         turns.append(("user", [{"type": "text", "text": current}]))
     if turns and turns[0][0] == "assistant":

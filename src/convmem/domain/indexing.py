@@ -131,15 +131,23 @@ def write_turn(
     message: Message,
     prepared: PreparedTurn,
     session_gap: timedelta,
+    *,
+    grandparent_id: str | None = None,
 ) -> None:
-    """Index a message just inserted, and make it the following context of its parent."""
+    """Index a message just inserted, and make it the following context of its parent.
+    ``grandparent_id`` (the parent's parent, when the caller knows it) lets both neighbours be
+    read at once."""
     parent_row: IndexedRow | None = None
     grandparent: IndexedRow | None = None
     if message.parent_id is not None:
-        rows = tx.indexed_rows(tenant, [message.parent_id])
+        wanted = [message.parent_id] + ([grandparent_id] if grandparent_id else [])
+        rows = tx.indexed_rows(tenant, wanted)
         parent_row = rows.get(message.parent_id)
         if parent_row is not None and parent_row.parent_id is not None:
-            grandparent = tx.indexed_rows(tenant, [parent_row.parent_id]).get(parent_row.parent_id)
+            above = parent_row.parent_id
+            if above not in rows and above != grandparent_id:  # (asked: it has no row)
+                rows = tx.indexed_rows(tenant, [above])
+            grandparent = rows.get(above)
     turn = prepared.turn
     parent = _as_turn(parent_row) if parent_row is not None else None
     ctx = context_text(turn, parent, None, session_gap)

@@ -12,7 +12,9 @@ import builtins
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -24,6 +26,7 @@ from convmem.model.keys import KEY_ROLES, ApiKey, KeyRole
 from convmem.model.purpose import check_purposes
 from convmem.model.tree import check_identifier, check_text
 from convmem.store.base import Store
+from convmem.store.keys import StoredKey
 from convmem.store.retry import conflicts_retried, write_retried
 
 TOKEN_PREFIX = "cmk_"
@@ -140,11 +143,59 @@ class _HasStore(Protocol):
     def store(self) -> Store: ...
 
 
+# How long a process trusts a key record it has read. A key revoked through this process (or its
+# tenant erased) stops at once: that drops it. One revoked by another process (another service
+# worker, the CLI) stops within this many seconds.
+KEY_CACHE_SECONDS = 5.0
+_KEY_CACHE_SIZE = 4096
+
+
+class KeyCache:
+    """The key records this process found, by key id, for ``seconds``: a request on a key in
+    use authenticates without reading the store (the secret is still checked every time)."""
+
+    def __init__(
+        self,
+        seconds: float = KEY_CACHE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._seconds = seconds
+        self._clock = clock
+        self._found: dict[str, tuple[float, StoredKey]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key_id: str) -> StoredKey | None:
+        with self._lock:
+            entry = self._found.get(key_id)
+            if entry is None:
+                return None
+            if self._clock() - entry[0] >= self._seconds:
+                del self._found[key_id]
+                return None
+            return entry[1]
+
+    def put(self, found: StoredKey) -> None:
+        with self._lock:
+            if len(self._found) >= _KEY_CACHE_SIZE:  # the oldest read goes first
+                del self._found[next(iter(self._found))]
+            self._found[found.key.id] = (self._clock(), found)
+
+    def drop(self, key_id: str) -> None:
+        with self._lock:
+            self._found.pop(key_id, None)
+
+    def drop_tenant(self, tenant: str) -> None:
+        with self._lock:
+            for key_id in [k for k, (_, f) in self._found.items() if f.key.tenant_id == tenant]:
+                del self._found[key_id]
+
+
 class ApiKeys:
     """The keys of a database: ``Memory.keys``."""
 
-    def __init__(self, memory: _HasStore) -> None:
+    def __init__(self, memory: _HasStore, cache: KeyCache | None = None) -> None:
         self._memory = memory
+        self._cache = cache or KeyCache(seconds=0.0)
 
     def create(
         self,
@@ -188,8 +239,12 @@ class ApiKeys:
         if parsed is None:
             return None
         key_id, secret = parsed
-        with self._memory.store.read() as tx:
-            found = tx.find_api_key(key_id)
+        found = self._cache.get(key_id)
+        if found is None:
+            with self._memory.store.read() as tx:
+                found = tx.find_api_key(key_id)
+            if found is not None and found.key.active:
+                self._cache.put(found)
         stored = found.secret_sha256 if found else _DUMMY_HASH
         matches = hmac.compare_digest(_hash(secret), stored)
         if found is None or not matches or not found.key.active:
@@ -207,5 +262,9 @@ class ApiKeys:
         """Revoke one of the tenant's keys; it stops working at once. Idempotent."""
         tenant = check_identifier(tenant, "tenant")
         key_id = check_identifier(key_id, "key id")
-        with self._memory.store.write() as tx:
-            return tx.revoke_api_key(tenant, key_id, datetime.now(UTC))
+        self._cache.drop(key_id)
+        try:
+            with self._memory.store.write() as tx:
+                return tx.revoke_api_key(tenant, key_id, datetime.now(UTC))
+        finally:  # and again: a request may have read it back meanwhile
+            self._cache.drop(key_id)

@@ -22,16 +22,19 @@ from convmem.domain.memory_changes import (
     undo_change,
     would_replace,
 )
-from convmem.domain.search import search_memories
+from convmem.domain.search import search_memories, sensitive_recall
 from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
 from convmem.ids import new_id
+from convmem.memory.confidence import APPLICATION_DEFAULT, check_confidence, statement_confidence
 from convmem.memory.duplicates import near_duplicates
+from convmem.memory.forget_match import Match, forget_match
 from convmem.memory.gate import admit, decide
-from convmem.memory.intent import Intent, matches_forget
+from convmem.memory.intent import Intent
 from convmem.memory.policy import PolicyDecision
-from convmem.memory.slots import classify, subject_slot
+from convmem.memory.slots import classify, moves_slot, replaces, slot_value, subject_slot
 from convmem.model.admitted import Admitted
 from convmem.model.memory import (
+    BASES,
     CATEGORIES,
     STATUSES,
     Category,
@@ -41,9 +44,11 @@ from convmem.model.memory import (
     SourceKind,
 )
 from convmem.model.messages import Message
+from convmem.model.policy import NOT_SENSITIVE, TenantPolicy, sensitive_categories
 from convmem.model.principal import Principal as Principal  # re-exported: its home before model/
 from convmem.model.purpose import DEFAULT_PURPOSE, check_purpose
 from convmem.model.tree import aware_utc, check_identifier, check_text
+from convmem.retrieval.rerank import Reranker
 from convmem.retrieval.vector import Embedder
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
 from convmem.store.retry import conflicts_retried, write_retried
@@ -61,6 +66,7 @@ class MemoryFields(TypedDict, total=False):
     expires_at: datetime | None
     source_message_id: str | None
     strict: bool
+    confidence: float | None  # a proposal's, from 0 to 1 (default: convmem's own estimate)
 
 
 def _now() -> datetime:
@@ -69,11 +75,18 @@ def _now() -> datetime:
 
 def memory_gate(tx: ReadTxn, who: Principal) -> str | None:
     """Why memory is closed for this principal, or None when it is open."""
-    if tx.tenant_memory_disabled(who.tenant):
-        return "memory_disabled_for_tenant"
+    return memory_policy(tx, who)[0]
+
+
+def memory_policy(tx: ReadTxn, who: Principal) -> tuple[str | None, TenantPolicy]:
+    """``memory_gate``'s answer and the tenant's policy it read (recall needs the policy too:
+    which special categories it may read; one read for both)."""
+    policy = tx.tenant_policy(who.tenant)
+    if policy.memory_disabled:
+        return "memory_disabled_for_tenant", policy
     if not tx.memory_enabled(who.tenant, who.user):
-        return "memory_off"
-    return None
+        return "memory_off", policy
+    return None, policy
 
 
 def _normalise(text: str) -> str:
@@ -127,12 +140,21 @@ def save_memory(
     updated_at: datetime | None = None,
     cites: Sequence[str] = (),
     read: Sequence[Message] = (),
+    edit: bool = False,
+    confidence: float | None = None,
+    basis: str | None = None,
 ) -> MemoryNotice:
     """Gate, police, then write one memory with supersession or conflict flags and an audit.
     ``created_at``/``updated_at`` keep an imported record's own times (default: now; an
     update time before the creation time is taken as the creation time). ``cites``: the other
     turns it is drawn from (its evidence); ``read``: the turns a model was shown to propose it
-    (``convmem.memory.gate``)."""
+    (``convmem.memory.gate``). A confirmed statement of the user's that differs from a current
+    one on its slot without being clearly newer (``slots.replaces``) waits as a proposal naming
+    both (reason ``conflict``), unless it is an ``edit`` of that memory. A proposal carries its
+    ``confidence`` and ``basis`` (why it was proposed, one of ``BASES``); a memory the user said
+    carries neither (nor does a conflict waiting for the user, which no cap holds back). A
+    proposal beyond the tenant's ``max_pending_proposals`` replaces the weakest pending one or
+    is not made (``_make_room``)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a memory needs text")
     given = check_text(text, max_bytes=4 * MAX_MEMORY_CHARS, what="memory")
@@ -146,6 +168,12 @@ def save_memory(
     check_purpose(purpose, scope)
     if expires_at is not None:
         expires_at = aware_utc(expires_at, "expires_at")
+    if status == "proposed":
+        confidence = APPLICATION_DEFAULT if confidence is None else check_confidence(confidence)
+        if basis not in BASES:
+            basis = "application"
+    else:
+        confidence = basis = None
     if created_at is not None:
         created_at = aware_utc(created_at, "created_at")
     if updated_at is not None:
@@ -163,21 +191,28 @@ def save_memory(
         id=new_id("mem"), tenant_id=who.tenant, user_id=who.user, scope=scope,
         category=final_category, subject_key=subject_key, text=text, source_kind=source_kind,
         source_message_id=source_message_id, status=status,  # type: ignore[arg-type]
-        supersedes_id=None, conflicts_with_id=None, sensitivity="none", purpose=purpose,
+        supersedes_id=None, conflicts_with_id=None, sensitivity=NOT_SENSITIVE, purpose=purpose,
         created_at=created_at or now, expires_at=expires_at,
         updated_at=max(updated_at or created_at or now, created_at or now),
+        confidence=confidence, basis=basis,
     )  # fmt: skip
     verdict = _admitted(tx, who, record, source, cites, read)
     decision = verdict if isinstance(verdict, PolicyDecision) else None
+    # the special categories the gate let through (its mark on the record) hold for the
+    # caller's own spellings below too; nothing else does
+    waive: frozenset[str] = frozenset()
+    if isinstance(verdict, Admitted):
+        record = verdict.value
+        waive = frozenset(sensitive_categories(record.sensitivity))
     if decision is None and given != text:
         # the text as given as well: the stored one has its lines joined, which undoes the
         # structure a disclosure may be read through (a markdown table, a quoted line)
-        decision = decide({"text": given})
+        decision = decide({"text": given}, waive=waive)
         decision = None if decision.allowed else decision
     if decision is None and subject is not None:
         # the caller's own spelling as well: the stored key is its lower case, which a rule
         # that reads capitals ("MS") would judge differently
-        decision = decide({"subject": subject})
+        decision = decide({"subject": subject}, waive=waive)
     reason = None if decision is None or decision.allowed else str(decision.reason)
     reason = memory_gate(tx, who) or reason
     if reason is not None:
@@ -197,9 +232,26 @@ def save_memory(
             return MemoryNotice("saved" if existing.status == "confirmed" else "proposed",
                                 existing.text, None, existing)  # fmt: skip
 
+    if status == "proposed" and not _make_room(tx, who, record):
+        if strict:
+            raise NeverStoreViolation(PROPOSAL_CAP, "the user's pending proposals are at the "
+                                      "tenant's cap and each is at least as confident")  # fmt: skip
+        return MemoryNotice("blocked", text, PROPOSAL_CAP)
     superseded: list[MemoryRecord] = []
+    disputed: list[MemoryRecord] = []
     if status == "confirmed":
         rivals = [m for m in same_subject if m.current] if _may_supersede(text, subject) else []
+        if source_kind in USER_VOICE and not edit:
+            disputed = [m for m in rivals if m.source_kind in USER_VOICE
+                        and not replaces(text, m.text, subject_key)]  # fmt: skip
+        if disputed:  # asked, not replaced: the older stays current until the user confirms
+            status, rivals = "proposed", []
+            record = replace(record, status="proposed", conflicts_with_id=disputed[0].id)
+    elif status == "proposed" and _may_supersede(text, subject):
+        disputed = [m for m in same_subject if m.current and _differs(text, m, subject_key)]
+        if disputed:
+            record = replace(record, conflicts_with_id=disputed[0].id)
+    if status == "confirmed":
         record, superseded = _resolve_against(tx, who, record, rivals)
         if source_kind in USER_VOICE:
             # The user has now said it: pending guesses on the subject are settled. They go for
@@ -214,8 +266,39 @@ def save_memory(
     tx.insert_memory(who.tenant, admitted)
     audit(tx, who, f"memory.{'saved' if status == 'confirmed' else 'proposed'}", "memory",
           record.id, category=record.category, source_kind=source_kind, scope=scope)  # fmt: skip
-    return MemoryNotice("saved" if status == "confirmed" else "proposed", text, None, record,
-                        superseded=tuple(superseded))  # fmt: skip
+    return MemoryNotice("saved" if status == "confirmed" else "proposed", text,
+                        "conflict" if disputed else None, record, superseded=tuple(superseded),
+                        records=tuple(disputed))  # fmt: skip
+
+
+def _differs(text: str, older: MemoryRecord, subject: str) -> bool:
+    """Whether a statement gives a slot another value than a kept memory does."""
+    new, old = slot_value(text, (subject,)), slot_value(older.text, (subject,))
+    return new is not None and old is not None and not new.agrees_with(old)
+
+
+# the reason a proposal was not made: the user's queue is full of ones at least as confident
+PROPOSAL_CAP = "proposal_cap"
+
+
+def _make_room(tx: WriteTxn, who: Principal, record: MemoryRecord) -> bool:
+    """Whether a new proposal may wait beside the user's others under the tenant's
+    ``max_pending_proposals``: at the cap, the pending proposal of lowest confidence (the
+    least recently changed of those) goes when the new one is at least as confident (audited
+    ``memory.proposal_dropped``); otherwise the new one is not made (False)."""
+    cap = tx.tenant_policy(who.tenant).max_pending_proposals
+    if cap is None:
+        return True
+    pending = tx.list_memories(who.tenant, who.user, statuses=("proposed",))
+    excess = len(pending) - cap + 1
+    if excess <= 0:
+        return True
+    weakest = sorted(pending, key=lambda m: (m.confidence or 0.0, m.updated_at, m.id))[:excess]
+    if (record.confidence or 0.0) < (weakest[-1].confidence or 0.0):
+        return False
+    delete_with_history(tx, who, [m.id for m in weakest], action="memory.proposal_dropped",
+                        reason="cap", by=record.id)  # fmt: skip
+    return True
 
 
 def _may_supersede(text: str, subject: str | None) -> bool:
@@ -279,19 +362,27 @@ def _merge_near_duplicates(tx: WriteTxn, who: Principal, record: MemoryRecord) -
     return record
 
 
-def forget_matching(tx: WriteTxn, who: Principal, request: str) -> MemoryNotice | None:
-    """Delete the current and proposed memories a "forget …" request names. When it names
-    memories on more than one subject, nothing is deleted: the notice (``ambiguous``) lists
-    them so the user can choose."""
+def forget_matching(tx: WriteTxn, who: Principal, request: str) -> MemoryNotice:
+    """Delete the current and proposed memories a "forget …" request names
+    (``convmem.memory.forget_match``); the notice names them. Nothing is deleted, and the notice
+    (``ambiguous``) lists the memories so the user can choose, when the request names memories
+    on more than one subject, or a slot holding another value than it says; a request naming
+    nothing kept is answered (``no_match``) too."""
     candidates = tx.list_memories(who.tenant, who.user, statuses=("confirmed", "proposed"))
-    doomed = [m for m in candidates if matches_forget(request, m.subject_key, m.text)]
+    verdicts = [(m, forget_match(request, m.subject_key, m.text)) for m in candidates]
+    doomed = [m for m, verdict in verdicts if verdict is Match.YES]
     if not doomed:
-        return None
+        asked = tuple(m for m, verdict in verdicts if verdict is Match.ASK)
+        if asked:
+            return MemoryNotice("ambiguous", request, "different_value", None,
+                                tuple(m.id for m in asked), records=asked)  # fmt: skip
+        return MemoryNotice("forgotten", request, "no_match")
     if len({m.subject_key for m in doomed}) > 1:
         choices = tuple(m.id for m in doomed)
-        return MemoryNotice("ambiguous", request, "several_matches", None, choices)
+        return MemoryNotice("ambiguous", request, "several_matches", None, choices,
+                            records=tuple(doomed))  # fmt: skip
     ids = delete_with_history(tx, who, [m.id for m in doomed], action="memory.forgotten")
-    return MemoryNotice("forgotten", request, None, None, tuple(ids))
+    return MemoryNotice("forgotten", request, None, None, tuple(ids), records=tuple(doomed))
 
 
 def act_on_intent(
@@ -306,9 +397,8 @@ def act_on_intent(
         # asked, but not keepable as said ("remember that she …" with nobody named): say why
         return (MemoryNotice("blocked", intent.text, intent.refusal),)
     if intent.kind == "forget":
-        forgotten = forget_matching(tx, who, intent.text)
-        return (forgotten,) if forgotten else ()
-    explicit = intent.kind == "remember"
+        return (forget_matching(tx, who, intent.text),)
+    explicit = intent.kind == "remember" or _moves_kept_slot(tx, who, intent)
     if not explicit and _proposed_in_conversation(tx, who, intent.subject_key, message_id):
         return ()  # one suggestion per subject per conversation
     notice = save_memory(
@@ -316,11 +406,34 @@ def act_on_intent(
         source_kind="user_explicit" if explicit else "inference",
         status="confirmed" if explicit else "proposed",
         category=intent.category, subject=intent.subject_key if intent.slot else None,
-        source_message_id=message_id,
+        source_message_id=message_id, basis="statement",
+        confidence=statement_confidence(slot=intent.slot),
     )  # fmt: skip
     if notice.status == "blocked" and not explicit:
         return ()
     return (notice,)
+
+
+def _moves_kept_slot(tx: WriteTxn, who: Principal, intent: Intent) -> bool:
+    """Whether a plain statement moves a slot the user asked to keep ("I moved to Faro" when
+    their home city is kept): it then replaces the value as a request would (the notice names
+    both texts and offers the undo), where any other plain statement is only proposed. A home
+    must be a named place ("I moved to a bigger flat" moves nothing kept)."""
+    if not intent.slot or not moves_slot(intent.text):
+        return False
+    said = slot_value(intent.text, (intent.subject_key,))
+    if said is None or (intent.subject_key == "home" and not _names_a_place(intent.text)):
+        return False
+    kept = tx.list_memories(who.tenant, who.user, statuses=("confirmed",),
+                            subject_key=intent.subject_key, unexpired_at=_now())  # fmt: skip
+    return any(m.source_kind in USER_VOICE for m in kept) and all(
+        _differs(intent.text, m, intent.subject_key) for m in kept
+    )
+
+
+def _names_a_place(text: str) -> bool:
+    """A capitalised word after the statement's first: the name of a place."""
+    return any(word[:1].isupper() for word in text.split()[1:])
 
 
 def _proposed_in_conversation(
@@ -464,11 +577,21 @@ class Memories:
             verdict = _admitted(tx, who, proposal, (), cited, ())
             if not isinstance(verdict, Admitted):
                 raise NeverStoreViolation(str(verdict.reason), verdict.detail)
-            record = replace(proposal, status="confirmed", source_kind="confirmed_inference")
+            # the user's own statement stays theirs; a guess becomes a confirmed inference
+            kind: SourceKind = (
+                "user_explicit"
+                if proposal.source_kind == "user_explicit"
+                else "confirmed_inference"
+            )
+            record = replace(proposal, status="confirmed", source_kind=kind,
+                             conflicts_with_id=None)  # fmt: skip
             current = tx.list_memories(
                 who.tenant, who.user, statuses=("confirmed",), scopes=(proposal.scope,),
                 subject_key=proposal.subject_key, unexpired_at=_now(),
             )  # fmt: skip
+            # a proposal that disagreed with a kept memory replaces it once confirmed
+            current += [m for m in tx.list_memories(who.tenant, who.user, statuses=("confirmed",))
+                        if m.id == proposal.conflicts_with_id and m not in current]  # fmt: skip
             record, _ = _resolve_against(tx, who, record, current)
             record = _merge_near_duplicates(tx, who, record)
             tx.set_memory_fields(
@@ -476,13 +599,14 @@ class Memories:
                 memory_id,
                 MemoryUpdate(
                     status="confirmed",
-                    source_kind="confirmed_inference",
+                    source_kind=kind,
                     supersedes_id=record.supersedes_id,
                     conflicts_with_id=record.conflicts_with_id,
                     updated_at=_now(),
                 ),
             )
-            audit(tx, who, "memory.confirmed", "memory", memory_id, was=proposal.source_kind)
+            audit(tx, who, "memory.confirmed", "memory", memory_id, was=proposal.source_kind,
+                  disagreed_with=proposal.conflicts_with_id)  # fmt: skip
             confirmed = tx.get_memory(who.tenant, who.user, memory_id)
         self._scope._observe("confirmed")
         return confirmed
@@ -513,7 +637,7 @@ class Memories:
             notice = save_memory(
                 tx, self._who, text, source_kind="user_explicit", status="confirmed",
                 category=old.category, subject=old.subject_key, scope=old.scope,
-                expires_at=old.expires_at, purpose=old.purpose,
+                expires_at=old.expires_at, purpose=old.purpose, edit=True,
             )  # fmt: skip
             if notice.memory is not None and notice.memory.id != old.id:
                 if old.status == "proposed":
@@ -621,6 +745,8 @@ def recall_candidates(
     k: int,
     scopes: Sequence[str],
     embedder: Embedder | None = None,
+    reranker: Reranker | None = None,
+    policy: TenantPolicy | None = None,
 ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
     """Memories for the request: (the block's, most recently updated first; the ones ranked for
     the message, best first). The block sits ahead of the history, so a block that moved with
@@ -628,11 +754,19 @@ def recall_candidates(
     20 memories changed its block on 41 of 59 turns): it holds the set whole when the set has at
     most ``k``, else its ``k`` most recent. Only a larger set is ranked for the message; those
     go late in the request, where they may change freely. Both read only memories of the
-    purposes ``who`` may use."""
+    purposes ``who`` may use, and of the special categories the tenant opened only those of
+    its named purposes (``sensitive_recall``; ``policy``: the tenant's, when the caller read it
+    already). A ``reranker`` orders the ranked ones (the block's order is recency, kept for the
+    prompt cache)."""
+    policy = policy if policy is not None else tx.tenant_policy(who.tenant)
     current = tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
                                purposes=who.purposes, unexpired_at=_now(), unconflicted=True,
-                               newest_first=True, limit=k + 1)  # fmt: skip
+                               newest_first=True, limit=k + 1,
+                               sensitive=sensitive_recall(tx, who, policy))  # fmt: skip
     if len(current) <= k or not query.strip():
         return current[:k], []
-    hits = search_memories(tx, who, query, 2 * k, scopes=scopes, now=_now(), embedder=embedder)
+    hits = search_memories(
+        tx, who, query, 2 * k, scopes=scopes, now=_now(), embedder=embedder, reranker=reranker,
+        policy=policy,
+    )  # fmt: skip
     return current[:k], [hit.memory for hit in hits]

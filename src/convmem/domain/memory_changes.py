@@ -109,10 +109,12 @@ def undo_change(tx: WriteTxn, who: Principal, memory_id: str) -> UndoneChange:
             )
     if events[last].action == _CONFIRMED:
         was = str(events[last].details.get("was") or _SUGGESTION_SOURCE)
+        # a suggestion that disagreed with a memory disagrees with it again (shown as such)
+        disagreed = events[last].details.get("disagreed_with")
         tx.set_memory_fields(
             who.tenant, memory_id,
             MemoryUpdate(status="proposed", source_kind=was, supersedes_id=None,
-                         conflicts_with_id=None, updated_at=_now()),
+                         conflicts_with_id=disagreed, updated_at=_now()),
         )  # fmt: skip
         audit(tx, who, "memory.unconfirmed", "memory", memory_id)
         after: MemoryRecord | None = tx.get_memory(who.tenant, who.user, memory_id)

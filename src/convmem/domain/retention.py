@@ -12,6 +12,10 @@ the code path a user's own delete takes, so what a row took along goes with it.
   stored before it; the messages stay): derived rows, rebuilt from messages when needed.
 - **memories**: records neither stored nor changed within the period go with their superseded
   versions (``delete_with_history``, the user's delete).
+- **proposals**: suggestions (status ``proposed``) the user neither confirmed nor declined
+  within the period of their last change are deleted (audited ``memory.proposal_expired``,
+  reason ``retention``) — tenant-wide, so a user who stopped writing is swept too (the
+  worker's consolidation expires proposals only of the users it visits).
 - **audit**: events older than the period.
 
 Conversations and memories are audited one by one as a user's delete is (ids and the period,
@@ -132,16 +136,28 @@ def _entities(tx: WriteTxn, tenant: str, cutoff: datetime, days: int) -> int:
 
 
 def _memories(tx: WriteTxn, tenant: str, cutoff: datetime, days: int) -> int:
-    due = tx.memories_untouched_before(tenant, floor_id("mem", _ms(cutoff)), cutoff, _BATCH)
+    return _delete_untouched(tx, tenant, cutoff, days, None, "memory.deleted")
+
+
+def _proposals(tx: WriteTxn, tenant: str, cutoff: datetime, days: int) -> int:
+    return _delete_untouched(tx, tenant, cutoff, days, "proposed", "memory.proposal_expired")
+
+
+def _delete_untouched(
+    tx: WriteTxn, tenant: str, cutoff: datetime, days: int, status: str | None, action: str
+) -> int:
+    due = tx.memories_untouched_before(
+        tenant, floor_id("mem", _ms(cutoff)), cutoff, _BATCH, status=status
+    )
     by_user: dict[str, list[str]] = {}
     for ref in due:
         by_user.setdefault(ref.user_id, []).append(ref.memory_id)
     deleted = 0
     for user, memory_ids in by_user.items():
         who = Principal(tenant, user, RETENTION_ACTOR)
-        deleted += len(
-            delete_with_history(tx, who, memory_ids, reason="retention", retention_days=days)
-        )
+        deleted += len(delete_with_history(
+            tx, who, memory_ids, action=action, reason="retention", retention_days=days
+        ))  # fmt: skip
     return deleted
 
 
@@ -160,6 +176,7 @@ _SWEEPS: dict[RetentionLayer, _Batch] = {
     "summaries": _summaries,
     "entities": _entities,
     "memories": _memories,
+    "proposals": _proposals,
     "audit": _audit,
     "indexes": _indexes,
 }

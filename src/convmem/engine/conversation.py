@@ -7,12 +7,14 @@ siblings, search, summaries, pins) and ``assemble``, the next model request from
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 from typing import Any
 
+from convmem.content.documents import read_documents
 from convmem.content.parts import Content, read_content
 from convmem.content.parts_render import text_parts
 from convmem.content.tokens import ESTIMATE, get_counter
@@ -27,7 +29,7 @@ from convmem.domain.retention import delete_conversation
 from convmem.domain.search import SearchOptions, Window, search_conversation
 from convmem.domain.vector_fill import PendingTurn
 from convmem.engine.handles import Owner
-from convmem.engine.parts import GuardedEmbedder, Parts, without_failed_embedder
+from convmem.engine.parts import GuardedEmbedder, Parts, guarded_reranker, without_failed_embedder
 from convmem.engine.pins import pin_instruction
 from convmem.engine.request import (
     CURRENT_TURNS,
@@ -50,6 +52,7 @@ from convmem.ids import new_id
 from convmem.memory.intent import detect_intent
 from convmem.model.conversation import ConversationRecord
 from convmem.model.deadline import Deadline, TimeLimits
+from convmem.model.documents import Document
 from convmem.model.keys import AssemblyRecord
 from convmem.model.memory import MemoryNotice
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
@@ -248,12 +251,13 @@ class Conversation:
         memory.settle_vectors(limits.embedder)  # a turn written just before, by meaning too
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
+            reranker = guarded_reranker(memory.reranker, limits)
             hits, degraded = without_failed_embedder(
                 memory.embedder, limits,
                 lambda embedder: search_conversation(
                     tx, self.scope.principal, self.id, query, k, embedder=embedder,
                     cache=memory.vector_cache, options=options or memory.config.search,
-                    window=window,
+                    window=window, reranker=reranker,
                 ),
             )  # fmt: skip
             unembedded = 0
@@ -315,21 +319,28 @@ class Conversation:
         prepared = prepare_turn(unplaced, None, memory.vector_cache)
         mentions = extract_turn(unplaced) if memory.config.entities else None
 
+        if parent is not _ACTIVE_LEAF and parent is not None:
+            assert isinstance(parent, str)
+            check_identifier(parent, "parent id")
         period = timedelta(hours=memory.config.idempotency_hours)
         now = datetime.now(UTC)
         fingerprint = None if key is None else key.fingerprint(tenant, user)
 
         def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...], bool]:
-            record = tx.get_conversation(tenant, user, self.id)
             if key is not None and fingerprint is not None:
+                tx.get_conversation(tenant, user, self.id)  # NotFound: not theirs
                 kept = replayed(tx, tenant, user, key.key, key.kind, fingerprint, now=now,
                                 period=period)  # fmt: skip
                 if kept is not None and kept.message_id is not None:
                     again = tx.get_message(tenant, user, kept.message_id)
                     return again, kept_notices(tx, self.scope.principal, kept), True
-            parent_id = record.active_leaf_id if parent is _ACTIVE_LEAF else parent
-            assert parent_id is None or isinstance(parent_id, str)
-            parent_row = self._parent_row(tx, parent_id)
+            # one unit of work: the conversation, locked, and the row the message goes under
+            at_leaf = parent is _ACTIVE_LEAF
+            given = None if at_leaf else parent
+            assert given is None or isinstance(given, str)
+            state = tx.append_state(tenant, user, self.id, given, under_active_leaf=at_leaf)
+            record, parent_row = state.conversation, state.parent
+            parent_id = None if parent_row is None else parent_row.message.id
             if new.role == "tool":  # only a tool result needs the run of results above it
                 check_tool_result(new, self._tool_run(tx, parent_row))
             depth = 0 if parent_row is None else parent_row.message.depth + 1
@@ -340,7 +351,9 @@ class Conversation:
             row = cost.row(stored, revision_of, revision_kind, before, new.blobs)
             tx.insert_messages(tenant, user, [row])
             if prepared is not None:
-                write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap)
+                grandparent = None if parent_row is None else parent_row.message.parent_id
+                write_turn(tx, tenant, user, stored, prepared, memory.config.session_gap,
+                           grandparent_id=grandparent)  # fmt: skip
             derive_turn(tx, record, stored, mentions)
             tx.set_active_leaf(tenant, self.id, stored.id)
             notices: tuple[MemoryNotice, ...] = ()
@@ -361,14 +374,6 @@ class Conversation:
             memory.queue_vectors([PendingTurn(tenant, stored.id, prepared)])
         self.scope._embed_notices(notices)
         return replace(stored, notices=notices)
-
-    def _parent_row(self, tx: ReadTxn, parent_id: str | None) -> BranchRow | None:
-        if parent_id is None:
-            return None
-        check_identifier(parent_id, "parent id")
-        row = tx.get_branch_row(self._tenant, self.scope.user, parent_id)
-        self._check_own(row.message)
-        return row
 
     def _own_message(self, tx: ReadTxn, message_id: str) -> Message:
         """The principal's message in this conversation; NotFound for any other."""
@@ -485,6 +490,7 @@ class Conversation:
         tools: Sequence[Mapping[str, Any] | ToolSpec] | None = None,
         offer_tools: bool = False,
         allow_risky: bool | Sequence[str] = False,
+        documents: Sequence[Document | Mapping[str, Any]] | None = None,
     ) -> AssembledContext:
         """Build the next request from stored state.
 
@@ -505,6 +511,15 @@ class Conversation:
         offered only when ``allow_risky`` is True or names it. The report lists what was offered
         and, for every other registered tool, why not.
 
+        ``documents`` are the application's retrieved documents for this message (``Document``
+        values or mappings with ``id``, ``text`` or ``content`` and optionally ``title``,
+        ``source``, ``url``, ``date``, ``score``): sent after the recent turns, before the user's
+        message, as one quoted block with a citation key ``[doc:ID]`` each, within
+        ``options.documents_share`` of the budget (held whenever documents are passed, an empty
+        list too, so the window does not depend on them); ordered by score, else by relevance to
+        the message; long ones cut at a sentence end. ``report.documents`` says what became of
+        each. They are never stored, and nothing in them acts on memory.
+
         No message is written. When turns were evicted, the summary through the newest evicted
         message fills the summary slot: found by key, or built inline by the extractive
         summarizer and stored, or — for a model summarizer — queued for the worker while the
@@ -520,6 +535,9 @@ class Conversation:
         options = options or AssemblyOptions()
         who = self.scope.principal_for(purposes)
         tool_specs = tuple(parse_tools(tools))
+        given = None
+        if documents is not None:
+            given = read_documents(documents, max_bytes=memory.config.max_content_bytes)
         risky_allowed = _allowed_risky(allow_risky)
         if system is None:  # the argument wins; the options' prompt is the default
             system = options.system_prompt
@@ -527,29 +545,41 @@ class Conversation:
             check_text(system, max_bytes=memory.config.max_content_bytes, what="system")
         parts = Parts(options.time_limits or memory.config.time_limits)
         memory.settle_vectors(parts.limits.embedder)  # the turn just written, by meaning too
+        if leaf_id is not None:
+            check_identifier(leaf_id, "message id")
         with self._store.read() as tx:
-            record, leaf = self._record_and_leaf(tx, leaf_id)
+            # one unit of work: the conversation, pins, last request and the branch's first page
+            state = tx.request_state(
+                self._tenant, self.scope.user, self.id, leaf_id, counter.name,
+                reach=_reach(profile),
+            )  # fmt: skip
+            record, leaf = state.conversation, state.leaf_id
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
-            stored_pins = tx.pinned(self._tenant, self.scope.user, self.id)
-            pins = [pin.text for pin in stored_pins if pin.origin == "application"]
-            asked = [pin.text for pin in stored_pins if pin.origin == "user"]
-            sent = tx.last_assembly(self._tenant, self.scope.user, self.id)
+            pins = [pin.text for pin in state.pins if pin.origin == "application"]
+            asked = [pin.text for pin in state.pins if pin.origin == "user"]
+            sent = state.last_assembly
             previous = previous_prefix(
                 sent.report if sent else None, sent.at if sent else None, datetime.now(UTC)
             )
+            entries = branch_entries(state.branch, counter)
             query = user_message
-            if query is None and leaf is not None:
-                query = tx.get_message(self._tenant, self.scope.user, leaf).content
+            if query is None and leaf is not None:  # the leaf answered: the branch's first row
+                newest = next(entries, None)
+                if newest is not None:
+                    query = newest.message.content
+                    entries = itertools.chain([newest], entries)
             request = Request(
                 who=who, conversation=record, leaf=leaf,
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 user_pinned=asked,
                 profile=profile, counter=counter, format=format, options=options,
                 embedder=guarded(memory.embedder, parts),
+                reranker=guarded_reranker(memory.reranker, parts.limits, parts),
                 tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
+                documents=given,
             )  # fmt: skip
-            planner = Planner(request, branch_entries(tx, self._tenant, leaf, counter))
+            planner = Planner(request, entries)
             recent = planner.newest_user_turns(CURRENT_TURNS)
             # the steps: memories → plan → tools → retrieve → summary (→ render, after the read);
             # the memories, registry tools, retrieval and the summary are parts the request goes
@@ -670,6 +700,12 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             return tx.last_assembly(self._tenant, self.scope.user, self.id)
+
+
+def _reach(profile: ModelProfile) -> int:
+    """How far back (estimated tokens) a request's window reads: its input budget, and a quarter
+    more for the turns the plan looks at past it (the window's block boundary)."""
+    return profile.input_budget * 5 // 4
 
 
 def _allowed_risky(allow_risky: object) -> bool | frozenset[str]:

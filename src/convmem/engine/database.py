@@ -17,7 +17,7 @@ from convmem.config import Config
 from convmem.content.parts import message_costs
 from convmem.content.tokens import ESTIMATE, TokenCounter, batch_counter, get_counter
 from convmem.domain.indexing import Progress, backfill, reindex
-from convmem.domain.keys import ApiKeys
+from convmem.domain.keys import ApiKeys, KeyCache
 from convmem.domain.retention import apply_retention, erase_tenant, sweep_all, sweep_tenant
 from convmem.domain.summaries import SummaryFlow
 from convmem.domain.vector_fill import Pending, PendingMemory, VectorFiller
@@ -26,12 +26,20 @@ from convmem.engine.scope import Scope
 from convmem.errors import InvalidInput
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import NewMessage
-from convmem.model.policy import RETENTION_LAYERS, RetentionPeriods, TenantPolicy
+from convmem.model.policy import (
+    DEFAULT_SENSITIVE_PURPOSES,
+    RETENTION_LAYERS,
+    SPECIAL_CATEGORIES,
+    RetentionPeriods,
+    TenantPolicy,
+)
 from convmem.model.purpose import check_purposes
 from convmem.model.summary import Job
 from convmem.model.tree import check_count, check_identifier
 from convmem.retrieval.caches import VectorCache
+from convmem.retrieval.rerank import Reranker
 from convmem.retrieval.vector import Embedder
+from convmem.settings import load_settings
 from convmem.store.base import MessageCost, Store
 from convmem.store.registry import open_store, scheme_of
 from convmem.store.retry import conflicts_retried
@@ -51,9 +59,11 @@ class Memory:
         summarizer: Summarizer | None = None,
         *,
         embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         """``summarizer`` overrides the one ``config`` names (the extension point); ``embedder``
-        adds vectors to search (none: full text only)."""
+        adds vectors to search (none: full text only); ``reranker`` reorders the fused best of
+        search and recall (``convmem.retrieval.rerank``)."""
         self.store = store
         self.config = config or Config()
         if summarizer is None:
@@ -66,9 +76,12 @@ class Memory:
             job_attempts=self.config.summary_job_attempts,
         )
         self.embedder = embedder
+        self.reranker = reranker
         self.vector_cache = VectorCache()
         self._filler: VectorFiller | None = None
         self._filler_lock = threading.Lock()
+        # the key records this process read (``Memory.keys``: authenticating skips the store)
+        self._key_cache = KeyCache()
         # what the program driving the engine counts (the service and the worker install one)
         self.observer: Observer = NoObserver()
         self._write_counters: list[TokenCounter] = [get_counter(ESTIMATE)]
@@ -217,6 +230,9 @@ class Memory:
         retention_days: int | None = None,
         retention: RetentionPeriods | Mapping[str, int | None] | None = None,
         recall_unconfirmed_entity_facts: bool = False,
+        sensitive_categories: Iterable[str] = (),
+        sensitive_purposes: Iterable[str] = DEFAULT_SENSITIVE_PURPOSES,
+        max_pending_proposals: int | None = None,
     ) -> TenantPolicy:
         """An administrator's switches, replacing the tenant's whole policy: long-term memory
         off for every user of the tenant, and retention periods in days per layer
@@ -226,7 +242,16 @@ class Memory:
         given, they must agree). ``apply_retention`` applies them (the worker runs it).
         ``recall_unconfirmed_entity_facts``: recall what the users' conversations said about
         the people and things a message names in their other conversations without each
-        statement's confirmation (off: only the statements a user confirmed travel)."""
+        statement's confirmation (off: only the statements a user confirmed travel).
+
+        ``sensitive_categories``: the special categories (``convmem.SPECIAL_CATEGORIES``:
+        ``health``, ``sensitive_category``) a user may have kept on their explicit request only
+        (none by default); ``sensitive_purposes``: the purposes such memories are recalled for
+        (default ``personalization``; a request that may use none of them recalls none).
+        Credentials, payment and bank details, government ids and inferred traits are no
+        category a tenant can open. ``max_pending_proposals``: at most this many proposals
+        wait per user (None: no cap); the retention layer ``proposals`` expires the ones nobody
+        confirmed (see ``TenantPolicy``)."""
         check_identifier(tenant, "tenant")
         if not isinstance(memory_disabled, bool):
             raise InvalidInput("memory_disabled must be true or false")
@@ -238,7 +263,13 @@ class Memory:
             if periods.transcripts not in (None, retention_days):
                 raise InvalidInput("retention_days and retention.transcripts disagree")
             periods = replace(periods, transcripts=retention_days)
-        policy = TenantPolicy(tenant, memory_disabled, periods, recall_unconfirmed_entity_facts)
+        policy = TenantPolicy(
+            tenant, memory_disabled, periods, recall_unconfirmed_entity_facts,
+            sensitive_categories=_special_categories(sensitive_categories),
+            sensitive_purposes=check_purposes(sensitive_purposes, "sensitive_purposes"),
+            max_pending_proposals=None if max_pending_proposals is None
+            else check_count(max_pending_proposals, "max_pending_proposals"),
+        )  # fmt: skip
         with self.store.write() as tx:
             tx.set_tenant_policy(policy, datetime.now(UTC))
         return policy
@@ -272,13 +303,17 @@ class Memory:
         lineage cascade. The audit keeps one ``tenant.erased`` event (who, when, how many rows).
         Returns the rows deleted per table."""
         check_identifier(tenant, "tenant")
-        with self.store.write() as tx:
-            return erase_tenant(tx, tenant, actor)
+        self._key_cache.drop_tenant(tenant)
+        try:
+            with self.store.write() as tx:
+                return erase_tenant(tx, tenant, actor)
+        finally:  # its keys are gone: none of them authenticates from this process again
+            self._key_cache.drop_tenant(tenant)
 
     @property
     def keys(self) -> ApiKeys:
         """The API keys of this database: create, authenticate, list, revoke."""
-        return ApiKeys(self)
+        return ApiKeys(self, self._key_cache)
 
     @property
     def tools(self) -> ToolRegistry:
@@ -353,16 +388,38 @@ def open(
     target: str | os.PathLike[str] | None = None,
     *,
     config: Config | None = None,
-    embedder: Embedder | None = None,
+    embedder: Embedder | str | None = None,
+    reranker: Reranker | str | None = None,
+    settings: str | os.PathLike[str] | None = None,
 ) -> Memory:
     """Open a convmem database: a file path, ``sqlite:///path``, a URL of another registered
-    backend (``convmem.store.register``), or nothing for the default file.
+    backend (``convmem.store.register``), or nothing for the one the configuration names (else
+    the default file).
 
-    With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``), search and recall rank
-    by meaning as well as by words; without one they are lexical."""
-    if target is None:
-        target = os.environ.get("CONVMEM_DB") or default_path()
-    return Memory(open_store(os.fspath(target)), config, embedder=embedder)
+    With an ``embedder`` (e.g. ``convmem.SentenceTransformerEmbedder()``, or a name such as
+    ``"minilm"``, ``"st:/models/bge-small"`` or ``"openai:text-embedding-3-small"``), search and
+    recall rank by meaning as well as by words; without one they are lexical. A ``reranker``
+    (an object or a name: ``"cross-encoder:/models/ms-marco"``, ``"cohere:rerank-v3.5"``)
+    reorders the fused best of search and recall.
+
+    What the arguments leave unset comes from the configuration (``convmem.settings``): the
+    environment (``CONVMEM_DB``, ``CONVMEM_EMBEDDER``, ``CONVMEM_RERANKER``, …), then the TOML
+    file ``settings`` names (default: ``CONVMEM_CONFIG``, else none). A ``config`` given here
+    is used whole; without one the file's summarizer and time limits apply."""
+    flags = {
+        "database": None if target is None else os.fspath(target),
+        "embedder": embedder if isinstance(embedder, str) else None,
+        "reranker": reranker if isinstance(reranker, str) else None,
+    }
+    chosen = load_settings(flags=flags, path=settings)
+    if embedder is None or isinstance(embedder, str):
+        embedder = chosen.embedder()
+    if reranker is None or isinstance(reranker, str):
+        reranker = chosen.reranker()
+    if config is None:
+        config = chosen.config()
+    where = chosen.database or default_path()
+    return Memory(open_store(where), config, embedder=embedder, reranker=reranker)
 
 
 def migrate_database(target: str) -> list[str]:
@@ -384,6 +441,20 @@ def migrate_database(target: str) -> list[str]:
         return apply_migrations(db)
     finally:
         db.close()
+
+
+def _special_categories(value: object) -> tuple[str, ...]:
+    """The special categories a tenant opens: a list of ``SPECIAL_CATEGORIES``, sorted, unique
+    (a secret, a card or an id is none of them: those stay refused whatever the policy)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise InvalidInput("sensitive_categories is a list of special categories")
+    found = list(value)
+    if not set(found) <= set(SPECIAL_CATEGORIES):
+        raise InvalidInput(
+            f"sensitive_categories may name only {', '.join(SPECIAL_CATEGORIES)}: credentials, "
+            "payment and bank details, government ids and inferred traits are never kept"
+        )
+    return tuple(sorted(set(found)))
 
 
 def _periods(value: RetentionPeriods | Mapping[str, int | None] | None) -> RetentionPeriods:

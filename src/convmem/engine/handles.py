@@ -20,6 +20,7 @@ from convmem.model.memory import MemoryNotice, MemoryRecord
 from convmem.model.messages import NewMessage
 from convmem.model.principal import Principal
 from convmem.retrieval.caches import VectorCache
+from convmem.retrieval.rerank import Reranker
 from convmem.retrieval.vector import Embedder
 from convmem.store.base import MessageCost, Store
 
@@ -42,6 +43,9 @@ class Database(Protocol):
 
     @property
     def write_embedder(self) -> Embedder | None: ...
+
+    @property
+    def reranker(self) -> Reranker | None: ...
 
     @property
     def vector_cache(self) -> VectorCache: ...

@@ -1,8 +1,8 @@
 """The optional parts of an assembly, and how a request goes on without one that fails or is slow.
 
-Memory recall, retrieval, the summary lookup and the embedder are extras around the window
-(system prompt, pins, recent turns, the user's message). ``Parts.attempt`` runs one of them; when
-it raises or runs past its time limit (``TimeLimits``), the request goes on with the part's
+Memory recall, retrieval, the summary lookup, the embedder and the reranker are extras around the
+window (system prompt, pins, recent turns, the user's message). ``Parts.attempt`` runs one of them;
+when it raises or runs past its time limit (``TimeLimits``), the request goes on with the part's
 fallback and the report lists the part and why: ``"retrieval: timeout 100 ms"``,
 ``"summary: error StoreError"``. Reasons name a limit or an error's class, never content.
 
@@ -24,6 +24,7 @@ caller's retry is the answer to a busy database.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -37,6 +38,7 @@ from convmem.errors import StoreBusy, TimeLimitExceeded
 from convmem.model.deadline import Deadline, TimeLimits
 from convmem.retrieval.limited import run_with_limit
 from convmem.retrieval.matrix import Matrix
+from convmem.retrieval.rerank import Reranker
 from convmem.retrieval.vector import Embedder, RequestEmbedder, embed_queries
 from convmem.store.base import TimeLimitedReads
 
@@ -192,3 +194,53 @@ def without_failed_embedder(
     except _EmbedderFailed as failed:
         parts._note("embedder", failed.__cause__)
     return step(None), parts.reasons
+
+
+class GuardedReranker:
+    """A reranker under its time limit, on a worker thread like the embedder. When it fails or
+    runs past the limit, ``score`` gives no scores (``reorder`` then leaves the fused order) and
+    the reason is noted: in the request's report during an assembly (``parts``), in the log for
+    a search. The first failure is kept: later calls of the same request give none at once."""
+
+    def __init__(self, inner: Reranker, limit: float | None, parts: Parts | None = None) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._parts = parts
+        self.failure: BaseException | None = None
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        if self.failure is not None or not texts:
+            return []
+        try:
+            if self._limit is None:
+                return self._inner.score(query, texts)
+            with self._waiting():
+                try:
+                    return run_with_limit(lambda: self._inner.score(query, texts), self._limit)
+                except FutureTimeout:
+                    raise TimeLimitExceeded(self._limit) from None
+        except StoreBusy:
+            raise
+        except Exception as exc:
+            self.failure = exc
+            if self._parts is not None:
+                self._parts._note("reranker", exc)
+            else:
+                _log.warning("search kept the fused order: %s", reason("reranker", exc))
+            return []
+
+    def _waiting(self) -> contextlib.AbstractContextManager[None]:
+        if self._parts is None:
+            return contextlib.nullcontext()
+        return self._parts.waiting_on_another_part()
+
+
+def guarded_reranker(
+    reranker: Reranker | None, limits: TimeLimits, parts: Parts | None = None
+) -> GuardedReranker | None:
+    """``reranker`` under ``limits.reranker`` (None without a reranker)."""
+    return None if reranker is None else GuardedReranker(reranker, limits.reranker, parts)

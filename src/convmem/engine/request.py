@@ -27,10 +27,11 @@ from convmem.context.assemble import (
     unused_history_room,
     with_retrieved,
 )
-from convmem.context.budget import memory_caps, retrieved_reserve, tools_cap
+from convmem.context.budget import documents_room, memory_caps, retrieved_reserve, tools_cap
+from convmem.context.documents import render_documents
 from convmem.context.formats import Format
 from convmem.context.history_units import ChainEntry
-from convmem.domain.memories import memory_gate, recall_candidates
+from convmem.domain.memories import memory_gate, memory_policy, recall_candidates
 from convmem.domain.search import Window, rank_conversation, rank_tools
 from convmem.domain.summaries import Lookup, SummaryFlow
 from convmem.engine.handles import Database
@@ -46,6 +47,7 @@ from convmem.memory.recall import (
     render_memory_block,
 )
 from convmem.model.conversation import ConversationRecord
+from convmem.model.documents import Document
 from convmem.model.messages import Message
 from convmem.model.parts import TextPart
 from convmem.model.principal import Principal
@@ -54,8 +56,9 @@ from convmem.model.tools import ToolSpec
 from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.novelty import novel
 from convmem.retrieval.recall import render_retrieved_block, standing_out
+from convmem.retrieval.rerank import Reranker, reorder
 from convmem.retrieval.vector import Embedder
-from convmem.store.base import ReadTxn
+from convmem.store.base import BranchRow, ReadTxn
 from convmem.summarize.render import render_snapshot
 from convmem.tools.cost import tool_tokens
 from convmem.tools.select import select_tools
@@ -77,10 +80,13 @@ class Request:
     format: Format
     options: AssemblyOptions
     embedder: Embedder | None  # the request's own (it embeds the query once)
+    reranker: Reranker | None = None  # the request's own, under its time limit
     tools: tuple[ToolSpec, ...] = ()  # the tool definitions the caller sends with the request
     offer_tools: bool = False  # add the relevant tools of the tenant's registry
     allow_risky: bool | frozenset[str] = False  # risky registry tools allowed for this request
     user_pinned: Sequence[str] = ()  # the user's own pinned requests (quoted data)
+    # the caller's retrieved documents, checked (None: the request carries no documents section)
+    documents: tuple[Document, ...] | None = None
 
 
 class CountOnce:
@@ -106,13 +112,9 @@ class CountOnce:
         return found
 
 
-def branch_entries(
-    tx: ReadTxn, tenant: str, leaf: str | None, counter: TokenCounter
-) -> Iterator[ChainEntry]:
-    """The branch ending at ``leaf``, newest first, with each message's cost in ``counter``."""
-    if leaf is None:
-        return
-    for row in tx.branch(tenant, leaf, counter.name):
+def branch_entries(rows: Iterator[BranchRow], counter: TokenCounter) -> Iterator[ChainEntry]:
+    """The branch's ``rows`` (newest first) with each message's cost in ``counter``."""
+    for row in rows:
         tokens, media = row.tokens, row.media_tokens
         if tokens is None:  # a tokenizer not counted at write: count now
             m = row.message
@@ -143,15 +145,19 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
         tools=request.tools,
     )
     who, options, record = request.who, request.options, request.conversation
-    if record.temporary or options.memory_k == 0 or memory_gate(tx, who) is not None:
+    if record.temporary or options.memory_k == 0:
+        return fixed
+    closed, policy = memory_policy(tx, who)
+    if closed is not None:
         return fixed
     scopes = ["user"]
     project = record.metadata.get("project")
     if isinstance(project, str) and project:
         scopes.append(f"project:{project}")
     block, ranked = recall_candidates(
-        tx, who, request.query, k=options.memory_k, scopes=scopes, embedder=request.embedder
-    )
+        tx, who, request.query, k=options.memory_k, scopes=scopes, embedder=request.embedder,
+        reranker=request.reranker, policy=policy,
+    )  # fmt: skip
     # the store leaves expired memories out; one that comes anyway stays out and is reported
     expired = set(expired_ids([*block, *ranked], datetime.now(UTC)))
     block = [m for m in block if m.id not in expired]
@@ -239,7 +245,34 @@ class Planner:
 
     def first(self, fixed: FixedParts) -> tuple[HistoryPlan, FixedParts]:
         """The first plan, and the fixed parts it was made with: the late memories and the
-        entity facts are a bonus, so without room for them the request goes without."""
+        entity facts are a bonus, so without room for them the request goes without. With
+        documents, their section's room is held: the share's, else the floor's (before the
+        bonus parts give way to it); below the floor the request is refused."""
+        r = self._request
+        if r.documents is None:
+            return self._first(fixed)
+        budget, options = r.profile.input_budget, r.options
+        rooms = sorted(
+            {documents_room(budget, options.documents_share),
+             documents_room(budget, options.documents_floor)},
+            reverse=True,
+        )  # fmt: skip
+        for room in rooms[:-1]:
+            try:
+                return self._first(self._with_documents(fixed, room))
+            except BudgetExceeded:
+                continue  # the floor's room next
+        return self._first(self._with_documents(fixed, rooms[-1]))
+
+    def _with_documents(self, fixed: FixedParts, room: int) -> FixedParts:
+        r = self._request
+        assert r.documents is not None
+        text, uses = render_documents(
+            r.documents, r.query, r.counter, room, r.options.document_max_tokens
+        )
+        return replace(fixed, documents=text, documents_reserve=room, document_uses=uses)
+
+    def _first(self, fixed: FixedParts) -> tuple[HistoryPlan, FixedParts]:
         try:
             return self.plan(fixed), fixed
         except BudgetExceeded:
@@ -401,6 +434,12 @@ def _older_turns(
     lowest = min(m.depth for m in candidates)
     on_branch = tx.on_branch(who.tenant, start, [m.id for m in candidates], lowest)
     relevant = standing_out([f for f in fused if f.key in on_branch], request.options.retrieved_bar)
+    if request.reranker is not None and relevant:
+        # what stands out is decided on fused scores (a reranker's are on no common scale);
+        # the reranker then orders it, so the k that fit are the ones it rates best
+        head = relevant[: max(k, memory.config.search.rerank_depth)]
+        scores = request.reranker.score(query, [found[f.key].content for f in head])
+        relevant = reorder(relevant, scores)
     ranked = [found[f.key] for f in relevant]
     asked = query_terms(query)
     distinct = novel(ranked, lambda m: m.content, shown, asked=asked, limit=k)

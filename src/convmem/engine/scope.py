@@ -12,12 +12,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Unpack
 
 from convmem.domain.idempotency import Keyed, keep, kept_notices, notices_result, replayed
-from convmem.domain.memories import Memories, MemoryFields, audit, memory_gate, save_memory
+from convmem.domain.memories import (
+    Memories,
+    MemoryFields,
+    audit,
+    memory_gate,
+    memory_policy,
+    save_memory,
+)
 from convmem.domain.search import search_memories
 from convmem.engine.conversation import Conversation
 from convmem.engine.entities import Entities
 from convmem.engine.handles import Database
-from convmem.engine.parts import without_failed_embedder
+from convmem.engine.parts import guarded_reranker, without_failed_embedder
 from convmem.engine.pins import pin_instruction
 from convmem.errors import NeverStoreViolation
 from convmem.ids import new_id
@@ -144,12 +151,16 @@ class Scope:
         limits = memory.config.time_limits
         memory.settle_vectors(limits.embedder)
         with memory.store.read() as tx:
-            if memory_gate(tx, who) is not None:
+            closed, policy = memory_policy(tx, who)
+            if closed is not None:
                 return Ranked()
+            reranker = guarded_reranker(memory.reranker, limits)
             hits, degraded = without_failed_embedder(
                 memory.embedder, limits,
                 lambda embedder: search_memories(
                     tx, who, query, k, scopes=scopes, now=datetime.now(UTC), embedder=embedder,
+                    reranker=reranker, rerank_depth=memory.config.search.rerank_depth,
+                    policy=policy,
                 ),
             )  # fmt: skip
             unembedded = 0
@@ -233,6 +244,13 @@ class Scope:
         check_identifier(conversation_id, "conversation id")
         with self.memory.store.read() as tx:
             tx.get_conversation(self.tenant, self.user, conversation_id)
+        return Conversation(self, conversation_id)
+
+    def conversation_unread(self, conversation_id: str) -> Conversation:
+        """A handle on the conversation without reading it first: for a caller whose next call
+        is one of the handle's own, each of which finds the conversation as this principal's
+        or raises ``NotFound`` — so the check is not read twice (the service's hot routes)."""
+        check_identifier(conversation_id, "conversation id")
         return Conversation(self, conversation_id)
 
     def conversations(self, *, limit: int = 50, offset: int = 0) -> list[ConversationRecord]:

@@ -171,16 +171,22 @@ def build_server(
         context_window: int = 8192,
         max_output: int = 1024,
         tokenizer: str = "o200k_base",
+        documents: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """The context for the next model call, built within a token budget from the stored
         conversation and the user's memories: provider-ready messages (and, for anthropic, the
         system blocks) with a report of tokens per section and what was kept, stubbed or
-        evicted. Leave message out when the turn to answer is already stored."""
+        evicted. Leave message out when the turn to answer is already stored. documents:
+        retrieved documents for this message, [{"id", "text" (or "content"), "title",
+        "source", "url", "date", "score"}] (all but id and text optional): sent as one quoted
+        block, each under its citation key [doc:ID]; never stored."""
         profile = ModelProfile(
             context_window=context_window, max_output=max_output, tokenizer=tokenizer
         )
         conversation = scope_of(ctx).conversation(conversation_id)
-        assembled = conversation.assemble(message, model=profile, format=format, system=system)
+        assembled = conversation.assemble(
+            message, model=profile, format=format, system=system, documents=documents
+        )
         return {
             "messages": assembled.messages,
             "system": assembled.system,

@@ -20,6 +20,16 @@ caller cannot leave a field out, and judges:
    carrying a secret-looking value (a token with a digit) of a refused turn is refused with
    that turn's reason, even when it cites another turn.
 
+**Special categories a tenant opened** (``TenantPolicy.sensitive_categories``, issue 36): a
+memory the user asked for themselves (source kind ``user_explicit``: saved, or waiting on a
+conflict with a kept one) may
+hold a statement of an opened category ("Remember that I am allergic to peanuts": ``health``)
+— and its source turn may too — while every other rule holds (a credential, a card, an id or an
+inferred trait beside it is refused as ever). The gate marks the admitted record with the
+categories it let through (``MemoryRecord.sensitivity``; ``none`` otherwise): the mark is
+the gate's, never the caller's. Nothing else is waived: a proposal, an import, an entity fact,
+a summary note or a consolidation's candidate of such a statement is refused as before.
+
 Decisions on texts are cached by digest (texts are immutable, and the same turn is judged by
 every value derived from it), so a caller that filters parts of a value first (``decide``)
 and then admits the rest pays for each text once.
@@ -32,10 +42,18 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final, Protocol, TypeVar
+from dataclasses import replace
+from typing import Any, Final, Protocol, TypeVar, cast
 
 from convmem.errors import NotFound
-from convmem.memory.policy import PolicyDecision, check_fields, check_memory_write, check_text
+from convmem.memory.policy import (
+    WAIVABLE,
+    PolicyDecision,
+    check_fields,
+    check_memory_write,
+    check_text,
+    merged_waivers,
+)
 from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
 from convmem.model.entities import EntityFact
@@ -43,6 +61,7 @@ from convmem.model.gate_seal import GATE_SEAL
 from convmem.model.memory import MemoryRecord
 from convmem.model.messages import Message
 from convmem.model.parts import part_strings
+from convmem.model.policy import TenantPolicy, sensitivity_label
 from convmem.model.snapshot import SnapshotItem
 from convmem.model.summary import SummaryRecord
 from convmem.model.tools import RegisteredTool
@@ -81,6 +100,8 @@ class SourceReader(Protocol):
         self, tenant: str, user: str, conversation_id: str
     ) -> ConversationRecord: ...
 
+    def tenant_policy(self, tenant: str) -> TenantPolicy: ...
+
 
 _ALLOWED: Final = PolicyDecision(True, None, "no never-store rule applies")
 
@@ -89,19 +110,23 @@ _ALLOWED: Final = PolicyDecision(True, None, "no never-store rule applies")
 _CACHE_SIZE: Final = 8192
 _cache: OrderedDict[bytes, PolicyDecision] = OrderedDict()
 _cache_lock = threading.Lock()
+_NO_WAIVER: Final[frozenset[str]] = frozenset()
 
 
-def _text_decision(text: str) -> PolicyDecision:
-    """``check_text``, remembered by the text's digest (the text itself is not kept)."""
+def _text_decision(text: str, waive: frozenset[str] = _NO_WAIVER) -> PolicyDecision:
+    """``check_text``, remembered by the text's digest and the waiver (the text itself is not
+    kept)."""
     if not text or not text.strip():
         return _ALLOWED
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
+    digest.update(",".join(sorted(waive)).encode())
+    key = digest.digest()
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
             return hit
-    decision = check_text(text)
+    decision = check_text(text, waive)
     with _cache_lock:
         _cache[key] = decision
         if len(_cache) > _CACHE_SIZE:
@@ -109,8 +134,10 @@ def _text_decision(text: str) -> PolicyDecision:
     return decision
 
 
-def _fields_decision(fields: Mapping[str, str | None]) -> PolicyDecision:
-    return check_fields(fields, _text_decision)
+def _fields_decision(
+    fields: Mapping[str, str | None], waive: frozenset[str] = _NO_WAIVER
+) -> PolicyDecision:
+    return check_fields(fields, lambda text: _text_decision(text, waive))
 
 
 # --- sources ---------------------------------------------------------------------------------
@@ -123,14 +150,16 @@ def _turn_strings(turn: Message) -> Iterator[str]:
             yield value
 
 
-def judge_source(turn: Message) -> PolicyDecision:
+def judge_source(turn: Message, waive: frozenset[str] = _NO_WAIVER) -> PolicyDecision:
     """Whether a turn may be the source of derived text: its content and every caller string of
-    its parts pass the never-store content checks."""
+    its parts pass the never-store content checks (``waive``: special categories opened)."""
+    waived: set[str] = set()
     for said in _turn_strings(turn):
-        decision = _text_decision(said)
+        decision = _text_decision(said, waive)
         if not decision.allowed:
             return decision
-    return _ALLOWED
+        waived.update(decision.waived)
+    return merged_waivers(_ALLOWED, waived)
 
 
 def _cited(decision: PolicyDecision) -> PolicyDecision:
@@ -176,18 +205,22 @@ def decide(
     *,
     sources: Sequence[Message] = (),
     read: Sequence[Message] = (),
+    waive: frozenset[str] = _NO_WAIVER,
 ) -> PolicyDecision:
     """The gate's judgement of derived ``texts`` (field name → value) citing ``sources`` and
     drawn from ``read``: what ``admit`` decides for each part of a value, for a caller that
-    drops refused parts (a summary's notes, an entity's facts) before admitting the rest."""
-    decision = _fields_decision(texts)
+    drops refused parts (a summary's notes, an entity's facts) before admitting the rest.
+    ``waive``: the special categories opened to this value (only ``admit`` passes any)."""
+    decision = _fields_decision(texts, waive)
     if not decision.allowed:
         return decision
+    waived = set(decision.waived)
     for turn in sources:
-        decision = judge_source(turn)
+        decision = judge_source(turn, waive)
         if not decision.allowed:
             return _cited(decision)
-    return _carried([t for t in texts.values() if t], read)
+        waived.update(decision.waived)
+    return merged_waivers(_carried([t for t in texts.values() if t], read), waived)
 
 
 # --- summaries' withheld notes ---------------------------------------------------------------
@@ -237,7 +270,7 @@ def _read_sources(
 
 def _memory_decision(
     record: MemoryRecord, turns: Sequence[Message], reader: SourceReader | None, tenant: str,
-    user: str,
+    user: str, waive: frozenset[str],
 ) -> PolicyDecision:  # fmt: skip
     tool = any(t.role == "tool" for t in turns)
     temporary = False
@@ -260,7 +293,40 @@ def _memory_decision(
     return _fields_decision({
         "text": record.text, "subject": record.subject_key, "scope": record.scope,
         "purpose": record.purpose,
-    })  # fmt: skip
+    }, waive)  # fmt: skip
+
+
+def _opened(record: MemoryRecord, reader: SourceReader | None, tenant: str) -> frozenset[str]:
+    """The special categories the tenant opened to this record: only a statement the user
+    asked to keep themselves may use them — saved, or waiting while it disagrees with a kept
+    memory (never a proposal, an inference, an import or an admin's)."""
+    if reader is None or record.source_kind != "user_explicit":
+        return _NO_WAIVER
+    return frozenset(reader.tenant_policy(tenant).sensitive_categories) & WAIVABLE
+
+
+def _memory_verdict(
+    record: MemoryRecord, reader: SourceReader | None, tenant: str, user: str,
+    cites: Sequence[str], known: Sequence[Message], read: Sequence[Message],
+) -> PolicyDecision:  # fmt: skip
+    ids = [*([record.source_message_id] if record.source_message_id else []), *cites]
+    turns = list(_read_sources(reader, tenant, user, ids, known).values())
+
+    def judged(waive: frozenset[str]) -> PolicyDecision:
+        decision = _memory_decision(record, turns, reader, tenant, user, waive)
+        if decision.allowed:
+            waived = decision.waived
+            decision = merged_waivers(
+                decide({"text": record.text}, sources=turns, read=read, waive=waive), waived
+            )
+        return decision
+
+    decision = judged(_NO_WAIVER)
+    if decision.allowed or decision.reason not in WAIVABLE:
+        return decision
+    # the tenant's policy is read only for a refusal it could lift
+    waive = _opened(record, reader, tenant)
+    return judged(waive) if waive else decision
 
 
 def _note_decision(
@@ -295,7 +361,15 @@ def admit(
     decision = _verdict(value, reader, tenant, user, cites, known, read)
     if not decision.allowed:
         return decision
+    if isinstance(value, MemoryRecord):
+        # the mark is the gate's: the categories it let through, or none
+        marked = _marked(value, decision.waived)
+        return cast("Admitted[Gated]", Admitted(marked, GATE_SEAL))
     return Admitted(value, GATE_SEAL)
+
+
+def _marked(record: MemoryRecord, waived: Sequence[str]) -> MemoryRecord:
+    return replace(record, sensitivity=sensitivity_label(tuple(waived)))
 
 
 def _verdict(
@@ -307,11 +381,7 @@ def _verdict(
     """What ``admit`` decides: the value's texts, read by type, and the turns behind them."""
     decision: PolicyDecision
     if isinstance(value, MemoryRecord):
-        ids = [*([value.source_message_id] if value.source_message_id else []), *cites]
-        turns = list(_read_sources(reader, tenant, user, ids, known).values())
-        decision = _memory_decision(value, turns, reader, tenant, user)
-        if decision.allowed:
-            decision = decide({"text": value.text}, sources=turns, read=read)
+        decision = _memory_verdict(value, reader, tenant, user, cites, known, read)
     elif isinstance(value, SummaryRecord):
         items = list(value.snapshot.items())
         ids = [s for _, item in items if withheld_reason(item.text) is None for s in item.sources]

@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from convmem.memory.clause_order import main_clause
 from convmem.memory.normalize import as_read
 from convmem.memory.phrases import COMMON_FILLERS, ENGLISH, LANGUAGES, Language
 from convmem.memory.slots import classify, content_words, stem, subject_slot, word_set
@@ -46,11 +47,14 @@ _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\s+[-\u2013\u2014]\s+|;\s*|\n+")
 _QUOTES = "\"'\u201c\u201d\u201e\u00ab\u00bb\u201a\u2018\u2019"
 
 
-# Words that may precede a clause's first-person subject: negation, article, frequency adverb.
+# Words that may precede a clause's first-person subject: negation, article, frequency adverb,
+# and the time adverbs that say a fact is current ("que ahora vivo", "che adesso abito").
 _LEAD = word_set(
     "no non não ne n' nicht niet never always also still really actually usually il la el o a "
     "lo los las le les sempre siempre immer altijd toujours jamais nunca ya já también também "
-    "anche auch ook aussi mai"
+    "anche auch ook aussi mai now currently nowadays recently jetzt nun inzwischen mittlerweile "
+    "maintenant désormais actuellement ahora actualmente adesso ora ormai attualmente agora "
+    "atualmente nu tegenwoordig inmiddels"
 )
 # First words of a noun phrase that name the conversation, not something about the user.
 _CONVERSATION_NOUNS = word_set(
@@ -108,6 +112,7 @@ class _Grammar:
     future: re.Pattern[str]
     fillers: re.Pattern[str]
     statement: re.Pattern[str]
+    forget_about: re.Pattern[str]
 
 
 def _compile(lang: Language) -> _Grammar:
@@ -116,7 +121,9 @@ def _compile(lang: Language) -> _Grammar:
     return _Grammar(
         language=lang,
         remember_head=re.compile(
-            rf"(?:(?:{lang.polite})\s+)?(?:{lang.remember}){demonstrative}", re.IGNORECASE
+            rf"(?:(?:{lang.polite})\s+)?(?:(?:{lang.remember}){demonstrative}"
+            rf"(?:\s+(?:{lang.memory_place}))?|(?:{lang.store})\s+(?:{lang.memory_place}))",
+            re.IGNORECASE,
         ),
         from_now=re.compile(rf"^(?:{fillers}\W+)*(?:{lang.from_now})\b[\s,:]*", re.IGNORECASE),
         instruction=re.compile(rf"^(?:{lang.instruction})(?![\w'])", re.IGNORECASE),
@@ -133,6 +140,7 @@ def _compile(lang: Language) -> _Grammar:
         future=re.compile(rf"^(?:{lang.future})(?![\w'])", re.IGNORECASE),
         fillers=re.compile(rf"(?<![\w'])(?:{fillers})(?![\w'])", re.IGNORECASE),
         statement=re.compile(rf"^(?:{lang.statement})", re.IGNORECASE),
+        forget_about=re.compile(rf"^(?:{lang.forget_about})\s+", re.IGNORECASE),
     )
 
 
@@ -224,8 +232,13 @@ def _antecedent(earlier: list[str]) -> str | None:
     return f"my {found.pop()}" if len(found) == 1 else None
 
 
-def _about_user(g: _Grammar, clause: str, *, polite: bool, earlier: list[str]) -> _Request | None:
-    """The clause as a statement about the speaker, a refusal, or None (not a request)."""
+def _about_user(
+    g: _Grammar, clause: str, *, polite: bool, earlier: list[str], said: str | None = None
+) -> _Request | None:
+    """The clause as a statement about the speaker, a refusal, or None (not a request).
+    ``said``: the whole sentence, when the clause followed a complementizer (in German and
+    Dutch its verb is then last: the clause is kept in main-clause order, or, when that order
+    cannot be read, the user's own sentence is, never the fragment)."""
     clause = clause.strip().strip(_QUOTES).strip()
     if not clause or (clause.rstrip().endswith("?") and not polite):
         return None
@@ -248,6 +261,8 @@ def _about_user(g: _Grammar, clause: str, *, polite: bool, earlier: list[str]) -
         return None
     if g.future.match(clause):
         return None
+    if said is not None and g.language.code in ("de", "nl"):
+        return _Request(main_clause(g.language.code, _finish(clause)) or _finish(said))
     return _Request(_finish(clause))
 
 
@@ -265,7 +280,7 @@ def _remember_request(g: _Grammar, sentence: str, earlier: list[str]) -> _Reques
         rest = _drop_lead_fillers(g, rest)
         comp = g.comp.match(rest)
         if comp:
-            return _about_user(g, rest[comp.end() :], polite=polite, earlier=earlier)
+            return _about_user(g, rest[comp.end() :], polite=polite, earlier=earlier, said=sentence)
         if separator:
             clause = rest
         elif g.first_person.fullmatch(_first_tokens(rest, 1)[0] if rest.strip() else ""):
@@ -314,16 +329,57 @@ def _forget_target(g: _Grammar, rest: str, *, polite: bool) -> str | None:
     comp = g.comp.match(rest)
     if comp:
         clause = rest[comp.end() :]
-        return clause if _opens_first_person(g, clause) else None
+        if not _opens_first_person(g, clause):
+            return None
+        if g.language.code in ("de", "nl"):  # "dass ich in Berlin wohne": "Ich wohne in Berlin"
+            return main_clause(g.language.code, clause) or clause
+        return clause
     what = g.forget_what.match(rest)
     if what:
         return rest[what.end() :] or None
+    where = _WHERE.match(rest)
+    if where and _opens_first_person(g, rest[where.end() :]):
+        return rest  # "forget where I live": the slot, named by the clause
+    about = g.forget_about.match(rest)
+    if about:
+        return _named_thing(g, rest[about.end() :])
     owned = g.possessive.match(rest)
     if owned:
         noun = _first_tokens(rest[owned.end() :], 1)
         if noun and noun[0] not in _CONVERSATION_NOUNS:
             return rest
     return None
+
+
+# "from your memory" closing a delete request, in the grammar's languages
+_FROM_MEMORY = re.compile(
+    r"\s+(?:from\s+(?:your\s+)?memory|aus\s+(?:deinem|ihrem|dem)\s+(?:gedächtnis|speicher)|"
+    r"de\s+(?:ta|votre|la)\s+mémoire|de\s+(?:tu|su|la)\s+memoria|dalla\s+(?:tua|sua)\s+memoria|"
+    r"da\s+(?:sua|tua)\s+memória|uit\s+(?:je|jouw|uw|het)\s+geheugen)\W*$",
+    re.IGNORECASE,
+)
+# "where" opening an indirect question, in the grammar's languages ("forget where I live")
+_WHERE = re.compile(r"^(?:where|wo|où|dónde|donde|dove|onde|waar)\s+", re.IGNORECASE)
+# A noun phrase is a few words: more, and "forget about …" is advice ("forget about the rain, we
+# had so much fun").
+_MAX_THING_WORDS = 6
+
+
+def _named_thing(g: _Grammar, rest: str) -> str | None:
+    """The noun phrase of "forget about the coffee": alone in its sentence (after it, at most
+    courtesy words), naming a thing, not a person addressed or a pronoun."""
+    thing, _, after = rest.partition(",")
+    if after.strip(" .!") and g.fillers.sub("", after).strip(" ,.!"):
+        return None
+    thing = thing.strip().rstrip(".!")
+    words = _first_tokens(thing, _MAX_THING_WORDS + 1)
+    if not words or len(words) > _MAX_THING_WORDS:
+        return None
+    if _DANGLING.search(thing) or g.second_person.search(thing) or g.third_person.match(thing):
+        return None
+    if _DEMONSTRATIVE_ONLY.match(thing) or set(words) & _CONVERSATION_NOUNS:
+        return None
+    return thing
 
 
 def _forget_request(g: _Grammar, sentence: str) -> str | None:
@@ -341,10 +397,8 @@ def _forget_request(g: _Grammar, sentence: str) -> str | None:
             noun = g.memory_noun.match(rest)
             if noun:
                 return rest[noun.end() :] or None
-            if g.possessive.match(rest) and re.search(
-                r"\bfrom\s+(?:your\s+)?memory\b", rest, re.IGNORECASE
-            ):
-                return re.sub(r"\s+from\s+(?:your\s+)?memory\W*$", "", rest, flags=re.I)
+            if g.possessive.match(rest) and _FROM_MEMORY.search(rest):
+                return _FROM_MEMORY.sub("", rest)
             return None
     return None
 

@@ -16,7 +16,14 @@ boundaries):
 * ``third_person`` — subject pronouns that need an antecedent;
 * ``forget`` — imperatives of forgetting, ``forget_what`` "what I told you about",
   ``delete`` / ``memory_noun`` for "delete the memory about …";
-* ``dismissal`` — what turns "forget X" into "set X aside" ("for now", "let's", "anyway").
+* ``dismissal`` — what turns "forget X" into "set X aside" ("for now", "let's", "anyway");
+* ``forget_about`` — the preposition of "forget about the coffee" ("olvídate del café"), which
+  takes a noun phrase and nothing after it;
+* ``memory_place`` — where a remember imperative may say it keeps the clause ("store this in
+  your memory:", "speichere das in deinem Gedächtnis:");
+* ``newer`` — words that say a statement moves a slot rather than merely differing from what was
+  kept ("I moved to", "now", "since", "from now on", "no longer"): only such a statement
+  replaces an older value of the user's own without asking.
 
 Only grammar lives here: no sentence of any corpus is listed.
 """
@@ -46,6 +53,10 @@ class Language:
     future: str  # "I'm going to …": a plan, not a standing fact
     fillers: str
     statement: str  # a plain first-person statement of a standing fact: at most a proposal
+    forget_about: str
+    memory_place: str
+    store: str  # verbs that are a remember imperative only with a memory_place ("add … to memory")
+    newer: str
 
 
 # Words shared by every language: courtesy and attention that may open a request.
@@ -56,8 +67,8 @@ ENGLISH = Language(
     remember=(
         r"remember|don'?t\s+forget|do\s+not\s+forget|never\s+forget|keep\s+in\s+mind|"
         r"bear\s+in\s+mind|make\s+a\s+note|take\s+note|note\s+for\s+the\s+future|note|"
-        r"for\s+future\s+reference|memori[sz]e|store|save(?:\s+(?:this|it))?(?:\s+(?:to|in)\s+"
-        r"(?:your\s+)?memory)?|please\s+remember|going\s+forward,?\s+remember"
+        r"for\s+future\s+reference|memori[sz]e|store|save|"
+        r"please\s+remember|going\s+forward,?\s+remember"
     ),
     complementizer=r"that",
     polite=(
@@ -81,25 +92,41 @@ ENGLISH = Language(
         r"forget"
     ),
     forget_what=(
-        r"what\s+i\s+(?:said|told\s+you|mentioned|wrote)\s+(?:about|regarding)|everything\s+"
-        r"(?:you\s+know\s+|you\s+remember\s+)?about|all\s+about"
+        r"what\s+i\s+(?:said|told\s+you|mentioned|wrote)\s+(?:about|regarding)|"
+        r"(?:what|everything|anything|whatever|all)\s+(?:(?:that\s+)?you\s+(?:know|remember|"
+        r"have\s+(?:saved|stored|noted|on\s+file)|saved|stored|noted|learned|learnt)\s+)?"
+        r"(?:about|on|regarding|of)"
     ),
     delete=r"delete|remove|erase|wipe|clear|drop",
     memory_noun=(
         r"(?:the\s+|that\s+|your\s+|any\s+)?(?:memory|memories|note|notes|record)\s+"
-        r"(?:about|of|on|that|saying|regarding)|what\s+you\s+(?:know|remember|saved|stored)\s+"
-        r"about|everything\s+you\s+(?:know|remember)\s+about"
+        r"(?:about|of|on|that|saying|regarding)|(?:what|everything|anything|whatever)\s+you\s+"
+        r"(?:know|remember|saved|stored|have\s+(?:saved|stored))\s+(?:about|on)"
     ),
     possessive=r"my",
     dismissal=(
-        r"for\s+now|for\s+(?:a|the)\s+(?:moment|second|sec|minute|bit)|for\s+today|anyway|"
+        r"for\s+now|for\s+(?:a|the)\s+(?:moment|second|sec|minute|bit|while|time\s+being)|"
+        r"for\s+(?:today|tonight|the\s+weekend)|anyway|"
         r"let'?s|instead|tell\s+me|never\s+mind|it\s+was|it'?s\s+(?:fine|ok|silly)"
     ),
     future=r"i'?m\s+going\s+to|i'?m\s+gonna|i'?ll|i\s+will|i\s+shall|i\s+want\s+to|i\s+plan",
     fillers=r"please|pls|thanks|thank\s+you|by\s+the\s+way|btw|for\s+the\s+record",
+    forget_about=r"about",
+    store=r"keep|add|put|write(?:\s+down)?|record|commit",
+    memory_place=(
+        r"(?:(?:this|it|the\s+following|that)\s+)?(?:(?:to|in|into|on)\s+(?:your\s+|the\s+)?"
+        r"(?:long[- ]term\s+)?(?:memory|memories|notes|profile))"
+    ),
+    newer=(
+        r"now|nowadays|these\s+days|currently|since|moved|relocated|switched|changed|"
+        r"from\s+now\s+on|going\s+forward|any\s*more|no\s+longer|not\s+any\s+longer|"
+        r"instead|from\s+today|as\s+of"
+    ),
     statement=(
-        r"i\s+(?:really\s+|usually\s+|always\s+|never\s+)?(?:prefer|like|love|hate|dislike|enjoy|"
+        r"i\s+(?:really\s+|usually\s+|always\s+|never\s+|now\s+|just\s+|recently\s+)?"
+        r"(?:prefer|like|love|hate|dislike|enjoy|"
         r"don'?t\s+(?:like|eat|drink)|usually|always|never|live\s+in|work\s+(?:at|for|as|in)|"
+        r"(?:have\s+)?(?:moved|relocated)\s+to|drink|eat|"
         r"am\s+(?:a|an)|have\s+(?:a|an|two|three|four)|speak)\b|"
         r"i'?m\s+(?:a|an|vegetarian|vegan|pescatarian|allergic|lactose|gluten|left-handed|"
         r"right-handed|married|divorced|retired|based\s+in|from|colou?r-blind)\b|"
@@ -127,18 +154,35 @@ GERMAN = Language(
     second_person=r"du|dich|dir|dein|deine|deinen|deinem|deiner|ihr|euch|euer",
     third_person=r"er|sie|es|das|dies",
     forget=r"vergiss|vergessen\s+sie",
-    forget_what=r"was\s+ich\s+(?:dir\s+|ihnen\s+)?(?:über|zu|von)",
+    forget_what=(
+        r"(?:alles,?\s+|das,?\s+)?was\s+(?:ich\s+(?:dir\s+|ihnen\s+)?|du\s+|sie\s+)(?:alles\s+)?"
+        r"(?:über|zu|von)|alles\s+(?:über|zu)|das\s+mit"
+    ),
     delete=r"lösch(?:e|en\s+sie)?|entfern(?:e|en\s+sie)?",
     memory_noun=(
         r"(?:die\s+|deine\s+)?(?:erinnerung|erinnerungen|notiz|notizen|eintrag)\s+(?:an|über|zu|"
-        r"von)|was\s+du\s+(?:über|von)"
+        r"von)|(?:alles,?\s+|das,?\s+)?was\s+du\s+(?:über|von)"
     ),
     possessive=r"mein|meine|meinen|meinem|meiner|meines",
-    dismissal=r"erstmal|erst\s+mal|vorerst|für\s+jetzt|egal|lass\s+uns|stattdessen|schon\s+gut",
+    dismissal=(
+        r"erstmal|erst\s+mal|vorerst|für\s+jetzt|egal|lass\s+uns|stattdessen|schon\s+gut|"
+        r"(?:für\s+)?eine\s+weile|heute"
+    ),
     future=r"ich\s+werde|ich\s+will|ich\s+möchte",
     fillers=r"bitte|gut|danke|übrigens|also|und|ach|noch\s+was",
+    forget_about=r"das\s+mit|alles\s+über",
+    store=r"behalte?|leg(?:e)?|schreib(?:e)?|nimm|füge?",
+    memory_place=(
+        r"(?:(?:das|dies|folgendes)\s+)?(?:in\s+(?:deinem|deinen|ihrem|dein|das)\s+"
+        r"(?:gedächtnis|speicher|erinnerung|erinnerungen|notizen)|ab)"
+    ),
+    newer=(
+        r"jetzt|nun|inzwischen|mittlerweile|seit|gezogen|umgezogen|ab\s+jetzt|ab\s+sofort|"
+        r"nicht\s+mehr|kein\w*\s+\w+\s+mehr|stattdessen|neuerdings|gewechselt|künftig"
+    ),
     statement=(
-        r"ich\s+heiße|mein\s+name\s+ist|ich\s+wohne\s+in|ich\s+lebe\s+in|"
+        r"ich\s+heiße|mein\s+name\s+ist|ich\s+(?:wohne|lebe)\s+(?:jetzt\s+|nun\s+|seit\s+\w+\s+)?in|"
+        r"ich\s+bin\s+(?:jetzt\s+|gerade\s+)?nach\s+\w+\s+(?:gezogen|umgezogen)|ich\s+trinke|"
         r"ich\s+arbeite\s+(?:bei|als)|ich\s+bin\s+(?:vegetarier|veganer|allergisch)"
     ),
 )
@@ -149,7 +193,7 @@ FRENCH = Language(
         r"souviens-toi|souvenez-vous|rappelle-toi|rappelez-vous|retiens|retenez|"
         r"n'oublie\s+pas|n'oubliez\s+pas|garde(?:z)?\s+(?:en\s+tête|à\s+l'esprit)|"
         r"prends\s+note|prenez\s+note|note(?:z)?(?:\s+bien)?|mémorise(?:z)?|enregistre(?:z)?|"
-        r"retenir|noter|mémoriser"
+        r"retenir|noter|mémoriser|sauvegarde(?:z)?"
     ),
     complementizer=r"que|qu'",
     polite=r"(?:peux|pourrais|veux)-tu|(?:pouvez|pourriez|voulez)-vous|tu\s+peux|vous\s+pouvez",
@@ -167,20 +211,40 @@ FRENCH = Language(
     third_person=r"il|elle|ils|elles|ça|cela|ce|c'",
     forget=r"oublie|oubliez",
     forget_what=(
-        r"ce\s+que\s+je\s+(?:t'|vous\s+)?(?:ai\s+dit|ai\s+raconté)\s+(?:sur|à\s+propos\s+de|de)"
+        r"(?:tout\s+)?ce\s+que\s+(?:je\s+(?:t'|vous\s+)?(?:ai\s+dit|ai\s+raconté)|tu\s+sais|"
+        r"vous\s+savez|tu\s+as\s+retenu|tu\s+as\s+noté)\s+(?:sur|à\s+propos\s+d[eu']|de|du|des|d')"
+        r"|tout\s+(?:sur|à\s+propos\s+d[eu'])"
     ),
     delete=r"supprime(?:z)?|efface(?:z)?|retire(?:z)?",
     memory_noun=(
         r"(?:le\s+|la\s+|les\s+|ton\s+|ta\s+)?(?:souvenir|souvenirs|mémoire|note|notes)\s+"
-        r"(?:de|du|des|sur|à\s+propos\s+de|concernant)|ce\s+que\s+tu\s+sais\s+(?:sur|de)"
+        r"(?:de|du|des|sur|à\s+propos\s+de|concernant)|(?:tout\s+)?ce\s+que\s+(?:tu\s+sais|vous\s+"
+        r"savez)\s+(?:sur|de|du|des|d')"
     ),
     possessive=r"mon|ma|mes",
-    dismissal=r"pour\s+l'instant|pour\s+le\s+moment|pour\s+aujourd'hui|laisse|pas\s+grave|plutôt",
+    dismissal=(
+        r"pour\s+l'instant|pour\s+le\s+moment|pour\s+aujourd'hui|laisse|pas\s+grave|plutôt|"
+        r"un\s+moment|un\s+peu|ce\s+soir"
+    ),
     future=r"je\s+vais|je\s+veux|j'irai",
     fillers=r"bien|s'il\s+te\s+plaît|s'il\s+vous\s+plaît|stp|svp|merci|au\s+fait|et|aussi|bon|alors",
+    forget_about=r"l'histoire\s+d[eu']|(?:tout\s+)?ce\s+qui\s+concerne",
+    store=r"garde(?:z)?|ajoute(?:z)?|mets|mettez|inscris|inscrivez",
+    memory_place=(
+        r"(?:(?:ceci|cela|ça|ce\s+qui\s+suit)\s+)?(?:dans\s+(?:ta|votre|la)\s+(?:mémoire|"
+        r"mémoire\s+à\s+long\s+terme))"
+    ),
+    newer=(
+        r"maintenant|désormais|dorénavant|depuis|actuellement|déménagé|déménagée|déménager|"
+        r"installé|installée|ne\s+\w+\s+plus|n'\w+\s+plus|plus\s+maintenant|à\s+la\s+place|"
+        r"à\s+partir\s+de"
+    ),
     statement=(
         r"je\s+m'appelle|mon\s+nom\s+est|j'habite\s+(?:à|en|au)|je\s+vis\s+(?:à|en|au)|"
-        r"je\s+travaille\s+(?:chez|comme|à)|je\s+suis\s+(?:végétarien|végan|allergique)"
+        r"je\s+travaille\s+(?:chez|comme|à)|je\s+suis\s+(?:végétarien|végan|allergique)|"
+        r"je\s+(?:me\s+suis\s+installée?|suis\s+(?:parti|partie|allé|allée)\s+vivre|"
+        r"viens\s+de\s+déménager|(?:ai\s+)?déménagée?)\s+(?:à|en|au)|je\s+bois|j'habite\s+"
+        r"(?:maintenant|désormais)"
     ),
 )
 
@@ -189,7 +253,7 @@ SPANISH = Language(
     remember=(
         r"recuerda|recuerde|acuérdate|acuerdate|no\s+olvides|no\s+olvide|no\s+te\s+olvides|"
         r"ten(?:ga)?\s+en\s+cuenta|toma\s+nota|tome\s+nota|anota|apunta|guarda|memoriza|"
-        r"recordar|anotar|apuntar"
+        r"recordar|anotar|apuntar|almacena"
     ),
     complementizer=r"de\s+que|que",
     polite=r"¿?\s*(?:puedes|podrías|podrias|puede|podría)",
@@ -204,23 +268,38 @@ SPANISH = Language(
     first_person=(
         r"yo|mi|mis|me|mí|conmigo|soy|estoy|tengo|vivo|trabajo|prefiero|odio|amo|quiero|"
         r"necesito|como|bebo|tomo|hablo|uso|estudio|juego|sufro|nací|cumplo|detesto|adoro|"
-        r"practico|llevo|hago|puedo|sé"
+        r"practico|llevo|hago|puedo|sé|mudé|viví|trabajé|empecé|dejé|cambié|volví|conduzco|"
+        r"manejo|fumo"
     ),
     second_person=r"tú|tu|tus|te|ti|contigo|usted|vosotros|estás|eres|tienes|puedes|vales",
     third_person=r"él|ella|ellos|ellas|eso|esto",
     forget=r"olvida|olvide|olvídate|olvidate",
-    forget_what=r"lo\s+que\s+(?:te\s+)?(?:dije|conté)\s+(?:sobre|de|acerca\s+de)",
+    forget_what=(
+        r"(?:todo\s+)?lo\s+que\s+(?:(?:te\s+)?(?:dije|conté)|sabes|recuerdas|guardaste|"
+        r"sepas)\s+(?:sobre|de|del|acerca\s+de)|todo\s+(?:sobre|acerca\s+de)"
+    ),
     delete=r"borra|borre|elimina|elimine|quita",
     memory_noun=(
         r"(?:el\s+|la\s+|los\s+|tu\s+)?(?:recuerdo|recuerdos|memoria|nota|notas)\s+(?:sobre|de|"
-        r"del|acerca\s+de)|lo\s+que\s+sabes\s+(?:sobre|de)"
+        r"del|acerca\s+de)|(?:todo\s+)?lo\s+que\s+sabes\s+(?:sobre|de|del|acerca\s+de)"
     ),
     possessive=r"mi|mis",
-    dismissal=r"por\s+ahora|por\s+el\s+momento|por\s+hoy|no\s+importa|mejor|vamos\s+a",
+    dismissal=(
+        r"por\s+ahora|por\s+el\s+momento|por\s+hoy|no\s+importa|mejor|vamos\s+a|"
+        r"(?:por\s+)?un\s+rato|esta\s+noche"
+    ),
     future=r"voy\s+a|quiero|pienso",
     fillers=r"bien|por\s+favor|gracias|oye|y|también|bueno|además",
+    forget_about=r"de(?:l)?",
+    store=r"añade|agrega|pon|mete|registra",
+    memory_place=(r"(?:(?:esto|eso|lo\s+siguiente)\s+)?(?:en\s+(?:tu|su|la)\s+memoria)"),
+    newer=(
+        r"ahora|actualmente|desde|ya\s+no|mudé|mudado|mudo|trasladé|cambié|en\s+lugar\s+de|"
+        r"a\s+partir\s+de|de\s+ahora\s+en\s+adelante|últimamente"
+    ),
     statement=(
-        r"me\s+llamo|mi\s+nombre\s+es|vivo\s+en|trabajo\s+(?:en|como|para)|"
+        r"me\s+llamo|mi\s+nombre\s+es|(?:ahora\s+)?vivo\s+(?:ahora\s+)?en|trabajo\s+(?:en|como|para)|"
+        r"me\s+(?:he\s+)?(?:mudé|mudado)\s+a|bebo|tomo\s+(?:café|té)|"
         r"soy\s+(?:vegetarian|vegan|alérgic)"
     ),
 )
@@ -230,7 +309,8 @@ ITALIAN = Language(
     remember=(
         r"ricorda(?:ti)?|ricordate|non\s+dimenticare|non\s+dimenticarti|non\s+scordare|"
         r"non\s+scordarti|tieni\s+(?:a\s+mente|presente)|tenga\s+(?:a\s+mente|presente)|"
-        r"prendi\s+nota|prenda\s+nota|annota|memorizza|salva|ricordare|annotare|memorizzare"
+        r"prendi\s+nota|prenda\s+nota|annota|memorizza|salva|ricordare|annotare|memorizzare|"
+        r"registra"
     ),
     complementizer=r"che",
     polite=r"(?:puoi|potresti|può|potrebbe)",
@@ -241,23 +321,41 @@ ITALIAN = Language(
     ),
     first_person=(
         r"io|mio|mia|miei|mie|mi|me|sono|ho|abito|vivo|lavoro|preferisco|odio|amo|voglio|"
-        r"mangio|bevo|parlo|uso|studio|gioco|soffro|adoro|detesto|faccio|posso|suono"
+        r"mangio|bevo|parlo|uso|studio|gioco|soffro|adoro|detesto|faccio|posso|suono|guido|"
+        r"fumo|prendo"
     ),
     second_person=r"tu|ti|te|tuo|tua|tuoi|tue|lei|sei|hai|voi|vostro",
     third_person=r"lui|lei|loro|esso|essa|ciò|questo|quello",
-    forget=r"dimentica|dimenticati|dimentichi",
-    forget_what=r"quello\s+che\s+(?:ti\s+)?ho\s+detto\s+(?:su|sul|sulla|di|del|della|riguardo)",
+    forget=r"dimentica|dimenticati|dimentichi|scordati|scorda|scordatevi|dimenticatevi",
+    forget_what=(
+        r"(?:tutto\s+)?(?:quello|ciò)\s+che\s+(?:(?:ti\s+)?ho\s+detto|sai|ricordi|hai\s+salvato)"
+        r"\s+(?:su|sul|sulla|sui|sulle|di|del|della|dei|riguardo(?:\s+a)?)|tutto\s+(?:su|sul|sulla)"
+    ),
     delete=r"cancella|elimina|rimuovi",
     memory_noun=(
         r"(?:il\s+|la\s+|i\s+|le\s+)?(?:ricordo|ricordi|memoria|nota|note)\s+(?:su|sul|sulla|"
-        r"di|del|della|dei|riguardo)|quello\s+che\s+sai\s+(?:su|di)"
+        r"di|del|della|dei|riguardo)|(?:tutto\s+)?(?:quello|ciò)\s+che\s+sai\s+(?:su|sul|sulla|"
+        r"sui|di|del|della|dello|dei|delle)"
     ),
     possessive=r"(?:il\s+|la\s+|i\s+|le\s+)?(?:mio|mia|miei|mie)",
-    dismissal=r"per\s+ora|per\s+adesso|per\s+il\s+momento|non\s+importa|lascia\s+perdere",
+    dismissal=(
+        r"per\s+ora|per\s+adesso|per\s+il\s+momento|non\s+importa|lascia\s+perdere|"
+        r"per\s+un\s+po'|stasera|oggi"
+    ),
     future=r"voglio|ho\s+intenzione",
     fillers=r"bene|per\s+favore|grazie|ehi|e|anche|allora|poi",
+    forget_about=r"di|del|della|dello|dei|delle",
+    store=r"conserva|aggiungi|metti|tieni",
+    memory_place=(
+        r"(?:(?:questo|ciò|quanto\s+segue)\s+)?(?:nella\s+(?:tua|sua)\s+memoria|in\s+memoria)"
+    ),
+    newer=(
+        r"ora|adesso|ormai|attualmente|da\s+quando|dal|dalla|trasferit[oa]|traslocat[oa]|"
+        r"non\s+\w+\s+più|invece|d'ora\s+in\s+poi|da\s+ora"
+    ),
     statement=(
-        r"mi\s+chiamo|il\s+mio\s+nome\s+è|abito\s+a|vivo\s+a|lavoro\s+(?:a|come|per|da)|"
+        r"mi\s+chiamo|il\s+mio\s+nome\s+è|(?:ora\s+|adesso\s+)?(?:abito|vivo)\s+(?:ora\s+|adesso\s+)?a|"
+        r"lavoro\s+(?:a|come|per|da)|mi\s+sono\s+trasferit[oa]\s+a|bevo|"
         r"sono\s+(?:vegetarian|vegan|allergic)"
     ),
 )
@@ -267,7 +365,7 @@ PORTUGUESE = Language(
     remember=(
         r"lembre-se|lembra-te|lembre|lembra|não\s+(?:se\s+|te\s+)?esqueça|não\s+te\s+esqueças|"
         r"não\s+esquece|tenha\s+em\s+mente|tem\s+em\s+mente|anote|anota|guarde|guarda|"
-        r"memorize|memoriza|lembrar|anotar|memorizar"
+        r"memorize|memoriza|lembrar|anotar|memorizar|salve|salva|armazene"
     ),
     complementizer=r"de\s+que|que",
     polite=r"(?:pode|podes|poderia|você\s+pode)",
@@ -282,23 +380,39 @@ PORTUGUESE = Language(
     first_person=(
         r"eu|meu|minha|meus|minhas|me|mim|comigo|sou|estou|tenho|moro|vivo|trabalho|prefiro|"
         r"odeio|amo|quero|preciso|como|bebo|tomo|falo|uso|estudo|jogo|sofro|nasci|adoro|"
-        r"detesto|faço|posso|gosto"
+        r"detesto|faço|posso|gosto|mudei|mudei-me|morei|vivi|trabalhei|comecei|deixei|"
+        r"troquei|voltei|conduzo|dirijo|fumo"
     ),
     second_person=r"você|vocês|tu|te|ti|contigo|teu|tua|teus|tuas|seu|sua|está|és",
     third_person=r"ele|ela|eles|elas|isso|isto",
-    forget=r"esqueça|esquece|esqueçam",
-    forget_what=r"o\s+que\s+(?:eu\s+)?(?:te\s+|lhe\s+)?(?:disse|contei)\s+(?:sobre|de|do|da)",
+    forget=r"esqueça|esquece|esqueçam|esquece-te|esqueça-se|esqueça-te|esqueçe",
+    forget_what=(
+        r"(?:tudo\s+)?o\s+que\s+(?:(?:eu\s+)?(?:te\s+|lhe\s+)?(?:disse|contei)|(?:você\s+)?sabe|"
+        r"sabes|(?:você\s+)?guardou)\s+(?:sobre|de|do|da|dos|das)|tudo\s+sobre"
+    ),
     delete=r"apague|apaga|remova|remove|exclua|exclui|delete|deleta",
     memory_noun=(
         r"(?:a\s+|o\s+|as\s+|os\s+|sua\s+)?(?:memória|memórias|lembrança|lembranças|nota|notas)"
-        r"\s+(?:sobre|de|do|da|dos|das)|o\s+que\s+você\s+sabe\s+(?:sobre|de)"
+        r"\s+(?:sobre|de|do|da|dos|das)|(?:tudo\s+)?o\s+que\s+(?:você\s+)?sabes?\s+"
+        r"(?:sobre|de|do|da|dos|das)"
     ),
     possessive=r"(?:o\s+|a\s+|os\s+|as\s+)?(?:meu|minha|meus|minhas)",
-    dismissal=r"por\s+enquanto|por\s+agora|por\s+hoje|não\s+importa|deixa\s+pra\s+lá|vamos",
+    dismissal=(
+        r"por\s+enquanto|por\s+agora|por\s+hoje|não\s+importa|deixa\s+pra\s+lá|vamos|"
+        r"(?:por\s+)?um\s+(?:pouco|tempo)|esta\s+noite"
+    ),
     future=r"vou|quero",
     fillers=r"bem|por\s+favor|obrigad[oa]|ei|e|também|então",
+    forget_about=r"de|do|da|dos|das",
+    store=r"adicione|adiciona|coloque|coloca|ponha|põe|registre|registra",
+    memory_place=(r"(?:(?:isto|isso|o\s+seguinte)\s+)?(?:na\s+(?:sua|tua)\s+memória|na\s+memória)"),
+    newer=(
+        r"agora|atualmente|desde|já\s+não|não\s+\w+\s+mais|mudei|mudei-me|mudou|em\s+vez|"
+        r"a\s+partir\s+de|de\s+agora\s+em\s+diante|ultimamente"
+    ),
     statement=(
-        r"me\s+chamo|meu\s+nome\s+é|moro\s+em|vivo\s+em|trabalho\s+(?:em|como|na|no)|"
+        r"me\s+chamo|meu\s+nome\s+é|(?:agora\s+)?(?:moro|vivo)\s+(?:agora\s+)?(?:em|no|na)|"
+        r"trabalho\s+(?:em|como|na|no)|(?:me\s+)?mudei(?:-me)?\s+para|bebo|"
         r"sou\s+(?:vegetarian|vegan|alérgic)"
     ),
 )
@@ -307,7 +421,7 @@ DUTCH = Language(
     code="nl",
     remember=(
         r"onthoud|onthou|vergeet\s+niet|denk\s+eraan|houd?\s+er\s+rekening\s+mee|"
-        r"houd?\s+in\s+gedachten|noteer|sla\s+op|bewaar|onthouden|noteren"
+        r"houd?\s+in\s+gedachten|noteer|sla\s+op|sla|bewaar|onthouden|noteren"
     ),
     complementizer=r"dat",
     polite=r"(?:wil|kun|kan|zou)\s+(?:je|jij|u)",
@@ -320,18 +434,35 @@ DUTCH = Language(
     second_person=r"je|jij|jou|jouw|u|uw|jullie",
     third_person=r"hij|zij|ze|het|dat|dit",
     forget=r"vergeet",
-    forget_what=r"wat\s+ik\s+(?:je\s+|jou\s+|u\s+)?over",
+    forget_what=(
+        r"(?:alles\s+)?wat\s+(?:ik\s+(?:je\s+|jou\s+|u\s+)?|je\s+|jij\s+|u\s+)(?:allemaal\s+)?"
+        r"(?:(?:weet|onthouden\s+hebt|bewaard\s+hebt)\s+)?over|alles\s+over"
+    ),
     delete=r"verwijder|wis",
     memory_noun=(
         r"(?:de\s+|je\s+)?(?:herinnering|herinneringen|notitie|notities)\s+(?:aan|over|van)|"
         r"wat\s+je\s+(?:weet\s+)?over"
     ),
     possessive=r"mijn",
-    dismissal=r"even|voorlopig|voor\s+nu|maakt\s+niet\s+uit|laat\s+maar|laten\s+we",
+    dismissal=(
+        r"even|voorlopig|voor\s+nu|maakt\s+niet\s+uit|laat\s+maar|laten\s+we|"
+        r"een\s+tijdje|vanavond|vandaag"
+    ),
     future=r"ik\s+ga|ik\s+wil|ik\s+zal",
     fillers=r"goed|alsjeblieft|alstublieft|a\.u\.b\.|graag|bedankt|en|ook|trouwens|even",
+    forget_about=r"het\s+van|dat\s+van",
+    store=r"sla|zet|voeg|schrijf|bewaar",
+    memory_place=(
+        r"(?:(?:dit|dat|het\s+volgende)\s+)?(?:(?:op\s+)?in\s+(?:je|jouw|uw|het)\s+geheugen|op)"
+    ),
+    newer=(
+        r"nu|tegenwoordig|inmiddels|sinds|verhuisd|niet\s+meer|geen\s+\w+\s+meer|voortaan|"
+        r"vanaf\s+nu|in\s+plaats\s+van"
+    ),
     statement=(
-        r"ik\s+heet|mijn\s+naam\s+is|ik\s+woon\s+in|ik\s+werk\s+(?:bij|als)|"
+        r"ik\s+heet|mijn\s+naam\s+is|ik\s+woon\s+(?:nu\s+|sinds\s+\w+\s+)?in|"
+        r"ik\s+werk\s+(?:bij|als)|ik\s+ben\s+(?:net\s+|onlangs\s+)?(?:naar\s+\w+\s+)?verhuisd|"
+        r"ik\s+drink|"
         r"ik\s+ben\s+(?:vegetariër|veganist|allergisch)"
     ),
 )

@@ -104,7 +104,7 @@ Decisions on borderline cases (each is pinned by lines of the labelled corpus in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -114,11 +114,13 @@ if TYPE_CHECKING:
     from convmem.memory.detectors import Finding, Prepared
 
 __all__ = [
+    "WAIVABLE",
     "BlockReason",
     "PolicyDecision",
     "check_fields",
     "check_memory_write",
     "check_text",
+    "merged_waivers",
 ]
 
 
@@ -139,11 +141,19 @@ class BlockReason(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class PolicyDecision:
-    """The outcome of a check. ``detail`` explains the decision and never quotes the input."""
+    """The outcome of a check. ``detail`` explains the decision and never quotes the input.
+    ``waived``: the special categories found that the caller's waiver let through (an allowed
+    text the tenant's policy opened to an explicit request; empty otherwise)."""
 
     allowed: bool
     reason: BlockReason | None
     detail: str
+    waived: tuple[str, ...] = ()
+
+
+# The categories a waiver may open (``TenantPolicy.sensitive_categories``): never a secret, a
+# payment or bank detail, a government id or an inferred trait.
+WAIVABLE: Final = frozenset({BlockReason.HEALTH.value, BlockReason.SENSITIVE_CATEGORY.value})
 
 
 _ALLOWED: Final = PolicyDecision(True, None, "no never-store rule applies")
@@ -181,43 +191,61 @@ _RETRIEVED_KINDS: Final = frozenset(
 )
 
 
-def _first_finding(prepared: Prepared) -> Finding | None:
+def _findings(prepared: Prepared, waive: frozenset[str]) -> Iterator[Finding]:
+    """The findings in detector order: only the first, unless it is waived (then the next
+    detectors run too, so a waived category never hides another)."""
     if not prepared.text:
-        return None
+        return
     for detect in _detectors():
         finding = detect(prepared)
         if finding is not None:
-            return finding
-    return None
+            yield finding
+            if finding.category not in waive:
+                return
 
 
-def check_text(text: str) -> PolicyDecision:
+def check_text(text: str, waive: frozenset[str] = frozenset()) -> PolicyDecision:
     """Content checks only: may ``text`` be stored as a durable memory?
 
     Every reading of the text is checked (``readings.py``: as written, unwrapped from JSON,
     percent-encoding, entities and markup, with leetspeak, spelled and spaced digits undone,
     and the text hidden in base64 or hex runs); each is normalised first (``normalize.py``).
     A reading only adds evidence: the first one that discloses decides.
+
+    ``waive``: special categories (of ``WAIVABLE``) that do not refuse the text; the decision
+    names those found in ``waived``. Every reading is then read whole, so a category outside
+    the waiver is found wherever it hides.
     """
     from convmem.memory.detectors import prepare  # loaded on the first check, as the detectors
     from convmem.memory.readings import other_readings
 
+    waive = waive & WAIVABLE
+    waived: set[str] = set()
     # the text as written first: most texts are plain, and a disclosure found there needs no
     # other reading
     prepared = prepare(text)
-    finding = _first_finding(prepared)
-    if finding is None:
+    refused = None
+    for finding in _findings(prepared, waive):
+        if finding.category in waive:
+            waived.add(finding.category)
+        else:
+            refused = finding
+    if refused is None:
         for reading in other_readings(text, prepared.text):
-            finding = _first_finding(prepare(reading))
-            if finding is not None:
+            for finding in _findings(prepare(reading), waive):
+                if finding.category in waive:
+                    waived.add(finding.category)
+                else:
+                    refused = finding
+            if refused is not None:
                 break
-    if finding is None:
-        return _ALLOWED
-    return PolicyDecision(
-        allowed=False,
-        reason=BlockReason(finding.category),
-        detail=f"never-store ({finding.category}): {finding.detail}",
-    )
+    if refused is not None:
+        return PolicyDecision(
+            allowed=False,
+            reason=BlockReason(refused.category),
+            detail=f"never-store ({refused.category}): {refused.detail}",
+        )
+    return merged_waivers(_ALLOWED, waived)
 
 
 def check_fields(
@@ -227,12 +255,23 @@ def check_fields(
     each is stored, returned, exported and indexed like the text, so each passes the same rules.
     The detail names the field, never its value. ``check``: ``check_text`` or a cache of it
     (the gate's)."""
+    waived: set[str] = set()
     for name, value in fields.items():
         if value:
             decision = check(value)
             if not decision.allowed:
                 return PolicyDecision(False, decision.reason, f"{decision.detail} (in the {name})")
-    return _ALLOWED
+            waived.update(decision.waived)
+    return merged_waivers(_ALLOWED, waived)
+
+
+def merged_waivers(decision: PolicyDecision, waived: Iterable[str]) -> PolicyDecision:
+    """An allowed ``decision`` that names ``waived`` beside its own waived categories."""
+    found = tuple(sorted({*decision.waived, *waived}))
+    if not decision.allowed or found == decision.waived:
+        return decision
+    return PolicyDecision(True, None, f"special categories opened by the tenant: "
+                          f"{', '.join(found)}", found)  # fmt: skip
 
 
 def check_memory_write(

@@ -20,7 +20,10 @@ reading, itself, and costs what it cost before.
   as the letters they stand for, spelled digits as digits, digits separated one by one closed
   up, words chained by ``_``, ``-`` or ``.`` split;
 * :func:`decoded_runs` (``normalize.py``) — readable text hidden in base64 or hex, read the same
-  way, one level deep.
+  way, one level deep;
+* :func:`main_clause_order` — a German or Dutch subordinate clause put in main-clause order
+  ("…, dass ich allergisch gegen Nüsse bin" read as "ich bin allergisch gegen Nüsse"): the
+  finite verb goes last there, where rules written for statements do not look for it.
 """
 
 from __future__ import annotations
@@ -388,6 +391,42 @@ def respell(norm: str, *, one: str = "i") -> str:
     return text
 
 
+# ---------------------------------------------------------------------- main-clause order
+
+# A subordinate clause of German or Dutch ("dass/weil/ob …", "dat/omdat/of …") with a person as
+# its subject and a form of be, have, become or suffer as its last word. Bounded: a clause of at
+# most 80 characters without sentence punctuation.
+_SUBORDINATE: Final = re.compile(
+    r"\b(?:dass|daß|weil|obwohl|ob|wenn|da|dat|omdat|hoewel|of|als)\s+"
+    r"(?P<subject>ich|wir|er|sie|(?:mein|meine|meinen|meinem|meiner|unser|unsere)\s+\w+"
+    r"|ik|wij|we|hij|zij|ze|(?:mijn|onze|ons)\s+\w+)\s+"
+    r"(?P<rest>[^.;:!?,\n]{1,80}?)\s+"
+    r"(?P<verb>bin|bist|ist|sind|war|waren|habe|hab|hat|haben|hatte|hatten|werde|wird|wurde"
+    r"|leide|leidet|ben|is|zijn|was|heb|heeft|hebben|had|hadden|word|wordt|lijd|lijdt)\b",
+    re.IGNORECASE,
+)
+
+
+# the same clause cut out of its sentence: "ich allergisch gegen Nüsse bin."
+_FRAGMENT: Final = re.compile(
+    r"^\s*" + _SUBORDINATE.pattern.split(r"\s+", 1)[1] + r"\s*[.!?]?\s*$", re.IGNORECASE
+)
+
+
+def main_clause_order(text: str) -> str:
+    """``text`` with each German or Dutch subordinate clause of a person (or a text that is one
+    such clause) put in main-clause order (subject, verb, the rest); ``text`` itself when it
+    has none."""
+
+    def ordered(m: re.Match[str]) -> str:
+        return f"{m['subject']} {m['verb']} {m['rest']}"
+
+    if _SUBORDINATE.search(text):
+        return _SUBORDINATE.sub(ordered, text)
+    whole = _FRAGMENT.match(text)
+    return text if whole is None else ordered(whole)
+
+
 # ----------------------------------------------------------------------------------- readings
 
 
@@ -396,6 +435,9 @@ def _own_readings(text: str, norm: str) -> tuple[str, list[str]]:
     is ``normalize(text)``, which the caller has already computed)."""
     unwrapped = unwrap(text)
     found = [text] if unwrapped == text else [text, unwrapped]
+    reordered = main_clause_order(unwrapped)
+    if reordered != unwrapped:
+        found.append(reordered)
     for variant in list(found):
         normal = norm if variant is text else normalize(variant)
         respelled = respell(normal)

@@ -29,6 +29,17 @@ _STOP = word_set(
 # (pattern over the statement, category, subject) — the first that matches names a slot. Each
 # pattern needs the value, not only the topic: "aisle seats" is a seat preference, "we talked
 # about seats" is not.
+# Where a clause opens, for a habit said with a pro-drop verb ("bebo café"): its start, after
+# at most a subject pronoun, a negation and a time adverb.
+_CLAUSE_START = (
+    r"\W*(?:(?:yo|eu|io|no|não|non|ya|ahora|agora|ora|adesso|now|jetzt|nu|maintenant)\s+)*"
+)
+# What may stand between "I" and a habit's verb: negation and frequency, not another verb
+# ("I think I eat too much" says nothing of a habit).
+_HABIT_ADVERBS = (
+    r"(?:(?:don'?t|do\s+not|no\s+longer|never|usually|always|only|now|mostly|mainly|also|"
+    r"just|rarely|often|still|generally|normally|typically|mainly)\s+){0,2}"
+)
 _SUBJECTS: list[tuple[re.Pattern[str], Category, str]] = [
     (
         re.compile(
@@ -43,10 +54,19 @@ _SUBJECTS: list[tuple[re.Pattern[str], Category, str]] = [
     ),
     (
         re.compile(
-            r"\bi\s+(?:live|am\s+based|'m\s+based)\s+in\b|\bi'?m\s+based\s+in\b|"
-            r"\bmy\s+(?:home\s+city|city)\s+is\b|\bich\s+(?:wohne|lebe)\s+in\b|"
-            r"\bj'habite\b|\bje\s+vis\s+(?:à|en)\b|\bvivo\s+(?:en|a|em)\b|\babito\s+a\b|"
-            r"\bmoro\s+em\b|\bik\s+woon\s+in\b",
+            r"\bi\s+(?:now\s+|currently\s+)?(?:live|am\s+based|'m\s+based)\s+in\b|"
+            r"\bi'?m\s+(?:now\s+)?based\s+in\b|\bmy\s+(?:home\s+city|city|home)\s+is\b|"
+            r"\bi\s+(?:have\s+|'ve\s+|just\s+|recently\s+)*(?:moved|relocated)\s+to\b|"
+            r"\bich\s+(?:wohne|lebe)\s+(?:jetzt\s+|nun\s+|seit\s+\w+\s+|inzwischen\s+)?in\b|"
+            r"\bich\s+bin\s+(?:jetzt\s+|gerade\s+|vor\s+\w+\s+\w+\s+)?nach\b(?=.*\bgezogen\b)|"
+            r"\bj'habite\b|\bje\s+vis\s+(?:maintenant\s+)?(?:à|en)\b|"
+            r"\bje\s+(?:me\s+suis\s+installée?|suis\s+(?:partie?|allée?)\s+vivre|"
+            r"viens\s+de\s+déménager|(?:ai\s+)?déménagée?)\s+(?:à|en|au)\b|"
+            r"\bvivo\s+(?:ahora\s+|agora\s+|ora\s+|adesso\s+)?(?:en|a|em|no|na)\b|"
+            r"\babito\s+(?:ora\s+|adesso\s+)?a\b|\bmoro\s+(?:agora\s+)?(?:em|no|na)\b|"
+            r"\bme\s+(?:he\s+)?(?:mudé|mudado)\s+a\b|\bmi\s+sono\s+trasferit[oa]\s+a\b|"
+            r"\b(?:me\s+)?mudei(?:-me)?\s+para\b|\bik\s+woon\s+(?:nu\s+|sinds\s+\w+\s+)?in\b|"
+            r"\bik\s+ben\s+(?:net\s+|onlangs\s+)?naar\b(?=.*\bverhuisd\b)",
             re.I,
         ),
         "profile",
@@ -108,7 +128,38 @@ _SUBJECTS: list[tuple[re.Pattern[str], Category, str]] = [
         "preference",
         "answer length",
     ),
+    # Habits with one value at a time as a person says them ("I drink tea"): a different value
+    # may be a change or a second habit, so it is asked about, never replaced unasked.
+    (
+        re.compile(
+            rf"^{_CLAUSE_START}(?:i\s+{_HABIT_ADVERBS}drink|ich\s+trinke|je\s+(?:ne\s+)?bois|"
+            r"bebo|bevo|ik\s+drink)\b",
+            re.I,
+        ),
+        "preference",
+        "drink",
+    ),
+    (
+        re.compile(
+            rf"^{_CLAUSE_START}(?:i\s+{_HABIT_ADVERBS}eat|ich\s+esse|je\s+(?:ne\s+)?mange|"
+            r"como|mangio|ik\s+eet)\b",
+            re.I,
+        ),
+        "preference",
+        "eat",
+    ),
+    (
+        re.compile(
+            rf"^{_CLAUSE_START}(?:i\s+{_HABIT_ADVERBS}drive|ich\s+fahre|je\s+(?:ne\s+)?conduis|"
+            r"conduzco|manejo|guido|conduzo|dirijo|ik\s+rijd)\b",
+            re.I,
+        ),
+        "preference",
+        "drive",
+    ),
 ]
+# Slots a different value may join rather than replace: a change to one is asked about.
+HABIT_SLOTS = frozenset({"drink", "eat", "drive"})
 _MY_X_IS = re.compile(r"\bmy\s+(?:favou?rite\s+)?(?P<x>\w+(?:\s+\w+)?)\s+(?:is|are)\s+\w", re.I)
 # The same slot in the grammar's other languages: a first-person possessive and the slot's noun
 # (one or two words), then the copula before the value ("mon plat préféré est la raclette",
@@ -208,8 +259,46 @@ _VALUE_END = re.compile(
 # Words around a value that are not part of it: copulas and possessives of the languages.
 _FRAME = word_set(
     "ist sind est sont es son è sono é são is zijn mein meine mon ma mes mi mis "
-    "der die das ein eine le la les un une el los las una il lo gli os as um uma het een"
+    "der die das ein eine le la les un une el los las una il lo gli os as um uma het een "
+    # time and the verbs of a move: when the value changed, not what it is
+    "now nowadays currently recently just last month year week ago since jetzt nun seit "
+    "inzwischen mittlerweile letzten letzte monat jahr woche gezogen umgezogen maintenant "
+    "depuis mois dernier dernière année ahora desde mes año pasado adesso ora da mese anno "
+    "scorso agora mês ano passado nu sinds vorige maand jaar verhuisd "
+    # negations: kept apart, as a value's polarity
+    "not don't doesn't never no longer anymore any more nicht kein keine keinen mehr ne pas "
+    "plus non più não niet geen meer nunca jamais mai"
 )
+_NEGATION = re.compile(
+    r"(?<![\w'])(?:not|don'?t|doesn'?t|never|no\s+longer|nicht|kein\w*|ne|n'|pas|plus|non|"
+    r"não|niet|geen|nunca|jamais|mai|ya\s+no|no)(?![\w'])",
+    re.IGNORECASE,
+)
+# Words that say a statement moves a slot ("I moved to", "now", "since", "no longer"), in every
+# language of the grammar.
+_NEWER = re.compile(
+    r"(?<![\w'])(?:" + "|".join(lang.newer for lang in LANGUAGES) + r")(?![\w'])",
+    re.IGNORECASE,
+)
+
+
+def replaces(statement: str, older: str, subject: str) -> bool:
+    """Whether the user's ``statement`` on a slot replaces their ``older`` one without asking:
+    it says the same value (a restatement), says it is newer ("I moved to", "now", "no longer"),
+    or gives a slot that holds one value at a time (a name, a home, a favourite) another one. A
+    habit given another value ("I drink coffee" after "I drink tea") may be a second habit, so
+    that is asked about. Texts whose values cannot be read replace, as a named subject did."""
+    new = slot_value(statement, (subject,))
+    old = slot_value(older, (subject,))
+    if new is None or old is None or new.agrees_with(old) or moves_slot(statement):
+        return True
+    return subject not in HABIT_SLOTS
+
+
+def moves_slot(statement: str) -> bool:
+    """Whether a statement says its value is new ("I moved to Faro", "ich wohne jetzt in Köln",
+    "no longer"), not merely another value beside the one kept."""
+    return _NEWER.search(statement) is not None
 
 
 @dataclass(frozen=True)
@@ -219,11 +308,15 @@ class SlotValue:
 
     subject: str
     value: frozenset[str]
+    negated: bool = False  # "I don't drink coffee": the value is said not to hold
+    words: frozenset[str] = frozenset()  # the value's whole words, lower case, accents dropped
 
     def agrees_with(self, other: SlotValue) -> bool:
         """Whether two statements about one slot give the same value: either's value words are
         all in the other's ("my home city is Porto" and "I live in Porto now" agree; "my home
-        city is Lisbon" and "mi chiamo Luca, non Marco" do not)."""
+        city is Lisbon" and "mi chiamo Luca, non Marco" do not), with the same polarity."""
+        if self.negated != other.negated:
+            return False
         return self.value <= other.value or other.value <= self.value
 
 
@@ -233,8 +326,16 @@ def content_stems(text: str) -> frozenset[str]:
 
 
 def _stems(text: str) -> frozenset[str]:
-    bare = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return frozenset(stem(w) for w in content_words(bare) if w not in _FRAME)
+    return frozenset(stem(w) for w in _value_words(text))
+
+
+def _value_words(text: str) -> frozenset[str]:
+    # content words first, accents dropped after: "thé" is a value, "the" an article
+    bare = (
+        "".join(c for c in unicodedata.normalize("NFKD", w) if not unicodedata.combining(c))
+        for w in content_words(text)
+    )
+    return frozenset(w for w in bare if w not in _FRAME)
 
 
 def slot_value(statement: str, among: Collection[str] | None = None) -> SlotValue | None:
@@ -255,9 +356,11 @@ def slot_value(statement: str, among: Collection[str] | None = None) -> SlotValu
     else:
         start = after = match.end()
     end = _VALUE_END.search(statement, after)
-    words = _stems(statement[start : end.start() if end else len(statement)])
+    said = statement[start : end.start() if end else len(statement)]
+    whole = _value_words(said)
     if "x" in match.re.groupindex:
-        words -= _stems(match.group("x"))
-    if not words:
+        whole -= _value_words(match.group("x"))
+    if not whole:
         return None
-    return SlotValue(subject, words)
+    negated = subject in HABIT_SLOTS and _NEGATION.search(match.group(0) + " " + said) is not None
+    return SlotValue(subject, frozenset(stem(w) for w in whole), negated, whole)

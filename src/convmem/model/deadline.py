@@ -46,10 +46,14 @@ class Deadline:
             self.at += time.monotonic() - started
 
 
+TIME_LIMITED_PARTS = ("memories", "tools", "retrieval", "summary", "embedder", "reranker")
+
+
 @dataclass(frozen=True)
 class TimeLimits:
     """How long each optional part of an assembly may take, in seconds (None: no limit): memory
-    recall, the registry tools' selection, retrieval, the summary lookup and the embedder.
+    recall, the registry tools' selection, retrieval, the summary lookup, the embedder and the
+    reranker (a reranker past its limit leaves the fused order: ``"reranker: timeout 2000 ms"``).
 
     A part past its limit is stopped and the request goes on without it (the report says
     ``"retrieval: timeout 1000 ms"``). The limits bound each part's own work: the time a part
@@ -66,9 +70,10 @@ class TimeLimits:
     retrieval: float | None = 1.0
     summary: float | None = 5.0
     embedder: float | None = 2.0
+    reranker: float | None = 2.0
 
     def __post_init__(self) -> None:
-        for name in ("memories", "tools", "retrieval", "summary", "embedder"):
+        for name in TIME_LIMITED_PARTS:
             value = getattr(self, name)
             if value is not None and not (isinstance(value, int | float) and value > 0):
                 raise InvalidInput(f"the time limit for {name} must be positive seconds or None")

@@ -11,6 +11,11 @@ CATEGORIES: tuple[str, ...] = get_args(Category)
 SourceKind = Literal["user_explicit", "inference", "confirmed_inference", "admin", "import"]
 Status = Literal["proposed", "confirmed", "superseded", "rejected"]
 STATUSES: tuple[str, ...] = get_args(Status)
+# Why a proposal was made: a plain statement in a turn ("I prefer window seats"), a statement
+# repeated across conversations (consolidation), a model's extraction, or the application's own
+# ``propose`` call. The page says it beside the turns it cites.
+Basis = Literal["statement", "repeated", "model", "application"]
+BASES: tuple[str, ...] = get_args(Basis)
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,10 @@ class MemoryRecord:
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None
+    # a proposal's confidence (0..1) and why it was proposed (``BASES``); None for a memory the
+    # user said or that was imported or added directly
+    confidence: float | None = None
+    basis: str | None = None
 
     @property
     def current(self) -> bool:
@@ -53,9 +62,14 @@ class MemoryNotice:
 
     ``status``: saved | proposed | blocked | forgotten | ambiguous. ``text`` is the statement
     concerned (for the user's eyes; never logged); ``reason`` a stable code when blocked (or
-    ``several_matches`` when a forget request named memories on several subjects: nothing was
-    deleted, ``memory_ids`` lists them). ``superseded`` holds the records a save replaced, so
-    the notice can name both texts and offer to undo (``memories.restore``).
+    ``several_matches`` when a forget request named memories on several subjects,
+    ``different_value`` when it named a slot that holds another value: nothing was deleted,
+    ``memory_ids`` lists them; ``no_match`` when it named nothing kept; ``conflict`` when a
+    statement differs from a kept one without saying it is newer: it waits as a proposal).
+    ``superseded`` holds the records a save replaced, so the notice can name both texts and
+    offer to undo (``memories.restore``). ``records`` holds the other memories the notice is
+    about: the ones forgotten, the ones an ambiguous forget asks about, and the current ones a
+    conflicting proposal would replace once confirmed.
     """
 
     status: str
@@ -64,6 +78,7 @@ class MemoryNotice:
     memory: MemoryRecord | None = None
     memory_ids: tuple[str, ...] = field(default_factory=tuple)
     superseded: tuple[MemoryRecord, ...] = field(default_factory=tuple)
+    records: tuple[MemoryRecord, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)

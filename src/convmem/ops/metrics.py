@@ -34,7 +34,7 @@ AGE_BUCKETS = (1, 10, 60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400, 30 * 86400
 SUMMARY_VERSIONS = (EXTRACTIVE_VERSION, LLM_PROMPT_VERSION)
 # the parts a request may go without (AssemblyReport.degraded, "part: error Class" or
 # "part: timeout N ms")
-DEGRADED_PARTS = ("memories", "tools", "retrieval", "summary", "embedder")
+DEGRADED_PARTS = ("memories", "tools", "retrieval", "summary", "embedder", "reranker")
 # how a request's summary was had (AssemblyReport.summary_source), "none" without one
 SUMMARY_SOURCES = ("none", "stored", "built", "ancestor")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

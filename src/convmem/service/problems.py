@@ -26,6 +26,7 @@ from convmem.errors import (
     ContentTooLarge,
     ConvmemError,
     IdempotencyConflict,
+    InvalidDocument,
     InvalidMessage,
     InvalidQuery,
     NeverStoreViolation,
@@ -120,6 +121,8 @@ def classify(exc: ConvmemError) -> tuple[int, str, dict[str, Any]]:
         return 422, "invalid_message", {}
     if isinstance(exc, InvalidQuery):
         return 422, "invalid_query", {}
+    if isinstance(exc, InvalidDocument):
+        return 422, "invalid_document", {}
     if isinstance(exc, StoreBusy):
         return 503, "store_busy", {}
     if isinstance(exc, StoreError):  # the message store failed (a part of memory degrades)

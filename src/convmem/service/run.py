@@ -9,12 +9,14 @@ import gc
 import os
 import signal
 import socket
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import FrameType
 
 import uvicorn
 
+from convmem.config import Config
 from convmem.engine import open as open_memory
+from convmem.retrieval.rerank import Reranker
 from convmem.retrieval.vector import Embedder
 from convmem.service.app import ServiceSettings, create_app
 from convmem.service.observability import configure_logging
@@ -31,11 +33,14 @@ def serve(
     keep_alive_timeout: int = 75,
     embedder: Embedder | None = None,
     workers: int = 1,
+    reranker: Reranker | None = None,
+    config: Config | None = None,
 ) -> None:
     """Serve until SIGINT or SIGTERM. On a signal uvicorn stops accepting connections, lets the
     requests in flight (writes included) finish for up to ``graceful_timeout`` seconds, then the
     app closes the database. With an ``embedder`` the model loads before the port opens, so the
-    first search does not wait for it."""
+    first search does not wait for it. ``config`` and ``reranker``: the database's (see
+    ``convmem.open``)."""
     configure_logging(log_level)
     if embedder is not None:
         embedder.embed(["warm up"])
@@ -44,7 +49,7 @@ def serve(
     # a million objects), a stall for every request in flight; frozen, under 1 ms. Before the
     # fork it also spares the workers' copies of those pages the collector's writes.
     gc.freeze()
-    config = uvicorn.Config(
+    server_config = uvicorn.Config(
         "convmem",  # replaced by the app each process builds
         host=host,
         port=port,
@@ -57,13 +62,14 @@ def serve(
         timeout_keep_alive=keep_alive_timeout,
     )
     base = replace(settings or ServiceSettings(), close_memory_on_shutdown=True)
+    opened = _Models(config, embedder, reranker)
     if workers <= 1:
         # bound here, not by uvicorn: a port in use is one OSError for the caller to report,
         # not uvicorn's log lines and an exit
-        _run(db, config, base, embedder, _listen(host, port, reuse_port=False))
+        _run(db, server_config, base, opened, _listen(host, port, reuse_port=False))
         return
     # opened once here first: migrations run once, and a bad URL fails before any fork
-    open_memory(db).close()
+    open_memory(db, config=config).close()
     # Where the kernel can, each worker listens on a socket of its own on the same port
     # (SO_REUSEPORT) and the kernel spreads new connections evenly over them; one socket shared
     # by every worker goes to whichever accepts first, and a client's keep-alive connections
@@ -81,7 +87,7 @@ def serve(
             code = 0
             try:
                 own = _listen(host, port, reuse_port=True) if per_worker else listener
-                _run(db, config, base, embedder, own)
+                _run(db, server_config, base, opened, own)
             except BaseException:
                 code = 1
             os._exit(code)
@@ -111,13 +117,27 @@ def _listen(host: str, port: int, *, reuse_port: bool) -> socket.socket:
     return listener
 
 
+@dataclass(frozen=True)
+class _Models:
+    """What each process opens the database with."""
+
+    config: Config | None
+    embedder: Embedder | None
+    reranker: Reranker | None
+
+
 def _run(
     db: str | None,
-    config: uvicorn.Config,
+    server_config: uvicorn.Config,
     settings: ServiceSettings,
-    embedder: Embedder | None,
+    models: _Models,
     listener: socket.socket | None,
 ) -> None:
-    config.app = create_app(open_memory(db, embedder=embedder), settings)
-    server = uvicorn.Server(config)
+    # "none", not None: None would let the environment pick one (convmem.open)
+    memory = open_memory(
+        db, config=models.config, embedder=models.embedder or "none",
+        reranker=models.reranker or "none",
+    )  # fmt: skip
+    server_config.app = create_app(memory, settings)
+    server = uvicorn.Server(server_config)
     server.run(sockets=None if listener is None else [listener])

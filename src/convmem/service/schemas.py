@@ -4,7 +4,7 @@ a typo or a smuggled field is a 422, never silently ignored."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -16,6 +16,8 @@ from pydantic import (
     StringConstraints,
 )
 
+from convmem.model.memory import Basis
+from convmem.model.policy import DEFAULT_SENSITIVE_PURPOSES, SPECIAL_CATEGORIES
 from convmem.model.purpose import PURPOSES, Purpose
 
 Id = Annotated[str, Field(min_length=1, max_length=256)]
@@ -55,6 +57,7 @@ Subject = Annotated[str, StringConstraints(min_length=1, max_length=200), _unico
 # reads and checks them)
 Parts = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=100)]
 NonBlank = Annotated[str, StringConstraints(min_length=1, pattern=r"\S"), _unicode]
+DocumentLabel = Annotated[str, StringConstraints(max_length=500), _unicode]
 MemoryText = Annotated[
     str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S"), _unicode
 ]
@@ -69,6 +72,13 @@ Window = Annotated[int, Strict(False), Field(ge=1, le=100_000_000), _as_number]
 MemoryK = Annotated[int, Strict(False), Field(ge=0, le=100), _as_number]
 ToolsK = Annotated[int, Strict(False), Field(ge=0, le=128), _as_number]
 Days = Annotated[int, Strict(False), Field(ge=1, le=36_500), _as_number]
+Count = Annotated[int, Strict(False), Field(ge=1, le=1_000_000), _as_number]
+SpecialCategory = Literal["health", "sensitive_category"]  # convmem.SPECIAL_CATEGORIES
+ProposalBasis = Basis  # one of convmem's proposal bases
+# a share of the input budget
+Share = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
+# a search engine's numeric document id (sent as its digits)
+DocumentNumber = Annotated[int, Strict(False), Field(ge=0, le=10**18), _as_number]
 Role = Literal["system", "user", "assistant", "tool"]
 Category = Literal["preference", "profile", "constraint", "decision", "fact"]
 PurposeName = Purpose  # one of convmem.PURPOSES
@@ -152,6 +162,39 @@ class OptionsIn(_Request):
     tools_share: float = Field(
         0.15, ge=0, lt=1, allow_inf_nan=False, description="Most of the budget they may take"
     )
+    documents_share: Share = Field(
+        0.25, description="The budget's share held for retrieved documents when a request has them"
+    )
+    documents_floor: Share = Field(
+        0.05, description="The least share they keep when the request cannot hold documents_share"
+    )
+    document_max_tokens: int = Field(
+        2048, ge=1, le=1_000_000, description="Most tokens one document may cost (cut beyond)"
+    )
+
+
+class DocumentIn(_Request):
+    """A retrieved document for one request (never stored)."""
+
+    id: (
+        Annotated[str, StringConstraints(min_length=1, max_length=128), _unicode] | DocumentNumber
+    ) = Field(
+        description="Its citation key in the request: [doc:ID]. Letters, digits and . : / # @ + "
+        "= ~ - _ without spaces."
+    )
+    text: Text | None = Field(None, description="What the model reads (or give content)")
+    content: Parts | None = Field(
+        None, description="Content parts instead of text (text parts, media with its text)"
+    )
+    title: DocumentLabel | None = None
+    source: DocumentLabel | None = None
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2048), _unicode] | None = None
+    date: Annotated[str, StringConstraints(max_length=64)] | None = Field(
+        None, description="ISO 8601 date or date-time (shown as the day)"
+    )
+    score: Annotated[float, Field(ge=-1e300, le=1e300, allow_inf_nan=False)] | None = Field(
+        None, description="The caller's relevance, higher better; without it, by the message"
+    )
 
 
 class AssembleIn(_Request):
@@ -182,6 +225,13 @@ class AssembleIn(_Request):
     allow_risky: bool | list[Name] = Field(
         False,
         description="Registry tools of risk 'high' this request may offer: true for all, or names",
+    )
+    documents: list[DocumentIn] | None = Field(
+        None,
+        max_length=200,
+        description="Retrieved documents for this message: sent after the recent turns as one "
+        "quoted block with a citation key [doc:ID] each, within options.documents_share of the "
+        "budget (held whenever documents are given, [] too); never stored",
     )
 
 
@@ -221,6 +271,10 @@ class MemoryCreate(_Request):
     purpose: PurposeName = "personalization"
     expires_at: Timestamp | None = None
     source_message_id: Id | None = None
+    confidence: float | None = Field(
+        None, ge=0, le=1, allow_inf_nan=False,
+        description="A proposal's confidence from 0 to 1 (default 0.5); ignored for a save.",
+    )  # fmt: skip
 
 
 class MemoryUpdate(_Request):
@@ -256,6 +310,11 @@ class RetentionIn(_Request):
     memories: Days | None = None
     audit: Days | None = None
     indexes: Days | None = None
+    proposals: Days | None = None
+
+
+def _default_sensitive_purposes() -> list[Purpose]:
+    return [cast("Purpose", p) for p in DEFAULT_SENSITIVE_PURPOSES]
 
 
 class TenantPolicyIn(_Request):
@@ -265,6 +324,18 @@ class TenantPolicyIn(_Request):
     retention: RetentionIn | None = None
     # recall entity facts across conversations without each statement's confirmation
     recall_unconfirmed_entity_facts: bool = False
+    sensitive_categories: list[SpecialCategory] = Field(
+        default_factory=list, max_length=len(SPECIAL_CATEGORIES),
+        description="Special categories a user may have kept on their explicit request only "
+        "(none by default). Credentials, payment and bank details and ids are never kept.",
+    )  # fmt: skip
+    sensitive_purposes: list[PurposeName] = Field(
+        default_factory=_default_sensitive_purposes, max_length=len(PURPOSES),
+        description="The purposes memories of those categories are recalled for.",
+    )  # fmt: skip
+    max_pending_proposals: Count | None = Field(
+        None, description="At most this many proposals wait per user (default: no cap)."
+    )
 
 
 # --- responses ----------------------------------------------------------------------------------
@@ -317,11 +388,21 @@ class MemoryOut(_Response):
     status: MemoryStatus
     supersedes_id: str | None
     conflicts_with_id: str | None
-    sensitivity: str
+    sensitivity: str = Field(
+        description="'none', or the special categories (comma-separated) the tenant let the "
+        "user keep on their explicit request."
+    )
     purpose: str
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None
+    confidence: float | None = Field(
+        None, description="A proposal's confidence from 0 to 1 (null for what the user said)."
+    )
+    basis: ProposalBasis | None = Field(
+        None, description="Why it was proposed: a statement in a turn, a statement repeated in "
+        "several conversations, a model's extraction, or the application's proposal.",
+    )  # fmt: skip
 
 
 class EvidenceOut(_Response):
@@ -345,12 +426,27 @@ class NoticeOut(_Response):
         description="The memories this save replaced (undo with POST /v1/memories/{id}/undo "
         "of the saved memory).",
     )
+    records: list[SupersededOut] = Field(
+        default_factory=list,
+        description=(
+            "The other memories the notice is about: the ones forgotten, the ones an ambiguous "
+            "forget asks about, or the current ones a conflicting proposal (reason 'conflict') "
+            "replaces once confirmed (POST /v1/memories/{id}/confirm)."
+        ),
+    )
 
 
 class AppendedOut(MessageOut):
     notices: list[NoticeOut] = Field(
         default_factory=list, description="What the message did to long-term memory."
     )
+
+
+class DocumentUseOut(_Response):
+    id: str
+    status: Literal["included", "trimmed", "dropped"]
+    tokens: int = Field(description="What it costs in this request (0 when dropped)")
+    full_tokens: int = Field(description="What it would have cost whole")
 
 
 class ReportOut(_Response):
@@ -415,6 +511,10 @@ class ReportOut(_Response):
         default_factory=dict, description="The media's share of the history and user sections."
     )
     media_stubbed_ids: list[str] = []
+    documents: list[DocumentUseOut] = Field(
+        default_factory=list,
+        description="The retrieved documents given, best first, and what became of each.",
+    )
 
 
 class AssembledOut(_Response):
@@ -509,6 +609,7 @@ class RetentionOut(_Response):
     memories: int | None
     audit: int | None
     indexes: int | None
+    proposals: int | None
 
 
 class TenantPolicyOut(_Response):
@@ -517,6 +618,9 @@ class TenantPolicyOut(_Response):
     retention_days: int | None
     retention: RetentionOut
     recall_unconfirmed_entity_facts: bool
+    sensitive_categories: list[SpecialCategory]
+    sensitive_purposes: list[PurposeName]
+    max_pending_proposals: int | None
 
 
 class HealthOut(_Response):

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
+from convmem.errors import NotFound
 from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
+from convmem.model.keys import AssemblyRecord
 from convmem.model.messages import Message
 
 
@@ -110,7 +112,63 @@ class ConversationRef:
     conversation_id: str
 
 
+@dataclass(frozen=True)
+class RequestState:
+    """What a request on a branch reads before anything else (``request_state``): the
+    conversation, the leaf it answers, the pins it carries, the last request kept for it, and
+    the branch from the leaf (newest first, paged lazily; empty without a leaf)."""
+
+    conversation: ConversationRecord
+    leaf_id: str | None
+    pins: list[PinnedInstruction]
+    last_assembly: AssemblyRecord | None
+    branch: Iterator[BranchRow]
+
+
+@dataclass(frozen=True)
+class AppendState:
+    """What an append reads before it writes (``append_state``): the conversation, and the row
+    the new message goes under (None: it starts a tree)."""
+
+    conversation: ConversationRecord
+    parent: BranchRow | None
+
+
 class ConversationReads(Protocol):
+    def append_state(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        parent_id: str | None,
+        *,
+        under_active_leaf: bool = False,
+    ) -> AppendState:
+        """The conversation (``NotFound`` for another principal's; in a write, locked as
+        ``get_conversation`` locks it) and the parent of a new message: ``parent_id`` (None: a
+        root), or with ``under_active_leaf`` the conversation's active leaf (read after the
+        lock). ``NotFound`` for a parent that is not a message of this conversation. One unit of
+        work (PostgreSQL: one round trip)."""
+        ...
+
+    def request_state(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        leaf_id: str | None,
+        tokenizer: str,
+        reach: int = 0,
+    ) -> RequestState:
+        """The state a request on the branch ending at ``leaf_id`` (default: the active leaf)
+        starts from, as one unit of work: a backend with round trips reads the conversation,
+        the pins, the last assembly and the branch's first page together (PostgreSQL: one
+        round trip). ``NotFound`` for another principal's conversation, and for a ``leaf_id``
+        that is not a message of this conversation. ``tokenizer``: as ``branch``; ``reach``:
+        about how many estimated tokens back from the leaf the caller will read (a window's
+        budget), so a backend can size the branch's first page to it (bounded all the same)."""
+        ...
+
     def get_conversation(
         self, tenant: str, user: str, conversation_id: str
     ) -> ConversationRecord: ...
@@ -220,3 +278,56 @@ class ConversationWrites(Protocol):
     def delete_pinned(self, tenant: str, user: str, pin_id: str) -> None:
         """``NotFound`` when the principal has no such pin."""
         ...
+
+
+class _PlainReads(ConversationReads, Protocol):
+    def last_assembly(
+        self, tenant: str, user: str, conversation_id: str
+    ) -> AssemblyRecord | None: ...
+
+
+def plain_append_state(
+    tx: ConversationReads,
+    tenant: str,
+    user: str,
+    conversation_id: str,
+    parent_id: str | None,
+    *,
+    under_active_leaf: bool = False,
+) -> AppendState:
+    """``append_state`` read by its parts, one after another."""
+    record = tx.get_conversation(tenant, user, conversation_id)
+    parent_id = record.active_leaf_id if under_active_leaf else parent_id
+    if parent_id is None:
+        return AppendState(record, None)
+    parent = tx.get_branch_row(tenant, user, parent_id)
+    if parent.message.conversation_id != conversation_id:
+        raise NotFound("message", parent_id)
+    return AppendState(record, parent)
+
+
+def plain_request_state(
+    tx: _PlainReads,
+    tenant: str,
+    user: str,
+    conversation_id: str,
+    leaf_id: str | None,
+    tokenizer: str,
+    reach: int = 0,
+) -> RequestState:
+    """``request_state`` read by its parts, one after another (a backend without round trips
+    to save, SQLite, answers with this; ``reach`` is only a hint)."""
+    del reach
+    record = tx.get_conversation(tenant, user, conversation_id)
+    if leaf_id is not None:
+        leaf = tx.get_branch_row(tenant, user, leaf_id).message
+        if leaf.conversation_id != conversation_id:
+            raise NotFound("message", leaf_id)
+    leaf_id = leaf_id or record.active_leaf_id
+    return RequestState(
+        conversation=record,
+        leaf_id=leaf_id,
+        pins=tx.pinned(tenant, user, conversation_id),
+        last_assembly=tx.last_assembly(tenant, user, conversation_id),
+        branch=iter(()) if leaf_id is None else tx.branch(tenant, leaf_id, tokenizer),
+    )

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from convmem.model.messages import Message
-from convmem.model.policy import RetentionPeriods, TenantPolicy
+from convmem.model.policy import DEFAULT_SENSITIVE_PURPOSES, RetentionPeriods, TenantPolicy
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,11 @@ class LifecycleReads(Protocol):
         ...
 
     def memories_untouched_before(
-        self, tenant: str, id_cutoff: str, updated_before: datetime, limit: int
-    ) -> list[MemoryRef]:
-        """A tenant's memories (any status) stored before ``id_cutoff`` (an id floor) and not
-        changed since ``updated_before``, oldest first."""
+        self, tenant: str, id_cutoff: str, updated_before: datetime, limit: int,
+        status: str | None = None,
+    ) -> list[MemoryRef]:  # fmt: skip
+        """A tenant's memories (any status, or only ``status``) stored before ``id_cutoff`` (an
+        id floor) and not changed since ``updated_before``, oldest first."""
         ...
 
     def memory_evidence(
@@ -101,24 +102,39 @@ class LifecycleWrites(Protocol):
 # ``retention_days`` is the transcripts' period: the column predates the other layers
 POLICY_COLUMNS = (
     "tenant_id, memory_disabled, retention_days, summaries_days, entities_days, "
-    "memories_days, audit_days, indexes_days, recall_unconfirmed_entity_facts"
+    "memories_days, audit_days, indexes_days, proposals_days, recall_unconfirmed_entity_facts, "
+    "sensitive_categories, sensitive_purposes, max_pending_proposals"
 )
+# the columns after the tenant an upsert replaces (every one: a policy is set whole)
+POLICY_UPDATED = tuple(c.strip() for c in POLICY_COLUMNS.split(",")[1:])
 # a tenant has some retention when any of these is set
 ANY_PERIOD = (
     "(retention_days IS NOT NULL OR summaries_days IS NOT NULL OR entities_days IS NOT NULL "
-    "OR memories_days IS NOT NULL OR audit_days IS NOT NULL OR indexes_days IS NOT NULL)"
+    "OR memories_days IS NOT NULL OR audit_days IS NOT NULL OR indexes_days IS NOT NULL "
+    "OR proposals_days IS NOT NULL)"
 )
 
 
+def _names(value: str | None) -> tuple[str, ...]:
+    return () if not value else tuple(v for v in value.split(",") if v)
+
+
 def policy_from_row(row: Sequence[Any]) -> TenantPolicy:
-    days = [None if value is None else int(value) for value in row[2:8]]
-    return TenantPolicy(row[0], bool(row[1]), RetentionPeriods(*days), bool(row[8]))
+    days = [None if value is None else int(value) for value in row[2:9]]
+    return TenantPolicy(
+        row[0], bool(row[1]), RetentionPeriods(*days), bool(row[9]),
+        sensitive_categories=_names(row[10]),
+        sensitive_purposes=DEFAULT_SENSITIVE_PURPOSES if row[11] is None else _names(row[11]),
+        max_pending_proposals=None if row[12] is None else int(row[12]),
+    )  # fmt: skip
 
 
 def policy_values(policy: TenantPolicy) -> tuple[Any, ...]:
-    """The values of ``POLICY_COLUMNS`` after the tenant and the switch."""
+    """The values of ``POLICY_COLUMNS`` after the tenant and the switch (names are
+    comma-separated: none holds a comma)."""
     r = policy.retention
     return (
-        r.transcripts, r.summaries, r.entities, r.memories, r.audit, r.indexes,
-        policy.recall_unconfirmed_entity_facts,
+        r.transcripts, r.summaries, r.entities, r.memories, r.audit, r.indexes, r.proposals,
+        policy.recall_unconfirmed_entity_facts, ",".join(policy.sensitive_categories) or None,
+        ",".join(policy.sensitive_purposes), policy.max_pending_proposals,
     )  # fmt: skip

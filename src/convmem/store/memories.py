@@ -14,6 +14,28 @@ from typing import Protocol
 
 from convmem.model.admitted import Admitted
 from convmem.model.memory import AuditEvent, MemoryRecord
+from convmem.model.policy import NOT_SENSITIVE, SensitiveRecall
+
+
+def sensitive_clause(
+    sensitive: SensitiveRecall | None, mark: str, table: str = "m."
+) -> tuple[str, list[str]]:
+    """The special-category filter over ``memories`` (``AND …``, with a trailing space; its
+    columns prefixed with ``table``) and its parameters (``mark`` is the driver's
+    placeholder): a memory not sensitive passes, a sensitive one only with an open label and a
+    purpose the request may use it for. Empty when ``sensitive`` is None (a listing, not a
+    recall)."""
+    if sensitive is None:
+        return "", []
+    if not sensitive.labels or not sensitive.purposes:
+        return f"AND {table}sensitivity = {mark} ", [NOT_SENSITIVE]
+    labels = ", ".join([mark] * len(sensitive.labels))
+    purposes = ", ".join([mark] * len(sensitive.purposes))
+    return (
+        f"AND ({table}sensitivity = {mark} OR ({table}sensitivity IN ({labels}) "
+        f"AND {table}purpose IN ({purposes}))) ",
+        [NOT_SENSITIVE, *sensitive.labels, *sensitive.purposes],
+    )
 
 
 class _Unchanged:
@@ -39,11 +61,16 @@ class MemoryUpdate:
     supersedes_id: str | _Unchanged | None = UNCHANGED
     conflicts_with_id: str | _Unchanged | None = UNCHANGED
     erase_content: bool = False
+    # a proposal's: surer once more turns say it (consolidation), with why
+    confidence: float | _Unchanged = UNCHANGED
+    basis: str | _Unchanged = UNCHANGED
 
-    def changes(self) -> dict[str, str | datetime | None]:
+    def changes(self) -> dict[str, str | float | datetime | None]:
         """Column → new value, ``updated_at`` last (only the fields that change)."""
-        fields: dict[str, str | datetime | None] = {}
-        for name in ("status", "source_kind", "supersedes_id", "conflicts_with_id"):
+        fields: dict[str, str | float | datetime | None] = {}
+        for name in (
+            "status", "source_kind", "supersedes_id", "conflicts_with_id", "confidence", "basis"
+        ):  # fmt: skip
             value = getattr(self, name)
             if not isinstance(value, _Unchanged):
                 fields[name] = value
@@ -70,10 +97,12 @@ class MemoryReads(Protocol):
         unconflicted: bool = False,
         newest_first: bool = False,
         limit: int | None = None,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryRecord]:
         """The user's memories passing every filter given (``purposes``: the memory's purpose
-        is one of them; an empty list matches none): oldest first (created, then id), or
-        most recently updated first (then id descending)."""
+        is one of them; an empty list matches none; ``sensitive``: see ``sensitive_clause``):
+        oldest first (created, then id), or most recently updated first (then id
+        descending)."""
         ...
 
     def list_audit(self, tenant: str, user: str) -> list[AuditEvent]:

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import NamedTuple, Protocol
 
 from convmem.model.memory import MemoryRecord
+from convmem.model.policy import SensitiveRecall
 from convmem.store.search_index import TermVector, Vector
 
 
@@ -39,9 +40,11 @@ EVERY_TURN = Window()  # no bound: the whole conversation
 # how common a term is in it. Each term brings its newest ``TERM_CANDIDATES`` matching turns;
 # the union is scored, each turn by every term it holds. A term's document frequency is exact
 # while it has fewer matches than that (every one is read); past it, they are counted up to
-# ``DOCUMENT_FREQUENCY_CAP`` (an index count, no row read), beyond which a term's IDF is
-# ln(N / cap) at most: the difference that makes between words in tens of thousands of turns is
-# not what ranks a turn. A conversation of a few hundred turns (LoCoMo's) is searched whole.
+# ``DOCUMENT_FREQUENCY_CAP`` (an index count, no row read; PostgreSQL, whose GIN index cannot
+# count without reading rows, estimates it from how densely the newest matches lie), beyond
+# which a term's IDF is ln(N / cap) at most: the difference that makes between words in tens of
+# thousands of turns is not what ranks a turn. A conversation of a few hundred turns (LoCoMo's)
+# is searched whole.
 TERM_CANDIDATES = 400
 DOCUMENT_FREQUENCY_CAP = 5000
 
@@ -123,6 +126,7 @@ class RankedSearch(Protocol):
         purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryHitRow]:
         """Current memories (see the module docstring) matching any of ``terms`` in their text
         or subject key, best first."""
@@ -139,6 +143,7 @@ class RankedSearch(Protocol):
         purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryHitRow]:
         """Current memories with a vector from ``embedder``, by cosine to ``vector``, most
         similar first."""

@@ -35,8 +35,10 @@ CONVERSATION_COLUMNS = (
 MEMORY_COLUMNS = (
     "id, tenant_id, user_id, scope, category, subject_key, text, source_kind, "
     "source_message_id, status, supersedes_id, conflicts_with_id, sensitivity, purpose, "
-    "created_at, updated_at, expires_at"
+    "created_at, updated_at, expires_at, confidence, basis"
 )
+# where the columns a query selects after MEMORY_COLUMNS start
+MEMORY_WIDTH = 19
 # the memory columns of the table aliased ``m``
 PREFIXED_MEMORY_COLUMNS = ", ".join(f"m.{c.strip()}" for c in MEMORY_COLUMNS.split(","))
 SUMMARY_COLUMNS = (
@@ -116,6 +118,7 @@ def memory_from_row(row: Sequence[Any], codec: Codec) -> MemoryRecord:
         status=row[9], supersedes_id=row[10], conflicts_with_id=row[11], sensitivity=row[12],
         purpose=row[13], created_at=codec.time(row[14]), updated_at=codec.time(row[15]),
         expires_at=codec.optional_time(row[16]),
+        confidence=None if row[17] is None else float(row[17]), basis=row[18],
     )  # fmt: skip
 
 

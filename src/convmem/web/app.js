@@ -196,6 +196,15 @@ const STATUS_LABEL = {
   confirmed: "Saved", proposed: "Suggested — waiting for you", superseded: "Replaced by a newer one",
   rejected: "Declined",
 };
+// why a suggestion was made (a proposal's basis), beside the turns it cites
+const BASIS_LABEL = {
+  statement: "You said it in a message", repeated: "You said it in several conversations",
+  model: "A model read it in your messages", application: "Your application suggested it",
+};
+// the special categories a tenant may let a user keep on their own explicit request
+const SENSITIVE_LABEL = {
+  health: "health", sensitive_category: "a special category (beliefs, orientation, origin …)",
+};
 const SOURCE_LABEL = {
   user_explicit: "You asked to remember it", confirmed_inference: "Suggested, then confirmed by you",
   inference: "Suggested, not yet confirmed by you", admin: "Added by an administrator", import: "Imported",
@@ -271,7 +280,17 @@ function memoryItem(memory, restorable = false, texts = new Map()) {
   actions.append(h("button", {
     type: "button", class: "danger", "aria-describedby": textId, onclick: () => removeMemory(memory),
   }, "Delete"));
-  return h("li", { class: `memory status-${memory.status}`, "data-id": memory.id },
+  const sensitive = memory.sensitivity && memory.sensitivity !== "none"
+    ? memory.sensitivity.split(",").map((c) => SENSITIVE_LABEL[c] || c).join(", ")
+    : null;
+  const proposed = memory.status === "proposed";
+  const cited = proposed ? h("dd", { class: "cited" }, source) : null;
+  if (proposed && memory.basis === "repeated") citeEvidence(memory, cited);
+  return h("li", { class: `memory status-${memory.status}${sensitive ? " sensitive" : ""}`, "data-id": memory.id },
+    sensitive
+      ? h("p", { class: "sensitive-mark" }, h("strong", {}, "Sensitive"),
+        ` — ${sensitive}: kept only because you asked; used only for what your provider allows.`)
+      : null,
     h("p", { class: "memory-text", id: textId }, memory.text),
     h("dl", { class: "meta" },
       h("div", {}, h("dt", {}, "Category"), h("dd", {}, memory.category)),
@@ -281,12 +300,22 @@ function memoryItem(memory, restorable = false, texts = new Map()) {
         ? h("div", {}, h("dt", {}, "Changed"), h("dd", {}, h("time", { datetime: memory.updated_at }, formatDate(memory.updated_at))))
         : null,
       h("div", {}, h("dt", {}, "How"), h("dd", {}, SOURCE_LABEL[memory.source_kind] || memory.source_kind)),
-      h("div", {}, h("dt", {}, "Source"), h("dd", {}, source)),
+      proposed
+        ? h("div", {}, h("dt", {}, "Why suggested"), h("dd", {}, BASIS_LABEL[memory.basis] || "Suggested"))
+        : null,
+      proposed && typeof memory.confidence === "number"
+        ? h("div", {}, h("dt", {}, "Confidence"), h("dd", {}, `${Math.round(memory.confidence * 100)}%`))
+        : null,
+      h("div", {}, h("dt", {}, proposed ? "From" : "Source"), cited || h("dd", {}, source)),
       memory.expires_at
         ? h("div", {}, h("dt", {}, "Expires"), h("dd", {}, h("time", { datetime: memory.expires_at }, formatDate(memory.expires_at))))
         : null,
       memory.conflicts_with_id
-        ? h("div", {}, h("dt", {}, "Note"), h("dd", {}, "Disagrees with another memory"))
+        ? h("div", {}, h("dt", {}, "Note"), h("dd", {}, !texts.has(memory.conflicts_with_id)
+          ? "Disagrees with another memory"
+          : memory.status === "proposed"
+            ? `Disagrees with “${texts.get(memory.conflicts_with_id)}” — Confirm replaces it, Reject keeps it`
+            : `Disagrees with “${texts.get(memory.conflicts_with_id)}”`))
         : null,
       memory.status === "confirmed" && memory.supersedes_id
         ? h("div", {}, h("dt", {}, "Replaced"), h("dd", {}, texts.has(memory.supersedes_id)
@@ -296,6 +325,17 @@ function memoryItem(memory, restorable = false, texts = new Map()) {
     ),
     actions,
   );
+}
+
+// A suggestion repeated across conversations cites each turn that said it: one link per turn.
+async function citeEvidence(memory, cell) {
+  try {
+    const found = await api("GET", `/v1/memories/${encodeURIComponent(memory.id)}/evidence`);
+    const ids = found.message_ids.slice(0, 10);
+    if (ids.length < 2) return;
+    fill(cell, ids.map((id, i) => [i ? ", " : "",
+      h("a", { href: `#/messages/${encodeURIComponent(id)}` }, `message ${i + 1}`)]));
+  } catch (e) { /* the single source link stays */ }
 }
 
 function startEdit(memory, button, draft = null, focus = true) {

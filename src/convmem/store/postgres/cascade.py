@@ -6,9 +6,10 @@ lives in generated ``tsv`` columns of the rows themselves."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from convmem.store.lineage import Cascade, Dialect
+from convmem.store.postgres.connection import Connection, settled
 from convmem.store.postgres.rows import TxnBase
 
 POSTGRES: Dialect = Dialect(
@@ -18,6 +19,20 @@ POSTGRES: Dialect = Dialect(
     json_text="{column} ->> '{key}'",
     absent=frozenset({"message_tokens"}),  # token counts are columns of messages
 )
+
+
+class _Settled:
+    """The transaction's connection as the cascade uses it: each statement has run when it
+    returns, so the row counts it reports (``Cascade.counts``) are known (the transaction runs
+    in pipeline mode, where a statement is otherwise only queued)."""
+
+    def __init__(self, db: Connection) -> None:
+        self._db = db
+
+    def execute(self, sql: str, params: Sequence[Any] = (), /) -> Any:
+        cursor = self._db.execute(sql, params)
+        settled(self._db)
+        return cursor
 
 
 class CascadeTxnMixin(TxnBase):
@@ -30,7 +45,7 @@ class CascadeTxnMixin(TxnBase):
     def _cascade(self) -> Cascade:
         renamed = ("entity_id", self._drop_entities_without_facts)
         return Cascade(
-            self._db,
+            _Settled(self._db),
             POSTGRES,
             {
                 "entity_facts": renamed,

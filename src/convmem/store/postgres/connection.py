@@ -6,18 +6,29 @@ fail to serialise), writes are ``READ COMMITTED`` with explicit locks (the store
 conversation's row for its messages, a transaction-scoped advisory lock per user for memories
 and pins), so a write waits for the one it conflicts with instead of failing at commit.
 
-The ``BEGIN`` is also the connection's health check: a connection the server dropped (it
-restarted, an idle timeout) fails there, is discarded, and the transaction starts again on a
-fresh one — before anything of the caller's ran, so nothing is repeated. Errors inside a
-transaction roll it back and reach the caller as ``WriteConflict`` (a deadlock or a serialisation
-failure: the unit of work may run again, see ``convmem.store.retry``), ``StoreBusy`` (a lock held
-past the lock timeout), ``InvalidInput`` (text PostgreSQL cannot hold) or ``StoreError``
-(anything else: the server went away, a constraint). Never a psycopg exception.
+A transaction runs in pipeline mode, so what needs no answer costs no round trip of its own:
+the ``BEGIN`` goes with the first statement, a statement whose result nobody reads (an insert,
+an update, a savepoint, ``SET LOCAL``) goes with the next one that is read, and the writes after
+the last read go with the ``COMMIT``. A round trip is paid where the caller reads a result (or
+asks for a row count: ``settled``). Errors of a queued statement surface at that next round trip,
+still inside the transaction: it is rolled back and the error mapped as below.
+
+Before the ``BEGIN`` the pooled connection is checked without a round trip: a connection the
+server dropped while it sat idle (a restart, an idle timeout, ``pg_terminate_backend``) has
+something to read (the server's goodbye, or the end of the stream), so it is closed, discarded
+by the pool, and the transaction starts on another — before anything of the caller's ran.
+
+Errors inside a transaction roll it back and reach the caller as ``WriteConflict`` (a deadlock
+or a serialisation failure: the unit of work may run again, see ``convmem.store.retry``),
+``StoreBusy`` (a lock held past the lock timeout), ``InvalidInput`` (text PostgreSQL cannot
+hold) or ``StoreError`` (anything else: the server went away, a constraint). Never a psycopg
+exception.
 """
 
 from __future__ import annotations
 
 import logging
+import select
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -98,34 +109,51 @@ def _connection(pool: ConnectionPool[Connection]) -> Iterator[Connection]:
 
 @contextmanager
 def transaction(pool: ConnectionPool[Connection], begin: str) -> Iterator[Connection]:
-    """``begin`` … ``COMMIT`` on a pooled connection; rolled back on any exception."""
+    """``begin`` … ``COMMIT`` on a pooled connection, in pipeline mode; rolled back on any
+    exception."""
     # one attempt per pooled connection that may be stale, and one on a new connection
     for attempt in range(pool.max_size + 1):
         with _connection(pool) as conn:
+            if _went_away(conn):
+                log.info("dropped a stale database connection (attempt %d)", attempt + 1)
+                continue
             try:
-                conn.execute(begin)
-            except psycopg.OperationalError as exc:
-                if conn.closed or conn.broken:
-                    log.info("dropped a stale database connection (attempt %d)", attempt + 1)
-                    continue
-                raise map_error(exc) from exc
-            except psycopg.Error as exc:
-                raise map_error(exc) from exc
-            try:
-                yield conn
+                with conn.pipeline():
+                    conn.execute(begin)  # queued: it goes with the first statement
+                    yield conn
+                    conn.execute("COMMIT")  # with the writes still queued: one round trip
             except psycopg.Error as exc:
                 _rollback(conn)
                 raise map_error(exc) from exc
             except BaseException:
                 _rollback(conn)
                 raise
-            try:
-                conn.execute("COMMIT")
-            except psycopg.Error as exc:
-                _rollback(conn)
-                raise map_error(exc) from exc
             return
     raise StoreError("the database is unavailable")
+
+
+def _went_away(conn: Connection) -> bool:
+    """True (and the connection closed) when the server dropped it while it sat in the pool.
+
+    An idle connection in autocommit has nothing to read; if its socket is readable, the
+    server said goodbye or closed the stream. No round trip: a zero-timeout poll."""
+    if conn.closed or conn.broken:
+        return True
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        readable = [True]
+    if readable:
+        conn.close()
+        return True
+    return False
+
+
+def settled(conn: Connection) -> None:
+    """The queued statements have run: their row counts are known and their errors raised. After
+    an error, the pipeline takes statements again (the server skips them until this sync)."""
+    with conn.pipeline() as pipeline:  # the transaction's own pipeline, entered again
+        pipeline.sync()
 
 
 def _rollback(conn: Connection) -> None:

@@ -87,7 +87,7 @@ class DerivedRows(TxnBase):
                 record.created_at or _now(),
             ),
         )  # fmt: skip
-        return cursor.rowcount == 1
+        return self._changed(cursor) == 1
 
     def delete_summary(self, tenant: str, summary_id: str) -> None:
         self._db.execute(
@@ -131,7 +131,7 @@ class DerivedRows(TxnBase):
                 job.created_at, job.updated_at,
             ),
         )  # fmt: skip
-        return cursor.rowcount == 1
+        return self._changed(cursor) == 1
 
     def claim_job(
         self, owner: str, now: float, lease_seconds: float, kinds: Sequence[str]
@@ -161,7 +161,7 @@ class DerivedRows(TxnBase):
             "WHERE id = %s AND lease_owner = %s AND status = 'running'",
             (until, _now(), job_id, owner),
         )
-        return cursor.rowcount == 1
+        return self._changed(cursor) == 1
 
     def finish_job(self, job_id: str, owner: str, note: str | None = None) -> bool:
         cursor = self._db.execute(
@@ -170,7 +170,7 @@ class DerivedRows(TxnBase):
             "WHERE id = %s AND lease_owner = %s AND status = 'running'",
             (note, _now(), job_id, owner),
         )
-        return cursor.rowcount == 1
+        return self._changed(cursor) == 1
 
     def fail_job(self, job_id: str, owner: str, error: str, retry_at: float | None) -> None:
         """Back to pending until ``retry_at``; with None (attempts used up) it stays failed."""
@@ -188,5 +188,5 @@ class DerivedRows(TxnBase):
             "WHERE id = %s AND status IN ('failed', 'done')",
             (now, _now(), job_id),
         )
-        if cursor.rowcount == 0:
+        if self._changed(cursor) == 0:
             raise NotFound("failed or finished job", job_id)

@@ -38,26 +38,15 @@ class EntityTxnMixin(CascadeTxnMixin):
 
     def _entities(self, tenant: str, where: str, params: tuple[object, ...], tail: str = "",
                   tail_params: tuple[object, ...] = ()) -> list[Entity]:  # fmt: skip
+        # the names in the same statement (one round trip), in the order they were written
         rows = self._db.execute(
-            f"SELECT {ENTITY_SELECT} {_JOINED} WHERE e.tenant_id = %s {where} "
+            f"SELECT {ENTITY_SELECT}, (SELECT array_agg(n.alias ORDER BY n.seq) "
+            "FROM entity_names n WHERE n.tenant_id = %s AND n.entity_id = e.id) "
+            f"{_JOINED} WHERE e.tenant_id = %s {where} "
             f"GROUP BY e.id, e.scope, e.name, e.type ORDER BY MAX(f.said_at) DESC, e.id {tail}",
-            (tenant, *params, *tail_params),
+            (tenant, tenant, *params, *tail_params),
         ).fetchall()
-        aliases = self._aliases(tenant, [row[0] for row in rows])
-        return [entity_from_row(row, aliases.get(row[0], []), DECODED) for row in rows]
-
-    def _aliases(self, tenant: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
-        if not entity_ids:
-            return {}
-        rows = self._db.execute(
-            "SELECT entity_id, alias FROM entity_names WHERE tenant_id = %s "
-            "AND entity_id = ANY(%s) ORDER BY entity_id, seq",
-            (tenant, list(entity_ids)),
-        ).fetchall()
-        out: dict[str, list[str]] = {}
-        for entity_id, alias in rows:
-            out.setdefault(entity_id, []).append(alias)
-        return out
+        return [entity_from_row(row[:-1], list(row[-1] or ()), DECODED) for row in rows]
 
     def list_entities(
         self, tenant: str, user: str, *, scopes: Sequence[str] | None, limit: int, offset: int

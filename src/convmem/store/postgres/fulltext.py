@@ -25,9 +25,28 @@ from convmem.store.postgres.connection import Connection
 TS_CONFIG = "english"
 
 # a turn's own words weigh A, its neighbours' B (ranked 1 and 0.5); the conversation's lexeme
-# (see the migrations' docstring) carries no weight
-MESSAGE_TSV = (
+# (see the migrations' docstring) carries no weight. m020's column; m025 replaced it.
+_M020_MESSAGE_TSV = (
     "array_to_tsvector(ARRAY[scope_lexeme]) "
+    f"|| setweight(to_tsvector('{TS_CONFIG}', coalesce(body_form, body)), 'A') "
+    f"|| setweight(to_tsvector('{TS_CONFIG}', coalesce(ctx_form, ctx)), 'B')"
+)
+
+# Turns per recency bucket (m025). A GIN index returns a term's matches as an unordered set, so
+# "the newest TERM_CANDIDATES matches" read every match of the term in the conversation, and
+# their rows, before keeping the newest: a common word cost a read of most of a long
+# conversation. So a turn's owner lexeme names its conversation AND its bucket, ``depth //
+# RECENCY_BUCKET``: a query intersects a term with the newest bucket first, then with the two
+# before it, the four before those and so on, and stops as soon as it holds enough matches
+# (``postgres/search.py``). A common word is found in the newest bucket or two; a rare one is
+# looked up in groups whose number grows with the logarithm of the conversation's length, each
+# read from the term's own postings. The lexeme replaces the conversation's (one per turn, as
+# before: ``ts_rank``'s length normalisation sees the same length).
+RECENCY_BUCKET = 1024
+
+# the bucket lexeme: the conversation's lexeme, 'z' (never a hex digit), the bucket's number
+MESSAGE_TSV = (
+    f"array_to_tsvector(ARRAY[scope_lexeme || 'z' || (depth / {RECENCY_BUCKET})::text]) "
     f"|| setweight(to_tsvector('{TS_CONFIG}', coalesce(body_form, body)), 'A') "
     f"|| setweight(to_tsvector('{TS_CONFIG}', coalesce(ctx_form, ctx)), 'B')"
 )
@@ -113,7 +132,7 @@ def m020_index_form(db: Connection) -> None:
             "WHERE tenant_id = %s AND message_id = %s",
             found,
         )
-    _add_tsv(db, "message_index", MESSAGE_TSV, "message_index_fts")
+    _add_tsv(db, "message_index", _M020_MESSAGE_TSV, "message_index_fts")
 
     db.execute("ALTER TABLE memories DROP COLUMN tsv")
     db.execute("ALTER TABLE memories ADD COLUMN text_form TEXT, ADD COLUMN subject_form TEXT")
@@ -135,6 +154,14 @@ def m020_index_form(db: Connection) -> None:
         "UPDATE tools SET document = %s WHERE tenant_id = %s AND name = %s",
         tool_documents_to_form(db),
     )
+
+
+def m026_recency_buckets(db: Connection) -> None:
+    # The owner lexeme names the turn's recency bucket too (``RECENCY_BUCKET``). The column is
+    # generated, so it is dropped (its GIN index with it), added back computed once, and indexed
+    # again under the old name, as m020 did.
+    db.execute("ALTER TABLE message_index DROP COLUMN tsv")
+    _add_tsv(db, "message_index", MESSAGE_TSV, "message_index_fts")
 
 
 def _fill(db: Connection, update: str, rows: Sequence[tuple[str | None, ...]]) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
@@ -82,11 +84,21 @@ class KeyTxnMixin(TxnBase):
         )
 
     def last_assembly(self, tenant: str, user: str, conversation_id: str) -> AssemblyRecord | None:
-        row = self._db.execute(
+        return self._last_assembly_of(self._send_last_assembly(tenant, user, conversation_id))
+
+    def _send_last_assembly(
+        self, tenant: str, user: str, conversation_id: str
+    ) -> psycopg.Cursor[Any]:
+        """The read, queued (pipeline mode): ``_last_assembly_of`` takes its answer."""
+        return self._db.execute(
             "SELECT conversation_id, leaf_id, at, report FROM last_assemblies "
             "WHERE tenant_id = %s AND user_id = %s AND conversation_id = %s",
             (tenant, user, conversation_id),
-        ).fetchone()
+        )
+
+    @staticmethod
+    def _last_assembly_of(sent: psycopg.Cursor[Any]) -> AssemblyRecord | None:
+        row = sent.fetchone()
         return None if row is None else AssemblyRecord(row[0], row[1], row[2], row[3])
 
     def put_last_assembly(self, tenant: str, user: str, record: AssemblyRecord) -> None:

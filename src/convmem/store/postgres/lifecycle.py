@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import psycopg
 
 from convmem.model.messages import Message
 from convmem.model.policy import TenantPolicy
 from convmem.store.lifecycle import (
     ANY_PERIOD,
     POLICY_COLUMNS,
+    POLICY_UPDATED,
     MemoryRef,
     WriterRef,
     policy_from_row,
@@ -29,10 +32,21 @@ class LifecycleTxnMixin(TxnBase):
     # --- tenant policy --------------------------------------------------------------------------
 
     def tenant_policy(self, tenant: str) -> TenantPolicy:
-        row = self._db.execute(
-            f"SELECT {POLICY_COLUMNS} FROM tenant_policies WHERE tenant_id = %s", (tenant,)
-        ).fetchone()
-        return policy_from_row(row) if row else TenantPolicy(tenant)
+        return self._snapshot_read(*self._tenant_policy_read(tenant))
+
+    def _tenant_policy_read(
+        self, tenant: str
+    ) -> tuple[tuple[str, ...], Callable[[], psycopg.Cursor[Any]], Callable[[Any], TenantPolicy]]:
+        def send() -> psycopg.Cursor[Any]:
+            return self._db.execute(
+                f"SELECT {POLICY_COLUMNS} FROM tenant_policies WHERE tenant_id = %s", (tenant,)
+            )
+
+        def decode(sent: psycopg.Cursor[Any]) -> TenantPolicy:
+            row = sent.fetchone()
+            return policy_from_row(row) if row else TenantPolicy(tenant)
+
+        return ("tenant_policy", tenant), send, decode
 
     def tenant_policies(self) -> list[TenantPolicy]:
         rows = self._db.execute(
@@ -41,15 +55,11 @@ class LifecycleTxnMixin(TxnBase):
         return [policy_from_row(row) for row in rows]
 
     def set_tenant_policy(self, policy: TenantPolicy, at: datetime) -> None:
+        updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in (*POLICY_UPDATED, "updated_at"))
+        marks = ", ".join(["%s"] * (len(POLICY_UPDATED) + 2))
         self._db.execute(
-            f"INSERT INTO tenant_policies ({POLICY_COLUMNS}, updated_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id) DO UPDATE SET "
-            "memory_disabled = EXCLUDED.memory_disabled, "
-            "retention_days = EXCLUDED.retention_days, "
-            "summaries_days = EXCLUDED.summaries_days, entities_days = EXCLUDED.entities_days, "
-            "memories_days = EXCLUDED.memories_days, audit_days = EXCLUDED.audit_days, "
-            "indexes_days = EXCLUDED.indexes_days, recall_unconfirmed_entity_facts = "
-            "EXCLUDED.recall_unconfirmed_entity_facts, updated_at = EXCLUDED.updated_at",
+            f"INSERT INTO tenant_policies ({POLICY_COLUMNS}, updated_at) VALUES ({marks}) "
+            f"ON CONFLICT (tenant_id) DO UPDATE SET {updates}",
             (policy.tenant_id, policy.memory_disabled, *policy_values(policy), at),
         )
 
@@ -78,28 +88,34 @@ class LifecycleTxnMixin(TxnBase):
     # --- sweeps ---------------------------------------------------------------------------------
 
     def memories_untouched_before(
-        self, tenant: str, id_cutoff: str, updated_before: datetime, limit: int
-    ) -> list[MemoryRef]:
+        self, tenant: str, id_cutoff: str, updated_before: datetime, limit: int,
+        status: str | None = None,
+    ) -> list[MemoryRef]:  # fmt: skip
+        only = "" if status is None else "AND status = %s "
         rows = self._db.execute(
             "SELECT user_id, id FROM memories WHERE tenant_id = %s AND id < %s "
-            "AND updated_at < %s ORDER BY id LIMIT %s",
-            (tenant, id_cutoff, updated_before, limit),
+            f"AND updated_at < %s {only}ORDER BY id LIMIT %s",
+            (tenant, id_cutoff, updated_before, *(() if status is None else (status,)), limit),
         ).fetchall()
         return [MemoryRef(row[0], row[1]) for row in rows]
 
     def delete_summaries_before(self, tenant: str, before: datetime, limit: int) -> int:
-        return self._db.execute(
-            "DELETE FROM summaries WHERE tenant_id = %s AND id IN (SELECT id FROM summaries "
-            "WHERE tenant_id = %s AND created_at < %s ORDER BY created_at LIMIT %s)",
-            (tenant, tenant, before.astimezone(UTC), limit),
-        ).rowcount
+        return self._changed(
+            self._db.execute(
+                "DELETE FROM summaries WHERE tenant_id = %s AND id IN (SELECT id FROM summaries "
+                "WHERE tenant_id = %s AND created_at < %s ORDER BY created_at LIMIT %s)",
+                (tenant, tenant, before.astimezone(UTC), limit),
+            )
+        )
 
     def delete_audit_before(self, tenant: str, before: datetime, limit: int) -> int:
-        return self._db.execute(
-            "DELETE FROM audit_events WHERE tenant_id = %s AND id IN (SELECT id FROM "
-            "audit_events WHERE tenant_id = %s AND at < %s ORDER BY at LIMIT %s)",
-            (tenant, tenant, before.astimezone(UTC), limit),
-        ).rowcount
+        return self._changed(
+            self._db.execute(
+                "DELETE FROM audit_events WHERE tenant_id = %s AND id IN (SELECT id FROM "
+                "audit_events WHERE tenant_id = %s AND at < %s ORDER BY at LIMIT %s)",
+                (tenant, tenant, before.astimezone(UTC), limit),
+            )
+        )
 
     def delete_index_rows_before(self, tenant: str, message_cutoff: str, limit: int) -> int:
         rows = self._db.execute(

@@ -10,21 +10,23 @@ both winning.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound
 from convmem.model.admitted import Admitted
 from convmem.model.memory import AuditEvent, MemoryRecord
+from convmem.model.policy import SensitiveRecall, TenantPolicy
 from convmem.store.index_form import stored_index_form
-from convmem.store.memories import MemoryUpdate
+from convmem.store.memories import MemoryUpdate, sensitive_clause
 from convmem.store.postgres.cascade import CascadeTxnMixin
 from convmem.store.postgres.fulltext import FORM_COLUMNS
 from convmem.store.postgres.rows import export_value
-from convmem.store.rows import DECODED, MEMORY_COLUMNS, memory_from_row
+from convmem.store.rows import DECODED, MEMORY_COLUMNS, MEMORY_WIDTH, memory_from_row
 
 
 def memory_owner_lexeme(tenant: str, user: str) -> str:
@@ -69,6 +71,10 @@ def _params(where: str, tenant: str, user: str) -> tuple[str, ...]:
 
 
 class MemoryTxnMixin(CascadeTxnMixin):
+    if TYPE_CHECKING:  # the lifecycle mixin's: the policy holds the tenant's memory switch
+
+        def tenant_policy(self, tenant: str) -> TenantPolicy: ...
+
     # --- memories -------------------------------------------------------------------------------
 
     def insert_memory(self, tenant: str, admitted: Admitted[MemoryRecord]) -> None:
@@ -76,14 +82,14 @@ class MemoryTxnMixin(CascadeTxnMixin):
         self._lock_owner(tenant, record.user_id)
         self._db.execute(
             f"INSERT INTO memories ({MEMORY_COLUMNS}, owner_lexeme, text_form, subject_form) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            "%s, %s)",
+            f"VALUES ({', '.join(['%s'] * (MEMORY_WIDTH + 3))})",
             (
                 record.id, tenant, record.user_id, record.scope, record.category,
                 record.subject_key, record.text, record.source_kind, record.source_message_id,
                 record.status, record.supersedes_id, record.conflicts_with_id,
                 record.sensitivity, record.purpose, record.created_at, record.updated_at,
-                record.expires_at, memory_owner_lexeme(tenant, record.user_id),
+                record.expires_at, record.confidence, record.basis,
+                memory_owner_lexeme(tenant, record.user_id),
                 stored_index_form(record.text), stored_index_form(record.subject_key),
             ),
         )  # fmt: skip
@@ -113,6 +119,7 @@ class MemoryTxnMixin(CascadeTxnMixin):
         unconflicted: bool = False,
         newest_first: bool = False,
         limit: int | None = None,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryRecord]:
         """Oldest first, or most recently updated first."""
         self._lock_owner(tenant, user)
@@ -138,6 +145,10 @@ class MemoryTxnMixin(CascadeTxnMixin):
             params.append(unexpired_at)
         if unconflicted:
             sql += " AND conflicts_with_id IS NULL"
+        clause, values = sensitive_clause(sensitive, "%s", table="")
+        if clause:
+            sql += " " + clause.rstrip()
+            params.extend(values)
         sql += " ORDER BY updated_at DESC, id DESC" if newest_first else " ORDER BY created_at, id"
         if limit is not None:
             sql += " LIMIT %s"
@@ -185,11 +196,22 @@ class MemoryTxnMixin(CascadeTxnMixin):
 
     def memory_enabled(self, tenant: str, user: str) -> bool:
         self._lock_owner(tenant, user)
-        row = self._db.execute(
-            "SELECT memory_enabled FROM user_settings WHERE tenant_id = %s AND user_id = %s",
-            (tenant, user),
-        ).fetchone()
-        return True if row is None else bool(row[0])
+        return self._snapshot_read(*self._memory_enabled_read(tenant, user))
+
+    def _memory_enabled_read(
+        self, tenant: str, user: str
+    ) -> tuple[tuple[str, ...], Callable[[], psycopg.Cursor[Any]], Callable[[Any], bool]]:
+        def send() -> psycopg.Cursor[Any]:
+            return self._db.execute(
+                "SELECT memory_enabled FROM user_settings WHERE tenant_id = %s AND user_id = %s",
+                (tenant, user),
+            )
+
+        def decode(sent: psycopg.Cursor[Any]) -> bool:
+            row = sent.fetchone()
+            return True if row is None else bool(row[0])
+
+        return ("memory_enabled", tenant, user), send, decode
 
     def set_memory_enabled(self, tenant: str, user: str, enabled: bool, at: datetime) -> None:
         self._lock_owner(tenant, user)
@@ -201,10 +223,7 @@ class MemoryTxnMixin(CascadeTxnMixin):
         )
 
     def tenant_memory_disabled(self, tenant: str) -> bool:
-        row = self._db.execute(
-            "SELECT memory_disabled FROM tenant_policies WHERE tenant_id = %s", (tenant,)
-        ).fetchone()
-        return bool(row[0]) if row else False
+        return self.tenant_policy(tenant).memory_disabled
 
     # --- a user's whole data --------------------------------------------------------------------
 
@@ -222,6 +241,7 @@ class MemoryTxnMixin(CascadeTxnMixin):
             cursor = self._db.execute(
                 f"SELECT * FROM {table} WHERE {where}", _params(where, tenant, user)
             )
+            rows = cursor.fetchall()  # first: in pipeline mode the description comes with them
             names = [d.name for d in cursor.description or ()]
             out[table] = [
                 {
@@ -229,7 +249,7 @@ class MemoryTxnMixin(CascadeTxnMixin):
                     for name, value in zip(names, row, strict=True)
                     if name not in _NOT_EXPORTED
                 }
-                for row in cursor.fetchall()
+                for row in rows
             ]
         return out
 

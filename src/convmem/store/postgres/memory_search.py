@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from convmem.model.policy import SensitiveRecall
+from convmem.store.memories import sensitive_clause
 from convmem.store.postgres.memories import memory_owner_lexeme
 from convmem.store.postgres.rows import TxnBase, halfvec
 from convmem.store.postgres.search import TERMS_QUERY, TS_WEIGHTS, owner_query
 from convmem.store.ranking import MemoryHitRow
-from convmem.store.rows import DECODED, PREFIXED_MEMORY_COLUMNS, memory_from_row
+from convmem.store.rows import DECODED, MEMORY_WIDTH, PREFIXED_MEMORY_COLUMNS, memory_from_row
 from convmem.store.search_index import MemoryVector, MissingMemoryVector, Vector
 
 
@@ -33,6 +35,7 @@ class MemorySearchTxnMixin(TxnBase):
         purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryHitRow]:
         """Current, confirmed, unexpired, unconflicted memories of the principal matching any of
         ``terms``, best first. The principal's filters are in the same query as the ranking."""
@@ -41,6 +44,7 @@ class MemorySearchTxnMixin(TxnBase):
             return []
         self._lock_owner(tenant, user)
         owner = owner_query(memory_owner_lexeme(tenant, user))
+        special, special_values = sensitive_clause(sensitive, "%s")
         rows = self._db.execute(
             f"""
             WITH q AS (SELECT ({TERMS_QUERY})::tsquery AS tq)
@@ -51,12 +55,24 @@ class MemorySearchTxnMixin(TxnBase):
             AND m.tenant_id = %s AND m.user_id = %s
             AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL
             AND (m.expires_at IS NULL OR m.expires_at > %s) AND m.scope = ANY(%s)
-            AND (%s::text[] IS NULL OR m.purpose = ANY(%s))
+            AND (%s::text[] IS NULL OR m.purpose = ANY(%s)) {special}
             ORDER BY rank DESC, m.id LIMIT %s
             """,
-            (wanted, owner, tenant, user, now, list(scopes), *_purposes(purposes), limit),
+            (
+                wanted,
+                owner,
+                tenant,
+                user,
+                now,
+                list(scopes),
+                *_purposes(purposes),
+                *special_values,
+                limit,
+            ),
         ).fetchall()
-        return [MemoryHitRow(memory_from_row(row, DECODED), float(row[17])) for row in rows]
+        return [
+            MemoryHitRow(memory_from_row(row, DECODED), float(row[MEMORY_WIDTH])) for row in rows
+        ]
 
     def nearest_memories(
         self,
@@ -69,10 +85,12 @@ class MemorySearchTxnMixin(TxnBase):
         purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryHitRow]:
         if not scopes or purposes == () or limit < 1:
             return []
         query = halfvec(vector)
+        special, special_values = sensitive_clause(sensitive, "%s")
         rows = self._db.execute(
             f"SELECT {PREFIXED_MEMORY_COLUMNS}, 1 - (v.vector <=> %s) "
             "FROM memory_vectors v JOIN memories m "
@@ -82,7 +100,7 @@ class MemorySearchTxnMixin(TxnBase):
             "AND m.status = 'confirmed' AND m.conflicts_with_id IS NULL "
             "AND (m.expires_at IS NULL OR m.expires_at > %s) AND m.scope = ANY(%s) "
             "AND (%s::text[] IS NULL OR m.purpose = ANY(%s)) "
-            "ORDER BY v.vector <=> %s, m.id LIMIT %s",
+            f"{special}ORDER BY v.vector <=> %s, m.id LIMIT %s",
             (
                 query,
                 tenant,
@@ -93,11 +111,14 @@ class MemorySearchTxnMixin(TxnBase):
                 now,
                 list(scopes),
                 *_purposes(purposes),
+                *special_values,
                 query,
                 limit,
             ),
         ).fetchall()
-        return [MemoryHitRow(memory_from_row(row, DECODED), float(row[17])) for row in rows]
+        return [
+            MemoryHitRow(memory_from_row(row, DECODED), float(row[MEMORY_WIDTH])) for row in rows
+        ]
 
     def set_memory_vectors(
         self, tenant: str, user: str, embedder: str, vectors: Sequence[MemoryVector]

@@ -12,7 +12,8 @@ never edited. Differences from the SQLite schema, each for a reason:
   words as character pairs; a generated column cannot call Python). A GIN index
   cannot start with ``tenant_id`` without ``btree_gin``, which a stock build lacks, so, as on
   SQLite, each document carries a lexeme naming its owner (the conversation, or the memory's
-  user) that every query intersects with: a search reads one owner's postings;
+  user) that every query intersects with: a search reads one owner's postings. A turn's lexeme
+  also names its recency bucket (m025), so a search reads the newest postings first;
 - vectors are ``halfvec`` (the float16 the engine stores anyway: lossless round trips);
 - a message's token counts are a ``jsonb`` column of the message (one row per append, not one
   per tokenizer);
@@ -29,12 +30,13 @@ import psycopg
 
 from convmem.store.postgres.connection import Connection
 from convmem.store.postgres.entity_sources import m019_entity_name_sources
-from convmem.store.postgres.fulltext import TS_CONFIG, m020_index_form
+from convmem.store.postgres.fulltext import TS_CONFIG, m020_index_form, m026_recency_buckets
 from convmem.store.postgres.migrations_consent import (
     m021_entity_fact_consent,
     m022_pinned_origin,
     m023_page_sessions,
     m024_lineage_indexes,
+    m025_special_categories_and_proposals,
 )
 
 
@@ -567,7 +569,7 @@ def m017_memory_evidence(db: Connection) -> None:
     db.execute("CREATE INDEX memory_evidence_message ON memory_evidence (tenant_id, message_id)")
 
 
-def m025_idempotency_keys(db: Connection) -> None:
+def m027_idempotency_keys(db: Connection) -> None:
     # the writes kept under callers' idempotency keys (convmem.store.idempotency): a digest of
     # the call and the ids it stored, never its text; they go with the message or memory
     db.execute(
@@ -615,7 +617,9 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m022_pinned_origin,
     m023_page_sessions,
     m024_lineage_indexes,
-    m025_idempotency_keys,
+    m025_special_categories_and_proposals,
+    m026_recency_buckets,
+    m027_idempotency_keys,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import psycopg
@@ -14,7 +14,7 @@ from psycopg import errors as pg_errors
 
 from convmem.errors import StoreError, TimeLimitExceeded
 from convmem.model.deadline import Deadline
-from convmem.store.postgres.connection import Connection, map_error
+from convmem.store.postgres.connection import Connection, map_error, settled
 from convmem.store.rows import export_bytes
 from convmem.store.search_index import Vector
 
@@ -44,6 +44,26 @@ def float32_row(value: HalfVector) -> Vector:
 OWNER_LOCK_CLASS = 7_211_432
 
 
+T = TypeVar("T")
+
+
+class _Pending(Generic[T]):
+    """A queued read and how its answer is decoded; decoded once, when first asked for."""
+
+    def __init__(
+        self, sent: psycopg.Cursor[Any], decode: Callable[[psycopg.Cursor[Any]], T]
+    ) -> None:
+        self._sent: psycopg.Cursor[Any] | None = sent
+        self._decode = decode
+        self._value: T | None = None
+
+    def value(self) -> T:
+        if self._sent is not None:
+            self._value = self._decode(self._sent)
+            self._sent = None
+        return self._value  # type: ignore[return-value]
+
+
 class TxnBase:
     """State every mixin shares: the transaction's connection, and the locks it holds."""
 
@@ -51,6 +71,40 @@ class TxnBase:
         self._db = db
         self._writable = writable
         self._locked_owners: set[tuple[str, str]] = set()
+        self._snapshot: dict[tuple[str, ...], _Pending[Any]] = {}
+
+    def _snapshot_read(
+        self,
+        key: tuple[str, ...],
+        send: Callable[[], psycopg.Cursor[Any]],
+        decode: Callable[[psycopg.Cursor[Any]], T],
+    ) -> T:
+        """A read of settings a request asks for more than once (a tenant's policy, a user's
+        memory switch). A read transaction sees one snapshot, so what it read once is the answer
+        for the rest of it (and ``_prefetch`` may have queued it with the request's first
+        reads); a write transaction may change them, so it reads every time."""
+        if self._writable:
+            return decode(send())
+        pending = self._snapshot.get(key)
+        if pending is None:
+            pending = self._snapshot[key] = _Pending(send(), decode)
+        value: T = pending.value()
+        return value
+
+    def _prefetch(
+        self,
+        key: tuple[str, ...],
+        send: Callable[[], psycopg.Cursor[Any]],
+        decode: Callable[[psycopg.Cursor[Any]], Any],
+    ) -> None:
+        """Queue a ``_snapshot_read`` now, to go with the next round trip (read transactions)."""
+        if not self._writable and key not in self._snapshot:
+            self._snapshot[key] = _Pending(send(), decode)
+
+    def _changed(self, cursor: psycopg.Cursor[Any]) -> int:
+        """The rows ``cursor``'s statement changed (it may still be queued in the pipeline)."""
+        settled(self._db)
+        return cursor.rowcount
 
     @contextmanager
     def time_limited(self, deadline: Deadline) -> Iterator[None]:
@@ -62,7 +116,9 @@ class TxnBase:
         if self._writable:  # rolling back to the savepoint would drop the stretch's writes
             raise StoreError("a time-limited stretch runs in a read transaction only")
         ms = max(1, int(deadline.remaining() * 1000))
-        self._db.execute(f"SAVEPOINT time_limited; SET LOCAL statement_timeout = {ms}")
+        # queued (pipeline mode): they go with the stretch's first statement
+        self._db.execute("SAVEPOINT time_limited")
+        self._db.execute(f"SET LOCAL statement_timeout = {ms}")
         try:
             yield
         except pg_errors.QueryCanceled:
@@ -85,15 +141,16 @@ class TxnBase:
         # request. The timeout goes back to the session's own value (DEFAULT is what it was at
         # connect: the server's, the role's or the connection options').
         try:
-            self._db.execute(
-                "RELEASE SAVEPOINT time_limited; SET LOCAL statement_timeout TO DEFAULT"
-            )
+            self._db.execute("RELEASE SAVEPOINT time_limited")
+            self._db.execute("SET LOCAL statement_timeout TO DEFAULT")
         except psycopg.Error as exc:
             raise map_error(exc) from exc
 
     def _undo_stretch(self) -> None:
         try:
-            self._db.execute("ROLLBACK TO SAVEPOINT time_limited; RELEASE SAVEPOINT time_limited")
+            settled(self._db)  # the failure left the pipeline skipping statements until a sync
+            self._db.execute("ROLLBACK TO SAVEPOINT time_limited")
+            self._db.execute("RELEASE SAVEPOINT time_limited")
         except psycopg.Error as exc:  # the connection itself failed: the transaction is lost
             raise map_error(exc) from exc
 

@@ -3,9 +3,11 @@ vectors.
 
 Full-text queries arrive as terms and each term goes through ``plainto_tsquery``, which reads its
 argument as plain text: operators, quotes and parentheses in user text are never query syntax.
-The terms' queries are OR-ed and intersected with the owner's lexeme (one conversation, or one
-user's memories), so the GIN index reads one owner's postings; tenant, user and conversation are
-also ordinary SQL conditions, so nothing else can ever be returned, whatever the lexemes do.
+The terms' queries are intersected with the owner's lexeme (one user's memories; for a
+conversation's turns, one recency bucket of the conversation at a time, newest first: see
+``fulltext.RECENCY_BUCKET``), so the GIN index reads one owner's postings; tenant, user and
+conversation are also ordinary SQL conditions, so nothing else can ever be returned, whatever
+the lexemes do.
 
 Ranking is BM25-shaped and computed in the query, over the owner's matching rows only: each
 term's ``ts_rank`` (the turn's own words weigh 1, its neighbours' 0.5; length-normalised) times
@@ -19,7 +21,7 @@ from typing import Any
 
 from convmem.errors import InvalidInput
 from convmem.store.index_form import stored_index_form
-from convmem.store.postgres.fulltext import TS_CONFIG
+from convmem.store.postgres.fulltext import RECENCY_BUCKET, TS_CONFIG
 from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
 from convmem.store.ranking import (
     DOCUMENT_FREQUENCY_CAP,
@@ -214,7 +216,7 @@ class SearchTxnMixin(TxnBase):
         if not wanted or limit < 1:
             return [], []
         filters, params = _window(window)
-        owner = owner_query(conversation_lexeme(tenant, conversation_id))
+        deepest, deepest_params = _window(Window(max_depth=window.max_depth))
         rows = self._db.execute(
             f"""
             WITH q AS (
@@ -222,42 +224,74 @@ class SearchTxnMixin(TxnBase):
                     term = ANY(%s::text[]) AS narrow
                 FROM unnest(%s::text[]) AS term
             ),
+            -- the deepest turn the window holds and its recency bucket (one index seek)
+            top AS (
+                SELECT max(i.depth) AS d, max(i.depth) / {RECENCY_BUCKET} AS b
+                FROM message_index i WHERE i.tenant_id = %s AND i.conversation_id = %s{deepest}
+            ),
+            -- the buckets in groups, newest first, each group twice the one before: the
+            -- newest bucket, the two before it, the four before those …
+            groups AS MATERIALIZED (
+                SELECT g.n, (SELECT string_agg(quote_literal(%s || 'z' || k), ' | ')
+                    FROM generate_series(greatest(0, t.b - (2::bigint << g.n) + 2),
+                        t.b - (1::bigint << g.n) + 1) AS k)::tsquery AS buckets
+                FROM top t CROSS JOIN generate_series(0, 40) AS g(n)
+                WHERE t.b - (1::bigint << g.n) + 1 >= 0
+                ORDER BY g.n
+            ),
             -- each term's newest matches, at most TERM_CANDIDATES (convmem.store.ranking): the
-            -- work is bounded by the terms, not by the conversation's length
+            -- groups are read in order and the reading stops once that many are held, so the
+            -- work is bounded by the terms, not by the conversation's length or a term's
+            -- frequency in it (groups are disjoint and newest first, and each is sorted: what
+            -- the first groups yield is the newest matches of all)
             listed AS (
-                SELECT q.term, m.message_id FROM q CROSS JOIN LATERAL (
-                    SELECT i.message_id FROM message_index i
-                    WHERE i.tenant_id = %s AND i.user_id = %s AND i.conversation_id = %s
-                    AND i.tsv @@ (%s::tsquery && q.tq){filters}
-                    ORDER BY i.depth DESC, i.seq DESC LIMIT {TERM_CANDIDATES}
+                SELECT q.term, m.message_id, m.depth FROM q CROSS JOIN LATERAL (
+                    SELECT x.message_id, x.depth FROM groups g CROSS JOIN LATERAL (
+                        SELECT i.message_id, i.depth FROM message_index i
+                        WHERE i.tenant_id = %s AND i.user_id = %s AND i.conversation_id = %s
+                        AND i.tsv @@ (g.buckets && q.tq){filters}
+                        ORDER BY i.depth DESC, i.seq DESC LIMIT {TERM_CANDIDATES}
+                    ) x LIMIT {TERM_CANDIDATES}
                 ) m
                 WHERE numnode(q.tq) > 0
             ),
+            -- the candidates' rows, looked up one by one by key (with IN, a table holding one
+            -- tenant's rows, a self-hosted one's, was read whole to hash-join them)
             c AS MATERIALIZED (
-                SELECT i.message_id, i.speaker, i.depth, i.created_at, i.tsv FROM message_index i
-                WHERE i.tenant_id = %s AND i.message_id IN (SELECT message_id FROM listed)
-            ),
-            -- a term's document frequency: its matches, when all were listed; else counted in
-            -- the index up to DOCUMENT_FREQUENCY_CAP (once per term: inlined, it ran per hit)
-            df AS MATERIALIZED (
-                SELECT q.term, CASE WHEN coalesce(l.n, 0) < {TERM_CANDIDATES} THEN coalesce(l.n, 0)
-                    ELSE (SELECT count(*) FROM (SELECT 1 FROM message_index i
-                        WHERE i.tenant_id = %s AND i.user_id = %s AND i.conversation_id = %s
-                        AND i.tsv @@ (%s::tsquery && q.tq) LIMIT {DOCUMENT_FREQUENCY_CAP}) x)
-                    END AS n
-                FROM q LEFT JOIN (SELECT term, count(*) AS n FROM listed GROUP BY term) l
-                USING (term) WHERE numnode(q.tq) > 0
-            ),
-            hits AS (
-                SELECT c.message_id, c.speaker, c.depth, c.created_at, q.term, q.narrow,
-                    ts_rank({TS_WEIGHTS}, c.tsv, q.tq, 1) AS tf
-                FROM c JOIN q ON numnode(q.tq) > 0 AND c.tsv @@ q.tq
+                SELECT i.message_id, i.speaker, i.depth, i.created_at, i.tsv
+                FROM (SELECT DISTINCT message_id FROM listed) l CROSS JOIN LATERAL (
+                    -- the document read out of TOAST once here (concatenating nothing copies
+                    -- it), not once per term by each match test and rank below
+                    SELECT i.message_id, i.speaker, i.depth, i.created_at,
+                        i.tsv || ''::tsvector AS tsv
+                    FROM message_index i WHERE i.tenant_id = %s AND i.message_id = l.message_id
+                    LIMIT 1  -- the key is unique; a limit keeps the planner from flattening it
+                ) i
             ),
             total AS (
                 -- the deepest turn's depth counts the turns of the longest branch: one index
                 -- seek where count(*) would read the whole conversation's rows
                 SELECT coalesce(max(depth) + 1, 1) AS n FROM message_index
                 WHERE tenant_id = %s AND conversation_id = %s
+            ),
+            -- a term's document frequency: its matches, when all were listed; else estimated
+            -- from how densely its newest matches lie (those listed, over the depths from the
+            -- window's deepest turn down to the oldest listed), up to DOCUMENT_FREQUENCY_CAP
+            df AS MATERIALIZED (
+                SELECT q.term, CASE WHEN coalesce(l.n, 0) < {TERM_CANDIDATES}
+                    THEN coalesce(l.n, 0)::float8
+                    ELSE least({DOCUMENT_FREQUENCY_CAP}::float8, greatest(l.n::float8,
+                        l.n::float8 * t.n / greatest(1, top.d - l.oldest + 1)))
+                    END AS n
+                FROM q LEFT JOIN (SELECT term, count(*) AS n, min(depth) AS oldest
+                    FROM listed GROUP BY term) l USING (term)
+                CROSS JOIN total t CROSS JOIN top
+                WHERE numnode(q.tq) > 0
+            ),
+            hits AS (
+                SELECT c.message_id, c.speaker, c.depth, c.created_at, q.term, q.narrow,
+                    ts_rank({TS_WEIGHTS}, c.tsv, q.tq, 1) AS tf
+                FROM c JOIN q ON numnode(q.tq) > 0 AND c.tsv @@ q.tq
             ),
             scored AS (
                 SELECT h.message_id, min(h.speaker) AS speaker, min(h.depth) AS depth,
@@ -278,8 +312,9 @@ class SearchTxnMixin(TxnBase):
              FROM scored ORDER BY n LIMIT %s)
             """,
             (
-                list(narrow), wanted, tenant, user, conversation_id, owner, *params, tenant,
-                tenant, user, conversation_id, owner, tenant, conversation_id, narrow_limit, limit,
+                list(narrow), wanted, tenant, conversation_id, *deepest_params,
+                conversation_lexeme(tenant, conversation_id), tenant, user, conversation_id,
+                *params, tenant, tenant, conversation_id, narrow_limit, limit,
             ),
         ).fetchall()  # fmt: skip
         found: tuple[list[MessageHitRow], list[MessageHitRow]] = ([], [])
@@ -352,30 +387,19 @@ class SearchTxnMixin(TxnBase):
         store's ``on_branch``)."""
         if not candidate_ids:
             return set()
-        start = self._db.execute(
-            "SELECT conversation_id, depth FROM messages WHERE tenant_id = %s AND id = %s",
-            (tenant, start_id),
-        ).fetchone()
-        if start is None:
-            return set()
-        conversation_id, start_depth = start
+        # one statement: the candidates within the depths, each with whether its depth forks
         rows = self._db.execute(
-            "SELECT id, depth FROM messages WHERE tenant_id = %s AND conversation_id = %s "
-            "AND id = ANY(%s)",
-            (tenant, conversation_id, list(candidate_ids)),
+            "WITH s AS (SELECT conversation_id, depth FROM messages "
+            "WHERE tenant_id = %s AND id = %s) "
+            "SELECT m.id, m.depth, EXISTS (SELECT 1 FROM messages x "
+            "WHERE x.tenant_id = %s AND x.conversation_id = s.conversation_id "
+            "AND x.depth = m.depth AND x.id <> m.id) "
+            "FROM messages m JOIN s ON m.conversation_id = s.conversation_id "
+            "WHERE m.tenant_id = %s AND m.id = ANY(%s) AND m.depth >= %s AND m.depth <= s.depth",
+            (tenant, start_id, tenant, tenant, list(candidate_ids), min_depth),
         ).fetchall()
-        depths = {r[0]: int(r[1]) for r in rows if min_depth <= r[1] <= start_depth}
-        levels = sorted(set(depths.values()))
-        if not levels:
-            return set()
-        shared = {
-            int(r[0])
-            for r in self._db.execute(
-                "SELECT depth FROM messages WHERE tenant_id = %s AND conversation_id = %s "
-                "AND depth = ANY(%s) GROUP BY depth HAVING count(*) > 1",
-                (tenant, conversation_id, levels),
-            ).fetchall()
-        }
+        depths = {r[0]: int(r[1]) for r in rows}
+        shared = {int(r[1]) for r in rows if r[2]}
         found = {m for m, depth in depths.items() if depth not in shared}
         forked = {m for m in depths if m not in found}
         if forked:

@@ -7,9 +7,12 @@ for each other.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -19,10 +22,12 @@ from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
 from convmem.model.messages import Message
 from convmem.store.conversations import (
+    AppendState,
     BranchRow,
     ConversationRef,
     MessageRow,
     PinnedInstruction,
+    RequestState,
     pin_origin,
 )
 from convmem.store.postgres.cascade import CascadeTxnMixin
@@ -55,6 +60,20 @@ from convmem.store.rows import (
 # Branch pages grow so a short window costs one query and a long one a handful.
 _FIRST_PAGE = 48
 _MAX_PAGE = 512
+# A request's first page, sized by the tokens it will read (``request_state``'s reach), stops at
+# this many messages whatever their size.
+_MAX_FIRST_PAGE = 1024
+# ``CHAIN_CTE`` that also stops once the messages walked add up to a number of estimated tokens.
+# Parameters: start id, tenant, limit, tokens.
+_REACH_CTE = """
+    WITH RECURSIVE chain(id, n, tokens) AS (
+        SELECT %s::text, 0, 0
+        UNION ALL
+        SELECT m.parent_id, chain.n + 1, chain.tokens + m.estimate_tokens FROM chain
+        JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
+        WHERE m.parent_id IS NOT NULL AND chain.n + 1 < %s AND chain.tokens + m.estimate_tokens < %s
+    )
+"""
 
 
 class PostgresTxn(
@@ -74,14 +93,24 @@ class PostgresTxn(
     # --- reads ----------------------------------------------------------------------------------
 
     def get_conversation(self, tenant: str, user: str, conversation_id: str) -> ConversationRecord:
+        sent = self._send_conversation(tenant, user, conversation_id)
+        return self._conversation_of(sent, conversation_id)
+
+    def _send_conversation(
+        self, tenant: str, user: str, conversation_id: str
+    ) -> psycopg.Cursor[Any]:
         # in a write, reading the conversation locks it: its active leaf is read, a message
         # placed under it and the leaf moved without another writer in between
         lock = " FOR UPDATE" if self._writable else ""
-        row = self._db.execute(
+        return self._db.execute(
             f"SELECT {CONVERSATION_COLUMNS} FROM conversations "
             f"WHERE tenant_id = %s AND id = %s AND user_id = %s{lock}",
             (tenant, conversation_id, user),
-        ).fetchone()
+        )
+
+    @staticmethod
+    def _conversation_of(sent: psycopg.Cursor[Any], conversation_id: str) -> ConversationRecord:
+        row = sent.fetchone()
         if row is None:
             raise NotFound("conversation", conversation_id)
         return conversation_from_row(row, DECODED)
@@ -134,15 +163,56 @@ class PostgresTxn(
         return [ConversationRef(r[0], r[1]) for r in rows]
 
     def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
-        row = self._db.execute(
-            f"SELECT {MESSAGE_COLUMNS}, m.estimate_tokens, m.estimate_before FROM messages m "
-            "WHERE m.tenant_id = %s AND m.id = %s AND m.user_id = %s",
-            (tenant, message_id, user),
-        ).fetchone()
+        row = self._send_branch_row(tenant, user, "%s", (message_id,)).fetchone()
         if row is None:
             raise NotFound("message", message_id)
-        estimate, before = row[MESSAGE_WIDTH:]
-        return BranchRow(message_from_row(row, DECODED), None, estimate, before)
+        return _branch_row(row)
+
+    def _send_branch_row(
+        self, tenant: str, user: str, which: str, params: tuple[str | None, ...]
+    ) -> psycopg.Cursor[Any]:
+        """The principal's message ``which`` (an SQL expression of its id) with its estimate
+        costs, queued."""
+        return self._db.execute(
+            f"SELECT {MESSAGE_COLUMNS}, m.estimate_tokens, m.estimate_before FROM messages m "
+            f"WHERE m.tenant_id = %s AND m.id = {which} AND m.user_id = %s",
+            (tenant, *params, user),
+        )
+
+    def append_state(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        parent_id: str | None,
+        *,
+        under_active_leaf: bool = False,
+    ) -> AppendState:
+        # both queued, one round trip: the parent's statement runs after the conversation's
+        # (which, in a write, waits for the lock), so it sees the active leaf the lock guards
+        conversation = self._send_conversation(tenant, user, conversation_id)
+        if under_active_leaf:
+            which: str | None = (
+                "(SELECT c.active_leaf_id FROM conversations c "
+                "WHERE c.tenant_id = %s AND c.id = %s AND c.user_id = %s)"
+            )
+            params: tuple[str | None, ...] = (tenant, conversation_id, user)
+        elif parent_id is not None:
+            which, params = "%s", (parent_id,)
+        else:  # a root: no parent to read
+            which, params = None, ()
+        parent = None if which is None else self._send_branch_row(tenant, user, which, params)
+        record = self._conversation_of(conversation, conversation_id)
+        row = None if parent is None else parent.fetchone()
+        wanted = record.active_leaf_id if under_active_leaf else parent_id
+        if wanted is None:
+            return AppendState(record, None)
+        if row is None:
+            raise NotFound("message", wanted)
+        found = _branch_row(row)
+        if found.message.conversation_id != conversation_id:
+            raise NotFound("message", wanted)
+        return AppendState(record, found)
 
     def message_blobs(self, tenant: str, message_ids: Sequence[str]) -> dict[str, bytes]:
         rows = self._db.execute(
@@ -184,39 +254,125 @@ class PostgresTxn(
         return [message_from_row(row, DECODED) for row in rows]
 
     def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
-        next_id: str | None = leaf_id
-        page = _FIRST_PAGE
-        while next_id is not None:
-            rows = self._db.execute(
-                CHAIN_CTE
-                + f"""
-                SELECT {MESSAGE_COLUMNS}, (m.tokens ->> %s)::int, m.estimate_tokens,
-                    m.estimate_before, (m.media_tokens ->> %s)::int
-                FROM chain JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
-                ORDER BY chain.n
-                """,
-                (next_id, tenant, page, tokenizer, tokenizer, tenant),
-            ).fetchall()
+        first = self._send_branch_page(tenant, "%s::text", (leaf_id,), _FIRST_PAGE, tokenizer)
+        return self._branch_from(tenant, first, _FIRST_PAGE, tokenizer)
+
+    def _send_branch_page(
+        self,
+        tenant: str,
+        start: str,
+        start_params: tuple[str | None, ...],
+        page: int,
+        tokenizer: str,
+        user: str | None = None,
+        reach: int = 0,
+    ) -> psycopg.Cursor[Any]:
+        """A page of the path towards the root from ``start`` (an SQL expression of the start
+        id, with ``start_params``), queued (pipeline mode); ``_branch_from`` reads it. With
+        ``user``, only that principal's messages (a start of another principal reads none).
+        With ``reach``, the page ends once its messages' estimates add up to that many tokens
+        (or at ``page`` messages)."""
+        mine = "" if user is None else " AND m.user_id = %s"
+        walk: tuple[object, ...] = (*start_params, tenant, page) + ((reach,) if reach > 0 else ())
+        chain = (_REACH_CTE if reach > 0 else CHAIN_CTE).replace(
+            "SELECT %s::text, 0", f"SELECT {start}, 0", 1
+        )
+        return self._db.execute(
+            chain
+            + f"""
+            SELECT {MESSAGE_COLUMNS}, (m.tokens ->> %s)::int, m.estimate_tokens,
+                m.estimate_before, (m.media_tokens ->> %s)::int
+            FROM chain JOIN messages m ON m.tenant_id = %s AND m.id = chain.id{mine}
+            ORDER BY chain.n
+            """,
+            (*walk, tokenizer, tokenizer, tenant) + (() if user is None else (user,)),
+        )
+
+    def _branch_from(
+        self, tenant: str, sent: psycopg.Cursor[Any], page: int, tokenizer: str
+    ) -> Iterator[BranchRow]:
+        """The rows of the page ``sent``, then page after page on towards the root (each page
+        read only when the caller asks past the last)."""
+        while True:
+            rows = sent.fetchall()
             for row in rows:
                 tokens, estimate, before, media = row[MESSAGE_WIDTH:]
                 yield BranchRow(
                     message_from_row(row, DECODED), tokens, estimate, before, media or 0
                 )
             next_id = rows[-1][2] if rows else None
-            page = min(page * 2, _MAX_PAGE)
+            if next_id is None:
+                return
+            page = min(max(page, len(rows)) * 2, _MAX_PAGE)
+            sent = self._send_branch_page(tenant, "%s::text", (next_id,), page, tokenizer)
+
+    def request_state(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        leaf_id: str | None,
+        tokenizer: str,
+        reach: int = 0,
+    ) -> RequestState:
+        # the reads queued, then read: one round trip. The branch starts at the given leaf,
+        # or at the conversation's active leaf (read by the page's own statement).
+        conversation = self._send_conversation(tenant, user, conversation_id)
+        pins = self._send_pinned(tenant, user, conversation_id)
+        last = self._send_last_assembly(tenant, user, conversation_id)
+        if leaf_id is None:
+            start = (
+                "(SELECT c.active_leaf_id FROM conversations c "
+                "WHERE c.tenant_id = %s AND c.id = %s AND c.user_id = %s)"
+            )
+            params: tuple[str | None, ...] = (tenant, conversation_id, user)
+        else:
+            start, params = "%s::text", (leaf_id,)
+        rows = _MAX_FIRST_PAGE if reach > 0 else _FIRST_PAGE
+        page = self._send_branch_page(tenant, start, params, rows, tokenizer, user, reach)
+        # what memory recall asks next (the tenant's and the user's memory switches), queued
+        # with them so it costs no round trip of its own
+        self._prefetch(*self._tenant_policy_read(tenant))
+        self._prefetch(*self._memory_enabled_read(tenant, user))
+        record = self._conversation_of(conversation, conversation_id)
+        state = RequestState(
+            conversation=record,
+            leaf_id=leaf_id or record.active_leaf_id,
+            pins=self._pins_of(pins),
+            last_assembly=self._last_assembly_of(last),
+            branch=self._branch_from(tenant, page, _FIRST_PAGE, tokenizer),
+        )
+        if state.leaf_id is None:
+            page.fetchall()  # (none: the conversation is empty)
+            return replace(state, branch=iter(()))
+        if leaf_id is not None:  # the given leaf must be a message of this conversation
+            first = next(state.branch, None)
+            if first is None or first.message.conversation_id != conversation_id:
+                raise NotFound("message", leaf_id)
+            return replace(state, branch=itertools.chain([first], state.branch))
+        return state
 
     def pinned(
         self, tenant: str, user: str, conversation_id: str | None
     ) -> list[PinnedInstruction]:
         self._lock_owner(tenant, user)  # a new pin's position is read from these
-        rows = self._db.execute(
+        return self._pins_of(self._send_pinned(tenant, user, conversation_id))
+
+    def _send_pinned(
+        self, tenant: str, user: str, conversation_id: str | None
+    ) -> psycopg.Cursor[Any]:
+        return self._db.execute(
             "SELECT id, text, conversation_id, position, created_at, origin "
             "FROM pinned_instructions "
             "WHERE tenant_id = %s AND user_id = %s "
             "AND (conversation_id IS NULL OR conversation_id = %s) "
             "ORDER BY conversation_id IS NOT NULL, position, id",
             (tenant, user, conversation_id),
-        ).fetchall()
+        )
+
+    @staticmethod
+    def _pins_of(sent: psycopg.Cursor[Any]) -> list[PinnedInstruction]:
+        rows = sent.fetchall()
         return [PinnedInstruction(r[0], r[1], r[2], r[3], r[4], pin_origin(r[5])) for r in rows]
 
     # --- writes ---------------------------------------------------------------------------------
@@ -323,8 +479,13 @@ class PostgresTxn(
             "DELETE FROM pinned_instructions WHERE tenant_id = %s AND user_id = %s AND id = %s",
             (tenant, user, pin_id),
         )
-        if cursor.rowcount == 0:
+        if self._changed(cursor) == 0:
             raise NotFound("pinned instruction", pin_id)
+
+
+def _branch_row(row: Any) -> BranchRow:
+    estimate, before = row[MESSAGE_WIDTH:]
+    return BranchRow(message_from_row(row, DECODED), None, estimate, before)
 
 
 class PostgresStore:

@@ -7,10 +7,11 @@ column filters and quotes in user text are searched as text and never raise.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+from convmem.store.bm25 import bm25
 
 # runs of word characters, lower-cased, underscores out: as FTS5's unicode61 tokenizer splits text
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -167,37 +168,7 @@ def bm25_rankings(
     for i, view in enumerate(views):
         kept = [key for key, tf in tfs.items() if view.keep is None or tf[i]]
         out.append(
-            _scored(kept, [tfs[key][i] for key in kept], [lengths[key] for key in kept], total,
+            bm25(kept, [tfs[key][i] for key in kept], [lengths[key] for key in kept], total,
                     k1, b, frequencies or {})
         )  # fmt: skip
     return out
-
-
-def _scored(
-    keys: Sequence[str],
-    tfs: Sequence[dict[str, float]],
-    lengths: Sequence[int],
-    total: int,
-    k1: float,
-    b: float,
-    frequencies: Mapping[str, int],
-) -> dict[str, float]:
-    """BM25 of documents (key, term frequencies, length), with statistics over them (a term's
-    document frequency at least its entry in ``frequencies``)."""
-    if not keys:
-        return {}
-    df: dict[str, int] = {}
-    for tf in tfs:
-        for term in tf:
-            df[term] = df.get(term, 0) + 1
-    for term, counted in frequencies.items():
-        if term in df and counted > df[term]:
-            df[term] = counted
-    average = max(1.0, sum(lengths) / len(lengths))
-    n = max(total, len(keys))
-    idf = {t: max(1e-6, math.log((n - d + 0.5) / (d + 0.5))) for t, d in df.items()}
-    scores: dict[str, float] = {}
-    for key, tf, length in zip(keys, tfs, lengths, strict=True):
-        norm = k1 * (1 - b + b * length / average)
-        scores[key] = sum(idf[t] * (f * (k1 + 1)) / (f + norm) for t, f in tf.items())
-    return scores

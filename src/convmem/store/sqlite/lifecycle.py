@@ -12,6 +12,7 @@ from convmem.model.policy import TenantPolicy
 from convmem.store.lifecycle import (
     ANY_PERIOD,
     POLICY_COLUMNS,
+    POLICY_UPDATED,
     MemoryRef,
     WriterRef,
     policy_from_row,
@@ -41,15 +42,11 @@ class LifecycleTxnMixin:
         return [policy_from_row(row) for row in rows]
 
     def set_tenant_policy(self, policy: TenantPolicy, at: datetime) -> None:
+        updates = ", ".join(f"{c} = excluded.{c}" for c in (*POLICY_UPDATED, "updated_at"))
+        marks = ", ".join(["?"] * (len(POLICY_UPDATED) + 2))
         self._db.execute(
-            f"INSERT INTO tenant_policies ({POLICY_COLUMNS}, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET "
-            "memory_disabled = excluded.memory_disabled, "
-            "retention_days = excluded.retention_days, "
-            "summaries_days = excluded.summaries_days, entities_days = excluded.entities_days, "
-            "memories_days = excluded.memories_days, audit_days = excluded.audit_days, "
-            "indexes_days = excluded.indexes_days, recall_unconfirmed_entity_facts = "
-            "excluded.recall_unconfirmed_entity_facts, updated_at = excluded.updated_at",
+            f"INSERT INTO tenant_policies ({POLICY_COLUMNS}, updated_at) VALUES ({marks}) "
+            f"ON CONFLICT (tenant_id) DO UPDATE SET {updates}",
             (policy.tenant_id, int(policy.memory_disabled), *policy_values(policy), utc_text(at)),
         )
 
@@ -78,12 +75,20 @@ class LifecycleTxnMixin:
     # --- sweeps ---------------------------------------------------------------------------------
 
     def memories_untouched_before(
-        self, tenant: str, id_cutoff: str, updated_before: datetime, limit: int
-    ) -> list[MemoryRef]:
+        self, tenant: str, id_cutoff: str, updated_before: datetime, limit: int,
+        status: str | None = None,
+    ) -> list[MemoryRef]:  # fmt: skip
+        only = "" if status is None else "AND status = ? "
         rows = self._db.execute(
-            "SELECT user_id, id FROM memories WHERE tenant_id = ? AND id < ? AND updated_at < ? "
-            "ORDER BY id LIMIT ?",
-            (tenant, id_cutoff, utc_text(updated_before), limit),
+            "SELECT user_id, id FROM memories WHERE tenant_id = ? AND id < ? "
+            f"AND updated_at < ? {only}ORDER BY id LIMIT ?",
+            (
+                tenant,
+                id_cutoff,
+                utc_text(updated_before),
+                *(() if status is None else (status,)),
+                limit,
+            ),
         ).fetchall()
         return [MemoryRef(row[0], row[1]) for row in rows]
 

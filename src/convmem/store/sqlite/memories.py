@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 from convmem.errors import NotFound
 from convmem.model.admitted import Admitted
 from convmem.model.memory import AuditEvent, MemoryRecord
+from convmem.model.policy import SensitiveRecall
 from convmem.store.index_form import stored_index_form
 from convmem.store.lineage import Cascade
-from convmem.store.memories import MemoryUpdate
-from convmem.store.rows import MEMORY_COLUMNS, export_bytes, memory_from_row
+from convmem.store.memories import MemoryUpdate, sensitive_clause
+from convmem.store.rows import MEMORY_COLUMNS, MEMORY_WIDTH, export_bytes, memory_from_row
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.sql import TEXT_CODEC
 
@@ -49,7 +50,7 @@ class MemoryTxnMixin:
         record = admitted.value
         self._db.execute(
             f"INSERT INTO memories ({MEMORY_COLUMNS}, text_form, subject_form) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"VALUES ({', '.join(['?'] * (MEMORY_WIDTH + 2))})",
             (
                 record.id, tenant, record.user_id, record.scope, record.category,
                 record.subject_key, record.text, record.source_kind, record.source_message_id,
@@ -57,6 +58,7 @@ class MemoryTxnMixin:
                 record.sensitivity, record.purpose, utc_text(record.created_at),
                 utc_text(record.updated_at),
                 utc_text(record.expires_at) if record.expires_at else None,
+                record.confidence, record.basis,
                 stored_index_form(record.text), stored_index_form(record.subject_key),
             ),
         )  # fmt: skip
@@ -84,6 +86,7 @@ class MemoryTxnMixin:
         unconflicted: bool = False,
         newest_first: bool = False,
         limit: int | None = None,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryRecord]:
         """Oldest first, or most recently updated first."""
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? AND user_id = ?"
@@ -108,6 +111,10 @@ class MemoryTxnMixin:
             params.append(utc_text(unexpired_at))
         if unconflicted:
             sql += " AND conflicts_with_id IS NULL"
+        clause, values = sensitive_clause(sensitive, "?", table="")
+        if clause:
+            sql += " " + clause.rstrip()
+            params.extend(values)
         sql += " ORDER BY updated_at DESC, id DESC" if newest_first else " ORDER BY created_at, id"
         if limit is not None:
             sql += " LIMIT ?"

@@ -16,6 +16,7 @@ from convmem.store.sqlite.migrations_consent import (
     m066_entity_fact_consent,
     m067_pinned_origin,
     m069_page_sessions,
+    m072_special_categories_and_proposals,
 )
 from convmem.store.sqlite.migrations_search import (
     m020_message_index,
@@ -551,7 +552,7 @@ def m068_tool_fts_erasure(db: sqlite3.Connection) -> None:
     install_fts_erasure(db)
 
 
-def m072_idempotency_keys(db: sqlite3.Connection) -> None:
+def m073_idempotency_keys(db: sqlite3.Connection) -> None:
     # the writes kept under callers' idempotency keys (convmem.store.idempotency): a digest of
     # the call and the ids it stored, never its text; they go with the message or memory
     db.execute(
@@ -608,7 +609,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m069_page_sessions,
     m070_messages_by_depth,
     m071_lineage_indexes,
-    m072_idempotency_keys,
+    m072_special_categories_and_proposals,
+    m073_idempotency_keys,
 ]
 
 

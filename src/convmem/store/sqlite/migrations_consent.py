@@ -1,5 +1,6 @@
 """SQLite migrations of who may see and keep what: entity facts' speakers and consent, who
-pinned an instruction, and the memory page's sign-in sessions."""
+pinned an instruction, the memory page's sign-in sessions, and the special categories a
+tenant opens to explicit requests with proposals' life cycle."""
 
 from __future__ import annotations
 
@@ -83,3 +84,20 @@ def m069_page_sessions(db: sqlite3.Connection) -> None:
         )
         """
     )
+
+
+def m072_special_categories_and_proposals(db: sqlite3.Connection) -> None:
+    # issue 36: a tenant may open special categories to a user's explicit request, recalled for
+    # the purposes it names (comma-separated; NULL: none open / the default purposes); cap the
+    # proposals waiting per user; and expire proposals nobody confirmed (a retention layer)
+    for column, kind in (
+        ("sensitive_categories", "TEXT"),
+        ("sensitive_purposes", "TEXT"),
+        ("max_pending_proposals", "INTEGER"),
+        ("proposals_days", "INTEGER"),
+    ):
+        db.execute(f"ALTER TABLE tenant_policies ADD COLUMN {column} {kind}")
+    # a proposal's confidence (0..1) and why it was proposed (a code: statement, repeated,
+    # model, application); NULL for what the user said or confirmed, and for older rows
+    db.execute("ALTER TABLE memories ADD COLUMN confidence REAL")
+    db.execute("ALTER TABLE memories ADD COLUMN basis TEXT")

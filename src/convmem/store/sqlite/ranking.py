@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from convmem.model.policy import SensitiveRecall
+from convmem.store.memories import sensitive_clause
 from convmem.store.ranking import (
     DOCUMENT_FREQUENCY_CAP,
     EVERY_TURN,
@@ -24,7 +26,7 @@ from convmem.store.ranking import (
     MessageHitRow,
     Window,
 )
-from convmem.store.rows import PREFIXED_MEMORY_COLUMNS, memory_from_row
+from convmem.store.rows import MEMORY_WIDTH, PREFIXED_MEMORY_COLUMNS, memory_from_row
 from convmem.store.search_index import TermVector, Vector
 from convmem.store.sqlite.accelerator import (
     ConversationVectors,
@@ -345,20 +347,27 @@ class RankingTxnMixin:
         purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryHitRow]:
         words = or_query(terms, columns=("text", "subject_key"))
         if words is None or not scopes or purposes == () or limit < 1:
             return []
         match = f"owner : {quote(memory_owner_token(tenant, user))} AND {words}"
+        special, special_values = sensitive_clause(sensitive, "?")
         rows = self._db.execute(
             f"SELECT {PREFIXED_MEMORY_COLUMNS}, {_MEMORY_BM25} AS rank FROM memories_fts "
             "JOIN memories m ON m.rowid = memories_fts.rowid "
             "WHERE memories_fts MATCH ? AND m.tenant_id = ? AND m.user_id = ? AND "
             + _CURRENT_MEMORY
-            + f"AND m.scope IN ({_in(scopes)}) {_purpose_filter(purposes)}ORDER BY rank LIMIT ?",
-            (match, tenant, user, utc_text(now), *scopes, *(purposes or ()), limit),
-        ).fetchall()
-        return [MemoryHitRow(memory_from_row(row, TEXT_CODEC), -float(row[17])) for row in rows]
+            + f"AND m.scope IN ({_in(scopes)}) {_purpose_filter(purposes)}{special}"
+            "ORDER BY rank LIMIT ?",
+            (match, tenant, user, utc_text(now), *scopes, *(purposes or ()), *special_values,
+             limit),
+        ).fetchall()  # fmt: skip
+        return [
+            MemoryHitRow(memory_from_row(row, TEXT_CODEC), -float(row[MEMORY_WIDTH]))
+            for row in rows
+        ]
 
     def nearest_memories(
         self,
@@ -371,21 +380,24 @@ class RankingTxnMixin:
         purposes: Sequence[str] | None,
         now: datetime,
         limit: int,
+        sensitive: SensitiveRecall | None = None,
     ) -> list[MemoryHitRow]:
         # a user's memories are few and change one by one: read each time, not cached
         if not scopes or purposes == () or limit < 1:
             return []
+        special, special_values = sensitive_clause(sensitive, "?")
         rows = self._db.execute(
             f"SELECT {PREFIXED_MEMORY_COLUMNS}, v.vector FROM memory_vectors v JOIN memories m "
             "ON m.tenant_id = v.tenant_id AND m.id = v.memory_id "
             "WHERE v.tenant_id = ? AND v.user_id = ? AND v.embedder = ? AND m.user_id = ? AND "
             + _CURRENT_MEMORY
-            + f"AND m.scope IN ({_in(scopes)}) {_purpose_filter(purposes)}",
-            (tenant, user, embedder, user, utc_text(now), *scopes, *(purposes or ())),
-        ).fetchall()
+            + f"AND m.scope IN ({_in(scopes)}) {_purpose_filter(purposes)}{special}",
+            (tenant, user, embedder, user, utc_text(now), *scopes, *(purposes or ()),
+             *special_values),
+        ).fetchall()  # fmt: skip
         if not rows:
             return []
-        order, sims = cosine_order(vector, from_blobs([r[17] for r in rows], len(vector)))
+        order, sims = cosine_order(vector, from_blobs([r[MEMORY_WIDTH] for r in rows], len(vector)))
         return [
             MemoryHitRow(memory_from_row(rows[i], TEXT_CODEC), float(sims[i]))
             for i in order[:limit]

@@ -17,11 +17,15 @@ from convmem.model.conversation import ConversationRecord
 from convmem.model.deadline import Deadline
 from convmem.model.messages import Message
 from convmem.store.conversations import (
+    AppendState,
     BranchRow,
     ConversationRef,
     MessageRow,
     PinnedInstruction,
+    RequestState,
     pin_origin,
+    plain_append_state,
+    plain_request_state,
 )
 from convmem.store.rows import (
     CONVERSATION_COLUMNS,
@@ -77,6 +81,30 @@ class SQLiteTxn(
 
     def has_messages(self) -> bool:
         return self._db.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+
+    def append_state(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        parent_id: str | None,
+        *,
+        under_active_leaf: bool = False,
+    ) -> AppendState:
+        return plain_append_state(
+            self, tenant, user, conversation_id, parent_id, under_active_leaf=under_active_leaf
+        )
+
+    def request_state(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        leaf_id: str | None,
+        tokenizer: str,
+        reach: int = 0,
+    ) -> RequestState:
+        return plain_request_state(self, tenant, user, conversation_id, leaf_id, tokenizer)
 
     def get_conversation(self, tenant: str, user: str, conversation_id: str) -> ConversationRecord:
         row = self._db.execute(
