@@ -84,6 +84,14 @@ def _play(user: convmem.Scope, case: dict[str, Any]) -> dict[str, Any]:
         ok = superseded == [0] and any(
             m.status == "confirmed" and value in _bare(m.text) for m in new
         )
+    elif kind == "move":  # a plain statement that moves a kept slot: suggested, nothing changed
+        value = _bare(case["new"])
+        ok = (
+            not deleted
+            and not superseded
+            and any(m.status == "proposed" and value in _bare(m.text) for m in new)
+            and not [m for m in new if m.status == "confirmed"]
+        )
     else:  # conflict
         value = _bare(case["new"])
         ok = not deleted and not superseded and any(
@@ -113,6 +121,7 @@ def evaluate(path: Path, db_dir: Path) -> tuple[dict[str, Any], list[str]]:
             outcome = _play(user, case)
             stats = per.setdefault(case["lang"], {
                 "forget": [0, 0], "lookalike": [0, 0], "replace": [0, 0], "conflict": [0, 0],
+                "move": [0, 0],
                 "deleted": 0, "wanted_deleted": 0, "fragments": 0, "asked": 0,
             })  # fmt: skip
             stats["asked"] += outcome["asked"]
@@ -127,7 +136,7 @@ def evaluate(path: Path, db_dir: Path) -> tuple[dict[str, Any], list[str]]:
     finally:
         memory.close()
     total = {key: [sum(s[key][0] for s in per.values()), sum(s[key][1] for s in per.values())]
-             for key in ("forget", "lookalike", "replace", "conflict")}  # fmt: skip
+             for key in ("forget", "lookalike", "replace", "move", "conflict")}  # fmt: skip
     result: dict[str, Any] = {"cases": len(cases), "languages": {}}
     sums = ("deleted", "wanted_deleted", "fragments", "asked")
     every: dict[str, Any] = {**total, **{k: sum(p[k] for p in per.values()) for k in sums}}
@@ -137,10 +146,11 @@ def evaluate(path: Path, db_dir: Path) -> tuple[dict[str, Any], list[str]]:
             "forget_precision": s["wanted_deleted"] / s["deleted"] if s["deleted"] else 1.0,
             "replacement_recall": _share(*s["replace"]),
             "conflicts_shown": _share(*s["conflict"]),
+            "moves_suggested": _share(*s["move"]),
             "lookalikes_unchanged": _share(*s["lookalike"]),
             "fragments_saved": s["fragments"],
             "forgets_asked_instead": s["asked"],
-            "counts": {k: s[k] for k in ("forget", "replace", "conflict", "lookalike")},
+            "counts": {k: s[k] for k in ("forget", "replace", "move", "conflict", "lookalike")},
         }
     return result, errors
 
@@ -151,18 +161,20 @@ def _share(right: int, total: int) -> float:
 
 def render(result: dict[str, Any]) -> list[str]:
     lines = [
-        f"(c) forget / replace / conflict: {result['cases']} cases played on SQLite",
+        f"(c) forget / replace / move / conflict: {result['cases']} cases played on SQLite",
         "",
         f"{'lang':<6}{'forget rec':>11}{'forget prec':>12}{'replace rec':>12}"
-        f"{'conflicts':>11}{'look-alikes ok':>16}{'fragments':>11}{'asked':>7}",
+        f"{'moves sugg':>11}{'conflicts':>11}{'look-alikes ok':>16}{'fragments':>11}{'asked':>7}",
     ]
     for lang, s in result["languages"].items():
         c = s["counts"]
         lines.append(
             f"{lang:<6}{s['forget_recall']:>11.3f}{s['forget_precision']:>12.3f}"
-            f"{s['replacement_recall']:>12.3f}{s['conflicts_shown']:>11.3f}"
+            f"{s['replacement_recall']:>12.3f}{s['moves_suggested']:>11.3f}"
+            f"{s['conflicts_shown']:>11.3f}"
             f"{s['lookalikes_unchanged']:>16.3f}{s['fragments_saved']:>11}"
             f"{s['forgets_asked_instead']:>7}"
-            f"   (n: {c['forget'][1]}/{c['replace'][1]}/{c['conflict'][1]}/{c['lookalike'][1]})"
+            f"   (n: {c['forget'][1]}/{c['replace'][1]}/{c['move'][1]}/{c['conflict'][1]}"
+            f"/{c['lookalike'][1]})"
         )
     return lines

@@ -283,3 +283,26 @@ def test_a_first_person_question_favours_what_the_user_said(alice: convmem.Scope
     assert conv.search(question, k=1, options=lexical)[0].message.id == said.id
     off = SearchOptions(retrievers=("lexical",), self_reference=False)
     assert conv.search(question, k=1, options=off)[0].message.id != said.id
+
+
+def test_eval_measures_a_reranker_as_a_row_of_its_own(tmp_path: Path) -> None:
+    """``--reranker``: the hybrid ranking reordered by the reranker is a row beside it, with its
+    search latency; the reranker is a rerank API served on 127.0.0.1 (TEI's shape)."""
+    from tests.model_server import ModelServer
+
+    _beam_chat(tmp_path / "100K" / "1")
+    out = tmp_path / "beam.json"
+    with ModelServer() as server:
+        result = CliRunner().invoke(
+            main, ["eval", "beam", str(tmp_path / "100K"), "--embedder", "hashing",
+                   "--reranker", f"tei+{server.url}", "--no-context", "--json", str(out)],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert server.count("/rerank") >= 2 * 3  # a ranking and a timed search per question
+    data = json.loads(out.read_text())
+    assert "hybrid+rerank" in data["recall_at_k"] and "hybrid" in data["recall_at_k"]
+    assert data["latency_ms"]["hybrid+rerank"]["n"] == data["latency_ms"]["hybrid"]["n"] == 3
+    refused = CliRunner().invoke(
+        main, ["eval", "beam", str(tmp_path / "100K"), "--reranker", "nonsense:x"]
+    )
+    assert refused.exit_code != 0 and "Traceback" not in refused.output

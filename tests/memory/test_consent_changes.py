@@ -73,19 +73,20 @@ def test_a_request_that_moves_the_home_replaces_it_with_a_whole_sentence(
     assert current(alice) == [saved]  # one home, not two
 
 
-def test_a_plain_statement_moves_a_kept_slot_only(alice: convmem.Scope) -> None:
-    # nothing kept: a plain statement is a proposal, as before
-    (proposed,) = say(alice, "I moved to Faro.")
-    assert proposed.status == "proposed"
-    alice.memories.reject(proposed.memory.id)  # type: ignore[union-attr]
+def test_a_plain_statement_that_moves_a_kept_slot_is_suggested_not_saved(
+    alice: convmem.Scope,
+) -> None:
+    # nothing the user did not ask for changes what they kept: "I moved to Faro" is a
+    # suggestion, the kept home stays current until the user confirms the move
     old = alice.remember("I live in Lisbon.").memory
     assert old is not None
-    flat = say(alice, "I moved to a bigger flat last year.")  # no place: at most a proposal
-    assert all(n.status != "saved" for n in flat) and current(alice) == ["I live in Lisbon."]
     (moved,) = say(alice, "I moved to Faro.")
-    assert moved.status == "saved" and [m.id for m in moved.superseded] == [old.id]
+    assert moved.status == "proposed" and moved.memory is not None
+    assert current(alice) == ["I live in Lisbon."]
+    confirmed = alice.memories.confirm(moved.memory.id)
+    assert confirmed.supersedes_id == old.id
     assert current(alice) == ["I moved to Faro."]
-    alice.memories.restore(old.id)  # the notice's undo
+    alice.memories.undo(moved.memory.id)  # one click back: the kept home, the suggestion
     assert current(alice) == ["I live in Lisbon."]
 
 
@@ -137,3 +138,27 @@ def test_an_edit_replaces_even_a_habit(alice: convmem.Scope) -> None:
     edited = alice.memories.update(tea.id, "I drink coffee.")
     assert edited.status == "saved" and [m.id for m in edited.superseded] == [tea.id]
     assert current(alice) == ["I drink coffee."]
+
+
+@pytest.mark.parametrize(
+    ("kept", "request_text"),
+    [
+        ("I live in Munich.", "Vergiss, dass ich in München wohne."),
+        ("Ich wohne in Köln.", "Forget that I live in Cologne."),
+        ("J'habite à Venise.", "Dimentica che abito a Venezia."),
+        ("Vivo en Ginebra.", "Oublie que j'habite à Genève."),
+    ],
+)
+def test_a_place_named_in_another_language_is_forgotten(
+    alice: convmem.Scope, kept: str, request_text: str
+) -> None:
+    alice.remember(kept)
+    alice.remember("I play chess.")
+    say(alice, request_text)
+    assert current(alice) == ["I play chess."]
+
+
+def test_another_place_is_not_forgotten_for_a_translated_one(alice: convmem.Scope) -> None:
+    alice.remember("I live in Milan.")
+    say(alice, "Vergiss, dass ich in München wohne.")
+    assert current(alice) == ["I live in Milan."]

@@ -221,7 +221,9 @@ def test_a_build_without_the_never_store_policy_is_caught(
     assert healthy["failed"] == 0, failed(healthy)
 
     # the gate's content check off: every text, and every turn a text cites, passes
-    monkeypatch.setattr(gate, "_text_decision", lambda text: PolicyDecision(True, None, "off"))
+    monkeypatch.setattr(
+        gate, "_text_decision", lambda text, waive=frozenset(): PolicyDecision(True, None, "off")
+    )
     result = run(memory, [*NEVER_STORE_CONTROLS, *DISGUISED])
     caught = failed(result)
     assert set(caught) == {*NEVER_STORE_CONTROLS, *DISGUISED}

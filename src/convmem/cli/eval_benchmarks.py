@@ -12,6 +12,7 @@ import click
 from convmem.cli.common import embedder_option, fail
 from convmem.cli.eval import plot_possible, report
 from convmem.errors import ConvmemError
+from convmem.retrieval.rerank import named_reranker
 
 if TYPE_CHECKING:
     from convmem.eval.harness import Dataset
@@ -29,6 +30,7 @@ def benchmark_command(
         json_out: str | None,
         plot_out: str | None,
         embedder: Embedder | None,
+        reranker: str | None,
         questions: int | None,
         samples: str | None,
         split: str | None,
@@ -41,6 +43,7 @@ def benchmark_command(
 
         plot_out = plot_possible(plot_out)
         try:
+            chosen = named_reranker(reranker) if reranker else None
             dataset = load(path, **options)
             if split:
                 dataset = dataset.only(split_samples(dataset.name, split))
@@ -51,7 +54,7 @@ def benchmark_command(
         total = sum(len(s.questions[:questions]) for s in dataset.samples) + len(dataset.samples)
         with click.progressbar(length=total, label=dataset.name, file=sys.stderr) as bar:
             result = harness.evaluate(
-                dataset, embedder=embedder, max_questions=questions,
+                dataset, embedder=embedder, reranker=chosen, max_questions=questions,
                 budgets=() if no_context else harness.BUDGETS,
                 progress=lambda n: bar.update(n or 1), entity_cross_check=entity_cross_check,
             )  # fmt: skip
@@ -73,6 +76,9 @@ def benchmark_command(
             "only); minilm-int8: the same model quantized (faster queries); hashing: the "
             "dependency-free test embedder.",
         ),
+        click.option("--reranker", metavar="NAME",
+                     help="Also rank with this reranker over the hybrid ranking (a row "
+                     "'hybrid+rerank'): cross-encoder:/path, cohere:…, tei+URL …"),
         click.option("--questions", type=int, help="Evaluate at most N questions per sample."),
         click.option("--samples", help="Comma-separated sample ids to evaluate (default: all)."),
         click.option("--split", type=click.Choice(["A", "B"], case_sensitive=False),

@@ -31,7 +31,7 @@ from convmem.memory.forget_match import Match, forget_match
 from convmem.memory.gate import admit, decide
 from convmem.memory.intent import Intent
 from convmem.memory.policy import PolicyDecision
-from convmem.memory.slots import classify, moves_slot, replaces, slot_value, subject_slot
+from convmem.memory.slots import classify, replaces, slot_value, subject_slot
 from convmem.model.admitted import Admitted
 from convmem.model.memory import (
     BASES,
@@ -398,7 +398,10 @@ def act_on_intent(
         return (MemoryNotice("blocked", intent.text, intent.refusal),)
     if intent.kind == "forget":
         return (forget_matching(tx, who, intent.text),)
-    explicit = intent.kind == "remember" or _moves_kept_slot(tx, who, intent)
+    # a plain statement never changes what the user kept, however clearly it moves a slot ("I
+    # moved to Faro"): it is suggested (with the kept one named), and the request the user sends
+    # meanwhile shows the kept one as possibly outdated (``memory.current_turn``)
+    explicit = intent.kind == "remember"
     if not explicit and _proposed_in_conversation(tx, who, intent.subject_key, message_id):
         return ()  # one suggestion per subject per conversation
     notice = save_memory(
@@ -412,28 +415,6 @@ def act_on_intent(
     if notice.status == "blocked" and not explicit:
         return ()
     return (notice,)
-
-
-def _moves_kept_slot(tx: WriteTxn, who: Principal, intent: Intent) -> bool:
-    """Whether a plain statement moves a slot the user asked to keep ("I moved to Faro" when
-    their home city is kept): it then replaces the value as a request would (the notice names
-    both texts and offers the undo), where any other plain statement is only proposed. A home
-    must be a named place ("I moved to a bigger flat" moves nothing kept)."""
-    if not intent.slot or not moves_slot(intent.text):
-        return False
-    said = slot_value(intent.text, (intent.subject_key,))
-    if said is None or (intent.subject_key == "home" and not _names_a_place(intent.text)):
-        return False
-    kept = tx.list_memories(who.tenant, who.user, statuses=("confirmed",),
-                            subject_key=intent.subject_key, unexpired_at=_now())  # fmt: skip
-    return any(m.source_kind in USER_VOICE for m in kept) and all(
-        _differs(intent.text, m, intent.subject_key) for m in kept
-    )
-
-
-def _names_a_place(text: str) -> bool:
-    """A capitalised word after the statement's first: the name of a place."""
-    return any(word[:1].isupper() for word in text.split()[1:])
 
 
 def _proposed_in_conversation(

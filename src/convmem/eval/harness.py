@@ -42,7 +42,7 @@ from typing import Any
 
 from convmem.config import Config
 from convmem.context.assemble import AssemblyOptions
-from convmem.domain.search import SearchOptions, Window, rank_conversation
+from convmem.domain.search import SearchOptions, Window, rank_conversation, search_conversation
 from convmem.engine import Conversation, Memory
 from convmem.engine import open as open_memory
 from convmem.entities.recall import EntityRecallOptions
@@ -57,13 +57,17 @@ from convmem.eval.locomo_entities import (
 from convmem.model.deadline import TimeLimits
 from convmem.model.messages import Role
 from convmem.model.profile import ModelProfile
+from convmem.retrieval.rerank import Reranker
 from convmem.retrieval.vector import Embedder
 from convmem.store.base import ReadTxn
 
 KS = (1, 5, 10, 25, 50)
 BUDGETS = (1024, 2048, 4096, 8192)
 # no part of an assembly is cut short: the figure is retrieval's, not the machine's load
-NO_LIMITS = TimeLimits(memories=None, tools=None, retrieval=None, summary=None, embedder=None)
+NO_LIMITS = TimeLimits(
+    memories=None, tools=None, retrieval=None, summary=None, embedder=None, reranker=None
+)
+RERANKED = "hybrid+rerank"  # the row of the hybrid ranking reordered by a reranker
 # Images come without their sizes in these datasets; counting needs one (a stated assumption)
 IMAGE_SIZE = {"width": 512, "height": 512}
 
@@ -196,6 +200,7 @@ def evaluate(
     dataset: Dataset,
     *,
     embedder: Embedder | None,
+    reranker: Reranker | None = None,
     budgets: Sequence[int] = BUDGETS,
     max_questions: int | None = None,
     progress: Callable[[int], None] = lambda n: None,
@@ -205,17 +210,18 @@ def evaluate(
 ) -> dict[str, Any]:
     """Run the whole evaluation; returns the JSON-ready result. With ``entity_cross_check``,
     also the cross-check of entity recall's settings (``convmem.eval.locomo_entities``);
-    ``search``: the hybrid ranking's options (the configured defaults when None)."""
+    ``search``: the hybrid ranking's options (the configured defaults when None); with a
+    ``reranker``, a row of the hybrid ranking it reorders (and its search latency)."""
     rows = Rows()
     checked: list[dict[str, Any]] | None = None
     load = os.getloadavg()[0]
     wall, cpu = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
         path = db_path or str(Path(tmp) / f"{dataset.name}.db")
-        config = Config(embed_on_write=False, tokenizers=("o200k_base",))
+        config = Config(embed_on_write=False, tokenizers=("o200k_base",), time_limits=NO_LIMITS)
         if search is not None:
             config = replace(config, search=search)
-        with open_memory(path, config=config, embedder=embedder) as memory:
+        with open_memory(path, config=config, embedder=embedder, reranker=reranker) as memory:
             imported = []
             for sample in dataset.samples:
                 imported.append((sample, *import_sample(memory, sample, dataset.name)))
@@ -310,14 +316,29 @@ def _measure(
         ranking = [dia_of[f.key] for f in fused[: max(KS)]]
         recalls = {k: recall_at(ranking, question.evidence, k) for k in KS}
         rows.recall.setdefault(name, []).append((question.category, tags, recalls))
+    if memory.reranker is not None and "hybrid" in variants:
+        # the search path's own reranking: the hybrid ranking's best reordered
+        hits = conv.search(question.question, k=max(KS), options=variants["hybrid"])
+        ranking = [dia_of[h.message.id] for h in hits]
+        recalls = {k: recall_at(ranking, question.evidence, k) for k in KS}
+        rows.recall.setdefault(RERANKED, []).append((question.category, tags, recalls))
     timed = {"lexical": replace(base, retrievers=("lexical",))}
     if memory.embedder is not None:
         timed["hybrid"] = base
+    if memory.reranker is not None and memory.embedder is not None:
+        timed[RERANKED] = base
     for name, options in timed.items():
         # the rankings above embedded this question: time the search as its first would run
         memory.vector_cache.forget_queries()
         started, cpu = time.perf_counter(), time.process_time()
-        conv.search(question.question, k=10, options=options)
+        if name == RERANKED or memory.reranker is None:
+            conv.search(question.question, k=10, options=options)
+        else:  # the row without the reranker: the same search, not reordered
+            with memory.store.read() as tx:
+                search_conversation(
+                    tx, conv.scope.principal, conv.id, question.question, 10,
+                    embedder=memory.embedder, cache=memory.vector_cache, options=options,
+                )  # fmt: skip
         spent = (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
         rows.latency.setdefault(name, []).append(spent)
     for budget in budgets:

@@ -24,6 +24,7 @@ from difflib import SequenceMatcher
 from enum import Enum
 from typing import Final
 
+from convmem.memory.place_names import same_place
 from convmem.memory.slots import SlotValue, content_words, slot_value, stem, word_set
 
 
@@ -124,7 +125,7 @@ def _terms(text: str) -> set[str]:
 
 
 def _same_word(a: str, b: str) -> bool:
-    if a == b or (len(a) >= 4 and len(b) >= 4 and stem(a) == stem(b)):
+    if a == b or (len(a) >= 4 and len(b) >= 4 and stem(a) == stem(b)) or same_place(a, b):
         return True
     if min(len(a), len(b)) < 3 or a in _CONCEPTS or b in _CONCEPTS:
         return False
@@ -145,6 +146,21 @@ def _values_agree(asked: SlotValue, kept: SlotValue) -> bool:
     )
 
 
+# Words that stand for any value of a slot, in the grammar's seven languages.
+_ANY_VALUE_WORDS: Final = (
+    "anything whatever something everything it that this irgendwas irgendetwas alles was etwas "
+    "quoi quelque chose tout n'importe algo cualquier cosa todo qualsiasi qualcosa tutto "
+    "qualquer coisa tudo iets alles wat dat"
+)
+_ANY_VALUE: Final = frozenset(_ANY_VALUE_WORDS.split())
+
+
+def _any_value(asked: SlotValue) -> bool:
+    """Whether a request's value is no value but a stand-in for whatever is kept."""
+    words = set(asked.words or asked.value)
+    return bool(words) and all(_bare(w) in _ANY_VALUE for w in words)
+
+
 def _named_slot(request: str) -> str | None:
     for pattern, slot in _SLOT_PHRASES:
         if pattern.search(request):
@@ -157,6 +173,8 @@ def forget_match(request: str, subject_key: str, memory_text: str) -> Match:
     kept = slot_value(memory_text, (subject_key,)) if len(subject_key.split()) <= 2 else None
     asked = slot_value(request, (kept.subject,)) if kept is not None else None
     if kept is not None and asked is not None:
+        if _any_value(asked):  # "forget that my locker word is anything": whatever it is
+            return Match.YES
         return Match.YES if _values_agree(asked, kept) else Match.ASK
     if kept is not None and _named_slot(request) == kept.subject:
         return Match.YES
