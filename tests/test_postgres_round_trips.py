@@ -55,8 +55,18 @@ def _turns(url: str, surface: str) -> list[dict[str, Any]]:
     ],
 )
 def test_a_chat_turn_stays_within_its_round_trips(
-    postgres_url: str, surface: str, round_trips: int, transactions: int
+    postgres_url: str,
+    surface: str,
+    round_trips: int,
+    transactions: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the service's key records expire from its cache after KEY_CACHE_SECONDS: a slow machine
+    # would count a key read in whichever turn outlived it. The guard counts turns with the key
+    # cached (the steady state); the read every few seconds is the benchmark's to show.
+    from convmem.domain import keys
+
+    monkeypatch.setattr(keys.KeyCache.__init__, "__defaults__", (3600.0, time.monotonic))
     for turn in _turns(postgres_url, surface):
         counts = turn["turn"]
         assert counts["round_trips"] <= round_trips, turn["steps"]

@@ -22,14 +22,11 @@ from convmem.domain.memory_changes import (
     undo_change,
     would_replace,
 )
-from convmem.domain.search import search_memories, sensitive_recall
-from convmem.errors import InvalidInput, NeverStoreViolation, NotFound
+from convmem.errors import InvalidInput, NeverStoreViolation
 from convmem.ids import new_id
-from convmem.memory.confidence import APPLICATION_DEFAULT, check_confidence, statement_confidence
+from convmem.memory.confidence import APPLICATION_DEFAULT, check_confidence
 from convmem.memory.duplicates import near_duplicates
-from convmem.memory.forget_match import Match, forget_match
 from convmem.memory.gate import admit, decide
-from convmem.memory.intent import Intent
 from convmem.memory.policy import PolicyDecision
 from convmem.memory.slots import classify, replaces, slot_value, subject_slot
 from convmem.model.admitted import Admitted
@@ -48,8 +45,6 @@ from convmem.model.policy import NOT_SENSITIVE, TenantPolicy, sensitive_categori
 from convmem.model.principal import Principal as Principal  # re-exported: its home before model/
 from convmem.model.purpose import DEFAULT_PURPOSE, check_purpose
 from convmem.model.tree import aware_utc, check_identifier, check_text
-from convmem.retrieval.rerank import Reranker
-from convmem.retrieval.vector import Embedder
 from convmem.store.base import MemoryUpdate, ReadTxn, Store, WriteTxn
 from convmem.store.retry import conflicts_retried, write_retried
 
@@ -362,78 +357,6 @@ def _merge_near_duplicates(tx: WriteTxn, who: Principal, record: MemoryRecord) -
     return record
 
 
-def forget_matching(tx: WriteTxn, who: Principal, request: str) -> MemoryNotice:
-    """Delete the current and proposed memories a "forget …" request names
-    (``convmem.memory.forget_match``); the notice names them. Nothing is deleted, and the notice
-    (``ambiguous``) lists the memories so the user can choose, when the request names memories
-    on more than one subject, or a slot holding another value than it says; a request naming
-    nothing kept is answered (``no_match``) too."""
-    candidates = tx.list_memories(who.tenant, who.user, statuses=("confirmed", "proposed"))
-    verdicts = [(m, forget_match(request, m.subject_key, m.text)) for m in candidates]
-    doomed = [m for m, verdict in verdicts if verdict is Match.YES]
-    if not doomed:
-        asked = tuple(m for m, verdict in verdicts if verdict is Match.ASK)
-        if asked:
-            return MemoryNotice("ambiguous", request, "different_value", None,
-                                tuple(m.id for m in asked), records=asked)  # fmt: skip
-        return MemoryNotice("forgotten", request, "no_match")
-    if len({m.subject_key for m in doomed}) > 1:
-        choices = tuple(m.id for m in doomed)
-        return MemoryNotice("ambiguous", request, "several_matches", None, choices,
-                            records=tuple(doomed))  # fmt: skip
-    ids = delete_with_history(tx, who, [m.id for m in doomed], action="memory.forgotten")
-    return MemoryNotice("forgotten", request, None, None, tuple(ids), records=tuple(doomed))
-
-
-def act_on_intent(
-    tx: WriteTxn, who: Principal, intent: Intent, message_id: str, *, temporary: bool
-) -> tuple[MemoryNotice, ...]:
-    """Carry out what a user message asks of memory, in the message's own transaction."""
-    closed = "temporary_conversation" if temporary else memory_gate(tx, who)
-    if closed is not None:
-        # only an explicit request deserves an answer; statements are silently not proposed
-        return (MemoryNotice("blocked", intent.text, closed),) if intent.kind == "remember" else ()
-    if intent.refusal is not None:
-        # asked, but not keepable as said ("remember that she …" with nobody named): say why
-        return (MemoryNotice("blocked", intent.text, intent.refusal),)
-    if intent.kind == "forget":
-        return (forget_matching(tx, who, intent.text),)
-    # a plain statement never changes what the user kept, however clearly it moves a slot ("I
-    # moved to Faro"): it is suggested (with the kept one named), and the request the user sends
-    # meanwhile shows the kept one as possibly outdated (``memory.current_turn``)
-    explicit = intent.kind == "remember"
-    if not explicit and _proposed_in_conversation(tx, who, intent.subject_key, message_id):
-        return ()  # one suggestion per subject per conversation
-    notice = save_memory(
-        tx, who, intent.text,
-        source_kind="user_explicit" if explicit else "inference",
-        status="confirmed" if explicit else "proposed",
-        category=intent.category, subject=intent.subject_key if intent.slot else None,
-        source_message_id=message_id, basis="statement",
-        confidence=statement_confidence(slot=intent.slot),
-    )  # fmt: skip
-    if notice.status == "blocked" and not explicit:
-        return ()
-    return (notice,)
-
-
-def _proposed_in_conversation(
-    tx: WriteTxn, who: Principal, subject_key: str, message_id: str
-) -> bool:
-    """Whether a memory on this subject already came from the message's conversation."""
-    conversation_id = tx.get_message(who.tenant, who.user, message_id).conversation_id
-    for record in tx.list_memories(who.tenant, who.user, subject_key=subject_key):
-        source = record.source_message_id
-        if source is None or source == message_id:
-            continue
-        try:
-            if tx.get_message(who.tenant, who.user, source).conversation_id == conversation_id:
-                return True
-        except NotFound:  # its message is gone (retention, an edit's deleted branch)
-            continue
-    return False
-
-
 def delete_with_history(
     tx: WriteTxn,
     who: Principal,
@@ -716,38 +639,3 @@ class Memories:
         self, query: str, k: int = 5, *, purposes: Iterable[str] | None = None
     ) -> builtins.list[MemoryHit]:
         return self._scope.search_memories(query, k=k, purposes=purposes)
-
-
-def recall_candidates(
-    tx: ReadTxn,
-    who: Principal,
-    query: str,
-    *,
-    k: int,
-    scopes: Sequence[str],
-    embedder: Embedder | None = None,
-    reranker: Reranker | None = None,
-    policy: TenantPolicy | None = None,
-) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
-    """Memories for the request: (the block's, most recently updated first; the ones ranked for
-    the message, best first). The block sits ahead of the history, so a block that moved with
-    every message would take the cached prefix after it along (ranked per message, a chat with
-    20 memories changed its block on 41 of 59 turns): it holds the set whole when the set has at
-    most ``k``, else its ``k`` most recent. Only a larger set is ranked for the message; those
-    go late in the request, where they may change freely. Both read only memories of the
-    purposes ``who`` may use, and of the special categories the tenant opened only those of
-    its named purposes (``sensitive_recall``; ``policy``: the tenant's, when the caller read it
-    already). A ``reranker`` orders the ranked ones (the block's order is recency, kept for the
-    prompt cache)."""
-    policy = policy if policy is not None else tx.tenant_policy(who.tenant)
-    current = tx.list_memories(who.tenant, who.user, statuses=("confirmed",), scopes=scopes,
-                               purposes=who.purposes, unexpired_at=_now(), unconflicted=True,
-                               newest_first=True, limit=k + 1,
-                               sensitive=sensitive_recall(tx, who, policy))  # fmt: skip
-    if len(current) <= k or not query.strip():
-        return current[:k], []
-    hits = search_memories(
-        tx, who, query, 2 * k, scopes=scopes, now=_now(), embedder=embedder, reranker=reranker,
-        policy=policy,
-    )  # fmt: skip
-    return current[:k], [hit.memory for hit in hits]

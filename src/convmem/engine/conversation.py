@@ -24,7 +24,7 @@ from convmem.context.prompt_cache import previous_prefix
 from convmem.domain.idempotency import Keyed as _Keyed
 from convmem.domain.idempotency import keep, kept_notices, notices_result, replayed
 from convmem.domain.indexing import after_delete, prepare_turn, write_turn
-from convmem.domain.memories import act_on_intent
+from convmem.domain.memory_requests import act_on_intent
 from convmem.domain.retention import delete_conversation
 from convmem.domain.search import SearchOptions, Window, search_conversation
 from convmem.domain.vector_fill import PendingTurn

@@ -31,7 +31,8 @@ from convmem.context.budget import documents_room, memory_caps, retrieved_reserv
 from convmem.context.documents import render_documents
 from convmem.context.formats import Format
 from convmem.context.history_units import ChainEntry
-from convmem.domain.memories import memory_gate, memory_policy, recall_candidates
+from convmem.domain.memories import memory_gate, memory_policy
+from convmem.domain.memory_recall import recall_candidates
 from convmem.domain.search import Window, rank_conversation, rank_tools
 from convmem.domain.summaries import Lookup, SummaryFlow
 from convmem.engine.handles import Database

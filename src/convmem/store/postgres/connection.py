@@ -143,7 +143,13 @@ def _went_away(conn: Connection) -> bool:
         readable, _, _ = select.select([conn.fileno()], [], [], 0)
     except (OSError, ValueError):
         readable = [True]
-    if readable:
+    if not readable:
+        return False
+    # readable: the server said goodbye, or sent something unasked (a notice, a parameter
+    # status) that a goodbye cannot be told from without asking: one round trip, only then
+    try:
+        conn.execute("SELECT 1")
+    except psycopg.Error:
         conn.close()
         return True
     return False
