@@ -6,7 +6,7 @@ missing vector is its durable pending mark (``IndexReads.missing_message_vectors
 ``missing_memory_vectors`` find it). After the commit the writer hands the row to a
 ``VectorFiller``: a bounded in-process queue drained by one daemon thread, started at the first
 hand-over, which embeds a batch at a time (outside any transaction, within ``call_seconds``) and
-stores the vectors in one write transaction per batch.
+stores the vectors in one write transaction per tenant (per user for memories) and batch.
 
 When the embedder fails or hangs, the batch goes back to the head of the queue and the thread
 waits (1 s, doubling up to ``max_backoff`` seconds) before it tries again. When the queue is full
@@ -26,12 +26,17 @@ from collections.abc import Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
-from convmem.domain.indexing import PreparedTurn, backfill, vector_text
+from convmem.domain.indexing import (
+    PreparedTurn,
+    backfill,
+    keep_memory_vectors,
+    keep_turn_vectors,
+    vector_text,
+)
 from convmem.retrieval.caches import VectorCache, embed_with_words
 from convmem.retrieval.limited import run_with_limit
 from convmem.retrieval.vector import Embedder, Matrix, normalise
-from convmem.store.base import MemoryVector, MessageVector, Store, TermVector, WriteTxn
-from convmem.store.retry import write_retried
+from convmem.store.base import MemoryVector, MessageVector, Store, TermVector
 
 log = logging.getLogger(__name__)
 
@@ -253,16 +258,9 @@ class VectorFiller:
             by_owner.setdefault((memory.tenant, memory.user), []).append(
                 MemoryVector(memory.memory_id, memory_rows[index])
             )
-
-        def keep(tx: WriteTxn) -> None:  # tenants in a fixed order, as every writer takes them
-            for tenant, rows in sorted(by_tenant.items()):
-                tx.set_message_vectors(tenant, name, rows)
-            for tenant, vectors in sorted(terms.items()):
-                tx.set_term_vectors(tenant, name, sorted(vectors.values(), key=_term))
-            for (tenant, user), owned in sorted(by_owner.items()):
-                tx.set_memory_vectors(tenant, user, name, owned)
-
-        write_retried(self.store, keep)
+        words_by_tenant = {tenant: list(words.values()) for tenant, words in terms.items()}
+        keep_turn_vectors(self.store, name, by_tenant, words_by_tenant)
+        keep_memory_vectors(self.store, name, by_owner)
         self.filled += len(batch)
 
     def _backfill(self) -> None:
@@ -277,10 +275,6 @@ class VectorFiller:
             with self._cond:
                 self._overflowed = True
             raise
-
-
-def _term(vector: TermVector) -> str:
-    return vector.term
 
 
 class _Limited:

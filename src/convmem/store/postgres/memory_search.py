@@ -125,15 +125,19 @@ class MemorySearchTxnMixin(TxnBase):
     ) -> None:
         if not vectors:
             return
-        # under the owner lock: a memory deleted meanwhile must not come back as a vector
+        # under the owner lock: a memory deleted meanwhile must not come back as a vector. A
+        # tenant's erase takes no owner lock but the memories' rows (in id order): the same
+        # statement locks them too, so it waits for an erase under way and then finds them gone
+        # (where a check alone would insert after the erase's delete of vectors, and fail on the
+        # key or leave the vector behind)
         self._lock_owner(tenant, user)
         ordered = sorted({v.memory_id: v.vector for v in vectors}.items())
         self._db.execute(
             "INSERT INTO memory_vectors (tenant_id, memory_id, user_id, embedder, vector) "
             "SELECT %s, v.memory_id, %s, %s, v.vector "
             "FROM unnest(%s::text[], %s::halfvec[]) AS v(memory_id, vector) "
-            "WHERE EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = %s "
-            "AND m.id = v.memory_id AND m.user_id = %s) "
+            "JOIN memories m ON m.tenant_id = %s AND m.id = v.memory_id AND m.user_id = %s "
+            "ORDER BY m.id FOR KEY SHARE OF m "
             "ON CONFLICT (tenant_id, memory_id) DO UPDATE "
             "SET embedder = EXCLUDED.embedder, vector = EXCLUDED.vector",
             (tenant, user, embedder, [m for m, _ in ordered], [halfvec(b) for _, b in ordered],

@@ -322,6 +322,19 @@ class SearchTxnMixin(TxnBase):
             found[0 if r[0] else 1].append(MessageHitRow(r[1], r[2], r[3], float(r[4]), r[5]))
         return found
 
+    def _lock_conversations_of(self, which: str, params: Sequence[Any]) -> None:
+        """Before a vector write: lock the conversations ``which`` (a query of conversation ids
+        of the tenant, the first parameter) names, in id order, as every writer locks them —
+        an append its own, a delete all it removes. A vector writer then never holds a
+        conversation's index or generation rows while it waits for its lock (the deadlock an
+        append and the background filler met), and one whose conversation was deleted
+        meanwhile finds nothing to write."""
+        self._db.execute(
+            f"SELECT 1 FROM conversations WHERE tenant_id = %s AND id IN ({which}) "
+            "ORDER BY id FOR UPDATE",
+            params,
+        )
+
     def _bump(self, tenant: str, conversation_ids: Sequence[str]) -> None:
         if conversation_ids:
             self._db.execute(
@@ -359,13 +372,19 @@ class SearchTxnMixin(TxnBase):
     ) -> None:
         if not vectors:
             return
+        ids = [v.message_id for v in vectors]
+        self._lock_conversations_of(
+            "SELECT conversation_id FROM message_index WHERE tenant_id = %s "
+            "AND message_id = ANY(%s)",
+            (tenant, tenant, ids),
+        )
         rows = self._db.execute(
             "UPDATE message_index i SET embedder = %s, vector = v.vector FROM "
             "(SELECT unnest(%s::text[]) AS message_id, unnest(%s::halfvec[]) AS vector) v "
             "WHERE i.tenant_id = %s AND i.message_id = v.message_id RETURNING i.conversation_id",
             (
                 embedder,
-                [v.message_id for v in vectors],
+                ids,
                 [halfvec(v.vector) for v in vectors],
                 tenant,
             ),
@@ -526,6 +545,12 @@ class SearchTxnMixin(TxnBase):
             return
         # one order for every writer, so concurrent inserts of the same words cannot deadlock
         ordered = sorted({v.term: v.vector for v in vectors}.items())
+        self._lock_conversations_of(
+            "SELECT t.conversation_id FROM conversation_terms t WHERE t.tenant_id = %s "
+            "AND t.term = ANY(%s) AND NOT EXISTS (SELECT 1 FROM term_vectors v "
+            "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term)",
+            (tenant, tenant, [t for t, _ in ordered], embedder),
+        )
         added = self._db.execute(
             "INSERT INTO term_vectors (tenant_id, embedder, term, vector) "
             "SELECT %s, %s, v.term, v.vector FROM unnest(%s::text[], %s::halfvec[]) "
