@@ -36,7 +36,8 @@ from convmem.errors import (
 if TYPE_CHECKING:
     from convmem.config import Config
     from convmem.content.tokens import TokenCounter, get_counter
-    from convmem.context.assemble import AssembledContext, AssemblyOptions, AssemblyReport
+    from convmem.context.assemble import AssemblyOptions
+    from convmem.context.report import AssembledContext, AssemblyReport
     from convmem.domain.memories import Memories
     from convmem.domain.search import SearchOptions
     from convmem.engine import Conversation, Memory, Scope, open
@@ -82,9 +83,9 @@ if TYPE_CHECKING:
 # Everything else is imported on first use (PEP 562): the engine pulls in the never-store
 # policy, numpy and the store backends, which a CLI start or `import convmem.errors` need not pay.
 _LAZY: dict[str, str] = {
-    "AssembledContext": "convmem.context.assemble",
+    "AssembledContext": "convmem.context.report",
     "AssemblyOptions": "convmem.context.assemble",
-    "AssemblyReport": "convmem.context.assemble",
+    "AssemblyReport": "convmem.context.report",
     "Config": "convmem.config",
     "Conversation": "convmem.engine",
     "Memory": "convmem.engine",

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from convmem.content.tokens import REPLY_PRIMING, get_counter
-from convmem.context.assemble import AssemblyReport
+from convmem.context.report import AssemblyReport
 from convmem.engine import Conversation, open
 from convmem.errors import InvalidInput
 from convmem.model.messages import ToolCall

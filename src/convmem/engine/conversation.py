@@ -18,9 +18,10 @@ from convmem.content.documents import read_documents
 from convmem.content.parts import Content, read_content
 from convmem.content.parts_render import text_parts
 from convmem.content.tokens import ESTIMATE, get_counter
-from convmem.context.assemble import AssembledContext, AssemblyOptions, FixedParts
+from convmem.context.assemble import AssemblyOptions, FixedParts
 from convmem.context.formats import Format
 from convmem.context.prompt_cache import previous_prefix
+from convmem.context.report import AssembledContext
 from convmem.domain.idempotency import Keyed as _Keyed
 from convmem.domain.idempotency import keep, kept_notices, notices_result, replayed
 from convmem.domain.indexing import after_delete, prepare_turn, write_turn
@@ -29,6 +30,7 @@ from convmem.domain.retention import delete_conversation
 from convmem.domain.search import SearchOptions, Window, search_conversation
 from convmem.domain.vector_fill import PendingTurn
 from convmem.engine.handles import Owner
+from convmem.engine.message_rules import checked_message, tool_run
 from convmem.engine.parts import GuardedEmbedder, Parts, guarded_reranker, without_failed_embedder
 from convmem.engine.pins import pin_instruction
 from convmem.engine.request import (
@@ -64,11 +66,8 @@ from convmem.model.tree import (
     aware_utc,
     check_count,
     check_identifier,
-    check_metadata,
-    check_new_message,
     check_text,
     check_tool_result,
-    normalise_created_at,
 )
 from convmem.retrieval.vector import Embedder, RequestEmbedder
 from convmem.store.base import BranchRow, KeptWrite, PinnedInstruction, ReadTxn, Store, WriteTxn
@@ -722,34 +721,6 @@ def guarded(embedder: Embedder | None, parts: Parts) -> GuardedEmbedder | None:
     if embedder is None:
         return None
     return GuardedEmbedder(RequestEmbedder(embedder), parts.limits.embedder, parts)
-
-
-def checked_message(
-    given: NewMessage, max_bytes: int, *, added: Mapping[str, Any] | None = None
-) -> NewMessage:
-    """``given`` as the tree stores it: its metadata checked (``added``, convmem's own keys, goes
-    on after the check), its time normalised, the whole message checked against the tree's
-    rules. InvalidMessage (or InvalidInput) otherwise."""
-    new = replace(
-        given,
-        metadata={**check_metadata(given.metadata), **(added or {})},
-        created_at=normalise_created_at(given.created_at),
-    )
-    check_new_message(new, max_bytes=max_bytes)
-    return new
-
-
-def tool_run(parent: Message | None, lookup: Callable[[str], Message | None]) -> list[Message]:
-    """What ``check_tool_result`` checks a new tool result against: the parent, then up through
-    tool results to the assistant that made the calls (``lookup`` finds a message by id)."""
-    run: list[Message] = []
-    current = parent
-    while current is not None:
-        run.append(current)
-        if current.role != "tool" or current.parent_id is None:
-            break
-        current = lookup(current.parent_id)
-    return run
 
 
 def _aware(value: datetime | None, what: str) -> datetime | None:

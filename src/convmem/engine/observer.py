@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from convmem.context.assemble import AssemblyReport
+from convmem.context.report import AssemblyReport
 from convmem.model.memory import MemoryNotice
 
 

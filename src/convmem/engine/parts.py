@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TypeVar
 
-from convmem.context.assemble import AssembledContext
+from convmem.context.report import AssembledContext
 from convmem.engine.request import Request
 from convmem.errors import StoreBusy, TimeLimitExceeded
 from convmem.model.deadline import Deadline, TimeLimits

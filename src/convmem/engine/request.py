@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from convmem.content.parts import message_cost
 from convmem.content.tokens import TokenCounter
 from convmem.context.assemble import (
-    AssembledContext,
     AssemblyOptions,
     FixedParts,
     HistoryPlan,
@@ -31,6 +30,7 @@ from convmem.context.budget import documents_room, memory_caps, retrieved_reserv
 from convmem.context.documents import render_documents
 from convmem.context.formats import Format
 from convmem.context.history_units import ChainEntry
+from convmem.context.report import AssembledContext
 from convmem.domain.memories import memory_gate, memory_policy
 from convmem.domain.memory_recall import recall_candidates
 from convmem.domain.search import Window, rank_conversation, rank_tools

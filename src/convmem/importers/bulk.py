@@ -25,7 +25,7 @@ from typing import TypeVar
 from convmem.content.tokens import TokenCounter
 from convmem.domain.indexing import index_entry
 from convmem.engine import Memory, Scope
-from convmem.engine.conversation import checked_message, tool_run
+from convmem.engine.message_rules import checked_message, tool_run
 from convmem.errors import ConvmemError
 from convmem.ids import new_id
 from convmem.importers.owners import by_owner

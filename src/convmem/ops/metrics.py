@@ -16,7 +16,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from convmem.context.assemble import SECTION_ORDER, AssemblyReport
+from convmem.context.assemble import SECTION_ORDER
+from convmem.context.report import AssemblyReport
 from convmem.domain.memories import MEMORY_ACTIONS
 from convmem.memory.policy import BlockReason
 from convmem.model.memory import MemoryNotice

@@ -24,14 +24,10 @@ from convmem.service.problems import ServiceError
 from convmem.service.schemas import (
     ActiveLeaf,
     AppendedOut,
-    AssembledOut,
-    AssembleIn,
     BranchMessageOut,
     ConversationCreate,
     ConversationOut,
     DeletedOut,
-    DocumentIn,
-    LastAssemblyOut,
     MessageCreate,
     MessageEdit,
     MessageOut,
@@ -40,6 +36,7 @@ from convmem.service.schemas import (
     Regenerate,
     ToolCallIn,
 )
+from convmem.service.schemas_assembly import AssembledOut, AssembleIn, DocumentIn, LastAssemblyOut
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
 ConversationId = Annotated[str, Path(min_length=1, max_length=256)]

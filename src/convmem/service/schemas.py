@@ -47,23 +47,23 @@ def _iso_text(value: object) -> object:
 # Requests are strict (no "1" for 1, no "true" for true), but a date-time arrives as text and
 # JSON Schema counts 2.0 as an integer. Constraints come before validators so that they reach
 # the OpenAPI schema, where clients (and schemathesis) read them.
-_unicode = AfterValidator(_valid_unicode)
-Text = Annotated[str, _unicode]
-Name = Annotated[str, StringConstraints(min_length=1, max_length=256), _unicode]
-Label = Annotated[str, StringConstraints(max_length=200), _unicode]
-Subject = Annotated[str, StringConstraints(min_length=1, max_length=200), _unicode]
+valid_unicode = AfterValidator(_valid_unicode)
+Text = Annotated[str, valid_unicode]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=256), valid_unicode]
+Label = Annotated[str, StringConstraints(max_length=200), valid_unicode]
+Subject = Annotated[str, StringConstraints(min_length=1, max_length=200), valid_unicode]
 # text the engine refuses when blank
 # content parts as OpenAI, the Responses API, Anthropic or convmem write them (convmem.content.parts
 # reads and checks them)
 Parts = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=100)]
-NonBlank = Annotated[str, StringConstraints(min_length=1, pattern=r"\S"), _unicode]
-DocumentLabel = Annotated[str, StringConstraints(max_length=500), _unicode]
+NonBlank = Annotated[str, StringConstraints(min_length=1, pattern=r"\S"), valid_unicode]
+DocumentLabel = Annotated[str, StringConstraints(max_length=500), valid_unicode]
 MemoryText = Annotated[
-    str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S"), _unicode
+    str, StringConstraints(min_length=1, max_length=1000, pattern=r"\S"), valid_unicode
 ]
 SCOPE_PATTERN = r"^(user|project:.+)$"
 MemoryScope = Annotated[
-    str, StringConstraints(min_length=1, max_length=256, pattern=SCOPE_PATTERN), _unicode
+    str, StringConstraints(min_length=1, max_length=256, pattern=SCOPE_PATTERN), valid_unicode
 ]
 Timestamp = Annotated[datetime, Strict(False), BeforeValidator(_iso_text)]
 _as_number = BeforeValidator(_number)
@@ -86,30 +86,30 @@ MemoryStatus = Literal["proposed", "confirmed", "superseded", "rejected"]
 Metadata = dict[str, Any]
 
 
-class _Request(BaseModel):
+class RequestBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class _Response(BaseModel):
+class ResponseBody(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
 # --- requests -----------------------------------------------------------------------------------
 
 
-class ConversationCreate(_Request):
+class ConversationCreate(RequestBody):
     title: Text | None = None
     temporary: bool = False
     metadata: Metadata | None = None
 
 
-class ToolCallIn(_Request):
+class ToolCallIn(RequestBody):
     id: Name
     name: Name
     arguments: Text = "{}"
 
 
-class MessageCreate(_Request):
+class MessageCreate(RequestBody):
     role: Role
     content: Text | Parts = ""
     keep_bytes: bool = Field(False, description="Keep inline media (data URLs, base64) bytes.")
@@ -122,13 +122,13 @@ class MessageCreate(_Request):
     parent_id: Id | None = Field(None, description="Append under this message, not the leaf.")
 
 
-class MessageEdit(_Request):
+class MessageEdit(RequestBody):
     content: NonBlank | Parts
     keep_bytes: bool = False
     metadata: Metadata | None = None
 
 
-class Regenerate(_Request):
+class Regenerate(RequestBody):
     content: NonBlank | None = Field(
         None,
         description="The new reply. Without it (and without tool calls) the active leaf moves "
@@ -138,104 +138,11 @@ class Regenerate(_Request):
     metadata: Metadata | None = None
 
 
-class ActiveLeaf(_Request):
+class ActiveLeaf(RequestBody):
     leaf_id: Id
 
 
-class ModelIn(_Request):
-    context_window: Window = 8192
-    max_output: Tokens = 1024
-    tokenizer: Literal["o200k_base", "cl100k_base", "estimate"] = "o200k_base"
-    safety_margin: Tokens | None = None
-    name: Label | None = Field(
-        None, description="The provider's model id (tool costs depend on it)"
-    )
-
-
-class OptionsIn(_Request):
-    eviction_block: float = Field(0.25, ge=0, lt=1, allow_inf_nan=False)
-    max_tool_result_share: float = Field(0.5, gt=0, le=1, allow_inf_nan=False)
-    memory_k: MemoryK = 32
-    memory_share: float = Field(0.1, ge=0, lt=1, allow_inf_nan=False)
-    memory_relevant_k: MemoryK = 4
-    tools_k: ToolsK = Field(8, description="Most registry tools a request offers")
-    tools_share: float = Field(
-        0.15, ge=0, lt=1, allow_inf_nan=False, description="Most of the budget they may take"
-    )
-    documents_share: Share = Field(
-        0.25, description="The budget's share held for retrieved documents when a request has them"
-    )
-    documents_floor: Share = Field(
-        0.05, description="The least share they keep when the request cannot hold documents_share"
-    )
-    document_max_tokens: int = Field(
-        2048, ge=1, le=1_000_000, description="Most tokens one document may cost (cut beyond)"
-    )
-
-
-class DocumentIn(_Request):
-    """A retrieved document for one request (never stored)."""
-
-    id: (
-        Annotated[str, StringConstraints(min_length=1, max_length=128), _unicode] | DocumentNumber
-    ) = Field(
-        description="Its citation key in the request: [doc:ID]. Letters, digits and . : / # @ + "
-        "= ~ - _ without spaces."
-    )
-    text: Text | None = Field(None, description="What the model reads (or give content)")
-    content: Parts | None = Field(
-        None, description="Content parts instead of text (text parts, media with its text)"
-    )
-    title: DocumentLabel | None = None
-    source: DocumentLabel | None = None
-    url: Annotated[str, StringConstraints(min_length=1, max_length=2048), _unicode] | None = None
-    date: Annotated[str, StringConstraints(max_length=64)] | None = Field(
-        None, description="ISO 8601 date or date-time (shown as the day)"
-    )
-    score: Annotated[float, Field(ge=-1e300, le=1e300, allow_inf_nan=False)] | None = Field(
-        None, description="The caller's relevance, higher better; without it, by the message"
-    )
-
-
-class AssembleIn(_Request):
-    user_message: NonBlank | None = Field(
-        None, description="The new user turn (not stored). Leave out to answer the leaf."
-    )
-    model: ModelIn | None = None
-    format: Literal["openai", "anthropic", "responses"] = "openai"
-    system: Text | None = None
-    leaf_id: Id | None = None
-    options: OptionsIn | None = None
-    purposes: list[PurposeName] | None = Field(
-        None, description="Recall only memories of these purposes (default: every purpose the "
-        "key and the route allow; more than that is a 403 purpose_not_allowed problem).",
-        max_length=len(PURPOSES),
-    )  # fmt: skip
-    tools: list[dict[str, Any]] | None = Field(
-        None,
-        max_length=128,
-        description="Tool definitions (OpenAI function schemas or Anthropic tool schemas), counted "
-        "in the budget and returned in the format's shape",
-    )
-    offer_tools: bool = Field(
-        False,
-        description="Also offer the tenant's registered tools this request needs (relevant to the "
-        "message and recent turns, or called earlier with the result still in the window)",
-    )
-    allow_risky: bool | list[Name] = Field(
-        False,
-        description="Registry tools of risk 'high' this request may offer: true for all, or names",
-    )
-    documents: list[DocumentIn] | None = Field(
-        None,
-        max_length=200,
-        description="Retrieved documents for this message: sent after the recent turns as one "
-        "quoted block with a citation key [doc:ID] each, within options.documents_share of the "
-        "budget (held whenever documents are given, [] too); never stored",
-    )
-
-
-class ToolIn(_Request):
+class ToolIn(RequestBody):
     definition: dict[str, Any] = Field(
         description="The tool in any provider's shape (OpenAI function, Responses, Anthropic)"
     )
@@ -248,7 +155,7 @@ class ToolIn(_Request):
     )
 
 
-class ToolOut(_Response):
+class ToolOut(ResponseBody):
     name: str
     description: str
     parameters: dict[str, Any]
@@ -259,11 +166,11 @@ class ToolOut(_Response):
     updated_at: datetime
 
 
-class PinCreate(_Request):
+class PinCreate(RequestBody):
     text: NonBlank
 
 
-class MemoryCreate(_Request):
+class MemoryCreate(RequestBody):
     text: MemoryText
     category: Category | None = None
     subject: Subject | None = None
@@ -277,21 +184,21 @@ class MemoryCreate(_Request):
     )  # fmt: skip
 
 
-class MemoryUpdate(_Request):
+class MemoryUpdate(RequestBody):
     text: MemoryText
 
 
-class ReplacementQuery(_Request):
+class ReplacementQuery(RequestBody):
     text: MemoryText | None = Field(
         default=None, description="The edit's new text; omit to ask about confirming a suggestion."
     )
 
 
-class SettingsIn(_Request):
+class SettingsIn(RequestBody):
     memory_enabled: bool
 
 
-class KeyCreate(_Request):
+class KeyCreate(RequestBody):
     role: Literal["app", "user", "admin"]
     user: Name | None = Field(None, description="The user a 'user' key acts for.")
     name: Label | None = None
@@ -301,7 +208,7 @@ class KeyCreate(_Request):
     )  # fmt: skip
 
 
-class RetentionIn(_Request):
+class RetentionIn(RequestBody):
     """Days each layer keeps a row (null or absent: kept until deleted)."""
 
     transcripts: Days | None = None
@@ -317,7 +224,7 @@ def _default_sensitive_purposes() -> list[Purpose]:
     return [cast("Purpose", p) for p in DEFAULT_SENSITIVE_PURPOSES]
 
 
-class TenantPolicyIn(_Request):
+class TenantPolicyIn(RequestBody):
     memory_disabled: bool = False
     # the transcripts' period under its first name; with ``retention`` it must agree
     retention_days: Days | None = None
@@ -341,7 +248,7 @@ class TenantPolicyIn(_Request):
 # --- responses ----------------------------------------------------------------------------------
 
 
-class ConversationOut(_Response):
+class ConversationOut(ResponseBody):
     id: str
     title: str | None
     temporary: bool
@@ -350,13 +257,13 @@ class ConversationOut(_Response):
     created_at: datetime
 
 
-class ToolCallOut(_Response):
+class ToolCallOut(ResponseBody):
     id: str
     name: str
     arguments: str
 
 
-class MessageOut(_Response):
+class MessageOut(ResponseBody):
     id: str
     conversation_id: str
     parent_id: str | None
@@ -377,7 +284,7 @@ class BranchMessageOut(MessageOut):
     versions: int
 
 
-class MemoryOut(_Response):
+class MemoryOut(ResponseBody):
     id: str
     scope: str
     category: Category
@@ -405,17 +312,17 @@ class MemoryOut(_Response):
     )  # fmt: skip
 
 
-class EvidenceOut(_Response):
+class EvidenceOut(ResponseBody):
     memory_id: str
     message_ids: list[str]
 
 
-class SupersededOut(_Response):
+class SupersededOut(ResponseBody):
     id: str
     text: str
 
 
-class NoticeOut(_Response):
+class NoticeOut(ResponseBody):
     status: Literal["saved", "proposed", "blocked", "forgotten", "ambiguous"]
     text: str
     reason: str | None
@@ -442,107 +349,18 @@ class AppendedOut(MessageOut):
     )
 
 
-class DocumentUseOut(_Response):
-    id: str
-    status: Literal["included", "trimmed", "dropped"]
-    tokens: int = Field(description="What it costs in this request (0 when dropped)")
-    full_tokens: int = Field(description="What it would have cost whole")
-
-
-class ReportOut(_Response):
-    format: str
-    tokenizer: str
-    context_window: int
-    max_output: int
-    input_budget: int
-    history_budget: int
-    total_tokens: int
-    sections: dict[str, int]
-    included_ids: list[str]
-    stubbed_ids: list[str]
-    evicted_ids: list[str]
-    evicted_count: int
-    memory_ids: list[str]
-    stable_prefix_hash: str
-    # the summary used, the message it runs through, and how it was had (stored, built, ancestor)
-    summary_id: str | None = None
-    summary_through_id: str | None = None
-    summary_source: str | None = None
-    retrieved_ids: list[str] = []
-    entity_fact_ids: list[str] = Field(
-        default_factory=list,
-        description="Statements of the user's other conversations about the people and things "
-        "the message names that the request carries (entity fact ids).",
-    )
-    degraded: list[str] = Field(
-        default_factory=list,
-        description="Parts skipped because they failed or ran past their time limits, e.g. "
-        '"retrieval: timeout 1000 ms", "summary: error StoreError".',
-    )
-    unembedded: dict[str, int] = Field(
-        default_factory=dict,
-        description="With an embedder: the conversation's turns and the user's memories that "
-        'had no vector yet, ranked by words only (e.g. {"turns": 3, "memories": 0}).',
-    )
-    tools_offered: list[str] = []
-    tools_suppressed: list[dict[str, str]] = []
-    memory_candidates: int = Field(0, description="Memories recall considered, before selection.")
-    irrelevant_memory_ids: list[str] = Field(
-        default_factory=list,
-        description="Recalled memories that share no search term with the message.",
-    )
-    expired_memory_ids: list[str] = Field(
-        default_factory=list,
-        description="Expired memories that reached recall and were left out (normally none).",
-    )
-    summary_age_seconds: float | None = None
-    summary_version: str | None = None
-    cached_tokens: int = Field(
-        0,
-        description="Tokens a provider's prompt cache would serve, estimated against the "
-        "previous recorded request of the conversation.",
-    )
-    cached_share: float = 0.0
-    prefix_digests: list[str] = Field(
-        default_factory=list,
-        description="Digests of the request's parts in order (no content), for the estimate.",
-    )
-    media_tokens: dict[str, int] = Field(
-        default_factory=dict, description="The media's share of the history and user sections."
-    )
-    media_stubbed_ids: list[str] = []
-    documents: list[DocumentUseOut] = Field(
-        default_factory=list,
-        description="The retrieved documents given, best first, and what became of each.",
-    )
-
-
-class AssembledOut(_Response):
-    messages: list[dict[str, Any]]
-    system: list[dict[str, Any]] | None
-    report: ReportOut
-    tools: list[dict[str, Any]] | None = None
-
-
-class LastAssemblyOut(_Response):
-    conversation_id: str
-    leaf_id: str | None
-    at: datetime
-    report: ReportOut
-
-
-class DeletedOut(_Response):
+class DeletedOut(ResponseBody):
     deleted_ids: list[str]
 
 
-class UndoneOut(_Response):
+class UndoneOut(ResponseBody):
     memory: MemoryOut | None = Field(
         description="The changed memory as it now is (a suggestion again), or null: deleted."
     )
     restored: list[MemoryOut] = Field(description="The memories the change had replaced.")
 
 
-class PinOut(_Response):
+class PinOut(ResponseBody):
     id: str
     text: str
     conversation_id: str | None
@@ -553,17 +371,17 @@ class PinOut(_Response):
     origin: Literal["application", "user"]
 
 
-class MemoryHitOut(_Response):
+class MemoryHitOut(ResponseBody):
     memory: MemoryOut
     score: float
     retrievers: list[str]
 
 
-class SettingsOut(_Response):
+class SettingsOut(ResponseBody):
     memory_enabled: bool
 
 
-class AuditOut(_Response):
+class AuditOut(ResponseBody):
     id: str
     user_id: str
     actor: str
@@ -574,18 +392,18 @@ class AuditOut(_Response):
     details: dict[str, Any]
 
 
-class DeletedAllOut(_Response):
+class DeletedAllOut(ResponseBody):
     deleted: dict[str, int] = Field(description="Rows deleted per table.")
 
 
-class MeOut(_Response):
+class MeOut(ResponseBody):
     tenant: str
     role: Literal["app", "user", "admin"]
     key_id: str
     user: str | None = Field(description="The user the key acts for (an app key: the header's).")
 
 
-class KeyOut(_Response):
+class KeyOut(ResponseBody):
     id: str
     tenant_id: str
     role: Literal["app", "user", "admin"]
@@ -597,12 +415,12 @@ class KeyOut(_Response):
     purposes: list[str] | None
 
 
-class KeyCreatedOut(_Response):
+class KeyCreatedOut(ResponseBody):
     key: KeyOut
     token: str = Field(description="The key itself. Shown once; convmem keeps only its hash.")
 
 
-class RetentionOut(_Response):
+class RetentionOut(ResponseBody):
     transcripts: int | None
     summaries: int | None
     entities: int | None
@@ -612,7 +430,7 @@ class RetentionOut(_Response):
     proposals: int | None
 
 
-class TenantPolicyOut(_Response):
+class TenantPolicyOut(ResponseBody):
     tenant: str
     memory_disabled: bool
     retention_days: int | None
@@ -623,14 +441,14 @@ class TenantPolicyOut(_Response):
     max_pending_proposals: int | None
 
 
-class HealthOut(_Response):
+class HealthOut(ResponseBody):
     status: Literal["ok"]
 
 
 EntityKind = Literal["person", "animal", "place", "organisation", "project", "work", "thing"]
 
 
-class EntityFactOut(_Response):
+class EntityFactOut(ResponseBody):
     id: str
     entity_id: str
     text: str
@@ -652,7 +470,7 @@ class EntityFactOut(_Response):
     )
 
 
-class EntityOut(_Response):
+class EntityOut(ResponseBody):
     id: str
     scope: str
     name: str
@@ -670,16 +488,16 @@ class EntityOut(_Response):
 # --- page sessions (convmem.service.page_sessions) ---------------------------------------------
 
 
-class SignInLinkOut(_Response):
+class SignInLinkOut(ResponseBody):
     url: str = Field(description="The link to hand to the user: it works once, for 10 minutes.")
     expires_at: str
 
 
-class LinkIn(_Request):
+class LinkIn(RequestBody):
     token: str = Field(min_length=1, max_length=2000)
 
 
-class PageSessionOut(_Response):
+class PageSessionOut(ResponseBody):
     tenant: str
     user: str
     expires_at: str
