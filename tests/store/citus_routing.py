@@ -33,7 +33,8 @@ DISTRIBUTED = frozenset(
         "audit_events", "user_settings", "summaries", "message_index", "search_generations",
         "conversation_terms", "term_vectors", "last_assemblies", "tools", "tool_vectors",
         "message_blobs", "entities", "entity_names", "entity_facts", "memory_evidence",
-        "entity_name_sources",
+        "entity_name_sources", "embedder_switches",
+        "staged_message_vectors", "staged_memory_vectors",
     }
 )  # fmt: skip
 REFERENCE = frozenset({"api_keys", "tenant_policies"})

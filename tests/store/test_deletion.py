@@ -172,6 +172,7 @@ def test_delete_all_empties_every_derived_table_of_the_user(backend: Backend) ->
         doomed.pin("Be brief.")
         doomed.set_memory_enabled(True)
         control.remember("I prefer aisle seats.")
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         kinds: tuple[RecordKind, ...] = ("conversation", "memory")
         for kind in kinds:
             assert_populated(backend, doomed.tenant, kind)

@@ -16,6 +16,7 @@ from convmem.cli.common import (
     opened,
 )
 from convmem.cli.config import config_group, flags_of, settings_options, setup
+from convmem.cli.embedder import embedder_group
 from convmem.cli.entities import entities_group
 from convmem.cli.eval import behaviour_command
 from convmem.cli.eval_benchmarks import beam_command, locomo_command, realtalk_command
@@ -46,6 +47,7 @@ main.add_command(import_group)
 main.add_command(reindex)
 main.add_command(backfill)
 main.add_command(entities_group)
+main.add_command(embedder_group)
 main.add_command(config_group)
 
 

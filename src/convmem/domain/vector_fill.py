@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
@@ -81,9 +81,12 @@ class VectorFiller:
         batch_size: int = 128,
         call_seconds: float = 60.0,
         max_backoff: float = 30.0,
+        embedder_for: Callable[[str], Embedder | None] | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
+        # each tenant's serving embedder (an embedder switch may have changed it), else this one
+        self._embedder_for = embedder_for
         self.cache = cache
         self.capacity = capacity
         self.batch_size = batch_size
@@ -227,21 +230,36 @@ class VectorFiller:
             if self._stopping:
                 raise _Stopped
 
-    def _embed(self, texts: Sequence[str]) -> Matrix:
+    def _embed(self, texts: Sequence[str], embedder: Embedder | None = None) -> Matrix:
+        model = embedder or self.embedder
         try:
-            return normalise(run_with_limit(lambda: self.embedder.embed(texts), self.call_seconds))
+            return normalise(run_with_limit(lambda: model.embed(texts), self.call_seconds))
         except FutureTimeout:
             raise TimeoutError(f"the embedder took over {self.call_seconds} s") from None
 
     def _fill(self, batch: list[Pending]) -> None:
+        """Embed each tenant's rows with the embedder serving it (a tenant served by one this
+        process does not know keeps its pending marks, for a process that does)."""
+        groups: dict[str, tuple[Embedder, list[Pending]]] = {}
+        for item in batch:
+            embedder = (
+                self.embedder if self._embedder_for is None else self._embedder_for(item.tenant)
+            )
+            if embedder is not None:
+                groups.setdefault(embedder.name, (embedder, []))[1].append(item)
+        for _, (embedder, items) in sorted(groups.items()):
+            self._fill_with(embedder, items)
+        self.filled += sum(len(items) for _, items in groups.values())
+
+    def _fill_with(self, embedder: Embedder, batch: list[Pending]) -> None:
         turns = [item for item in batch if isinstance(item, PendingTurn)]
         memories = [item for item in batch if isinstance(item, PendingMemory)]
-        name = self.embedder.name
+        name = embedder.name
         turn_rows = self._embed([vector_text(t.prepared.turn.speaker, t.prepared.turn.body)
-                                 for t in turns]) if turns else None  # fmt: skip
+                                 for t in turns], embedder) if turns else None  # fmt: skip
         words = sorted({w for t in turns for w in t.prepared.words})
-        _, word_vectors = embed_with_words(_Limited(self), self.cache, [], words)
-        memory_rows = self._embed([m.text for m in memories]) if memories else None
+        _, word_vectors = embed_with_words(_Limited(self, embedder), self.cache, [], words)
+        memory_rows = self._embed([m.text for m in memories], embedder) if memories else None
         by_tenant: dict[str, list[MessageVector]] = {}
         for index, turn in enumerate(turns):
             assert turn_rows is not None
@@ -261,14 +279,14 @@ class VectorFiller:
         words_by_tenant = {tenant: list(words.values()) for tenant, words in terms.items()}
         keep_turn_vectors(self.store, name, by_tenant, words_by_tenant)
         keep_memory_vectors(self.store, name, by_owner)
-        self.filled += len(batch)
 
     def _backfill(self) -> None:
         """After hand-overs were dropped: every row the store still marks pending."""
         with self._cond:
             self._overflowed = False
         try:
-            while sum(backfill(self.store, _Limited(self), self.cache, max_batches=1).values()):
+            limited = _Limited(self, self.embedder)
+            while sum(backfill(self.store, limited, self.cache, max_batches=1).values()):
                 if self._stopping:
                     return
         except BaseException:
@@ -281,16 +299,17 @@ class _Limited:
     """The filler's embedder as backfill and the word cache call it: each call within the
     filler's limit."""
 
-    def __init__(self, filler: VectorFiller) -> None:
+    def __init__(self, filler: VectorFiller, embedder: Embedder) -> None:
         self._filler = filler
+        self._embedder = embedder
 
     @property
     def name(self) -> str:
-        return self._filler.embedder.name
+        return self._embedder.name
 
     @property
     def dimensions(self) -> int:
-        return self._filler.embedder.dimensions
+        return self._embedder.dimensions
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        return self._filler._embed(texts)
+        return self._filler._embed(texts, self._embedder)

@@ -251,8 +251,9 @@ class Conversation:
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             reranker = guarded_reranker(memory.reranker, limits)
+            serving = memory.embedder_for(self._tenant)
             hits, degraded = without_failed_embedder(
-                memory.embedder, limits,
+                serving, limits,
                 lambda embedder: search_conversation(
                     tx, self.scope.principal, self.id, query, k, embedder=embedder,
                     cache=memory.vector_cache, options=options or memory.config.search,
@@ -260,8 +261,8 @@ class Conversation:
                 ),
             )  # fmt: skip
             unembedded = 0
-            if memory.embedder is not None:
-                unembedded = tx.unembedded_turns(self._tenant, self.id, memory.embedder.name)
+            if serving is not None:
+                unembedded = tx.unembedded_turns(self._tenant, self.id, serving.name)
         return Ranked(hits, unembedded=unembedded, degraded=degraded)
 
     @conflicts_retried
@@ -573,7 +574,7 @@ class Conversation:
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 user_pinned=asked,
                 profile=profile, counter=counter, format=format, options=options,
-                embedder=guarded(memory.embedder, parts),
+                embedder=guarded(memory.embedder_for(self._tenant), parts),
                 reranker=guarded_reranker(memory.reranker, parts.limits, parts),
                 tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
                 documents=given,
@@ -624,7 +625,7 @@ class Conversation:
         """The turns and memories a request's recall ranks by words only (no vector yet), each
         count within the time limit of the part it describes (retrieval, memories); a count
         that fails or runs past it is left out: it is a note of the report, not a part."""
-        embedder = self.scope.memory.embedder
+        embedder = self.scope.memory.embedder_for(self._tenant)
         if embedder is None:
             return {}
         tenant, user, name = self._tenant, self.scope.user, embedder.name

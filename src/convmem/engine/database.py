@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields, replace
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from convmem.domain.keys import ApiKeys, KeyCache
 from convmem.domain.retention import apply_retention, erase_tenant, sweep_all, sweep_tenant
 from convmem.domain.summaries import SummaryFlow
 from convmem.domain.vector_fill import Pending, PendingMemory, VectorFiller
+from convmem.engine.embedder_switches import EmbedderSwitches
 from convmem.engine.observer import NoObserver, Observer
 from convmem.engine.scope import Scope
 from convmem.errors import InvalidInput
@@ -47,6 +49,10 @@ from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.llm import LLMSummarizer
 from convmem.tools.registry import ToolRegistry
+
+# how long a process trusts the serving embedder it read for a tenant (a switch made by another
+# process is seen within this; meanwhile its searches rank the switched rows by words)
+_SERVING_SECONDS = 2.0
 
 
 class Memory:
@@ -80,6 +86,10 @@ class Memory:
         self.vector_cache = VectorCache()
         self._filler: VectorFiller | None = None
         self._filler_lock = threading.Lock()
+        # embedders a switch made known here besides ``embedder``, and each tenant's serving
+        # one as last read (``embedder_for``)
+        self._known_embedders: dict[str, Embedder] = {}
+        self._serving: dict[str, tuple[str | None, float]] = {}
         # the key records this process read (``Memory.keys``: authenticating skips the store)
         self._key_cache = KeyCache()
         # what the program driving the engine counts (the service and the worker install one)
@@ -98,6 +108,41 @@ class Memory:
         (none when ``embed_on_write`` is off: the worker or ``backfill_embeddings`` does)."""
         return self.embedder if self.config.embed_on_write else None
 
+    def embedder_for(self, tenant: str) -> Embedder | None:
+        """The embedder whose vectors serve ``tenant``'s searches: ``embedder``, unless a
+        switch (``embedder_switch``) made another active there — then that one if this process
+        knows it, else None (words only, until it does). A process that knows one embedder
+        reads nothing: where another serves, the store finds none of its vectors anyway."""
+        if not self._known_embedders:
+            return self.embedder
+        cached = self._serving.get(tenant)
+        if cached is None or time.monotonic() - cached[1] > _SERVING_SECONDS:
+            with self.store.read() as tx:
+                record = tx.embedder_switch(tenant)
+            cached = (None if record is None else record.active, time.monotonic())
+            self._serving[tenant] = cached
+        if cached[0] is None or (self.embedder is not None and cached[0] == self.embedder.name):
+            return self.embedder
+        return self._known_embedders.get(cached[0])
+
+    def know_embedder(self, embedder: Embedder) -> None:
+        """Serve with ``embedder`` too the tenants switched to it (see ``embedder_for``)."""
+        if self.embedder is None or embedder.name != self.embedder.name:
+            self._known_embedders[embedder.name] = embedder
+
+    def forget_serving(self, tenant: str) -> None:
+        """Read ``tenant``'s serving embedder again at its next search (after a switch)."""
+        self._serving.pop(tenant, None)
+
+    @property
+    def embedder_switch(self) -> EmbedderSwitches:
+        """Change a tenant's embedder while its searches go on: begin, build, finish (or
+        ``switch`` for all three), status, cancel (``convmem.engine.embedder_switches``)."""
+        return EmbedderSwitches(
+            self.store, self.embedder, self.know_embedder, self.forget_serving,
+            lambda: self.settle_vectors(None),
+        )  # fmt: skip
+
     @property
     def vector_filler(self) -> VectorFiller | None:
         """This database's background embedding (``convmem.domain.vector_fill``): made at the
@@ -108,7 +153,9 @@ class Memory:
             return None
         with self._filler_lock:
             if self._filler is None:
-                self._filler = VectorFiller(self.store, embedder, self.vector_cache)
+                self._filler = VectorFiller(
+                    self.store, embedder, self.vector_cache, embedder_for=self.embedder_for
+                )
             return self._filler
 
     def queue_vectors(self, items: Sequence[Pending]) -> None:

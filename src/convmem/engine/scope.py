@@ -150,13 +150,14 @@ class Scope:
         memory = self.memory
         limits = memory.config.time_limits
         memory.settle_vectors(limits.embedder)
+        serving = memory.embedder_for(self.tenant)
         with memory.store.read() as tx:
             closed, policy = memory_policy(tx, who)
             if closed is not None:
                 return Ranked()
             reranker = guarded_reranker(memory.reranker, limits)
             hits, degraded = without_failed_embedder(
-                memory.embedder, limits,
+                serving, limits,
                 lambda embedder: search_memories(
                     tx, who, query, k, scopes=scopes, now=datetime.now(UTC), embedder=embedder,
                     reranker=reranker, rerank_depth=memory.config.search.rerank_depth,
@@ -164,8 +165,8 @@ class Scope:
                 ),
             )  # fmt: skip
             unembedded = 0
-            if memory.embedder is not None:
-                unembedded = tx.unembedded_memories(self.tenant, self.user, memory.embedder.name)
+            if serving is not None:
+                unembedded = tx.unembedded_memories(self.tenant, self.user, serving.name)
         return Ranked(hits, unembedded=unembedded, degraded=degraded)
 
     def principal_for(self, purposes: Iterable[str] | None) -> Principal:

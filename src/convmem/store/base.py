@@ -22,6 +22,8 @@ capability Protocols of this package. Everything that touches a database goes th
                                        sweeps per layer, a proposal's evidence
 ``convmem.store.idempotency``          ``IdempotencyReads`` / ``IdempotencyWrites``: the writes
                                        kept under the callers' idempotency keys
+``convmem.store.embedder_switch``      ``EmbedderSwitchReads`` / ``EmbedderSwitchWrites``: a
+                                       tenant's embedder changed while searches go on
 =====================================  ==========================================================
 
 ``read()`` gives a consistent snapshot; ``write()`` an atomic transaction in which what the
@@ -53,6 +55,13 @@ from convmem.store.derived import (
     JobWrites,
     SummaryReads,
     SummaryWrites,
+)
+from convmem.store.embedder_switch import (
+    EmbedderSwitch,
+    EmbedderSwitchReads,
+    EmbedderSwitchWrites,
+    StagedCounts,
+    UnstagedMemory,
 )
 from convmem.store.entities import EntityReads, EntityRow, EntityTurnRow, EntityWrites
 from convmem.store.idempotency import IdempotencyReads, IdempotencyWrites, KeptWrite
@@ -101,6 +110,9 @@ __all__ = [
     "ConversationReads",
     "ConversationRef",
     "ConversationWrites",
+    "EmbedderSwitch",
+    "EmbedderSwitchReads",
+    "EmbedderSwitchWrites",
     "IdempotencyReads",
     "IdempotencyWrites",
     "IndexEntry",
@@ -111,6 +123,8 @@ __all__ = [
     "JobReads",
     "JobWrites",
     "KeptWrite",
+    "StagedCounts",
+    "UnstagedMemory",
     "KeyReads",
     "KeyWrites",
     "PageSessionReads",
@@ -169,6 +183,7 @@ class ReadTxn(
     EntityReads,
     LifecycleReads,
     IdempotencyReads,
+    EmbedderSwitchReads,
     Protocol,
 ):
     """Every read capability, over one consistent snapshot."""
@@ -190,6 +205,7 @@ class WriteTxn(
     EntityWrites,
     LifecycleWrites,
     IdempotencyWrites,
+    EmbedderSwitchWrites,
     Protocol,
 ):
     """Every capability, in one atomic transaction."""

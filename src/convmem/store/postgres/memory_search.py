@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from convmem.model.policy import SensitiveRecall
+from convmem.store.embedder_switch import may_serve
 from convmem.store.memories import sensitive_clause
 from convmem.store.postgres.memories import memory_owner_lexeme
 from convmem.store.postgres.rows import TxnBase, halfvec
@@ -137,11 +138,11 @@ class MemorySearchTxnMixin(TxnBase):
             "SELECT %s, v.memory_id, %s, %s, v.vector "
             "FROM unnest(%s::text[], %s::halfvec[]) AS v(memory_id, vector) "
             "JOIN memories m ON m.tenant_id = %s AND m.id = v.memory_id AND m.user_id = %s "
-            "ORDER BY m.id FOR KEY SHARE OF m "
+            f"WHERE {may_serve('%s', '%s')} ORDER BY m.id FOR KEY SHARE OF m "
             "ON CONFLICT (tenant_id, memory_id) DO UPDATE "
             "SET embedder = EXCLUDED.embedder, vector = EXCLUDED.vector",
             (tenant, user, embedder, [m for m, _ in ordered], [halfvec(b) for _, b in ordered],
-             tenant, user),
+             tenant, user, tenant, embedder),
         )  # fmt: skip
 
     def memory_vector_ids(self, tenant: str, user: str) -> list[str]:
@@ -167,7 +168,7 @@ class MemorySearchTxnMixin(TxnBase):
             "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "
             "LEFT JOIN memory_vectors v ON v.tenant_id = m.tenant_id AND v.memory_id = m.id "
             "WHERE (v.vector IS NULL OR v.embedder IS DISTINCT FROM %s) "
-            "AND m.status <> 'rejected' LIMIT %s",
-            (embedder, limit),
+            f"AND m.status <> 'rejected' AND {may_serve('m.tenant_id', '%s')} LIMIT %s",
+            (embedder, embedder, limit),
         ).fetchall()
         return [MissingMemoryVector(r[0], r[1], r[2], r[3]) for r in rows]

@@ -595,6 +595,47 @@ def m027_idempotency_keys(db: Connection) -> None:
     db.execute("CREATE INDEX idempotency_keys_by_memory ON idempotency_keys (tenant_id, memory_id)")
 
 
+def m028_embedder_switches(db: Connection) -> None:
+    # changing a tenant's embedder without downtime (convmem.store.embedder_switch): which one
+    # serves and which is being built, and the built vectors waiting for the switch (derived
+    # from their turn or memory: they go with it)
+    db.execute(
+        """
+        CREATE TABLE embedder_switches (
+            tenant_id TEXT PRIMARY KEY,
+            active TEXT,
+            target TEXT,
+            target_dimensions INTEGER,
+            started_at TIMESTAMPTZ,
+            switched_at TIMESTAMPTZ
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE staged_message_vectors (
+            tenant_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            vector HALFVEC NOT NULL,
+            PRIMARY KEY (tenant_id, message_id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE staged_memory_vectors (
+            tenant_id TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            vector HALFVEC NOT NULL,
+            PRIMARY KEY (tenant_id, memory_id)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_extensions,
     m002_conversations,
@@ -620,6 +661,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m025_special_categories_and_proposals,
     m026_recency_buckets,
     m027_idempotency_keys,
+    m028_embedder_switches,
 ]
 
 # Held while migrating, so processes opening one database at once apply each step once.

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from convmem.errors import InvalidInput
+from convmem.store.embedder_switch import may_build, may_serve
 from convmem.store.index_form import stored_index_form
 from convmem.store.postgres.fulltext import RECENCY_BUCKET, TS_CONFIG
 from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
@@ -346,8 +347,9 @@ class SearchTxnMixin(TxnBase):
     def missing_message_vectors(self, embedder: str, limit: int) -> list[MissingMessageVector]:
         rows = self._db.execute(
             "SELECT tenant_id, message_id, speaker, body FROM message_index "
-            "WHERE embedder IS DISTINCT FROM %s OR vector IS NULL ORDER BY seq LIMIT %s",
-            (embedder, limit),
+            "WHERE (embedder IS DISTINCT FROM %s OR vector IS NULL) "
+            f"AND {may_serve('message_index.tenant_id', '%s')} ORDER BY seq LIMIT %s",
+            (embedder, embedder, limit),
         ).fetchall()
         return [MissingMessageVector(r[0], r[1], r[2], r[3]) for r in rows]
 
@@ -381,13 +383,9 @@ class SearchTxnMixin(TxnBase):
         rows = self._db.execute(
             "UPDATE message_index i SET embedder = %s, vector = v.vector FROM "
             "(SELECT unnest(%s::text[]) AS message_id, unnest(%s::halfvec[]) AS vector) v "
-            "WHERE i.tenant_id = %s AND i.message_id = v.message_id RETURNING i.conversation_id",
-            (
-                embedder,
-                ids,
-                [halfvec(v.vector) for v in vectors],
-                tenant,
-            ),
+            "WHERE i.tenant_id = %s AND i.message_id = v.message_id "
+            f"AND {may_serve('%s', '%s')} RETURNING i.conversation_id",
+            (embedder, ids, [halfvec(v.vector) for v in vectors], tenant, tenant, embedder),
         ).fetchall()
         self._bump(tenant, [r[0] for r in rows])
 
@@ -532,8 +530,9 @@ class SearchTxnMixin(TxnBase):
         rows = self._db.execute(
             "SELECT DISTINCT t.tenant_id, t.term FROM conversation_terms t "
             "WHERE NOT t.speaker AND NOT EXISTS (SELECT 1 FROM term_vectors v "
-            "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term) LIMIT %s",
-            (embedder, limit),
+            "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term) "
+            f"AND {may_build('t.tenant_id', '%s')} LIMIT %s",
+            (embedder, embedder, embedder, limit),
         ).fetchall()
         return [MissingTermVector(r[0], r[1]) for r in rows]
 
@@ -555,9 +554,10 @@ class SearchTxnMixin(TxnBase):
             "INSERT INTO term_vectors (tenant_id, embedder, term, vector) "
             "SELECT %s, %s, v.term, v.vector FROM unnest(%s::text[], %s::halfvec[]) "
             "AS v(term, vector) WHERE EXISTS (SELECT 1 FROM conversation_terms t "
-            "WHERE t.tenant_id = %s AND t.term = v.term) ON CONFLICT DO NOTHING RETURNING term",
+            f"WHERE t.tenant_id = %s AND t.term = v.term) AND {may_build('%s', '%s')} "
+            "ON CONFLICT DO NOTHING RETURNING term",
             (tenant, embedder, [t for t, _ in ordered], [halfvec(v) for _, v in ordered],
-             tenant),
+             tenant, tenant, embedder, embedder),
         ).fetchall()  # fmt: skip
         if added:
             self._db.execute(

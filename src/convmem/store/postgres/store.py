@@ -38,6 +38,7 @@ from convmem.store.postgres.connection import (
     transaction,
 )
 from convmem.store.postgres.derived import DerivedRows
+from convmem.store.postgres.embedder_switch import EmbedderSwitchTxnMixin
 from convmem.store.postgres.entities import EntityTxnMixin
 from convmem.store.postgres.idempotency import IdempotencyTxnMixin
 from convmem.store.postgres.keys import KeyTxnMixin
@@ -86,6 +87,7 @@ class PostgresTxn(
     EntityTxnMixin,
     LifecycleTxnMixin,
     IdempotencyTxnMixin,
+    EmbedderSwitchTxnMixin,
     CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""

@@ -578,6 +578,47 @@ def m073_idempotency_keys(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX idempotency_keys_by_memory ON idempotency_keys (tenant_id, memory_id)")
 
 
+def m074_embedder_switches(db: sqlite3.Connection) -> None:
+    # changing a tenant's embedder without downtime (convmem.store.embedder_switch): which one
+    # serves and which is being built, and the built vectors waiting for the switch (derived
+    # from their turn or memory: they go with it)
+    db.execute(
+        """
+        CREATE TABLE embedder_switches (
+            tenant_id TEXT PRIMARY KEY,
+            active TEXT,
+            target TEXT,
+            target_dimensions INTEGER,
+            started_at TEXT,
+            switched_at TEXT
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE staged_message_vectors (
+            tenant_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (tenant_id, message_id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE staged_memory_vectors (
+            tenant_id TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            embedder TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (tenant_id, memory_id)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_conversations,
     m002_messages,
@@ -611,6 +652,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m071_lineage_indexes,
     m072_special_categories_and_proposals,
     m073_idempotency_keys,
+    m074_embedder_switches,
 ]
 
 

@@ -38,6 +38,7 @@ from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.cascade import CascadeTxnMixin
 from convmem.store.sqlite.connection import Statements, connect, transaction
 from convmem.store.sqlite.derived import DerivedRows
+from convmem.store.sqlite.embedder_switch import EmbedderSwitchTxnMixin
 from convmem.store.sqlite.entities import EntityTxnMixin
 from convmem.store.sqlite.erase import erase_deleted_fts
 from convmem.store.sqlite.idempotency import IdempotencyTxnMixin
@@ -66,6 +67,7 @@ class SQLiteTxn(
     EntityTxnMixin,
     LifecycleTxnMixin,
     IdempotencyTxnMixin,
+    EmbedderSwitchTxnMixin,
     CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
