@@ -45,7 +45,7 @@ FAN_OUT = frozenset(
     {
         "unindexed_messages", "missing_message_vectors", "embedded_message_vectors",
         "missing_term_vectors",
-        "missing_memory_vectors", "recent_writers",
+        "missing_memory_vectors", "recent_writers", "switches_to",
         # the planner's statistics after a bulk import (ANALYZE of whole tables, all shards)
         "refresh_statistics",
         # a migration's backfill of every tenant's rows, once, while migrating

@@ -157,3 +157,27 @@ def test_a_switch_is_refused_when_it_changes_nothing_or_was_not_begun(backend: B
         assert (status.active, status.target) == (OLD.name, None)
         assert memory.embedder_for(TENANT) is OLD
     assert NEW.name not in backend.dump()  # the cancelled build left nothing
+
+
+def test_the_worker_on_the_new_embedder_builds_the_switch_in_the_background(
+    backend: Backend,
+) -> None:
+    from convmem.config import Config
+    from convmem.ops.worker import Worker
+
+    with backend.open(embedder=OLD) as memory:
+        conv, turns, _ = _seed(memory)
+        memory.embedder_switch.begin(TENANT, NEW)  # the operator starts it; nothing is built
+    with backend.open(embedder=NEW, config=Config(embed_on_write=False)) as worker_memory:
+        worker = Worker(worker_memory)
+        rounds = 0
+        while worker.embed_pending(batch_size=8):
+            rounds += 1
+        assert rounds > 1  # batch by batch, between jobs
+    with backend.open(embedder=OLD) as memory:
+        assert memory.embedder_switch.status(TENANT).ready
+        assert memory.embedder_for(TENANT) is OLD  # built, not switched: the old one serves
+        memory.embedder_switch.finish(TENANT, NEW)
+        assert memory.embedder_for(TENANT) is NEW
+        conv = memory.scope(TENANT, "alice").conversation(conv.id)
+        assert turns[_word(5)] in [h.message.id for h in conv.search(_word(5), k=5)]

@@ -75,6 +75,10 @@ class EmbedderSwitchReads(Protocol):
 
     def staged_counts(self, tenant: str, embedder: str) -> StagedCounts: ...
 
+    def switches_to(self, embedder: str) -> list[str]:
+        """The tenants whose switch to ``embedder`` is under way (every tenant: the worker's)."""
+        ...
+
 
 class EmbedderSwitchWrites(Protocol):
     def begin_embedder_switch(

@@ -81,6 +81,13 @@ class EmbedderSwitchTxnMixin(TxnBase):
             len(self.unstaged_words(tenant, embedder, big)),
         )  # fmt: skip
 
+    def switches_to(self, embedder: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT tenant_id FROM embedder_switches WHERE target = %s ORDER BY tenant_id",
+            (embedder,),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
     def begin_embedder_switch(
         self, tenant: str, active: str | None, target: str, dimensions: int, at: datetime
     ) -> None:

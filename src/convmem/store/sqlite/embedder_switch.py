@@ -78,6 +78,13 @@ class EmbedderSwitchTxnMixin:
             len(self.unstaged_words(tenant, embedder, big)),
         )  # fmt: skip
 
+    def switches_to(self, embedder: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT tenant_id FROM embedder_switches WHERE target = ? ORDER BY tenant_id",
+            (embedder,),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
     def begin_embedder_switch(
         self, tenant: str, active: str | None, target: str, dimensions: int, at: datetime
     ) -> None:
