@@ -91,10 +91,14 @@ class EmbedderSwitchTxnMixin(TxnBase):
     def begin_embedder_switch(
         self, tenant: str, active: str | None, target: str, dimensions: int, at: datetime
     ) -> None:
-        for table in ("staged_message_vectors", "staged_memory_vectors"):
-            self._db.execute(
-                f"DELETE FROM {table} WHERE tenant_id = %s AND embedder <> %s", (tenant, target)
-            )
+        self._db.execute(
+            "DELETE FROM staged_message_vectors WHERE tenant_id = %s AND embedder <> %s",
+            (tenant, target),
+        )
+        self._db.execute(
+            "DELETE FROM staged_memory_vectors WHERE tenant_id = %s AND embedder <> %s",
+            (tenant, target),
+        )
         self._db.execute(
             "INSERT INTO embedder_switches (tenant_id, active, target, target_dimensions, "
             "started_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id) DO UPDATE SET "
@@ -206,11 +210,12 @@ class EmbedderSwitchTxnMixin(TxnBase):
         return self._drop_staged(tenant)
 
     def _drop_staged(self, tenant: str) -> int:
-        gone = 0
-        for table in ("staged_message_vectors", "staged_memory_vectors"):
-            gone += self._changed(
-                self._db.execute(f"DELETE FROM {table} WHERE tenant_id = %s", (tenant,))
-            )
+        gone = self._changed(
+            self._db.execute("DELETE FROM staged_message_vectors WHERE tenant_id = %s", (tenant,))
+        )
+        gone += self._changed(
+            self._db.execute("DELETE FROM staged_memory_vectors WHERE tenant_id = %s", (tenant,))
+        )
         self._db.execute(
             "UPDATE embedder_switches SET target = NULL, target_dimensions = NULL "
             "WHERE tenant_id = %s",
