@@ -14,7 +14,10 @@ secret-shaped strings).
 
 The extra corpora (by default the wrapped set ``never_store_wrapped.jsonl`` and the held-out sets
 ``never_store_heldout.jsonl``, ``never_store_heldout2.jsonl`` and ``never_store_heldout3.jsonl``,
-each written after the rules it was first run against) are reported beside the main one, each
+each written after the rules it was first run against, and ``never_store_third_person.jsonl``:
+people other than the user, by name — its first 30 lines built the rules, the next 22 found a gap
+that was then closed, the last 24 were written before they ran and keep their two misses and one
+ambiguous pet) are reported beside the main one, each
 also per wrapping (``wrap``: JSON escapes, percent-encoding, markup, leetspeak, spelled digits,
 base64 ...) and per language (``lang``) when its lines carry those fields: blocked recall over
 the positives and benign lines wrongly blocked. The main corpus's figures stay at the top level
@@ -40,6 +43,7 @@ DEFAULT_EXTRA = (
     DATA / "never_store_heldout.jsonl",
     DATA / "never_store_heldout2.jsonl",
     DATA / "never_store_heldout3.jsonl",
+    DATA / "never_store_third_person.jsonl",
 )
 CONTENT_CATEGORIES: tuple[str, ...] = get_args(Category)
 TIMING_ROUNDS = 20

@@ -24,9 +24,12 @@ from tests.store.backends import Backend
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 # Without entity recall the pottery turn is a weak lexical hit (its neighbour's "day" matches
 # "days"), 5th or 6th of 20; the first-person prior for the unnamed user's turns ("my sister")
-# decides that boundary, so the checks of what entity recall brings hold that prior off.
-PRIORS_OFF = SearchOptions(self_reference=False)
-OFF = SearchOptions(entities=EntityRecallOptions(enabled=False), self_reference=False)
+# and ranking the user's turns apart from the assistant's (``rank_roles_apart``) each decide
+# that boundary, so the checks of what entity recall brings hold both off.
+PRIORS_OFF = SearchOptions(self_reference=False, rank_roles_apart=False)
+OFF = SearchOptions(
+    entities=EntityRecallOptions(enabled=False), self_reference=False, rank_roles_apart=False
+)
 FILLER = [
     "The weather turned cold again this week.",
     "I finally fixed the leaking kitchen tap.",

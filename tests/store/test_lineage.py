@@ -26,8 +26,8 @@ from convmem.store.lineage import (
     derived_tables,
     source_tables,
 )
-from convmem.store.postgres.cascade import POSTGRES
-from convmem.store.sqlite.cascade import SQLITE
+from convmem.store.postgres.rows import POSTGRES
+from convmem.store.sqlite.sql import SQLITE
 from tests.store.backends import Backend
 
 ABSENT = {"sqlite": SQLITE.absent, "postgresql": POSTGRES.absent}

@@ -36,6 +36,32 @@ _PERSON: Final = (
 # Subjects for "<subject> has/is <term>": the user ("i", "the user", a bare memory statement such as
 # "Has type 2 diabetes"), or a person close to them.
 _START: Final = r"(?:^|(?<=[.;:!?]\s)|(?<=[.;:!?]))\s*"
+# A person by name, in the lower-cased text: one or two words that are not a pronoun, a
+# determiner or a quantifier ("john", "mark jensen", "aunt rosa"). Health or beliefs of anyone
+# named are as sensitive as the user's own; "my dog" and "the study" are not names.
+_NOT_NAME: Final = (
+    r"(?:i|me|my|mine|we|our|you|your|he|his|she|her|it|its|they|their|this|that|these|those"
+    r"|there|here|which|what|who|whoever|the|a|an|no|every|each|any|some|many|most|all|both"
+    r"|everyone|everybody|someone|somebody|anyone|anybody|nobody|none|people|one|is|was|has|had"
+    r"|have|got|been|became|also|still|now|remember|note|btw|fyi|so|and|but|or|oh|if|when|then"
+    r"|maybe|perhaps|just|only|even)"
+)
+_NAME_WORD: Final = r"(?!" + _NOT_NAME + r"\b)[^\W\d_][\w'\u2019.-]*"
+_NAMED: Final = _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?"
+# Someone other than the user: a close person ("my brother", "my neighbour's kid"), perhaps
+# named after ("my brother john"); a name alone where a sentence starts ("sarah has ...",
+# "remember that sarah has ..."); a name with the close person beside it ("tom, my dad, has",
+# "ana (my sister) has").
+_LEAD_IN: Final = (
+    r"(?:(?:remember|note|fyi|btw|also|and|so|but|oh|please\s+remember)\s+(?:that\s+)?)?"
+)
+_THIRD: Final = (
+    r"\bmy\s+" + _PERSON + r"(?:'s\s+" + _PERSON + r")?(?:\s+" + _NAMED + r")?"
+    # a name only where a sentence starts (as a name can be any word, anywhere else it would cost
+    # a try at every word), perhaps with the person beside it
+    + r"|" + _START + _LEAD_IN + _NAMED
+    + r"(?:\s*,\s*my\s+" + _PERSON + r"\s*,|\s*\(\s*my\s+" + _PERSON + r"\s*\))?"
+)  # fmt: skip
 _ADVERBS: Final = (
     r"(?:(?:also|still|now|currently|actually|really|so|very|pretty|quite|severely|mildly"
     r"|clinically|chronically|recently|newly|openly|proudly|not|technically|legally|partially"
@@ -47,7 +73,7 @@ _BE: Final = (
     r"(?:\bi\s+(?:(?:might|may|could|must|will|would|also|still|think\s+i|guess\s+i|believe\s+i"
     r"|have|had|always|never|recently|just|now)\s+){0,3}(?:am|be|was|been|became|got|identify\s+as)"
     r"|(?:\bthe\s+)?\buser\s+(?:is|was|has\s+been|became|identifies\s+as)"
-    r"|\bmy\s+" + _PERSON + r"\s+(?:is|was|has\s+been|became|got|identifies\s+as)"
+    r"|(?:" + _THIRD + r")\s+(?:is|was|has\s+been|became|got|identifies\s+as)"
     r"|\b(?:he|she)\s+(?:is|was|has\s+been|identifies\s+as)"
     r"|\b(?:we|(?:my\s+)?\w+\s+and\s+i)\s+are(?:\s+both)?"
     r"|" + _START + r"(?:is|was|identifies\s+as))\s+" + _ADVERBS
@@ -62,7 +88,7 @@ _HAVE_VERB: Final = (
     r"|deal(?:s|t)?\s+with|(?:am|is|been)\s+dealing\s+with|(?:am|is)\s+in\s+remission\s+from)"
 )
 _HAVE: Final = (
-    r"(?:(?:\bi|(?:\bthe\s+)?\buser|\bmy\s+" + _PERSON + r"|\b(?:he|she))\s+|" + _START + r")"
+    r"(?:(?:\bi|(?:\bthe\s+)?\buser|" + _THIRD + r"|\b(?:he|she))\s+|" + _START + r")"
     r"(?:(?:also|still|now|recently|just|actually|really|probably|might|may|could|definitely"
     r"|think\s+i|was|have|has|had|been|finally|officially|sadly|unfortunately|always|never|already"
     r"|currently|apparently|often|sometimes|regularly|occasionally)\s+){0,3}" + _HAVE_VERB + r"\s+"
@@ -204,7 +230,10 @@ _ETHNICITY: Final = (
     r"\s+islander|pacific\s+islander|native\s+hawaiian|alaska\s+native|arab(?:[\s-]american)?"
     r"|romani|mixed[\s-]race|biracial|multiracial|(?:a\s+)?person\s+of\s+colou?r|poc|bipoc"
     r"|caucasian|kurdish|uyghur|berber|amazigh|yazidi|rohingya)\b"
-    r"|(?:an?\s+)?(?:black|white|asian|brown|roma|desi|mestizo)" + _CLAUSE_END + r")"
+    # "black and white about it" is a manner, not a colour of skin
+    r"|(?:an?\s+)?(?:black|white|asian|brown|roma|desi|mestizo)(?!\s+(?:and|or|&)\s+(?:black|white)\b)"
+    + _CLAUSE_END
+    + r")"
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -212,7 +241,7 @@ _ETHNICITY: Final = (
 # ---------------------------------------------------------------------------------------------
 
 _SUBJECT_ANY: Final = (
-    r"(?:(?:\bi|(?:\bthe\s+)?\buser|\bmy\s+" + _PERSON + r"|\b(?:he|she))\s+|" + _START + r")"
+    r"(?:(?:\bi|(?:\bthe\s+)?\buser|" + _THIRD + r"|\b(?:he|she))\s+|" + _START + r")"
 )
 _HEALTH_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(_HAVE + _DET + _CONDITION + r"(?!\w)" + _TOPIC_AFTER), "a health condition"),

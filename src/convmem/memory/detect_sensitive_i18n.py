@@ -52,6 +52,10 @@ def _says(lead: str, terms: str, *, then: str = "", sep: str = r"\s+") -> str:
     return r"\b" + lead + sep + then + _GAP + terms + r"\b"
 
 
+# a close person's name after them: "mi hermano juan tiene", "meine frau anna ist"
+_NAME_AFTER: Final = r"(?:\s+" + _W + r"){0,2}?"
+
+
 def _rx(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in parts))
 
@@ -105,7 +109,10 @@ _DE: Final = _Language(
         r"\bbei\s+mir\s+(?:wurde|ist|hat\s+man)\s+(?:\w+\s+){0,4}?" + _DE_COND,
         r"\bich\s+bin\s+(?:\w+\s+){0,2}?an\s+(?:\w+\s+){0,2}?" + _DE_COND + r"\s+erkrankt",
         _says(
-            r"meine?[mnrs]?\s+" + _DE_PERSON + r"\s+(?:hat|hatte|leidet\s+(?:an|unter))",
+            r"meine?[mnrs]?\s+"
+            + _DE_PERSON
+            + _NAME_AFTER
+            + r"\s+(?:hat|hatte|leidet\s+(?:an|unter))",
             _DE_COND,
             then=_SINCE,
         ),
@@ -122,7 +129,14 @@ _DE: Final = _Language(
     ),
     sensitive=_rx(
         _says(r"ich\s+bin", _DE_ORIENT),
-        r"\bmeine?[mnrs]?\s+" + _DE_PERSON + r"\s+ist\s+(?:" + _W + r"\s+)?" + _DE_ORIENT + r"\b",
+        r"\bmeine?[mnrs]?\s+"
+        + _DE_PERSON
+        + _NAME_AFTER
+        + r"\s+ist\s+(?:"
+        + _W
+        + r"\s+)?"
+        + _DE_ORIENT
+        + r"\b",
         r"\bmein\s+(?:mann|freund)\s+und\s+ich\s+sind\s+(?:beide\s+)?(?:m[äa]nner|schwul)",
         r"\bmeine\s+(?:frau|freundin)\s+und\s+ich\s+sind\s+(?:beide\s+)?(?:frauen|lesbisch)",
         _says(r"ich\s+bin", _DE_RELIG),
@@ -189,7 +203,7 @@ _FR: Final = _Language(
         + _FR_COND,
         r"\bj'ai\s+[ée]t[ée]\s+diagnostiqu[ée]e?",
         _says(
-            r"(?:mon|ma)\s+" + _FR_PERSON + r"\s+(?:a|souffre\s+d(?:'|e|u))",
+            r"(?:mon|ma)\s+" + _FR_PERSON + _NAME_AFTER + r"\s+(?:a|souffre\s+d(?:'|e|u))",
             _FR_COND,
             then=_ART,
             sep=r"\s*",
@@ -204,7 +218,14 @@ _FR: Final = _Language(
     ),
     sensitive=_rx(
         _says(r"je\s+suis", _FR_ORIENT),
-        r"\b(?:mon|ma)\s+" + _FR_PERSON + r"\s+est\s+(?:" + _W + r"\s+)?" + _FR_ORIENT + r"\b",
+        r"\b(?:mon|ma)\s+"
+        + _FR_PERSON
+        + _NAME_AFTER
+        + r"\s+est\s+(?:"
+        + _W
+        + r"\s+)?"
+        + _FR_ORIENT
+        + r"\b",
         r"\bmon\s+(?:mari|copain|compagnon)\s+et\s+moi\s+sommes\s+(?:deux\s+hommes|tous\s+les"
         r"\s+deux\s+des\s+hommes|gays?)",
         r"\bma\s+(?:femme|copine|compagne)\s+et\s+moi\s+sommes\s+(?:deux\s+femmes|toutes\s+les"
@@ -267,7 +288,7 @@ _ES: Final = _Language(
         + r"\s+){0,2}?"
         + _ES_COND,
         _says(
-            r"mi\s+" + _ES_PERSON + r"\s+(?:tiene|padece|sufre\s+de)",
+            r"mi\s+" + _ES_PERSON + _NAME_AFTER + r"\s+(?:tiene|padece|sufre\s+de)",
             _ES_COND,
             then=_ART,
         ),
@@ -280,7 +301,7 @@ _ES: Final = _Language(
     ),
     sensitive=_rx(
         _says(r"soy", _ES_ORIENT),
-        r"\bmi\s+" + _ES_PERSON + r"\s+es\s+(?:" + _W + r"\s+)?" + _ES_ORIENT + r"\b",
+        r"\bmi\s+" + _ES_PERSON + _NAME_AFTER + r"\s+es\s+(?:" + _W + r"\s+)?" + _ES_ORIENT + r"\b",
         r"\bmi\s+(?:marido|esposo|novio)\s+y\s+yo\s+somos\s+(?:dos\s+hombres|gays?)",
         r"\bmi\s+(?:mujer|esposa|novia)\s+y\s+yo\s+somos\s+(?:dos\s+mujeres|lesbianas)",
         _says(r"soy", _ES_RELIG),
@@ -325,7 +346,7 @@ _IT: Final = _Language(
         r"\bsoffro\s+(?:di|d')\s*" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _IT_COND,
         r"\bmi\s+(?:hanno|ha|è\s+stat[oa]|e\s+stat[oa])\s+diagnosticat[oa]",
         _says(
-            r"mi[oa]\s+" + _IT_PERSON + r"\s+(?:ha|soffre\s+di)",
+            r"mi[oa]\s+" + _IT_PERSON + _NAME_AFTER + r"\s+(?:ha|soffre\s+di)",
             _IT_COND,
             then=_ART,
         ),
@@ -338,7 +359,14 @@ _IT: Final = _Language(
     ),
     sensitive=_rx(
         _says(r"sono", _IT_ORIENT),
-        r"\bmi[oa]\s+" + _IT_PERSON + r"\s+(?:è|e)\s+(?:" + _W + r"\s+)?" + _IT_ORIENT + r"\b",
+        r"\bmi[oa]\s+"
+        + _IT_PERSON
+        + _NAME_AFTER
+        + r"\s+(?:è|e)\s+(?:"
+        + _W
+        + r"\s+)?"
+        + _IT_ORIENT
+        + r"\b",
         r"\bmio\s+(?:marito|compagno|ragazzo)\s+e\s+io\s+siamo\s+(?:due\s+uomini|gay)",
         r"\bmia\s+(?:moglie|compagna|ragazza)\s+e\s+io\s+siamo\s+(?:due\s+donne|lesbiche)",
         _says(r"sono", _IT_RELIG),
@@ -384,7 +412,7 @@ _PT: Final = _Language(
         r"\bsofro\s+de\s+" + _ART + r"(?:" + _W + r"\s+){0,2}?" + _PT_COND,
         r"\bfui\s+diagnosticad[oa]\s+com",
         _says(
-            r"(?:o\s+)?(?:meu|minha)\s+" + _PT_PERSON + r"\s+(?:tem|sofre\s+de)",
+            r"(?:o\s+)?(?:meu|minha)\s+" + _PT_PERSON + _NAME_AFTER + r"\s+(?:tem|sofre\s+de)",
             _PT_COND,
             then=_ART,
         ),
@@ -397,6 +425,7 @@ _PT: Final = _Language(
         _says(r"sou", _PT_ORIENT),
         r"\b(?:o\s+|a\s+)?(?:meu|minha)\s+"
         + _PT_PERSON
+        + _NAME_AFTER
         + r"\s+[ée]\s+(?:"
         + _W
         + r"\s+)?"
@@ -458,7 +487,7 @@ _NL: Final = _Language(
         r"\bbij\s+mij\s+is\s+(?:\w+\s+){0,4}?" + _NL_COND,
         r"\bik\s+ben\s+gediagnosticeerd\s+met",
         _says(
-            r"mijn\s+" + _NL_PERSON + r"\s+(?:heeft|lijdt\s+aan)",
+            r"mijn\s+" + _NL_PERSON + _NAME_AFTER + r"\s+(?:heeft|lijdt\s+aan)",
             _NL_COND,
             then=_ART,
         ),
@@ -471,7 +500,14 @@ _NL: Final = _Language(
     ),
     sensitive=_rx(
         _says(r"ik\s+ben", _NL_ORIENT),
-        r"\bmijn\s+" + _NL_PERSON + r"\s+is\s+(?:" + _W + r"\s+)?" + _NL_ORIENT + r"\b",
+        r"\bmijn\s+"
+        + _NL_PERSON
+        + _NAME_AFTER
+        + r"\s+is\s+(?:"
+        + _W
+        + r"\s+)?"
+        + _NL_ORIENT
+        + r"\b",
         r"\bmijn\s+(?:man|vriend)\s+en\s+ik\s+zijn\s+(?:allebei\s+|beide\s+|twee\s+)?(?:mannen"
         r"|homo)",
         r"\bmijn\s+(?:vrouw|vriendin)\s+en\s+ik\s+zijn\s+(?:allebei\s+|beide\s+|twee\s+)?"
@@ -489,12 +525,102 @@ _NL: Final = _Language(
 _LANGUAGES: Final = (_DE, _FR, _ES, _IT, _PT, _NL)
 
 
+# ------------------------------------------------------------------------ someone else, named
+
+# Words that begin a subject but name nobody: determiners, possessives, demonstratives (so "mon
+# chat est diabétique" and "der Hund hat Krebs" pass, as in English).
+_NOT_A_NAME: Final = (
+    r"(?:mein\w*|dein\w*|sein\w*|ihr\w*|unser\w*|euer\w*|der|die|das|den|dem|ein\w*|kein\w*"
+    r"|dies\w*|jede\w*|man|es|mon|ma|mes|ton|ta|tes|son|sa|ses|notre|nos|votre|vos|leurs?|le|la"
+    r"|les|l|un|une|ce|cet|cette|ces|chaque|on|il|mi|mis|tu|tus|su|sus|nuestr\w*|vuestr\w*|el"
+    r"|los|las|uno?|una|est[ea]s?|es[ea]s?|aquel\w*|cada|se|mio|mia|miei|mie|tuo|tua|suo|sua"
+    r"|nostr\w*|vostr\w*|lo|gli|i|questo|questa|quel\w*|ogni|meu|minha|meus|minhas|teu|tua"
+    r"|seu|sua|noss\w*|o|a|os|as|um|uma|est[ea]|ess[ea]|aquel[ea]|mijn|jouw|zijn|haar|onze|ons"
+    r"|hun|de|het|een|deze|dit|die|dat|elke|ieder\w*|ik|je|jij|wij|we)"
+)
+# A name where a sentence starts: one or two words that are not a determiner or a possessive.
+_SUBJECT_NAME: Final = r"\s*(?!" + _NOT_A_NAME + r"\b)" + _W + r"(?:\s+" + _W + r")?"
+# "anna (meine schwester)", "tom, mon père,": the name with the person beside it
+_APPOSED: Final = (
+    r"\s*(?:,\s*(?:" + _W + r"\s+){1,2}?" + _W + r"\s*,|\(\s*(?:" + _W + r"\s+){1,2}?" + _W
+    + r"\s*\))"
+)  # fmt: skip
+_SENTENCE_STARTS: Final = re.compile(r"[.;:!?]\s*")
+
+
+# Someone else bound to a health term: by name ("juan tiene diabetes", "anna (meine schwester)
+# hat krebs"), matched where a sentence starts only (a name can be any word, so anywhere else it
+# would cost a try at every word), or a close person, named or not, with a trait ("ma fille léa
+# est diabétique"). The languages' rules above are gated on the speaker's own words; these say
+# nothing of the speaker, so they run ungated, as one pattern for the six languages each.
+_SOMEONE_LANGUAGES: Final = (
+    # (close person, "has" verbs, conditions, "is" verbs, traits)
+    (
+        r"meine?[mnrs]?\s+" + _DE_PERSON,
+        r"hat|hatte|leidet\s+(?:an|unter)",
+        _DE_COND,
+        r"ist|war",
+        _DE_ADJ,
+    ),
+    (
+        r"(?:mon|ma)\s+" + _FR_PERSON,
+        r"a|avait|souffre\s+d(?:'|e|u)",
+        _FR_COND,
+        r"est|[ée]tait",
+        _FR_ADJ,
+    ),
+    (
+        r"mi\s+" + _ES_PERSON,
+        r"tiene|ten[íi]a|padece|sufre\s+de",
+        _ES_COND,
+        r"es|est[áa]|era|estaba",
+        _ES_ADJ,
+    ),
+    (r"mi[oa]\s+" + _IT_PERSON, r"ha|aveva|soffre\s+di", _IT_COND, r"[èe]|era", _IT_ADJ),
+    (
+        r"(?:o\s+|a\s+)?(?:meu|minha)\s+" + _PT_PERSON,
+        r"tem|tinha|sofre\s+de",
+        _PT_COND,
+        r"[ée]|est[áa]|era|estava",
+        _PT_ADJ,
+    ),
+    (r"mijn\s+" + _NL_PERSON, r"heeft|had|lijdt\s+aan", _NL_COND, r"is|was", _NL_ADJ),
+)
+_SOMEONE_NAMED: Final = re.compile(
+    _SUBJECT_NAME
+    + r"(?:"
+    + _APPOSED
+    + r")?\s+(?:"
+    + _rx(
+        *(
+            r"(?:" + have + r")\s+" + _ART + _GAP + conditions + r"\b"
+            r"|(?:" + be + r")\s+" + _GAP + traits + r"\b"
+            for _, have, conditions, be, traits in _SOMEONE_LANGUAGES
+        )
+    ).pattern
+    + r")"
+)
+_SOMEONE_CLOSE: Final = _rx(
+    *(
+        r"\b" + close + _NAME_AFTER + r"\s+(?:" + be + r")\s+" + _GAP + traits + r"\b"
+        for close, _, _, be, traits in _SOMEONE_LANGUAGES
+    )
+)
+
+
+def _someone_else_said(sem: str) -> bool:
+    starts = (0, *(m.end() for m in _SENTENCE_STARTS.finditer(sem)))
+    return any(_SOMEONE_NAMED.match(sem, at) for at in starts) or bool(_SOMEONE_CLOSE.search(sem))
+
+
 def health_disclosure(sem: str) -> bool:
     """A first-person (or close person's) health statement in one of the six languages, or in
     Chinese, Japanese, Korean or Russian (``detect_sensitive_cjk_ru``)."""
-    return any(
-        lang.gate.search(sem) and lang.health.search(sem) for lang in _LANGUAGES
-    ) or cjk_ru.health_disclosure(sem)
+    return (
+        any(lang.gate.search(sem) and lang.health.search(sem) for lang in _LANGUAGES)
+        or _someone_else_said(sem)
+        or cjk_ru.health_disclosure(sem)
+    )
 
 
 def sensitive_disclosure(sem: str) -> bool:
