@@ -76,7 +76,9 @@ def build(
     progress: Progress | None = None,
 ) -> dict[str, int]:
     """Embed with ``target`` what the tenant lacks, into staging: turns, words, memories, each
-    in batches (at most ``max_batches`` of each). After the switch (``target`` active), what is
+    in batches (at most ``max_batches`` of each), until a batch comes back short: the pass has
+    caught up with the writes (rows written meanwhile are the next pass's, so a steady stream
+    of appends cannot keep one pass going). After the switch (``target`` active), what is
     still without a vector (written after the build's last batch) is embedded in place. Rows
     embedded per kind."""
     record = _target_of(store, tenant, target, switched=True)
@@ -114,6 +116,8 @@ def build(
         else:
             keep_turn_vectors(store, target.name, {tenant: staged})
         done("messages", len(turns))
+        if len(turns) < batch_size:
+            break
     while more("terms"):
         with store.read() as tx:
             words = tx.unstaged_words(tenant, target.name, batch_size)
@@ -123,6 +127,8 @@ def build(
         terms = [TermVector(w, v) for w, v in zip(words, vectors, strict=True)]
         write_retried(store, _keep_words, tenant, target.name, terms)
         done("terms", len(words))
+        if len(words) < batch_size:
+            break
     while more("memories"):
         with store.read() as tx:
             memories = tx.unstaged_memories(tenant, target.name, batch_size)
@@ -137,6 +143,8 @@ def build(
         for user, owned in sorted(by_user.items()) if staging else ():
             write_retried(store, _stage_memories, tenant, user, target.name, owned)
         done("memories", len(memories))
+        if len(memories) < batch_size:
+            break
     return counts
 
 

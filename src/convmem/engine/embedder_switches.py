@@ -13,6 +13,10 @@ from convmem.model.tree import check_identifier
 from convmem.retrieval.vector import Embedder
 from convmem.store.base import Store
 
+# build passes before a switch finishes (the first does the work; the others take the rows
+# written meanwhile, fewer each time while writes are slower than the embedder)
+_PASSES = 3
+
 
 class EmbedderSwitches:
     """Each tenant's embedder switch on one database."""
@@ -70,13 +74,18 @@ class EmbedderSwitches:
         self, tenant: str, embedder: Embedder, *, batch_size: int = 256,
         progress: Progress | None = None,
     ) -> dict[str, int]:  # fmt: skip
-        """``begin`` (unless this switch is under way), ``build`` until nothing is left, then
-        ``finish``: the whole switch, searches answering throughout. Rows changed per table."""
+        """``begin`` (unless this switch is under way), ``build`` passes until one finds
+        nothing (at most ``_PASSES``: under a steady stream of writes each pass catches up with
+        what was written during the one before), then ``finish``: the whole switch, searches
+        answering throughout; what is written after the last pass gets the new embedder's
+        vectors after the switch. Rows changed per table."""
         if self.status(tenant).target != embedder.name:
             self.begin(tenant, embedder)
         self.serve_with(embedder)
-        while sum(self.build(tenant, embedder, batch_size=batch_size, progress=progress).values()):
-            pass  # rows written during a pass are embedded by the next
+        for _ in range(_PASSES):
+            if not sum(self.build(tenant, embedder, batch_size=batch_size,
+                                  progress=progress).values()):  # fmt: skip
+                break
         return self.finish(tenant, embedder)
 
     def cancel(self, tenant: str) -> int:
