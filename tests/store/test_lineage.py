@@ -187,7 +187,7 @@ def test_a_confirmed_memory_outlives_its_turn_unlinked(backend: Backend) -> None
 
 
 def test_a_consolidated_proposal_goes_with_any_turn_it_cites(backend: Backend) -> None:
-    from tests.store.test_consolidation import _consolidate, _say
+    from convmem.testing.contract.test_consolidation import _consolidate, _say
 
     marker = _marker()
     with _memory(backend) as memory:
