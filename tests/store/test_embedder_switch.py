@@ -182,3 +182,23 @@ def test_the_worker_on_the_new_embedder_builds_the_switch_in_the_background(
         assert memory.embedder_for(TENANT) is NEW
         conv = memory.scope(TENANT, "alice").conversation(conv.id)
         assert turns[_word(5)] in [h.message.id for h in conv.search(_word(5), k=5)]
+
+
+def test_a_search_reads_the_serving_embedder_outside_its_own_read(backend: Backend) -> None:
+    """A process knowing two embedders reads a tenant's serving one when its cached answer is
+    stale; on SQLite that read opened a transaction inside the search's own (the searches of a
+    switch under load failed with SQLITE_ERROR every two seconds)."""
+    with backend.open(embedder=OLD) as memory:
+        conv, turns, memories = _seed(memory)
+        memory.embedder_switch.serve_with(NEW)
+        alice = memory.scope(TENANT, "alice")
+        for round_ in range(2):  # before the switch (the old serves), then after it
+            memory.forget_serving(TENANT)
+            assert turns[_word(2)] in [h.message.id for h in conv.search(_word(2), k=5)]
+            memory.forget_serving(TENANT)
+            found = alice.search_memories(_word(4), k=5)
+            assert memories[_word(4)] in [h.memory.id for h in found]
+            memory.forget_serving(TENANT)
+            assert conv.assemble(f"what about {_word(2)}?").messages
+            if round_ == 0:
+                memory.embedder_switch.switch(TENANT, NEW, batch_size=16)

@@ -248,10 +248,10 @@ class Conversation:
         limits = memory.config.time_limits
         window = Window(since=_aware(since, "since"), until=_aware(until, "until"))
         memory.settle_vectors(limits.embedder)  # a turn written just before, by meaning too
+        serving = memory.embedder_for(self._tenant)  # (before the read: it may read itself)
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
             reranker = guarded_reranker(memory.reranker, limits)
-            serving = memory.embedder_for(self._tenant)
             hits, degraded = without_failed_embedder(
                 serving, limits,
                 lambda embedder: search_conversation(
@@ -547,6 +547,7 @@ class Conversation:
         memory.settle_vectors(parts.limits.embedder)  # the turn just written, by meaning too
         if leaf_id is not None:
             check_identifier(leaf_id, "message id")
+        serving = memory.embedder_for(self._tenant)  # (before the read: it may read itself)
         with self._store.read() as tx:
             # one unit of work: the conversation, pins, last request and the branch's first page
             state = tx.request_state(
@@ -574,7 +575,7 @@ class Conversation:
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 user_pinned=asked,
                 profile=profile, counter=counter, format=format, options=options,
-                embedder=guarded(memory.embedder_for(self._tenant), parts),
+                embedder=guarded(serving, parts),
                 reranker=guarded_reranker(memory.reranker, parts.limits, parts),
                 tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
                 documents=given,
@@ -609,7 +610,7 @@ class Conversation:
                 lambda r: find_summary(tx, memory.summaries, r, chosen), None, tx,
             )  # fmt: skip
             blobs = kept_media(tx, self._tenant, chosen)
-            unembedded = self._unembedded(tx, parts.limits)
+            unembedded = self._unembedded(tx, parts.limits, serving)
         if lookup is not None:  # what the summary step built or queued is written after the read
             found, flow, store, user = lookup, memory.summaries, self._store, self.scope.user
             lookup = parts.attempt(
@@ -621,11 +622,12 @@ class Conversation:
         memory.observer.assembled(context.report)
         return context
 
-    def _unembedded(self, tx: ReadTxn, limits: TimeLimits) -> dict[str, int]:
+    def _unembedded(
+        self, tx: ReadTxn, limits: TimeLimits, embedder: Embedder | None
+    ) -> dict[str, int]:
         """The turns and memories a request's recall ranks by words only (no vector yet), each
         count within the time limit of the part it describes (retrieval, memories); a count
         that fails or runs past it is left out: it is a note of the report, not a part."""
-        embedder = self.scope.memory.embedder_for(self._tenant)
         if embedder is None:
             return {}
         tenant, user, name = self._tenant, self.scope.user, embedder.name
