@@ -51,9 +51,10 @@ def switch(db: str, name: str, tenant: str, batch_size: int, build_only: bool) -
             if build_only:
                 if switches.status(tenant).target != embedder.name:
                     switches.begin(tenant, embedder)
-                while sum(switches.build(tenant, embedder, batch_size=batch_size,
-                                         progress=progress).values()):  # fmt: skip
-                    pass
+                for _ in range(3):  # passes: each catches up with the writes made meanwhile
+                    if not sum(switches.build(tenant, embedder, batch_size=batch_size,
+                                              progress=progress).values()):  # fmt: skip
+                        break
                 counts = switches.status(tenant).counts
                 click.echo(f"built {embedder.name} for {tenant}: {counts}")
                 return
