@@ -33,7 +33,7 @@ from convmem.context.history_units import ChainEntry
 from convmem.context.report import AssembledContext
 from convmem.domain.memories import memory_gate, memory_policy
 from convmem.domain.memory_recall import recall_candidates
-from convmem.domain.search import Window, rank_conversation, rank_tools
+from convmem.domain.search import Ranker, Window, rank_conversation, rank_tools
 from convmem.domain.summaries import Lookup, SummaryFlow
 from convmem.engine.handles import Database
 from convmem.entities.derive import recall_scopes
@@ -423,11 +423,11 @@ def _older_turns(
     else:
         start, window_depth = leaf, depths.get(leaf, 0) + 1
     who, conversation_id = request.who, request.conversation.id
-    fused = rank_conversation(
-        tx, who, conversation_id, query, embedder=request.embedder,
-        cache=memory.vector_cache, options=memory.config.search,
-        window=Window(max_depth=window_depth), limit=4 * k,
+    ranker = Ranker(
+        request.embedder, memory.vector_cache, memory.config.search,
+        Window(max_depth=window_depth),
     )  # fmt: skip
+    fused = rank_conversation(tx, who, conversation_id, query, ranker, limit=4 * k)
     found = tx.get_messages(who.tenant, who.user, [f.key for f in fused])
     candidates = [found[f.key] for f in fused]
     if not candidates:
