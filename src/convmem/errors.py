@@ -14,7 +14,8 @@
     │   ├── NotFound               no such id *for this principal* (another principal's ids too)
     │   ├── BudgetExceeded         the fixed parts and the user message do not fit the window
     │   ├── PurposeNotAllowed      a call asked for memory purposes its key or route does not allow
-    │   └── NeverStoreViolation    the text may not be stored (secrets, sensitive data …)
+    │   ├── NeverStoreViolation    the text may not be stored (secrets, sensitive data …)
+    │   └── IdempotencyConflict    an idempotency key already stored a different write
     ├── StoreError                 the database failed in a way the caller cannot fix
     │   ├── StoreBusy              the database stayed locked past every retry
     │   │   └── WriteConflict      a deadlock or serialisation failure, after every re-run
@@ -114,6 +115,14 @@ class NeverStoreViolation(UserError):
         super().__init__(f"refused to store: {reason}" + (f" ({detail})" if detail else ""))
         self.reason = reason
         self.detail = detail
+
+
+class IdempotencyConflict(UserError):
+    """The idempotency key was already used, within its period, for a different write (another
+    body, route or conversation). Nothing was written; use a new key for a new write."""
+
+    def __init__(self) -> None:
+        super().__init__("this idempotency key was already used for a different write")
 
 
 class StoreError(ConvmemError):

@@ -121,6 +121,25 @@ def embedder_option(
                         envvar=envvar, callback=chosen, help=help)  # fmt: skip
 
 
+def device_option(function: Command) -> Command:
+    """``--device``: where an in-process model embeds (cpu; cuda or cuda:N when present)."""
+    return click.option(
+        "--device", default="cpu", show_default=True, metavar="DEVICE",
+        help="Where the embedding model runs: cpu, or cuda / cuda:N (when torch sees the "
+        "device; asked for and absent, the command stops with the reason).",
+    )(function)  # fmt: skip
+
+
+def placed(embedder: Embedder | None, device: str) -> Embedder | None:
+    """``embedder`` on ``device``; a device this process cannot use is a usage error (exit 2)."""
+    from convmem.retrieval.vector import on_device
+
+    try:
+        return on_device(embedder, device)
+    except InvalidInput as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
 def llm_options(function: Command) -> Command:
     """``--llm-base-url``, ``--llm-model``, ``--llm-api-key-env``, ``--llm-timeout``: the
     OpenAI-compatible model summaries come from (see ``llm_config``)."""

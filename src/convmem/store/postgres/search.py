@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 
 from convmem.errors import InvalidInput
+from convmem.store.embedder_switch import may_build, may_serve
 from convmem.store.index_form import stored_index_form
 from convmem.store.postgres.fulltext import RECENCY_BUCKET, TS_CONFIG
 from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
@@ -361,6 +362,19 @@ class SearchTxnMixin(TxnBase):
             found[0 if r[0] else 1].append(MessageHitRow(r[1], r[2], r[3], float(r[4]), r[5]))
         return found
 
+    def _lock_conversations_of(self, which: str, params: Sequence[Any]) -> None:
+        """Before a vector write: lock the conversations ``which`` (a query of conversation ids
+        of the tenant, the first parameter) names, in id order, as every writer locks them —
+        an append its own, a delete all it removes. A vector writer then never holds a
+        conversation's index or generation rows while it waits for its lock (the deadlock an
+        append and the background filler met), and one whose conversation was deleted
+        meanwhile finds nothing to write."""
+        self._db.execute(
+            f"SELECT 1 FROM conversations WHERE tenant_id = %s AND id IN ({which}) "
+            "ORDER BY id FOR UPDATE",
+            params,
+        )
+
     def _bump(self, tenant: str, conversation_ids: Sequence[str]) -> None:
         self._indexed_ahead = None  # the index changed: what was read ahead may be stale
         if conversation_ids:
@@ -373,10 +387,19 @@ class SearchTxnMixin(TxnBase):
     def missing_message_vectors(self, embedder: str, limit: int) -> list[MissingMessageVector]:
         rows = self._db.execute(
             "SELECT tenant_id, message_id, speaker, body FROM message_index "
-            "WHERE embedder IS DISTINCT FROM %s OR vector IS NULL ORDER BY seq LIMIT %s",
-            (embedder, limit),
+            "WHERE (embedder IS DISTINCT FROM %s OR vector IS NULL) "
+            f"AND {may_serve('message_index.tenant_id', '%s')} ORDER BY seq LIMIT %s",
+            (embedder, embedder, limit),
         ).fetchall()
         return [MissingMessageVector(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def unembedded_turns(self, tenant: str, conversation_id: str, embedder: str) -> int:
+        row = self._db.execute(
+            "SELECT count(*) FROM message_index WHERE tenant_id = %s AND conversation_id = %s "
+            "AND (vector IS NULL OR embedder IS DISTINCT FROM %s)",
+            (tenant, conversation_id, embedder),
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     def embedded_message_vectors(self, embedder: str, after: int, limit: int) -> list[EmbeddedTurn]:
         rows = self._db.execute(
@@ -391,16 +414,18 @@ class SearchTxnMixin(TxnBase):
     ) -> None:
         if not vectors:
             return
+        ids = [v.message_id for v in vectors]
+        self._lock_conversations_of(
+            "SELECT conversation_id FROM message_index WHERE tenant_id = %s "
+            "AND message_id = ANY(%s)",
+            (tenant, tenant, ids),
+        )
         rows = self._db.execute(
             "UPDATE message_index i SET embedder = %s, vector = v.vector FROM "
             "(SELECT unnest(%s::text[]) AS message_id, unnest(%s::halfvec[]) AS vector) v "
-            "WHERE i.tenant_id = %s AND i.message_id = v.message_id RETURNING i.conversation_id",
-            (
-                embedder,
-                [v.message_id for v in vectors],
-                [halfvec(v.vector) for v in vectors],
-                tenant,
-            ),
+            "WHERE i.tenant_id = %s AND i.message_id = v.message_id "
+            f"AND {may_serve('%s', '%s')} RETURNING i.conversation_id",
+            (embedder, ids, [halfvec(v.vector) for v in vectors], tenant, tenant, embedder),
         ).fetchall()
         self._bump(tenant, [r[0] for r in rows])
 
@@ -568,8 +593,9 @@ class SearchTxnMixin(TxnBase):
         rows = self._db.execute(
             "SELECT DISTINCT t.tenant_id, t.term FROM conversation_terms t "
             "WHERE NOT t.speaker AND NOT EXISTS (SELECT 1 FROM term_vectors v "
-            "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term) LIMIT %s",
-            (embedder, limit),
+            "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term) "
+            f"AND {may_build('t.tenant_id', '%s')} LIMIT %s",
+            (embedder, embedder, embedder, limit),
         ).fetchall()
         return [MissingTermVector(r[0], r[1]) for r in rows]
 
@@ -581,13 +607,20 @@ class SearchTxnMixin(TxnBase):
             return
         # one order for every writer, so concurrent inserts of the same words cannot deadlock
         ordered = sorted({v.term: v.vector for v in vectors}.items())
+        self._lock_conversations_of(
+            "SELECT t.conversation_id FROM conversation_terms t WHERE t.tenant_id = %s "
+            "AND t.term = ANY(%s) AND NOT EXISTS (SELECT 1 FROM term_vectors v "
+            "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term)",
+            (tenant, tenant, [t for t, _ in ordered], embedder),
+        )
         added = self._db.execute(
             "INSERT INTO term_vectors (tenant_id, embedder, term, vector) "
             "SELECT %s, %s, v.term, v.vector FROM unnest(%s::text[], %s::halfvec[]) "
             "AS v(term, vector) WHERE EXISTS (SELECT 1 FROM conversation_terms t "
-            "WHERE t.tenant_id = %s AND t.term = v.term) ON CONFLICT DO NOTHING RETURNING term",
+            f"WHERE t.tenant_id = %s AND t.term = v.term) AND {may_build('%s', '%s')} "
+            "ON CONFLICT DO NOTHING RETURNING term",
             (tenant, embedder, [t for t, _ in ordered], [halfvec(v) for _, v in ordered],
-             tenant),
+             tenant, tenant, embedder, embedder),
         ).fetchall()  # fmt: skip
         if added:
             self._db.execute(

@@ -35,7 +35,9 @@ from convmem.store.postgres.connection import (
     map_error,
     transaction,
 )
+from convmem.store.postgres.embedder_switch import EmbedderSwitchTxnMixin
 from convmem.store.postgres.entities import EntityTxnMixin
+from convmem.store.postgres.idempotency import IdempotencyTxnMixin
 from convmem.store.postgres.lifecycle import LifecycleTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
 from convmem.store.postgres.memory_search import MemorySearchTxnMixin
@@ -86,6 +88,8 @@ class PostgresTxn(
     ToolTxnMixin,
     EntityTxnMixin,
     LifecycleTxnMixin,
+    IdempotencyTxnMixin,
+    EmbedderSwitchTxnMixin,
     CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""

@@ -40,8 +40,10 @@ from convmem.store.sql.keys import KeyTxnMixin
 from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.cascade import CascadeTxnMixin
 from convmem.store.sqlite.connection import Statements, connect, transaction
+from convmem.store.sqlite.embedder_switch import EmbedderSwitchTxnMixin
 from convmem.store.sqlite.entities import EntityTxnMixin
 from convmem.store.sqlite.erase import erase_deleted_fts
+from convmem.store.sqlite.idempotency import IdempotencyTxnMixin
 from convmem.store.sqlite.lifecycle import LifecycleTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
@@ -66,6 +68,8 @@ class SQLiteTxn(
     ToolTxnMixin,
     EntityTxnMixin,
     LifecycleTxnMixin,
+    IdempotencyTxnMixin,
+    EmbedderSwitchTxnMixin,
     CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
