@@ -17,6 +17,7 @@ from convmem.memory.detect_sensitive_i18n import (
     inferred_trait,
     sensitive_disclosure,
 )
+from convmem.memory.detect_someone_i18n import someone_else_said
 
 # ---------------------------------------------------------------------------------------------
 # Vocabulary for the language detectors (lower case)
@@ -379,7 +380,7 @@ def detect_health(p: Prepared) -> Finding | None:
             return Finding("health", f"a personal statement about {what}")
     if _MS.search(p.text):
         return Finding("health", "a personal statement about a health condition")
-    if health_disclosure(p.lower):
+    if health_disclosure(p.lower) or someone_else_said(p.lower):
         return Finding("health", "a personal statement about health (in another language)")
     return None
 
