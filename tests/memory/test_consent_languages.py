@@ -11,7 +11,6 @@ import pytest
 
 import convmem
 
-
 HELD_OUT = Path(__file__).resolve().parents[1] / "data" / "consent_languages_b.jsonl"
 
 
