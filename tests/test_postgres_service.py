@@ -21,8 +21,9 @@ from fastapi.testclient import TestClient
 
 import convmem
 from convmem.service import create_app
+from convmem.testing.postgres_server import create_schema
 from tests.live_service import wait_until_healthy
-from tests.postgres_server import create_schema, local_server
+from tests.postgres_server import local_server
 
 
 @pytest.fixture

@@ -4,10 +4,6 @@ SQLite's tables: ``tests/store/sqlite/test_retention_rows.py``.)"""
 from __future__ import annotations
 
 import json
-import time
-import types
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,17 +15,7 @@ import convmem.ids
 from convmem.cli.main import main
 from convmem.domain.memories import save_memory
 from convmem.ops.worker import Worker
-
-DAY_MS = 86_400_000
-
-
-@contextmanager
-def written_days_ago(days: float) -> Iterator[None]:
-    """Ids made inside are stamped ``days`` in the past, as if the rows were stored then."""
-    shifted = types.SimpleNamespace(time_ns=lambda: time.time_ns() - int(days * DAY_MS) * 10**6)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(convmem.ids, "time", shifted)
-        yield
+from convmem.testing.clock import written_days_ago
 
 
 def chat(conv: convmem.Conversation, n: int = 4) -> None:

@@ -164,8 +164,8 @@ def test_two_users_with_near_identical_histories_never_see_each_other(
         bob.conversation(convs[("acme", "alice")].id)
 
 
-# --- deletion: tests/store/test_deletion.py (every backend); the SQLite index tables:
-# tests/store/sqlite/test_search_rows.py
+# --- deletion: src/convmem/testing/contract/test_deletion.py (every backend); the SQLite index
+# tables: tests/store/sqlite/test_search_rows.py
 
 
 # --- hostile queries ----------------------------------------------------------------------------

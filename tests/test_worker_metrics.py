@@ -20,9 +20,10 @@ from convmem.ops.metrics import ProcessMetrics
 from convmem.ops.worker import Worker
 from convmem.summarize import LLMSummarizer, LLMSummarizerConfig
 from convmem.summarize.base import SummaryResult
+from convmem.testing.clock import written_days_ago
 from tests.fake_llm import FakeLLM
 from tests.service.conftest import free_port
-from tests.test_retention import chat, written_days_ago
+from tests.test_retention import chat
 
 SMALL = convmem.ModelProfile(context_window=1500, max_output=200, tokenizer="o200k_base")
 MARKER = "Zanzibar-7731"  # content that must never reach a metric

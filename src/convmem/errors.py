@@ -120,6 +120,13 @@ class StoreError(ConvmemError):
     """The database failed in a way the caller cannot fix."""
 
 
+class MigrationChanged(StoreError):
+    """A migration the database recorded as applied reads differently now (its text changed
+    since): the schema it made may not be the one the code expects, so the database is refused
+    until the migration's text is put back (applied migrations are never edited; a change is
+    a new migration)."""
+
+
 class StoreBusy(StoreError):
     """The database stayed locked past every retry."""
 

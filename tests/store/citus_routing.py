@@ -54,6 +54,7 @@ FAN_OUT = frozenset(
 )  # fmt: skip
 
 _PLACEHOLDER = re.compile(r"%s|%%")
+_STORE_CODE = re.compile(r"store/(postgres|sql)/")
 
 
 class RoutingConnection(psycopg.Connection[Any]):
@@ -87,11 +88,12 @@ def numbered(sql: str) -> str:
 
 
 def in_fan_out() -> bool:
-    """True when a FAN_OUT method of the PostgreSQL store is on the call stack."""
+    """True when a FAN_OUT method of the PostgreSQL store (its own or the SQL core's, which it
+    runs) is on the call stack."""
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        if code.co_name in FAN_OUT and "store/postgres" in code.co_filename:
+        if code.co_name in FAN_OUT and _STORE_CODE.search(code.co_filename):
             return True
         frame = frame.f_back  # type: ignore[assignment]
     return False

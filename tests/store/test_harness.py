@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.backends import SQLiteHarness, Unavailable, start_or_skip
+from convmem.testing import SQLiteHarness, Unavailable
+from convmem.testing.fixtures import start_or_skip
 
 
 class Unstartable(SQLiteHarness):

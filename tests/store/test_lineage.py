@@ -26,8 +26,8 @@ from convmem.store.lineage import (
     derived_tables,
     source_tables,
 )
-from convmem.store.postgres.cascade import POSTGRES
-from convmem.store.sqlite.cascade import SQLITE
+from convmem.store.postgres.rows import POSTGRES
+from convmem.store.sqlite.sql import SQLITE
 from tests.store.backends import Backend
 
 ABSENT = {"sqlite": SQLITE.absent, "postgresql": POSTGRES.absent}
@@ -186,7 +186,7 @@ def test_a_confirmed_memory_outlives_its_turn_unlinked(backend: Backend) -> None
 
 
 def test_a_consolidated_proposal_goes_with_any_turn_it_cites(backend: Backend) -> None:
-    from tests.store.test_consolidation import _consolidate, _say
+    from convmem.testing.contract.test_consolidation import _consolidate, _say
 
     marker = _marker()
     with _memory(backend) as memory:

@@ -1,7 +1,8 @@
 """The storage extension point: a backend implements ``Store`` — transactions whose methods are
 the capability Protocols below — and registers a factory for its URL scheme with ``register``.
-The map of the Protocols is in ``convmem.store.base``; the shared contract suite in
-``tests/store/`` is what a backend must pass.
+The map of the Protocols is in ``convmem.store.base``; the store contract suite,
+``convmem.testing.contract`` (``pytest --pyargs convmem.testing.contract``), is what a backend
+must pass.
 """
 
 # Everything convmem.store.base exports (the Protocols and the values they pass), listed once

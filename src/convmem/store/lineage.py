@@ -41,6 +41,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
+from convmem.store.dialect import Dialect
+
 SourceKind = Literal["conversation", "message", "memory", "tool", "entity"]
 
 # rows matching this are kept (unlinked) whatever they are
@@ -174,19 +176,6 @@ class Cursor(Protocol):
 
 class Executes(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """How a backend writes what the cascade needs: a parameter, "is one of these ids", a
-    JSON document's key as text."""
-
-    mark: str
-    one_of: str  # e.g. "IN (SELECT value FROM json_each(?))" or "= ANY(%s)"
-    ids: Callable[[Sequence[str]], Any]
-    json_text: str  # with {column} and {key}
-    # tables of the graph this backend keeps otherwise (PostgreSQL: token counts are columns)
-    absent: frozenset[str] = frozenset()
 
 
 # After rows of a table were deleted: the backend's upkeep (names recomputed, caches moved),

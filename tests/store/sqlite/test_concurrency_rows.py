@@ -1,6 +1,6 @@
 """Several processes and threads writing one SQLite file: nothing surfaces, nothing is lost, and
 the message table holds one chain. (Moved from ``tests/test_concurrency.py``; every backend:
-``tests/store/test_concurrency.py``.)"""
+``src/convmem/testing/contract/test_concurrency.py``.)"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Long-term memory read in SQLite's own tables: a deleted memory leaves the FTS5 index, and
 refused writes (temporary conversation, memory off, never-store) add no memory row. (Moved from
-``tests/test_memory.py``; on every backend: ``tests/store/test_deletion.py`` and
-``tests/store/test_refusals.py``.)"""
+``tests/test_memory.py``; on every backend: ``src/convmem/testing/contract/test_deletion.py`` and
+``src/convmem/testing/contract/test_refusals.py``.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Retention read in SQLite's own tables: a conversation deleted for idling leaves no message,
 index, vocabulary or token-count row. (Moved from ``tests/test_retention.py``; every backend:
-``tests/store/test_deletion.py``.)"""
+``src/convmem/testing/contract/test_deletion.py``.)"""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import convmem
-from tests.test_retention import chat, written_days_ago
+from convmem.testing.clock import written_days_ago
+from tests.test_retention import chat
 
 
 def count(db_path: Path, sql: str) -> int:

@@ -1,7 +1,7 @@
 """The SQLite search tables behind hybrid search: deletes leave the FTS5 indexes, vocabularies and
 vectors; the index is rebuilt from messages and upgraded from a database that predates it; the
 worker fills vectors written without them. (Moved from ``tests/test_search.py``; the public
-behaviour on every backend is in ``tests/store/test_deletion.py``.)"""
+behaviour on every backend is in ``src/convmem/testing/contract/test_deletion.py``.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Summaries read and written in SQLite's own table: a deleted conversation leaves no summary row,
 and a summary row tampered with is not used. (Moved from ``tests/test_summaries.py``; deletion on
-every backend: ``tests/store/test_deletion.py``.)"""
+every backend: ``src/convmem/testing/contract/test_deletion.py``.)"""
 
 from __future__ import annotations
 

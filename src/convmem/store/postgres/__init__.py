@@ -1,11 +1,8 @@
 """The PostgreSQL backend (psycopg 3 with its pool, pgvector), registered for ``postgresql://``
 and ``postgres://`` URLs. Needs the optional extra ``convmem[postgres]``.
 
-``CONVMEM_MIGRATE_ON_OPEN=0`` makes opening refuse a database that lacks migrations instead of
-applying them (deployments that run ``convmem migrate --db URL`` before starting processes).
+Options ride on the URL (``convmem.store.postgres.options``): ``?pool_size=20&migrate=0``.
 """
-
-import os
 
 from convmem.errors import BackendUnavailable
 from convmem.store.registry import register
@@ -20,13 +17,15 @@ except ImportError as exc:
     ) from exc
 
 from convmem.store.postgres.migrations import migrate
+from convmem.store.postgres.options import options_from_url
 from convmem.store.postgres.store import PostgresStore
 
 __all__ = ["PostgresStore", "migrate", "open_postgres"]
 
 
 def open_postgres(url: str) -> PostgresStore:
-    return PostgresStore(url, migrate=os.environ.get("CONVMEM_MIGRATE_ON_OPEN", "1") != "0")
+    options = options_from_url(url)
+    return PostgresStore(options.url, migrate=options.migrate, max_size=options.pool_size)
 
 
 register("postgresql", open_postgres)

@@ -8,17 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from convmem.store.lineage import Cascade, Dialect
+from convmem.store.lineage import Cascade
 from convmem.store.postgres.connection import Connection, settled
-from convmem.store.postgres.rows import TxnBase
-
-POSTGRES: Dialect = Dialect(
-    mark="%s",
-    one_of="= ANY(%s)",
-    ids=list,
-    json_text="{column} ->> '{key}'",
-    absent=frozenset({"message_tokens"}),  # token counts are columns of messages
-)
+from convmem.store.postgres.rows import POSTGRES, TxnBase
 
 
 class _Settled:
@@ -82,11 +74,3 @@ class CascadeTxnMixin(TxnBase):
             "SELECT 1 FROM conversations WHERE tenant_id = %s ORDER BY id FOR UPDATE", (tenant,)
         )
         return self._cascade().erase_owner(tenant, None, self._schema())
-
-    def _owned(self, tenant: str, user: str, table: str, ids: Sequence[str]) -> list[str]:
-        """Which of these ids name rows of ``table`` the user owns (``table`` is ours)."""
-        rows = self._db.execute(
-            f"SELECT id FROM {table} WHERE tenant_id = %s AND user_id = %s AND id = ANY(%s)",
-            (tenant, user, list(ids)),
-        ).fetchall()
-        return [row[0] for row in rows]

@@ -1,6 +1,5 @@
 """PostgreSQL: the messages that said each entity name (migration m019) and the recompute of an
-entity's names after its facts lost messages (the rules: ``convmem.store.entity_sources``).
-Message ids are ordered with the "C" collation: bytewise, as SQLite orders them."""
+entity's names after its facts lost messages (``convmem.store.sql.entity_sources``)."""
 
 from __future__ import annotations
 
@@ -8,50 +7,14 @@ from collections.abc import Sequence
 
 from convmem.store.entity_sources import sources_to_backfill
 from convmem.store.postgres.connection import Connection
-
-_SOURCE = "FROM entity_name_sources s WHERE s.tenant_id = %s AND s.entity_id = {0}"
+from convmem.store.postgres.rows import POSTGRES
+from convmem.store.sql.entity_sources import recompute_names as shared_recompute
 
 
 def recompute_names(db: Connection, tenant: str, entity_ids: Sequence[str]) -> None:
-    """Names of these entities from the sources left; in the order of the module docstring of
-    ``convmem.store.entity_sources``."""
-    ids = sorted(set(entity_ids))
-    db.execute(
-        "DELETE FROM entity_name_sources WHERE tenant_id = %s AND entity_id = ANY(%s) "
-        "AND NOT EXISTS (SELECT 1 FROM entity_facts f WHERE f.tenant_id = %s "
-        "AND f.entity_id = entity_name_sources.entity_id "
-        "AND f.message_id = entity_name_sources.message_id)",
-        (tenant, ids, tenant),
-    )
-    own = _SOURCE.format("entity_names.entity_id") + " AND s.key = entity_names.key"
-    db.execute(
-        "DELETE FROM entity_names WHERE tenant_id = %s AND entity_id = ANY(%s) "
-        f"AND NOT EXISTS (SELECT 1 {own})",
-        (tenant, ids, tenant),
-    )
-    db.execute(
-        f"UPDATE entity_names SET alias = (SELECT s.alias {own} "
-        'ORDER BY s.message_id COLLATE "C" LIMIT 1) '
-        "WHERE tenant_id = %s AND entity_id = ANY(%s) "
-        f"AND NOT EXISTS (SELECT 1 {own} AND s.alias = entity_names.alias)",
-        (tenant, tenant, ids, tenant),
-    )
-    mine = _SOURCE.format("entities.id")
-    db.execute(
-        f"UPDATE entities SET name = (SELECT s.alias {mine} "
-        'ORDER BY length(s.key) DESC, s.message_id COLLATE "C" LIMIT 1) '
-        f"WHERE tenant_id = %s AND id = ANY(%s) AND EXISTS (SELECT 1 {mine}) "
-        f"AND NOT EXISTS (SELECT 1 {mine} AND s.alias = entities.name)",
-        (tenant, tenant, ids, tenant, tenant),
-    )
-    nameless = "= ANY(%s) AND NOT EXISTS (SELECT 1 " + _SOURCE + ")"
-    for table, column in (("entity_facts", "entity_id"), ("entity_names", "entity_id"),
-                          ("entities", "id")):  # fmt: skip
-        db.execute(
-            f"DELETE FROM {table} WHERE tenant_id = %s AND {column} "
-            + nameless.format(f"{table}.{column}"),
-            (tenant, ids, tenant),
-        )
+    """``convmem.store.sql.entity_sources.recompute_names`` on PostgreSQL (as migration m019
+    calls it)."""
+    shared_recompute(db, POSTGRES, tenant, entity_ids)
 
 
 def m019_entity_name_sources(db: Connection) -> None:

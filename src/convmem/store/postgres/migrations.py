@@ -24,10 +24,12 @@ Tables that are not per tenant: ``_migrations``, ``api_keys`` (a presented key n
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import psycopg
 
+from convmem.store import migrations as runner
 from convmem.store.postgres.connection import Connection
 from convmem.store.postgres.entity_sources import m019_entity_name_sources
 from convmem.store.postgres.fulltext import TS_CONFIG, m020_index_form, m026_recency_buckets
@@ -38,6 +40,7 @@ from convmem.store.postgres.migrations_consent import (
     m024_lineage_indexes,
     m025_special_categories_and_proposals,
 )
+from convmem.store.postgres.rows import POSTGRES
 
 
 def m001_extensions(db: Connection) -> None:
@@ -594,48 +597,69 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m025_special_categories_and_proposals,
     m026_recency_buckets,
 ]
+LISTED = runner.listed(MIGRATIONS)
 
 # Held while migrating, so processes opening one database at once apply each step once.
 _MIGRATION_LOCK = 7_211_432_001
 
 
+class _Ledger:
+    """``_migrations`` on PostgreSQL: each step a transaction holding the migration lock."""
+
+    dialect = POSTGRES
+
+    def __init__(self, db: Connection) -> None:
+        self.connection = db
+
+    @contextmanager
+    def step(self) -> Iterator[Connection]:
+        with self.connection.transaction():
+            self.connection.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            yield self.connection
+
+    def ensure(self, db: Connection) -> None:
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations "
+            "(name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        if not _has_checksums(db):  # (an ALTER at every open would lock the table each time)
+            db.execute("ALTER TABLE _migrations ADD COLUMN checksum TEXT")
+
+
+def _has_checksums(db: Connection) -> bool:
+    row = db.execute(
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = '_migrations' AND column_name = 'checksum'"
+    ).fetchone()
+    return row is not None
+
+
 def pending_migrations(db: Connection) -> list[str]:
-    """Names of the migrations this database lacks (every one, for an empty database)."""
+    """Names of the migrations this database lacks (every one, for an empty database); refuses
+    one whose recorded migrations changed (``convmem.store.migrations``)."""
     exists = db.execute("SELECT to_regclass('_migrations') IS NOT NULL").fetchone()
     if exists is None or not exists[0]:
-        return [m.__name__ for m in MIGRATIONS]
-    done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
-    return [m.__name__ for m in MIGRATIONS if m.__name__ not in done]
+        return [m.name for m in LISTED]
+    if not _has_checksums(db):  # recorded before checksums: nothing to check yet
+        rows = db.execute("SELECT name FROM _migrations").fetchall()
+        done: dict[str, str | None] = {row[0]: None for row in rows}
+        return runner.pending(LISTED, done)
+    return runner.pending(LISTED, runner.recorded(db, POSTGRES))
 
 
 def apply_migrations(db: Connection) -> list[str]:
     """Apply what is missing, each in its own transaction (``db`` is in autocommit mode).
     Returns the names applied now."""
-    applied: list[str] = []
-    with db.transaction():
-        db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS _migrations "
-            "(name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-        )
-    for migration in MIGRATIONS:
-        name = migration.__name__
-        with db.transaction():
-            db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            done = db.execute("SELECT 1 FROM _migrations WHERE name = %s", (name,)).fetchone()
-            if done is None:
-                migration(db)
-                db.execute("INSERT INTO _migrations (name) VALUES (%s)", (name,))
-                applied.append(name)
-    return applied
+    return runner.apply(LISTED, _Ledger(db))
 
 
 def migrate(url: str) -> list[str]:
     """Bring the database at ``url`` up to date (``convmem migrate``)."""
     from convmem.store.postgres.connection import map_error
+    from convmem.store.postgres.options import options_from_url
 
     try:
-        with psycopg.connect(url, autocommit=True) as db:
+        with psycopg.connect(options_from_url(url).url, autocommit=True) as db:
             return apply_migrations(db)
     except psycopg.Error as exc:
         raise map_error(exc) from exc

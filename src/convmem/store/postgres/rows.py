@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -11,12 +11,15 @@ import numpy as np
 import psycopg
 from pgvector import HalfVector
 from psycopg import errors as pg_errors
+from psycopg.types.json import Jsonb
 
 from convmem.errors import StoreError, TimeLimitExceeded
 from convmem.model.deadline import Deadline
+from convmem.store.dialect import Dialect
 from convmem.store.postgres.connection import Connection, map_error, settled
-from convmem.store.rows import export_bytes
+from convmem.store.rows import DECODED, export_bytes
 from convmem.store.search_index import Vector
+from convmem.store.sql.txn import Cursor, SqlTxn
 
 # The path from a message towards the root, at most ``limit`` messages, as (id, n) with n = 0 at
 # the start. Parameters: start id, tenant, limit.
@@ -29,6 +32,30 @@ CHAIN_CTE = """
         WHERE m.parent_id IS NOT NULL AND chain.n + 1 < %s
     )
 """
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+# psycopg adapts times, booleans and lists itself; a JSON document goes wrapped.
+POSTGRES = Dialect(
+    mark="%s",
+    one_of="= ANY(%s)",
+    ids=list,
+    json_text="{column} ->> '{key}'",
+    codec=DECODED,
+    json=Jsonb,
+    time=_as_is,
+    iso=_as_is,
+    flag=bool,
+    row_order="m.seq",
+    bytewise=' COLLATE "C"',
+    unindexed="",
+    for_update=" FOR UPDATE",
+    skip_locked=" FOR UPDATE SKIP LOCKED",
+    absent=frozenset({"message_tokens"}),  # token counts are columns of messages
+)
 
 
 def halfvec(vector: Vector) -> HalfVector:
@@ -50,10 +77,8 @@ T = TypeVar("T")
 class _Pending(Generic[T]):
     """A queued read and how its answer is decoded; decoded once, when first asked for."""
 
-    def __init__(
-        self, sent: psycopg.Cursor[Any], decode: Callable[[psycopg.Cursor[Any]], T]
-    ) -> None:
-        self._sent: psycopg.Cursor[Any] | None = sent
+    def __init__(self, sent: Cursor, decode: Callable[[Cursor], T]) -> None:
+        self._sent: Cursor | None = sent
         self._decode = decode
         self._value: T | None = None
 
@@ -64,8 +89,11 @@ class _Pending(Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
-class TxnBase:
+class TxnBase(SqlTxn):
     """State every mixin shares: the transaction's connection, and the locks it holds."""
+
+    _db: Connection
+    _d = POSTGRES
 
     def __init__(self, db: Connection, *, writable: bool) -> None:
         self._db = db
@@ -76,8 +104,8 @@ class TxnBase:
     def _snapshot_read(
         self,
         key: tuple[str, ...],
-        send: Callable[[], psycopg.Cursor[Any]],
-        decode: Callable[[psycopg.Cursor[Any]], T],
+        send: Callable[[], Cursor],
+        decode: Callable[[Cursor], T],
     ) -> T:
         """A read of settings a request asks for more than once (a tenant's policy, a user's
         memory switch). A read transaction sees one snapshot, so what it read once is the answer
@@ -94,14 +122,18 @@ class TxnBase:
     def _prefetch(
         self,
         key: tuple[str, ...],
-        send: Callable[[], psycopg.Cursor[Any]],
-        decode: Callable[[psycopg.Cursor[Any]], Any],
+        send: Callable[[], Cursor],
+        decode: Callable[[Cursor], Any],
     ) -> None:
         """Queue a ``_snapshot_read`` now, to go with the next round trip (read transactions)."""
         if not self._writable and key not in self._snapshot:
             self._snapshot[key] = _Pending(send(), decode)
 
-    def _changed(self, cursor: psycopg.Cursor[Any]) -> int:
+    def _run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        # one prepared statement, its rows sent in the transaction's pipeline
+        self._db.cursor().executemany(self._d.sql(sql), rows)
+
+    def _changed(self, cursor: Cursor) -> int:
         """The rows ``cursor``'s statement changed (it may still be queued in the pipeline)."""
         settled(self._db)
         return cursor.rowcount

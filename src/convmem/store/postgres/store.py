@@ -8,7 +8,6 @@ for each other.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -18,9 +17,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound, StoreError
-from convmem.model.admitted import Admitted
 from convmem.model.conversation import ConversationRecord
-from convmem.model.messages import Message
 from convmem.store.conversations import (
     AppendState,
     BranchRow,
@@ -37,13 +34,12 @@ from convmem.store.postgres.connection import (
     map_error,
     transaction,
 )
-from convmem.store.postgres.derived import DerivedRows
 from convmem.store.postgres.entities import EntityTxnMixin
-from convmem.store.postgres.keys import KeyTxnMixin
 from convmem.store.postgres.lifecycle import LifecycleTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
 from convmem.store.postgres.memory_search import MemorySearchTxnMixin
 from convmem.store.postgres.migrations import apply_migrations, pending_migrations
+from convmem.store.postgres.options import options_from_url
 from convmem.store.postgres.rows import CHAIN_CTE
 from convmem.store.postgres.search import SearchTxnMixin
 from convmem.store.postgres.tools import ToolTxnMixin
@@ -55,6 +51,9 @@ from convmem.store.rows import (
     conversation_from_row,
     message_from_row,
 )
+from convmem.store.sql.conversations import ConversationRows
+from convmem.store.sql.derived import DerivedRows
+from convmem.store.sql.keys import KeyTxnMixin
 
 # Branch pages grow so a short window costs one query and a long one a handful.
 _FIRST_PAGE = 48
@@ -76,6 +75,7 @@ _REACH_CTE = """
 
 
 class PostgresTxn(
+    ConversationRows,
     MemoryTxnMixin,
     DerivedRows,
     KeyTxnMixin,
@@ -112,30 +112,6 @@ class PostgresTxn(
         if row is None:
             raise NotFound("conversation", conversation_id)
         return conversation_from_row(row, DECODED)
-
-    def list_conversations(
-        self, tenant: str, user: str, *, limit: int, offset: int
-    ) -> list[ConversationRecord]:
-        rows = self._db.execute(
-            f"SELECT {CONVERSATION_COLUMNS} FROM conversations "
-            "WHERE tenant_id = %s AND user_id = %s ORDER BY id DESC LIMIT %s OFFSET %s",
-            (tenant, user, limit, offset),
-        ).fetchall()
-        return [conversation_from_row(row, DECODED) for row in rows]
-
-    def get_message(self, tenant: str, user: str, message_id: str) -> Message:
-        return self.get_branch_row(tenant, user, message_id).message
-
-    def get_messages(
-        self, tenant: str, user: str, message_ids: Sequence[str]
-    ) -> dict[str, Message]:
-        rows = self._db.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = %s "
-            "AND m.user_id = %s AND m.id = ANY(%s)",
-            (tenant, user, list(message_ids)),
-        ).fetchall()
-        messages = (message_from_row(row, DECODED) for row in rows)
-        return {message.id: message for message in messages}
 
     def conversations_written_before(
         self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
@@ -211,45 +187,6 @@ class PostgresTxn(
         if found.message.conversation_id != conversation_id:
             raise NotFound("message", wanted)
         return AppendState(record, found)
-
-    def message_blobs(self, tenant: str, message_ids: Sequence[str]) -> dict[str, bytes]:
-        rows = self._db.execute(
-            "SELECT sha256, data FROM message_blobs WHERE tenant_id = %s AND message_id = ANY(%s)",
-            (tenant, list(message_ids)),
-        ).fetchall()
-        return {row[0]: bytes(row[1]) for row in rows}
-
-    def child_counts(
-        self, tenant: str, conversation_id: str, parent_ids: Sequence[str | None]
-    ) -> dict[str | None, int]:
-        wanted = [p for p in parent_ids if p is not None]
-        rows = self._db.execute(
-            "SELECT m.parent_id, COUNT(*) FROM messages m WHERE m.tenant_id = %s "
-            "AND m.conversation_id = %s AND (m.parent_id = ANY(%s) "
-            "OR (%s AND m.parent_id IS NULL)) GROUP BY m.parent_id",
-            (tenant, conversation_id, wanted, None in parent_ids),
-        ).fetchall()
-        return {row[0]: int(row[1]) for row in rows}
-
-    def children(self, tenant: str, conversation_id: str, parent_id: str | None) -> list[Message]:
-        parent = "m.parent_id IS NULL" if parent_id is None else "m.parent_id = %s"
-        params: tuple[str, ...] = (tenant, conversation_id)
-        if parent_id is not None:
-            params += (parent_id,)
-        rows = self._db.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = %s "
-            f"AND m.conversation_id = %s AND {parent} ORDER BY m.seq",
-            params,
-        ).fetchall()
-        return [message_from_row(row, DECODED) for row in rows]
-
-    def conversation_messages(self, tenant: str, conversation_id: str) -> list[Message]:
-        rows = self._db.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = %s "
-            "AND m.conversation_id = %s ORDER BY m.depth, m.seq",
-            (tenant, conversation_id),
-        ).fetchall()
-        return [message_from_row(row, DECODED) for row in rows]
 
     def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
         first = self._send_branch_page(tenant, "%s::text", (leaf_id,), _FIRST_PAGE, tokenizer)
@@ -375,22 +312,6 @@ class PostgresTxn(
 
     # --- writes ---------------------------------------------------------------------------------
 
-    def insert_conversation(self, tenant: str, record: ConversationRecord) -> None:
-        self._db.execute(
-            f"INSERT INTO conversations ({CONVERSATION_COLUMNS}) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                record.id,
-                tenant,
-                record.user_id,
-                record.title,
-                record.temporary,
-                record.active_leaf_id,
-                Jsonb(dict(record.metadata)),
-                record.created_at,
-            ),
-        )
-
     def insert_messages(self, tenant: str, user: str, rows: Sequence[MessageRow]) -> None:
         if not rows:
             return
@@ -426,59 +347,6 @@ class PostgresTxn(
                 "VALUES (%s, %s, %s, %s)",
                 blobs,
             )
-
-    def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None:
-        self._db.execute(
-            "UPDATE conversations SET active_leaf_id = %s WHERE tenant_id = %s AND id = %s",
-            (leaf_id, tenant, conversation_id),
-        )
-
-    def subtree_ids(self, tenant: str, message_id: str) -> list[str]:
-        rows = self._db.execute(
-            """
-            WITH RECURSIVE sub(id) AS (
-                SELECT %s::text
-                UNION ALL
-                SELECT m.id FROM messages m JOIN sub ON m.tenant_id = %s AND m.parent_id = sub.id
-            )
-            SELECT id FROM sub
-            """,
-            (message_id, tenant),
-        ).fetchall()
-        return [row[0] for row in rows]
-
-    def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
-        self._cascade().erase(tenant, "message", message_ids)
-
-    def delete_conversation(self, tenant: str, conversation_id: str) -> None:
-        self._cascade().erase(tenant, "conversation", [conversation_id])
-
-    def insert_pinned(self, tenant: str, user: str, admitted: Admitted[PinnedInstruction]) -> None:
-        pin = admitted.value
-        self._lock_owner(tenant, user)
-        self._db.execute(
-            "INSERT INTO pinned_instructions (tenant_id, id, user_id, conversation_id, position, "
-            "text, created_at, origin) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                tenant,
-                pin.id,
-                user,
-                pin.conversation_id,
-                pin.position,
-                pin.text,
-                pin.created_at,
-                pin.origin,
-            ),
-        )
-
-    def delete_pinned(self, tenant: str, user: str, pin_id: str) -> None:
-        self._lock_owner(tenant, user)
-        cursor = self._db.execute(
-            "DELETE FROM pinned_instructions WHERE tenant_id = %s AND user_id = %s AND id = %s",
-            (tenant, user, pin_id),
-        )
-        if self._changed(cursor) == 0:
-            raise NotFound("pinned instruction", pin_id)
 
 
 def _branch_row(row: Any) -> BranchRow:
@@ -517,7 +385,7 @@ class PostgresStore:
                 f"the database lacks {len(missing)} migration(s); run `convmem migrate --db URL` "
                 "or open it with migrate=True"
             )
-        size = max_size or int(os.environ.get("CONVMEM_PG_POOL_SIZE", "10"))
+        size = max_size or options_from_url(url).pool_size  # (the URL's, or the default)
         self._pool = make_pool(
             url, min_size=min(min_size, size), max_size=size, connection_class=connection_class
         )

@@ -1,30 +1,20 @@
-"""PostgreSQL primitives for the tool registry: rows, their tsvector (a generated column of
+"""PostgreSQL primitives for the tool registry: its tsvector (a generated column of
 migration m010) and their vectors."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from psycopg.types.json import Jsonb
-
-from convmem.errors import NotFound
-from convmem.model.admitted import Admitted
-from convmem.model.tools import RegisteredTool
-from convmem.store.index_form import index_form
 from convmem.store.postgres.cascade import CascadeTxnMixin
 from convmem.store.postgres.rows import halfvec
 from convmem.store.postgres.search import TERMS_QUERY
-from convmem.store.rows import DECODED, TOOL_COLUMNS, tool_from_row
 from convmem.store.search_index import Vector
+from convmem.store.sql.tools import ToolRows
 from convmem.store.tools import ToolHit
 
 
-class ToolTxnMixin(CascadeTxnMixin):
-    def list_tools(self, tenant: str) -> list[RegisteredTool]:
-        rows = self._db.execute(
-            f"SELECT {TOOL_COLUMNS} FROM tools WHERE tenant_id = %s ORDER BY name", (tenant,)
-        ).fetchall()
-        return [tool_from_row(row, DECODED) for row in rows]
+class ToolTxnMixin(CascadeTxnMixin, ToolRows):
+    """The registry's ranked reads and vectors (its rows: ``convmem.store.sql.tools``)."""
 
     def search_tool_terms(self, tenant: str, terms: Sequence[str], *, limit: int) -> list[ToolHit]:
         wanted = [t for t in terms if t]
@@ -54,25 +44,6 @@ class ToolTxnMixin(CascadeTxnMixin):
         ).fetchall()
         return [ToolHit(row[0], float(row[1])) for row in rows]
 
-    def put_tool(self, tenant: str, admitted: Admitted[RegisteredTool]) -> None:
-        tool = admitted.value
-        spec = tool.spec
-        self._db.execute(
-            f"INSERT INTO tools (tenant_id, {TOOL_COLUMNS}, document) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (tenant_id, name) DO UPDATE SET description = EXCLUDED.description, "
-            "parameters = EXCLUDED.parameters, strict = EXCLUDED.strict, "
-            "use_when = EXCLUDED.use_when, risk = EXCLUDED.risk, updated_at = EXCLUDED.updated_at, "
-            "document = EXCLUDED.document",
-            (
-                tenant, spec.name, spec.description, Jsonb(dict(spec.parameters)), spec.strict,
-                Jsonb(list(tool.use_when)), tool.risk, tool.created_at, tool.updated_at,
-                index_form(tool.document),
-            ),
-        )  # fmt: skip
-        # the old definition's vectors describe another text
-        self._cascade().erase_text(tenant, "tool", [spec.name])
-
     def set_tool_vector(self, tenant: str, name: str, embedder: str, vector: Vector) -> None:
         self._db.execute(
             "INSERT INTO tool_vectors (tenant_id, name, embedder, vector) "
@@ -81,7 +52,3 @@ class ToolTxnMixin(CascadeTxnMixin):
             "ON CONFLICT (tenant_id, name, embedder) DO UPDATE SET vector = EXCLUDED.vector",
             (tenant, name, embedder, halfvec(vector), tenant, name),
         )
-
-    def delete_tool(self, tenant: str, name: str) -> None:
-        if not self._cascade().erase(tenant, "tool", [name]):
-            raise NotFound("tool", name)

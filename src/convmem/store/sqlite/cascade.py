@@ -4,19 +4,12 @@ follow their rows by trigger and are purged from FTS5's segments before commit (
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from convmem.store.lineage import Cascade, Dialect
+from convmem.store.lineage import Cascade
 from convmem.store.sqlite.connection import Statements
-
-SQLITE: Dialect = Dialect(
-    mark="?",
-    one_of="IN (SELECT value FROM json_each(?))",
-    ids=lambda ids: json.dumps(list(ids)),
-    json_text="json_extract({column}, '$.{key}')",
-)
+from convmem.store.sqlite.sql import SQLITE
 
 
 class CascadeTxnMixin:
@@ -50,12 +43,3 @@ class CascadeTxnMixin:
     def delete_tenant(self, tenant: str) -> dict[str, int]:
         self._db.execute("PRAGMA defer_foreign_keys = ON")
         return self._cascade().erase_owner(tenant, None, self._schema())
-
-    def _owned(self, tenant: str, user: str, table: str, ids: Sequence[str]) -> list[str]:
-        """Which of these ids name rows of ``table`` the user owns (``table`` is ours)."""
-        rows = self._db.execute(
-            f"SELECT id FROM {table} WHERE tenant_id = ? AND user_id = ? "
-            "AND id IN (SELECT value FROM json_each(?))",
-            (tenant, user, json.dumps(list(ids))),
-        ).fetchall()
-        return [row[0] for row in rows]

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
-from convmem.store.sqlite.connection import transaction
+from convmem.store import migrations as runner
+from convmem.store.sqlite.connection import Statements, transaction
 from convmem.store.sqlite.entity_sources import m064_entity_name_sources
 from convmem.store.sqlite.erase import install_fts_erasure
 from convmem.store.sqlite.migrations_consent import (
@@ -25,6 +27,7 @@ from convmem.store.sqlite.migrations_search import (
     m070_messages_by_depth,
     m071_lineage_indexes,
 )
+from convmem.store.sqlite.sql import SQLITE
 
 
 def m001_conversations(db: sqlite3.Connection) -> None:
@@ -585,27 +588,32 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m071_lineage_indexes,
     m072_special_categories_and_proposals,
 ]
+LISTED = runner.listed(MIGRATIONS)
 
 
-def apply_migrations(db: sqlite3.Connection) -> list[str]:
-    """Apply what is missing, each in its own transaction. Returns the names applied now."""
-    with transaction(db, "IMMEDIATE") as statements:
-        statements.execute(
+class _Ledger:
+    """``_migrations`` on an SQLite file: each step an ``IMMEDIATE`` transaction (the writer
+    lock keeps other processes out)."""
+
+    dialect = SQLITE
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.connection = db
+
+    def step(self) -> AbstractContextManager[Statements]:
+        return transaction(self.connection, "IMMEDIATE")
+
+    def ensure(self, db: Statements) -> None:
+        db.execute(
             "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
             "applied_at TEXT NOT NULL)"
         )
-    applied: list[str] = []
-    for migration in MIGRATIONS:
-        name = migration.__name__
-        with transaction(db, "IMMEDIATE") as statements:
-            done = statements.execute(
-                "SELECT 1 FROM _migrations WHERE name = ?", (name,)
-            ).fetchone()
-            if done is None:
-                migration(db)  # inside the transaction: a driver error is mapped on the way out
-                statements.execute(
-                    "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))",
-                    (name,),
-                )
-                applied.append(name)
-    return applied
+        columns = {row[1] for row in db.execute("PRAGMA table_info(_migrations)").fetchall()}
+        if "checksum" not in columns:
+            db.execute("ALTER TABLE _migrations ADD COLUMN checksum TEXT")
+
+
+def apply_migrations(db: sqlite3.Connection) -> list[str]:
+    """Apply what is missing, each in its own transaction (``convmem.store.migrations``).
+    Returns the names applied now."""
+    return runner.apply(LISTED, _Ledger(db))

@@ -1,9 +1,11 @@
-"""SQL and row decoding shared by the SQLite mixins."""
+"""SQL and row decoding shared by the SQLite mixins, and SQLite's ``Dialect``."""
 
 import json
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
+from convmem.store.dialect import Dialect
 from convmem.store.rows import Codec
 
 # The path from a message towards the root, at most ``limit`` messages, as (id, n) with n = 0 at
@@ -26,3 +28,36 @@ def _json_text(value: str) -> Any:
 
 # SQLite hands JSON and times back as the text they were stored as.
 TEXT_CODEC = Codec(json=_json_text, time=datetime.fromisoformat)
+
+
+def utc_text(value: datetime) -> str:
+    """One text form for every stored time, so SQL compares them in order."""
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _id_list(ids: Sequence[Any]) -> str:
+    return json.dumps(list(ids))
+
+
+def _json_document(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat()
+
+
+SQLITE = Dialect(
+    mark="?",
+    one_of="IN (SELECT value FROM json_each(?))",
+    ids=_id_list,
+    json_text="json_extract({column}, '$.{key}')",
+    codec=TEXT_CODEC,
+    json=_json_document,
+    time=utc_text,
+    iso=_iso,
+    flag=int,
+    row_order="m.rowid",
+    bytewise="",
+    unindexed="+",
+)

@@ -9,44 +9,36 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime
 
-from convmem.errors import NotFound
-from convmem.model.admitted import Admitted
-from convmem.model.conversation import ConversationRecord
 from convmem.model.deadline import Deadline
-from convmem.model.messages import Message
 from convmem.store.conversations import (
     AppendState,
     BranchRow,
     ConversationRef,
     MessageRow,
-    PinnedInstruction,
     RequestState,
-    pin_origin,
     plain_append_state,
     plain_request_state,
 )
 from convmem.store.rows import (
-    CONVERSATION_COLUMNS,
     MESSAGE_COLUMNS,
     MESSAGE_WIDTH,
-    conversation_from_row,
     message_from_row,
 )
+from convmem.store.sql.conversations import ConversationRows
+from convmem.store.sql.derived import DerivedRows
+from convmem.store.sql.keys import KeyTxnMixin
 from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.cascade import CascadeTxnMixin
 from convmem.store.sqlite.connection import Statements, connect, transaction
-from convmem.store.sqlite.derived import DerivedRows
 from convmem.store.sqlite.entities import EntityTxnMixin
 from convmem.store.sqlite.erase import erase_deleted_fts
-from convmem.store.sqlite.keys import KeyTxnMixin
 from convmem.store.sqlite.lifecycle import LifecycleTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
 from convmem.store.sqlite.ranking import RankingTxnMixin
 from convmem.store.sqlite.search import SearchTxnMixin
-from convmem.store.sqlite.sql import CHAIN_CTE, TEXT_CODEC
+from convmem.store.sqlite.sql import CHAIN_CTE, SQLITE, TEXT_CODEC
 from convmem.store.sqlite.tools import ToolTxnMixin
 from convmem.store.sqlite.writer_lock import writer_lock
 
@@ -56,6 +48,7 @@ _MAX_PAGE = 512
 
 
 class SQLiteTxn(
+    ConversationRows,
     MemoryTxnMixin,
     DerivedRows,
     KeyTxnMixin,
@@ -67,6 +60,8 @@ class SQLiteTxn(
     CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
+
+    _d = SQLITE
 
     def __init__(self, db: Statements, vectors: VectorsCache) -> None:
         self._db = db
@@ -104,40 +99,6 @@ class SQLiteTxn(
     ) -> RequestState:
         return plain_request_state(self, tenant, user, conversation_id, leaf_id, tokenizer)
 
-    def get_conversation(self, tenant: str, user: str, conversation_id: str) -> ConversationRecord:
-        row = self._db.execute(
-            f"SELECT {CONVERSATION_COLUMNS} FROM conversations "
-            "WHERE tenant_id = ? AND id = ? AND user_id = ?",
-            (tenant, conversation_id, user),
-        ).fetchone()
-        if row is None:
-            raise NotFound("conversation", conversation_id)
-        return conversation_from_row(row, TEXT_CODEC)
-
-    def list_conversations(
-        self, tenant: str, user: str, *, limit: int, offset: int
-    ) -> list[ConversationRecord]:
-        rows = self._db.execute(
-            f"SELECT {CONVERSATION_COLUMNS} FROM conversations "
-            "WHERE tenant_id = ? AND user_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
-            (tenant, user, limit, offset),
-        ).fetchall()
-        return [conversation_from_row(row, TEXT_CODEC) for row in rows]
-
-    def get_message(self, tenant: str, user: str, message_id: str) -> Message:
-        return self.get_branch_row(tenant, user, message_id).message
-
-    def get_messages(
-        self, tenant: str, user: str, message_ids: Sequence[str]
-    ) -> dict[str, Message]:
-        rows = self._db.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? AND m.user_id = ? "
-            "AND m.id IN (SELECT value FROM json_each(?))",
-            (tenant, user, json.dumps(list(message_ids))),
-        ).fetchall()
-        messages = (message_from_row(row, TEXT_CODEC) for row in rows)
-        return {message.id: message for message in messages}
-
     def conversations_written_before(
         self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
     ) -> list[ConversationRef]:
@@ -149,53 +110,6 @@ class SQLiteTxn(
             (tenant, conversation_cutoff, tenant, message_cutoff, limit),
         ).fetchall()
         return [ConversationRef(r[0], r[1]) for r in rows]
-
-    def get_branch_row(self, tenant: str, user: str, message_id: str) -> BranchRow:
-        row = self._db.execute(
-            f"SELECT {MESSAGE_COLUMNS}, m.estimate_tokens, m.estimate_before FROM messages m "
-            "WHERE m.tenant_id = ? AND m.id = ? AND m.user_id = ?",
-            (tenant, message_id, user),
-        ).fetchone()
-        if row is None:
-            raise NotFound("message", message_id)
-        estimate, before = row[MESSAGE_WIDTH:]
-        return BranchRow(message_from_row(row, TEXT_CODEC), None, estimate, before)
-
-    def message_blobs(self, tenant: str, message_ids: Sequence[str]) -> dict[str, bytes]:
-        rows = self._db.execute(
-            "SELECT sha256, data FROM message_blobs WHERE tenant_id = ? "
-            "AND message_id IN (SELECT value FROM json_each(?))",
-            (tenant, json.dumps(list(message_ids))),
-        ).fetchall()
-        return {row[0]: bytes(row[1]) for row in rows}
-
-    def children(self, tenant: str, conversation_id: str, parent_id: str | None) -> list[Message]:
-        rows = self._db.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? "
-            "AND m.conversation_id = ? AND m.parent_id IS ? ORDER BY m.rowid",
-            (tenant, conversation_id, parent_id),
-        ).fetchall()
-        return [message_from_row(row, TEXT_CODEC) for row in rows]
-
-    def child_counts(
-        self, tenant: str, conversation_id: str, parent_ids: Sequence[str | None]
-    ) -> dict[str | None, int]:
-        wanted = [p for p in parent_ids if p is not None]
-        rows = self._db.execute(
-            "SELECT m.parent_id, COUNT(*) FROM messages m WHERE m.tenant_id = ? "
-            "AND m.conversation_id = ? AND (m.parent_id IN (SELECT value FROM json_each(?)) "
-            "OR (? AND m.parent_id IS NULL)) GROUP BY m.parent_id",
-            (tenant, conversation_id, json.dumps(wanted), None in parent_ids),
-        ).fetchall()
-        return {row[0]: int(row[1]) for row in rows}
-
-    def conversation_messages(self, tenant: str, conversation_id: str) -> list[Message]:
-        rows = self._db.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = ? "
-            "AND m.conversation_id = ? ORDER BY m.depth, m.rowid",
-            (tenant, conversation_id),
-        ).fetchall()
-        return [message_from_row(row, TEXT_CODEC) for row in rows]
 
     def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
         next_id: str | None = leaf_id
@@ -222,40 +136,7 @@ class SQLiteTxn(
             next_id = rows[-1][2] if rows else None
             page = min(page * 2, _MAX_PAGE)
 
-    def pinned(
-        self, tenant: str, user: str, conversation_id: str | None
-    ) -> list[PinnedInstruction]:
-        rows = self._db.execute(
-            "SELECT id, text, conversation_id, position, created_at, origin "
-            "FROM pinned_instructions "
-            "WHERE tenant_id = ? AND user_id = ? "
-            "AND (conversation_id IS NULL OR conversation_id IS ?) "
-            "ORDER BY conversation_id IS NOT NULL, position, id",
-            (tenant, user, conversation_id),
-        ).fetchall()
-        return [
-            PinnedInstruction(
-                row[0], row[1], row[2], row[3], datetime.fromisoformat(row[4]), pin_origin(row[5])
-            )
-            for row in rows
-        ]
-
     # --- writes ---------------------------------------------------------------------------------
-
-    def insert_conversation(self, tenant: str, record: ConversationRecord) -> None:
-        self._db.execute(
-            f"INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                tenant,
-                record.user_id,
-                record.title,
-                int(record.temporary),
-                record.active_leaf_id,
-                json.dumps(dict(record.metadata)),
-                record.created_at.isoformat(),
-            ),
-        )
 
     def insert_messages(self, tenant: str, user: str, rows: Sequence[MessageRow]) -> None:
         self._db.insert_rows(
@@ -292,57 +173,6 @@ class SQLiteTxn(
                 for sha256, data in row.blobs.items()
             ],
         )
-
-    def set_active_leaf(self, tenant: str, conversation_id: str, leaf_id: str | None) -> None:
-        self._db.execute(
-            "UPDATE conversations SET active_leaf_id = ? WHERE tenant_id = ? AND id = ?",
-            (leaf_id, tenant, conversation_id),
-        )
-
-    def subtree_ids(self, tenant: str, message_id: str) -> list[str]:
-        rows = self._db.execute(
-            """
-            WITH RECURSIVE sub(id) AS (
-                SELECT ?
-                UNION ALL
-                SELECT m.id FROM messages m JOIN sub ON m.tenant_id = ? AND m.parent_id = sub.id
-            )
-            SELECT id FROM sub
-            """,
-            (message_id, tenant),
-        ).fetchall()
-        return [row[0] for row in rows]
-
-    def delete_messages(self, tenant: str, message_ids: Sequence[str]) -> None:
-        self._cascade().erase(tenant, "message", message_ids)
-
-    def delete_conversation(self, tenant: str, conversation_id: str) -> None:
-        self._cascade().erase(tenant, "conversation", [conversation_id])
-
-    def insert_pinned(self, tenant: str, user: str, admitted: Admitted[PinnedInstruction]) -> None:
-        pin = admitted.value
-        self._db.execute(
-            "INSERT INTO pinned_instructions (tenant_id, id, user_id, conversation_id, position, "
-            "text, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                tenant,
-                pin.id,
-                user,
-                pin.conversation_id,
-                pin.position,
-                pin.text,
-                pin.created_at.isoformat(),
-                pin.origin,
-            ),
-        )
-
-    def delete_pinned(self, tenant: str, user: str, pin_id: str) -> None:
-        cursor = self._db.execute(
-            "DELETE FROM pinned_instructions WHERE tenant_id = ? AND user_id = ? AND id = ?",
-            (tenant, user, pin_id),
-        )
-        if cursor.rowcount == 0:
-            raise NotFound("pinned instruction", pin_id)
 
 
 # rows changed (as SQLite counts them, triggers included) between the store's WAL checkpoints
