@@ -64,6 +64,23 @@ def test_a_forget_request_deletes_what_was_saved(
     assert alice.memories.list(status="confirmed") == []
 
 
+@pytest.mark.parametrize(
+    ("request_", "forget"),
+    [
+        ("请记住我的猫叫咪咪。", "忘掉我的猫。"),
+        ("覚えておいて、私の猫はタマです。", "私の猫を忘れて。"),
+        ("기억해 줘, 내 고양이 이름은 나비야.", "내 고양이를 잊어 줘."),
+    ],
+)
+def test_forgetting_a_noun_of_mine_deletes_the_memory_naming_it(
+    alice: convmem.Scope, request_: str, forget: str
+) -> None:
+    conv = alice.create_conversation()
+    assert [n.status for n in conv.append("user", request_).notices] == ["saved"]
+    conv.append("user", forget)
+    assert alice.memories.list(status="confirmed") == []
+
+
 def test_a_forget_request_spares_another_memory(alice: convmem.Scope) -> None:
     conv = alice.create_conversation()
     conv.append("user", "请记住我喜欢喝咖啡。")
@@ -84,6 +101,9 @@ def test_a_forget_request_spares_another_memory(alice: convmem.Scope) -> None:
         "Unutma, sen harikasın.",
         "Hatırlıyor musun, çay severim?",
         "Unutma, yarın sinemaya gideceğim.",
+        "Unutma, resim.",
+        "Забудь об этом.",
+        "Zapomnij o tym.",
         "他说记住我喜欢喝茶。",
         "你还记得我喜欢喝茶吗？",
         "记住你很棒。",

@@ -38,7 +38,7 @@ RUSSIAN = Language(
         r"ты|тебя|тебе|тобой|твой|твоя|твоё|твое|твои|твою|твоего|твоей|вы|вас|вам|вами|ваш|"
         r"ваша|ваше|ваши"
     ),
-    third_person=r"он|она|оно|они|это|его|её|ее|их",
+    third_person=r"он|она|оно|они|это|этом|этого|том|того|его|её|ее|их",
     forget=r"забудь(?:те)?|забыть",
     forget_what=(
         r"(?:всё|все|то),?\s+что\s+(?:я\s+(?:тебе\s+|вам\s+)?(?:говорил|говорила|сказал|сказала|"
@@ -89,7 +89,7 @@ POLISH = Language(
         r"ty|cię|ciebie|tobie|tobą|twój|twoja|twoje|twoi|twoją|twojego|twojej|twoim|jesteś|"
         r"masz|możesz|wy|was|wam"
     ),
-    third_person=r"on|ona|ono|oni|one|to|tego|jej|ich",
+    third_person=r"on|ona|ono|oni|one|to|tym|tamtym|tego|tamtego|jej|ich",
     forget=r"zapomnij(?:cie)?",
     forget_what=(
         r"(?:wszystko,?\s+|to,?\s+)?co\s+(?:ci\s+)?(?:powiedziałem|powiedziałam|mówiłem|mówiłam|"
@@ -148,8 +148,12 @@ TURKISH = Language(
     memory_place=NEVER,
     store=NEVER,
     newer=r"artık|şimdi|taşındım|yerine|bundan\s+sonra",
-    # the last word ends in a first-person-singular suffix: -(y)Im, -(y)Um, negative aorist -mAm
-    first_person_end=r"\w{2,}(?:ım|im|um|üm|mam|mem)",
+    # the last word ends in a first-person-singular suffix: -(y)Im, -(y)Um, negative aorist -mAm;
+    # not a common noun that merely ends like one ("resim", "durum")
+    first_person_end=(
+        r"(?!(?:resim|isim|kim|bilim|hekim|teslim|tanım|yapım|durum|konum|doğum|ölüm|kurum|"
+        r"forum|album|albüm|müzeum)$)\w{2,}(?:ım|im|um|üm|mam|mem)"
+    ),
 )
 
 MORE_LANGUAGES: tuple[Language, ...] = (RUSSIAN, POLISH, TURKISH)
