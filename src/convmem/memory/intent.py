@@ -105,6 +105,9 @@ class _Grammar:
     """One language's phrases compiled into the patterns the rules use."""
 
     language: Language
+    # Every request of the language holds one of these words (see _may_request): a sentence
+    # without any is no request in it, and the rules need not run (two searches, not dozens).
+    request_words: re.Pattern[str]
     remember_head: re.Pattern[str]
     from_now: re.Pattern[str]
     instruction: re.Pattern[str]
@@ -130,6 +133,10 @@ def _compile(lang: Language) -> _Grammar:
     demonstrative = r"(?:\s+(?:this|das|ceci|esto|questo|isto|dit))?"
     return _Grammar(
         language=lang,
+        request_words=re.compile(
+            rf"{lang.remember}|{lang.store}|{lang.forget}|{lang.delete}|{lang.from_now}",
+            re.IGNORECASE,
+        ),
         remember_head=re.compile(
             rf"(?:(?:{lang.polite})\s+)?(?:(?:{lang.remember}){demonstrative}"
             rf"(?:\s+(?:{lang.memory_place}))?|(?:{lang.store})\s+(?:{lang.memory_place}))",
@@ -193,6 +200,14 @@ def _drop_lead_fillers(g: _Grammar, rest: str) -> str:
         if not lead:
             return rest
         rest = rest[lead.end() :].lstrip(" ,")
+
+
+def _may_request(g: _Grammar, sentence: str) -> bool:
+    """Whether the sentence holds a request word of the grammar, as said or once courtesy words
+    are dropped ("denke bitte daran" holds "denke daran"): without one it is no request."""
+    return bool(
+        g.request_words.search(sentence) or g.request_words.search(_clean_head(g, sentence))
+    )
 
 
 def _splits(sentence: str) -> list[tuple[str, str, str]]:
@@ -465,6 +480,8 @@ def detect_intent(message: str) -> Intent | None:
             kind, text = cjk
             return _intent(kind, text[:500])
         for g in _GRAMMARS:
+            if not _may_request(g, sentence):
+                continue
             request = _remember_request(g, sentence, earlier) or _from_now_request(
                 g, sentence, earlier
             )
