@@ -1,5 +1,7 @@
 """PostgreSQL reads a term's newest matches from its newest recency buckets
-(``convmem.store.postgres.fulltext.RECENCY_BUCKET``), not every match of the term.
+(``convmem.store.postgres.fulltext.RECENCY_BUCKET``), not every match of the term; SQLite walks
+a term's postings newest first and stops at the bound (its cost is counted in
+``tests/store/sqlite/test_bounded_cost.py``). Both bring the same turns.
 
 A GIN index returns a term's matches unordered, so "each term's newest ``TERM_CANDIDATES``
 matches" used to fetch every turn of the conversation holding the term, and count up to
@@ -13,8 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 import convmem
 from convmem.importers.bulk import ImportNode, ImportTree, import_trees
 from convmem.model.messages import NewMessage
@@ -22,9 +22,9 @@ from convmem.store.ranking import EVERY_TURN, TERM_CANDIDATES, Window
 from tests.extras import module_of_extra
 from tests.store.backends import Backend
 
-module_of_extra("psycopg", "postgres")  # before the imports that need it
-
-from convmem.store.postgres.fulltext import RECENCY_BUCKET  # noqa: E402
+# PostgreSQL's bucket (convmem.store.postgres.fulltext.RECENCY_BUCKET, imported where psycopg
+# is): the conversations span several, on either backend
+RECENCY_BUCKET = 1024
 
 # several buckets, and more turns holding the common word than the old count read; long enough
 # that the planner reads a conversation through the full-text index (shorter, it reads the
@@ -33,11 +33,11 @@ TURNS = 20_000
 RARE_EVERY = 7  # one turn in this many also says "quokka"
 
 
-@pytest.fixture
-def postgres(backend: Backend) -> Backend:
-    if backend.name != "postgresql":
-        pytest.skip("PostgreSQL's recency buckets")
-    return backend
+def test_the_bucket_is_postgresqls() -> None:
+    module_of_extra("psycopg", "postgres")
+    from convmem.store.postgres.fulltext import RECENCY_BUCKET as POSTGRES_BUCKET
+
+    assert POSTGRES_BUCKET == RECENCY_BUCKET
 
 
 def _text(i: int) -> str:
@@ -73,24 +73,30 @@ def _rows_read(db: Any) -> int:
 
 
 def _search(
-    memory: convmem.Memory, conversation_id: str, terms: list[str], window: Window
+    backend: Backend,
+    memory: convmem.Memory,
+    conversation_id: str,
+    terms: list[str],
+    window: Window,
 ) -> tuple[list[str], int]:
     """Every turn ``search_messages`` scores for ``terms`` (the limit exceeds the candidates),
-    and the message-index rows the transaction fetched to find them."""
+    and on PostgreSQL the message-index rows the transaction fetched to find them (0 on
+    SQLite)."""
+    counted = backend.name == "postgresql"
     with memory.store.read() as tx:
         db = tx._db  # type: ignore[attr-defined]
-        before = _rows_read(db)
+        before = _rows_read(db) if counted else 0
         hits = tx.search_messages(
             "acme", "alice", conversation_id, terms, window=window, limit=10 * TERM_CANDIDATES
         )
-        fetched = _rows_read(db) - before
+        fetched = _rows_read(db) - before if counted else 0
     return [h.message_id for h in hits], int(fetched)
 
 
-def test_a_common_word_reads_its_newest_matches_not_every_one(postgres: Backend) -> None:
-    with postgres.open() as memory:
+def test_a_common_word_reads_its_newest_matches_not_every_one(backend: Backend) -> None:
+    with backend.open() as memory:
         conversation_id, ids = _conversation(memory)
-        found, fetched = _search(memory, conversation_id, ["budget"], EVERY_TURN)
+        found, fetched = _search(backend, memory, conversation_id, ["budget"], EVERY_TURN)
         # exactly the newest TERM_CANDIDATES turns holding the word, across a bucket boundary
         # or not, and no more rows fetched than the newest buckets hold (main fetched every
         # match and counted 5,000 more: over 11,000 rows here)
@@ -99,37 +105,50 @@ def test_a_common_word_reads_its_newest_matches_not_every_one(postgres: Backend)
 
         # inside a window ending mid-bucket: the newest matches before it
         end = 3 * RECENCY_BUCKET + 100
-        found, fetched = _search(memory, conversation_id, ["budget"], Window(max_depth=end))
+        found, fetched = _search(
+            backend, memory, conversation_id, ["budget"], Window(max_depth=end)
+        )
         assert sorted(found) == sorted(ids[end - TERM_CANDIDATES : end])
         assert fetched <= 3 * RECENCY_BUCKET + TERM_CANDIDATES
 
 
-def _matching(memory: convmem.Memory, conversation_id: str, word: str) -> list[str]:
+def _matching(
+    backend: Backend, memory: convmem.Memory, conversation_id: str, word: str
+) -> list[str]:
     """Every turn of the conversation whose index row matches ``word`` (its own text or its
     neighbours'), oldest first: read whole, as the oracle."""
     with memory.store.read() as tx:
         db = tx._db  # type: ignore[attr-defined]
-        rows = db.execute(
-            "SELECT message_id FROM message_index WHERE tenant_id = 'acme' "
-            "AND conversation_id = %s AND tsv @@ plainto_tsquery('english', %s) ORDER BY depth",
-            (conversation_id, word),
-        ).fetchall()
+        if backend.name == "postgresql":
+            rows = db.execute(
+                "SELECT message_id FROM message_index WHERE tenant_id = 'acme' "
+                "AND conversation_id = %s AND tsv @@ plainto_tsquery('english', %s) "
+                "ORDER BY depth",
+                (conversation_id, word),
+            ).fetchall()
+        else:
+            rows = db.execute(
+                "SELECT i.message_id FROM message_fts JOIN message_index i "
+                "ON i.id = message_fts.rowid WHERE message_fts MATCH ? "
+                "AND i.tenant_id = 'acme' AND i.conversation_id = ? ORDER BY i.depth",
+                (f'{{body ctx}} : "{word}"', conversation_id),
+            ).fetchall()
     return [r[0] for r in rows]
 
 
 def test_a_rarer_word_brings_its_newest_matches_from_as_many_buckets_as_hold_them(
-    postgres: Backend,
+    backend: Backend,
 ) -> None:
-    with postgres.open() as memory:
+    with backend.open() as memory:
         conversation_id, ids = _conversation(memory, 6 * RECENCY_BUCKET)
-        said = _matching(memory, conversation_id, "quokka")
+        said = _matching(backend, memory, conversation_id, "quokka")
         assert TERM_CANDIDATES < len(said) < len(ids) // 2  # spread over every bucket
-        found, _ = _search(memory, conversation_id, ["quokka"], EVERY_TURN)
+        found, _ = _search(backend, memory, conversation_id, ["quokka"], EVERY_TURN)
         assert sorted(found) == sorted(said[-TERM_CANDIDATES:])
         # every match, when fewer than TERM_CANDIDATES lie in the window
         end = RARE_EVERY * 100
-        found, _ = _search(memory, conversation_id, ["quokka"], Window(max_depth=end))
+        found, _ = _search(backend, memory, conversation_id, ["quokka"], Window(max_depth=end))
         assert sorted(found) == sorted(m for m in said if ids.index(m) < end)
         # both words: each brings its own newest matches, the rare word's older ones too
-        found, _ = _search(memory, conversation_id, ["budget", "quokka"], EVERY_TURN)
+        found, _ = _search(backend, memory, conversation_id, ["budget", "quokka"], EVERY_TURN)
         assert set(found) == set(ids[-TERM_CANDIDATES:]) | set(said[-TERM_CANDIDATES:])

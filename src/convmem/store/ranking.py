@@ -39,12 +39,11 @@ EVERY_TURN = Window()  # no bound: the whole conversation
 # query depends on these and on the number of terms, never on how long the conversation is or
 # how common a term is in it. Each term brings its newest ``TERM_CANDIDATES`` matching turns;
 # the union is scored, each turn by every term it holds. A term's document frequency is exact
-# while it has fewer matches than that (every one is read); past it, they are counted up to
-# ``DOCUMENT_FREQUENCY_CAP`` (an index count, no row read; PostgreSQL, whose GIN index cannot
-# count without reading rows, estimates it from how densely the newest matches lie), beyond
-# which a term's IDF is ln(N / cap) at most: the difference that makes between words in tens of
-# thousands of turns is not what ranks a turn. A conversation of a few hundred turns (LoCoMo's)
-# is searched whole.
+# while it has fewer matches than that (every one is read); past it, both backends estimate it
+# from how densely the newest matches lie (counting them cost a read of every posting, up to
+# the cap, on every query), up to ``DOCUMENT_FREQUENCY_CAP``, beyond which a term's IDF is
+# ln(N / cap) at most: the difference that makes between words in tens of thousands of turns is
+# not what ranks a turn. A conversation of a few hundred turns (LoCoMo's) is searched whole.
 TERM_CANDIDATES = 400
 DOCUMENT_FREQUENCY_CAP = 5000
 

@@ -41,9 +41,6 @@ def or_query(terms: Sequence[str], *, columns: Sequence[str] = ()) -> str | None
 MARK_OPEN, MARK_CLOSE = "\x01", "\x02"
 
 
-_MARKED = re.compile("\x01([^\x02]*)\x02")
-
-
 def _term_of(token: str, terms: Sequence[str]) -> str:
     """The query term a matched token answers: the one sharing its longest prefix (the stemmer
     made "camped" match "camping"; both count as one term)."""
@@ -144,15 +141,22 @@ def bm25_rankings(
     memo: dict[str, list[tuple[int, str]]] = {}
     tfs: dict[str, list[dict[str, float]]] = {}
     lengths: dict[str, int] = {}
+    count_words = WORD_COUNTS.of
     for key, columns in candidates:
         tf = tfs.get(key)
         if tf is None:
             tf = tfs[key] = [{} for _ in views]
-            lengths[key] = sum(WORD_COUNTS.of(text) for text in columns)
+            lengths[key] = sum(map(count_words, columns))
         for weight, text in zip(weights, columns, strict=True):
-            if MARK_OPEN not in text:
-                continue
-            for span in _MARKED.findall(text):
+            # the marked spans, found with str.find (a regex scan of every column was a fifth
+            # of this loop's time)
+            start = text.find(MARK_OPEN)
+            while start >= 0:
+                end = text.find(MARK_CLOSE, start)
+                if end < 0:
+                    break
+                span = text[start + 1 : end]
+                start = text.find(MARK_OPEN, end)
                 matched = memo.get(span)
                 if matched is None:
                     matched = memo[span] = [

@@ -134,14 +134,20 @@ class RankingTxnMixin:
         self, tenant: str, user: str, conversation_id: str, terms: Sequence[str], window: Window
     ) -> tuple[list[Any], int, dict[str, int]] | None:
         """The candidate turns for ``terms`` with their columns highlighted, newest first; the
-        conversation's size for IDF; and the document frequency (by lower-cased term) of the
-        terms with more matches than were read. None when nothing matches.
+        conversation's size for IDF; and the estimated document frequency (by lower-cased term)
+        of the terms with more matches than were read. None when nothing matches.
 
-        A term with at most ``TERM_CANDIDATES`` matches brings them all, highlighted by one
-        search for every such term (a turn is read and tokenised once). A term with more brings
-        its newest ``TERM_CANDIDATES``, highlighted for it alone (a turn several such terms
-        bring comes once for each, ``bm25_rankings`` sums them), and its frequency is counted
-        in the index."""
+        A stem with at most ``TERM_CANDIDATES`` matches brings them all, highlighted by one
+        search for every such stem (a turn is read and tokenised once: tokenising is most of a
+        search's time, and a long chat's turns hold many of a question's words). A stem with
+        more brings its newest ``TERM_CANDIDATES`` in the window, read newest first through the
+        full-text index (FTS5 walks the postings in descending rowid order and stops at the
+        limit), highlighted for it alone: a turn several such stems bring comes once for each,
+        and ``bm25_rankings`` sums them. Its frequency is estimated, as PostgreSQL's search
+        estimates it, from how densely those matches lie (counting them in the index read up
+        to ``DOCUMENT_FREQUENCY_CAP`` postings of a common word, every query). The work is
+        bounded by the number of terms, never by the conversation's length or a word's
+        frequency in it."""
         scope = f"scope : {quote(conversation_token(tenant, conversation_id))}"
         # one search per stem: terms that are inflections of one word match the same tokens,
         # which a search each would highlight, and count, twice
@@ -149,40 +155,47 @@ class RankingTxnMixin:
         for term, stem in STEMS.of(t.lower() for t in terms if t).items():
             by_stem.setdefault(stem or (term,), []).append(term)
         few: list[str] = []
-        many: list[list[str]] = []
+        many: list[tuple[list[str], list[Any]]] = []
         for group in by_stem.values():
             words = or_query(group, columns=("body", "ctx"))
             if words is None:
                 continue
-            # the index alone, no row read: the window's turns are counted too, so a term just
-            # past the bound may be read the bounded way, never the other way round
+            # the index alone, no row read, at most one posting past the bound
             matches = self._count(f"{scope} AND {words}", TERM_CANDIDATES + 1)
             if matches > TERM_CANDIDATES:
-                many.append(group)
+                found = self._highlighted(
+                    scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES
+                )
+                many.append((group, found))
             elif matches:
                 few += group
         rows: list[Any] = []
-        df: dict[str, int] = {}
         if few:
             rows += self._highlighted(scope, few, tenant, user, conversation_id, window, None)
-        for group in many:
-            rows += self._highlighted(
-                scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES
-            )
-            counted = self._count(
-                f"{scope} AND {or_query(group, columns=('body', 'ctx'))}", DOCUMENT_FREQUENCY_CAP
-            )
-            df.update(dict.fromkeys(group, counted))
+        for _, found in many:
+            rows += found
         if not rows:
             return None
         rows.sort(key=lambda row: -row[6])  # newest first: equal scores rank newest first
         # the collection's size for IDF: the deepest turn's depth counts the turns of the longest
         # branch, one index seek where count(*) would read the whole conversation's entries
-        total = self._db.execute(
-            "SELECT max(depth) + 1 FROM message_index WHERE tenant_id = ? AND conversation_id = ?",
-            (tenant, conversation_id),
-        ).fetchone()[0]
-        return rows, int(total), df
+        total = int(
+            self._db.execute(
+                "SELECT max(depth) + 1 FROM message_index "
+                "WHERE tenant_id = ? AND conversation_id = ?",
+                (tenant, conversation_id),
+            ).fetchone()[0]
+        )
+        deepest = total - 1 if window.max_depth is None else min(total, window.max_depth) - 1
+        df: dict[str, int] = {}
+        for group, found in many:
+            if len(found) < TERM_CANDIDATES:  # the window holds fewer: they are every match
+                continue
+            oldest = min(int(row[2]) for row in found)
+            dense = len(found) * total / max(1, deepest - oldest + 1)
+            estimate = int(min(DOCUMENT_FREQUENCY_CAP, max(len(found), dense)))
+            df.update(dict.fromkeys(group, estimate))
+        return rows, total, df
 
     def _count(self, match: str, cap: int) -> int:
         """Rows matching ``match``, counted up to ``cap`` in the full-text index alone."""

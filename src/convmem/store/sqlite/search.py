@@ -189,8 +189,11 @@ class SearchTxnMixin:
         if start is None:
             return set()
         conversation_id, start_depth = start
+        # each candidate looked up by its key: the unary plus keeps SQLite's planner from
+        # reading the whole conversation through its (tenant, conversation, …) indexes instead
+        # (80 ms a search at 100,000 turns, the largest share of recall's time)
         rows = self._db.execute(
-            "SELECT id, depth FROM messages WHERE tenant_id = ? AND conversation_id = ? "
+            "SELECT id, depth FROM messages WHERE tenant_id = ? AND +conversation_id = ? "
             f"AND id IN ({_in(candidate_ids)})",
             (tenant, conversation_id, *candidate_ids),
         ).fetchall()
