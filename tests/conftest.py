@@ -13,6 +13,7 @@ import pytest
 import convmem
 from convmem.testing.fixtures import alice, bob  # the shared principals, on this `memory`
 from convmem.testing.templates import PostgresTemplate, copy_sqlite_template, make_sqlite_template
+from tests.redis_server import RedisServer
 
 __all__ = ["alice", "bob"]
 
@@ -46,6 +47,22 @@ def memory(request: pytest.FixtureRequest) -> Iterator[convmem.Memory]:
         target = request.getfixturevalue("migrated_db_path")
     with convmem.open(target) as mem:
         yield mem
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server of the test's own (free port, temp folder, no persistence)."""
+    server = RedisServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    return redis_server.url
 
 
 @pytest.fixture(scope="session")

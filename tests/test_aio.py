@@ -97,9 +97,16 @@ def test_calls_run_in_a_bounded_pool_and_the_loop_keeps_running(db_path: Path) -
     embedder = GatedEmbedder()
 
     async def run() -> int:
-        async with convmem.aio.open(db_path, embedder=embedder, max_workers=2) as mem:
+        # a write no longer calls the embedder (its vector is filled after it): six backfills
+        # of the turns written with embedding off are the calls that block on it here
+        config = convmem.Config(embed_on_write=False)
+        async with convmem.aio.open(
+            db_path, config=config, embedder=embedder, max_workers=2
+        ) as mem:
             conv = await mem.scope("acme", "alice").create_conversation()
-            writes = [asyncio.ensure_future(conv.append("user", f"note {i}")) for i in range(6)]
+            for i in range(6):
+                await conv.append("user", f"note {i}")
+            writes = [asyncio.ensure_future(mem.backfill_embeddings()) for _ in range(6)]
             ticks = 0
             while embedder.running < 2:  # the loop turns while two calls are blocked
                 await asyncio.sleep(0.01)

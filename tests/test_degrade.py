@@ -201,6 +201,7 @@ def test_the_metrics_count_skipped_parts_by_part_never_content(
         "tools": 0,
         "retrieval": 0,
         "reranker": 0,
+        "session": 0,
         "other": 0,
     }
     assert "4471" not in text and "locker" not in text and "RuntimeError" not in text

@@ -176,6 +176,7 @@ class AsyncMemory(_Offloaded[Memory]):
     sweep_retention = _off(Memory.sweep_retention)
     reindex = _off(Memory.reindex)
     backfill_embeddings = _off(Memory.backfill_embeddings)
+    wait_for_vectors = _off(Memory.wait_for_vectors)
     jobs = _off(Memory.jobs)
     retry_job = _off(Memory.retry_job)
 

@@ -26,10 +26,14 @@ class Config:
     ``max_inline_summary_messages`` turns (a long conversation summarised for the first time) is
     queued for the worker instead. Summaries are chained in segments of at most
     ``summary_segment_messages`` messages: the part a use re-checks.
-    ``embed_on_write``: with an embedder, each message is embedded as it is written (outside the
-    write lock); off, ``Memory.backfill_embeddings`` does it in batches later, which suits imports.
+    ``embed_on_write``: with an embedder, the vectors of the messages and memories this process
+    writes are filled in the background right after each write (``Memory.wait_for_vectors``
+    waits for them); a write never waits on or fails with the embedder. Off, the worker or
+    ``Memory.backfill_embeddings`` fills them in batches later, which suits imports.
     ``session_gap``: a pause longer than this separates two turns' sessions; neighbours in
     different sessions are not indexed as context of each other.
+    ``idempotency_hours``: how long an idempotency key holds its write (a retry within it gets
+    the original result; after it the key is free again).
     ``entities``: derive entity memory (the people, places and things turns mention, and the
     sentences about them) as each user or assistant turn is written; off, nothing is derived
     until ``Scope.entities.rebuild``.
@@ -47,6 +51,7 @@ class Config:
     summary_job_attempts: int = 5
     search: SearchOptions = field(default_factory=SearchOptions)
     embed_on_write: bool = True
+    idempotency_hours: float = 24.0
     session_gap: timedelta = DEFAULT_SESSION_GAP
     time_limits: TimeLimits = field(default_factory=TimeLimits)
     entities: bool = True

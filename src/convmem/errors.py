@@ -14,7 +14,8 @@
     │   ├── NotFound               no such id *for this principal* (another principal's ids too)
     │   ├── BudgetExceeded         the fixed parts and the user message do not fit the window
     │   ├── PurposeNotAllowed      a call asked for memory purposes its key or route does not allow
-    │   └── NeverStoreViolation    the text may not be stored (secrets, sensitive data …)
+    │   ├── NeverStoreViolation    the text may not be stored (secrets, sensitive data …)
+    │   └── IdempotencyConflict    an idempotency key already stored a different write
     ├── StoreError                 the database failed in a way the caller cannot fix
     │   ├── StoreBusy              the database stayed locked past every retry
     │   │   └── WriteConflict      a deadlock or serialisation failure, after every re-run
@@ -116,6 +117,14 @@ class NeverStoreViolation(UserError):
         self.detail = detail
 
 
+class IdempotencyConflict(UserError):
+    """The idempotency key was already used, within its period, for a different write (another
+    body, route or conversation). Nothing was written; use a new key for a new write."""
+
+    def __init__(self) -> None:
+        super().__init__("this idempotency key was already used for a different write")
+
+
 class StoreError(ConvmemError):
     """The database failed in a way the caller cannot fix."""
 
@@ -135,6 +144,13 @@ class WriteConflict(StoreBusy):
     """The database ended a write transaction because it conflicted with another one (a deadlock
     or a serialisation failure). Nothing of it was kept; the whole unit of work may run again,
     which ``convmem.store.retry.conflicts_retried`` does before a caller sees this."""
+
+
+class ConnectionLost(StoreError):
+    """The database connection broke before the transaction's commit was sent: nothing of it was
+    kept (the server rolls back a transaction whose connection ends), so the whole unit of work
+    may run again on another connection, which ``convmem.store.retry.conflicts_retried`` does
+    before a caller sees this."""
 
 
 class TimeLimitExceeded(StoreError):

@@ -101,6 +101,14 @@ KEYS: tuple[Key, ...] = (
         url=True,
     ),
     Key(
+        "session",
+        "CONVMEM_SESSION",
+        _text,
+        None,
+        "the session tier in front of the database: redis://… (none: without)",
+        url=True,
+    ),
+    Key(
         "embedder",
         "CONVMEM_EMBEDDER",
         _model("embedder"),
@@ -175,6 +183,12 @@ class Settings:
     def database(self) -> str | None:
         value: str | None = self.values["database"]
         return value
+
+    @property
+    def session(self) -> str | None:
+        """The session tier's Redis URL, or None (``none`` or unset: without a tier)."""
+        value: str | None = self.values["session"]
+        return None if value is None or value.strip().lower() == "none" else value
 
     def embedder(self) -> Embedder | None:
         """The embedder the settings name (loaded lazily; a local model without the extra is

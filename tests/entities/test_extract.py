@@ -247,3 +247,30 @@ def test_a_name_spelled_like_a_code_is_still_a_name() -> None:
     # BOB, TOP and GEL are currency codes, PIP and RAM acronyms: written as names, they are names
     found = strong("I met Bob in Lisbon, then Gel and Ram came over with Pip.")
     assert {"Bob", "Lisbon", "Gel", "Ram", "Pip"} <= set(found)
+
+
+@pytest.mark.parametrize("apostrophe", ["'", "\u2019"])
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Hey Kate I{a}m so glad you wrote", {"Kate"}),
+        ("Thanks Kate I{a}ve been busy all week", {"Kate"}),
+        ("That is so cool Kate You{a}re amazing", {"Kate"}),
+        ("Hi Ana We{a}ll be there at six", {"Ana"}),
+        ("Oh Tom They{a}re coming too", {"Tom"}),
+        ("Hello Bruno I{a}d love to", {"Bruno"}),
+        ("Good luck Lea It{a}s going to be fine", {"Lea"}),
+    ],
+)
+def test_a_name_ends_where_a_pronoun_opens_the_next_clause(
+    text: str, names: set[str], apostrophe: str
+) -> None:
+    # chat writes no full stop between an address and the next clause ("Hey Kate I'm …"): the
+    # contraction of a pronoun is no part of the name, with either apostrophe
+    assert set(strong(text.format(a=apostrophe))) == names
+
+
+@pytest.mark.parametrize("apostrophe", ["'", "\u2019"])
+def test_names_with_an_apostrophe_stay_names(apostrophe: str) -> None:
+    found = strong(f"I met Sinead O{apostrophe}Brien and D{apostrophe}Angelo at the fair.")
+    assert f"Sinead O{apostrophe}Brien" in found and f"D{apostrophe}Angelo" in found

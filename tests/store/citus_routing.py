@@ -33,7 +33,8 @@ DISTRIBUTED = frozenset(
         "audit_events", "user_settings", "summaries", "message_index", "search_generations",
         "conversation_terms", "term_vectors", "last_assemblies", "tools", "tool_vectors",
         "message_blobs", "entities", "entity_names", "entity_facts", "memory_evidence",
-        "entity_name_sources",
+        "entity_name_sources", "embedder_switches",
+        "staged_message_vectors", "staged_memory_vectors",
     }
 )  # fmt: skip
 REFERENCE = frozenset({"api_keys", "tenant_policies"})
@@ -44,7 +45,7 @@ FAN_OUT = frozenset(
     {
         "unindexed_messages", "missing_message_vectors", "embedded_message_vectors",
         "missing_term_vectors",
-        "missing_memory_vectors", "recent_writers",
+        "missing_memory_vectors", "recent_writers", "switches_to",
         # the planner's statistics after a bulk import (ANALYZE of whole tables, all shards)
         "refresh_statistics",
         # a migration's backfill of every tenant's rows, once, while migrating

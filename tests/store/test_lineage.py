@@ -153,6 +153,7 @@ def test_a_proposal_goes_with_the_turn_it_was_drawn_from(backend: Backend, whole
     with _memory(backend) as memory:
         alice = memory.scope("t-lineage", "alice")
         conv, said = _proposed_from_a_turn(alice, marker)
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         assert backend.derived_counts("t-lineage")["memory_vectors"] == 1
         if whole:
             conv.delete()
@@ -209,6 +210,7 @@ def test_a_declined_or_deleted_memory_leaves_no_vector(backend: Backend) -> None
         proposal = alice.propose(f"I enjoy the {_marker()} opera.").memory
         kept = alice.remember(f"My locker word is {_marker()}.").memory
         assert proposal is not None and kept is not None
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         assert backend.derived_counts("t-lineage")["memory_vectors"] == 2
         alice.memories.reject(proposal.id)
         assert backend.derived_counts("t-lineage")["memory_vectors"] == 1
@@ -275,6 +277,7 @@ def test_a_tenant_erase_leaves_nothing_of_it_and_keeps_the_others(backend: Backe
             memory.tools.register(tenant, {"name": "lookup", "description": f"Find {marker}."})
             memory.keys.create(tenant, "user", user="alice")
             memory.set_tenant_policy(tenant, retention={"transcripts": 30})
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         kept_before = backend.derived_counts("t-kept")
         counts = memory.erase_tenant("t-gone")
         assert counts["messages"] == 2 and counts["memories"] == 2 and counts["tools"] == 1

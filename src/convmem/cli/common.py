@@ -81,15 +81,22 @@ def opened(
     config: Config | None = None,
     embedder: Embedder | None = None,
     reranker: Reranker | None = None,
+    session: str | None = None,
 ) -> Iterator[Memory]:
     """The database for one command; a convmem error inside ends the command via ``fail``.
     The command's models are the ones given: none unless the command resolved some (its flags,
-    or ``convmem.cli.config.setup``), never the environment's behind its back."""
+    or ``convmem.cli.config.setup``), never the environment's behind its back. The session tier
+    is the configuration's (``session``; None: ``CONVMEM_SESSION`` or ``CONVMEM_CONFIG``'s), so
+    a command's writes move the generations the service's cached state is checked against."""
     from convmem.engine import open as open_memory
 
     try:
         with open_memory(
-            db, config=config, embedder=embedder or "none", reranker=reranker or "none"
+            db,
+            config=config,
+            embedder=embedder or "none",
+            reranker=reranker or "none",
+            session=session,
         ) as memory:
             yield memory
     except ConvmemError as exc:
@@ -112,6 +119,25 @@ def embedder_option(
 
     return click.option("--embedder", default=default, metavar="NAME", show_default=True,
                         envvar=envvar, callback=chosen, help=help)  # fmt: skip
+
+
+def device_option(function: Command) -> Command:
+    """``--device``: where an in-process model embeds (cpu; cuda or cuda:N when present)."""
+    return click.option(
+        "--device", default="cpu", show_default=True, metavar="DEVICE",
+        help="Where the embedding model runs: cpu, or cuda / cuda:N (when torch sees the "
+        "device; asked for and absent, the command stops with the reason).",
+    )(function)  # fmt: skip
+
+
+def placed(embedder: Embedder | None, device: str) -> Embedder | None:
+    """``embedder`` on ``device``; a device this process cannot use is a usage error (exit 2)."""
+    from convmem.retrieval.vector import on_device
+
+    try:
+        return on_device(embedder, device)
+    except InvalidInput as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 def llm_options(function: Command) -> Command:

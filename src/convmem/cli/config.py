@@ -54,6 +54,9 @@ class Setup:
     config: Config
     embedder: Embedder | None
     reranker: Reranker | None
+    # the session tier's Redis URL ("none": without; every process writing the database must
+    # use the same, or the others' cached state would miss its writes)
+    session: str = "none"
 
 
 def resolve(
@@ -91,7 +94,7 @@ def setup(
         fail(exc)
     except BackendUnavailable as exc:
         raise click.UsageError(str(exc)) from exc
-    return Setup(db, config, embedder, reranker)
+    return Setup(db, config, embedder, reranker, settings.session or "none")
 
 
 def flags_of(

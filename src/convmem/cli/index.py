@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from convmem.cli.common import db_option, embedder_option, opened
+from convmem.cli.common import db_option, device_option, embedder_option, opened, placed
 
 if TYPE_CHECKING:
     from convmem.domain.indexing import Progress
@@ -61,10 +61,14 @@ def reindex(db: str, batch_size: int) -> None:
     help="Also embed again the turns that already have a vector from this embedder (once, "
     "after an upgrade that changed what a turn's vector is made of: see the CHANGELOG).",
 )
-def backfill(db: str, embedder: Embedder | None, batch_size: int, refresh: bool) -> None:
+@device_option
+def backfill(
+    db: str, embedder: Embedder | None, batch_size: int, refresh: bool, device: str
+) -> None:
     """Embed every turn, word and memory written without a vector from this embedder."""
     if embedder is None:
         raise click.UsageError("backfill needs an embedder: --embedder minilm")
+    embedder = placed(embedder, device)
     from convmem.config import Config
 
     config = Config(embed_on_write=False)  # only the backfill embeds here

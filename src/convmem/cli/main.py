@@ -10,12 +10,15 @@ import click
 
 from convmem.cli.common import (
     db_option,
+    device_option,
     echo_rows,
     fail,
     llm_options,
     opened,
+    placed,
 )
 from convmem.cli.config import config_group, flags_of, settings_options, setup
+from convmem.cli.embedder import embedder_group
 from convmem.cli.entities import entities_group
 from convmem.cli.eval import behaviour_command
 from convmem.cli.eval_benchmarks import beam_command, locomo_command, realtalk_command
@@ -46,6 +49,7 @@ main.add_command(import_group)
 main.add_command(reindex)
 main.add_command(backfill)
 main.add_command(entities_group)
+main.add_command(embedder_group)
 main.add_command(config_group)
 
 
@@ -235,6 +239,7 @@ def summaries_list(db: str, tenant: str, user: str, conversation_id: str) -> Non
 @click.option("--extract-memories", is_flag=True,
               help="Let the --llm-base-url model propose candidate memories from new turns (only "
               "as proposals, each checked against the turns it cites).")  # fmt: skip
+@device_option
 def worker(
     config_path: str | None,
     db: str | None,
@@ -251,6 +256,7 @@ def worker(
     metrics_port: int | None,
     metrics_host: str,
     extract_memories: bool,
+    device: str,
 ) -> None:
     """Build queued summaries off the request path (run one or more beside the app), sweep the
     tenants' retention periods and consolidate memory proposals (with --extract-memories, the
@@ -270,8 +276,11 @@ def worker(
         "summarizer.api_key_env": llm_api_key_env, "summarizer.timeout": llm_timeout,
     }  # fmt: skip
     opens = setup(config_path, flags_of(db, embedder, reranker, **summarizer), creates=False)
+    on_device = placed(opens.embedder, device)
     try:
-        with opened(opens.db, config=opens.config, embedder=opens.embedder) as memory:
+        with opened(
+            opens.db, config=opens.config, embedder=on_device, session=opens.session
+        ) as memory:
             metrics = ProcessMetrics()
             # the summarizer's endpoint may propose candidate memories (checked, proposals only)
             llm = memory.summarizer if isinstance(memory.summarizer, LLMSummarizer) else None

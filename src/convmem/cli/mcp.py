@@ -53,7 +53,7 @@ def mcp_command(
         fail(InvalidInput("the stdio server acts for one user: pass --tenant and --user"))
     from convmem.mcp import build_server, fixed_scope
 
-    with opened(opens.db, opens.config, opens.embedder, opens.reranker) as memory:
+    with opened(opens.db, opens.config, opens.embedder, opens.reranker, opens.session) as memory:
         scope = memory.scope(tenant, user)
         build_server(fixed_scope(scope)).run("stdio")
 
@@ -63,7 +63,7 @@ def _serve_http(opens: Setup, host: str, port: int) -> None:
 
     from convmem.mcp.http import http_app
 
-    with opened(opens.db, opens.config, opens.embedder, opens.reranker) as memory:
+    with opened(opens.db, opens.config, opens.embedder, opens.reranker, opens.session) as memory:
         app = http_app(memory, host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 access_log=False, server_header=False)  # fmt: skip

@@ -63,7 +63,7 @@ def serve(
         run(opens.db, host=host, port=port, settings=settings, log_level=log_level,
             graceful_timeout=graceful_timeout, keep_alive_timeout=keep_alive_timeout,
             embedder=opens.embedder, reranker=opens.reranker, config=opens.config,
-            workers=workers)  # fmt: skip
+            workers=workers, session=opens.session)  # fmt: skip
     except ConvmemError as exc:
         fail(exc)
     except OSError as exc:  # binding the port: in use, not allowed, no such address

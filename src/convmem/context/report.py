@@ -54,6 +54,10 @@ class AssemblyReport:
     # (part one of memories, retrieval, summary, embedder; the reason is "timeout N ms" or
     # "error" and the error's class, never content)
     degraded: list[str] = field(default_factory=list)
+    # rows recall and retrieval could rank by words only because they have no vector yet
+    # (written while the embedder was busy or down; filled in the background): the
+    # conversation's turns and the user's memories, with an embedder (else empty)
+    unembedded: dict[str, int] = field(default_factory=dict)
     # the tools offered (names, in request order) and the registry's tools left out, each as
     # {"name", "reason"}
     tools_offered: list[str] = field(default_factory=list)
@@ -66,6 +70,10 @@ class AssemblyReport:
     # the retrieved documents given, best first, each {"id", "status" (included | trimmed |
     # dropped), "tokens" (in this request), "full_tokens" (whole)}; their texts are not kept
     documents: list[dict[str, Any]] = field(default_factory=list)
+    # how the session tier answered the request's state: "hit" (from Redis), "miss" (read from
+    # the database and put back), "bypass" (a write was open on it), "unavailable" (Redis away:
+    # from the database; ``degraded`` says why); None without a tier
+    session: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

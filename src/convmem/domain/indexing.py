@@ -11,7 +11,7 @@ The model runs before a write transaction opens (``prepare_turn``) or between tr
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import NamedTuple
@@ -263,7 +263,7 @@ def backfill(
         by_tenant: dict[str, list[MessageVector]] = defaultdict(list)
         for turn, vector in zip(turns, vectors, strict=True):
             by_tenant[turn.tenant_id].append(MessageVector(turn.message_id, vector))
-        write_retried(store, _keep_message_vectors, embedder.name, by_tenant)
+        keep_turn_vectors(store, embedder.name, by_tenant)
         counts["messages"] += len(turns)
         progress("messages", counts["messages"])
 
@@ -293,7 +293,7 @@ def backfill(
         by_tenant_terms: dict[str, list[TermVector]] = defaultdict(list)
         for term in terms:
             by_tenant_terms[term.tenant_id].append(TermVector(term.term, word_vectors[term.term]))
-        write_retried(store, _keep_term_vectors, embedder.name, by_tenant_terms)
+        keep_turn_vectors(store, embedder.name, {}, by_tenant_terms)
         counts["terms"] += len(terms)
         progress("terms", counts["terms"])
     while more("memories", batch_size):
@@ -305,29 +305,55 @@ def backfill(
         by_owner: dict[tuple[str, str], list[MemoryVector]] = defaultdict(list)
         for row, vector in zip(memories, vectors, strict=True):
             by_owner[(row.tenant_id, row.user_id)].append(MemoryVector(row.memory_id, vector))
-        write_retried(store, _keep_memory_vectors, embedder.name, by_owner)
+        keep_memory_vectors(store, embedder.name, by_owner)
         counts["memories"] += len(memories)
         progress("memories", counts["memories"])
     return counts
 
 
-# one transaction per batch, tenants in a fixed order (every writer takes their rows that way)
-def _keep_message_vectors(
-    wtx: WriteTxn, embedder: str, by_tenant: dict[str, list[MessageVector]]
+# The writes of vectors: one transaction per tenant (turns and words) and per owner (memories),
+# so a vector writer never holds one tenant's or user's rows while it waits for another's. On
+# PostgreSQL each takes the rows its vectors derive from first (the conversations, the memories),
+# as the writers that delete them do, so a delete and a vector writer wait for each other instead
+# of deadlocking, and a vector never lands after its source was deleted.
+
+
+def keep_turn_vectors(
+    store: Store,
+    embedder: str,
+    by_tenant: Mapping[str, Sequence[MessageVector]],
+    terms: Mapping[str, Sequence[TermVector]] | None = None,
 ) -> None:
-    for tenant, rows in sorted(by_tenant.items()):
+    """Store turns' vectors and words' vectors from ``embedder``: one transaction per tenant."""
+    terms = terms or {}
+    for tenant in sorted(set(by_tenant) | set(terms)):
+        write_retried(store, _keep_tenant_vectors, tenant, embedder,
+                      by_tenant.get(tenant, ()), terms.get(tenant, ()))  # fmt: skip
+
+
+def _keep_tenant_vectors(
+    wtx: WriteTxn, tenant: str, embedder: str, rows: Sequence[MessageVector],
+    words: Sequence[TermVector],
+) -> None:  # fmt: skip
+    if rows:
         wtx.set_message_vectors(tenant, embedder, rows)
+    if words:
+        wtx.set_term_vectors(tenant, embedder, sorted(words, key=_term))
 
 
-def _keep_term_vectors(
-    wtx: WriteTxn, embedder: str, by_tenant: dict[str, list[TermVector]]
+def keep_memory_vectors(
+    store: Store, embedder: str, by_owner: Mapping[tuple[str, str], Sequence[MemoryVector]]
 ) -> None:
-    for tenant, rows in sorted(by_tenant.items()):
-        wtx.set_term_vectors(tenant, embedder, rows)
-
-
-def _keep_memory_vectors(
-    wtx: WriteTxn, embedder: str, by_owner: dict[tuple[str, str], list[MemoryVector]]
-) -> None:
+    """Store memories' vectors from ``embedder``: one transaction per owner."""
     for (tenant, user), owned in sorted(by_owner.items()):
-        wtx.set_memory_vectors(tenant, user, embedder, owned)
+        write_retried(store, _keep_owner_vectors, tenant, user, embedder, owned)
+
+
+def _keep_owner_vectors(
+    wtx: WriteTxn, tenant: str, user: str, embedder: str, owned: Sequence[MemoryVector]
+) -> None:
+    wtx.set_memory_vectors(tenant, user, embedder, owned)
+
+
+def _term(vector: TermVector) -> str:
+    return vector.term

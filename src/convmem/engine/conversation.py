@@ -8,7 +8,7 @@ siblings, search, summaries, pins) and ``assemble``, the next model request from
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import islice
@@ -22,13 +22,16 @@ from convmem.context.assemble import AssemblyOptions, FixedParts
 from convmem.context.formats import Format
 from convmem.context.prompt_cache import previous_prefix
 from convmem.context.report import AssembledContext
+from convmem.domain.idempotency import Keyed as _Keyed
+from convmem.domain.idempotency import keep, kept_notices, notices_result, replayed
 from convmem.domain.indexing import after_delete, prepare_turn, write_turn
 from convmem.domain.memory_requests import act_on_intent
 from convmem.domain.retention import delete_conversation
 from convmem.domain.search import SearchOptions, Window, search_conversation
+from convmem.domain.vector_fill import PendingTurn
 from convmem.engine.handles import Owner
 from convmem.engine.message_rules import checked_message, tool_run
-from convmem.engine.parts import GuardedEmbedder, Parts, guarded_reranker
+from convmem.engine.parts import GuardedEmbedder, Parts, guarded_reranker, without_failed_embedder
 from convmem.engine.pins import pin_instruction
 from convmem.engine.request import (
     CURRENT_TURNS,
@@ -46,16 +49,17 @@ from convmem.engine.request import (
     retrieve_evicted,
 )
 from convmem.entities.derive import derive_turn, extract_turn
-from convmem.errors import InvalidInput, InvalidMessage, InvalidQuery, NotFound
+from convmem.errors import InvalidInput, InvalidMessage, InvalidQuery, NotFound, StoreBusy
 from convmem.ids import new_id
 from convmem.memory.intent import detect_intent
 from convmem.model.conversation import ConversationRecord
+from convmem.model.deadline import Deadline, TimeLimits
 from convmem.model.documents import Document
 from convmem.model.keys import AssemblyRecord
 from convmem.model.memory import MemoryNotice
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
-from convmem.model.search import MessageHit
+from convmem.model.search import MessageHit, Ranked
 from convmem.model.summary import SummaryRecord
 from convmem.model.tools import ToolSpec
 from convmem.model.tree import (
@@ -66,7 +70,7 @@ from convmem.model.tree import (
     check_tool_result,
 )
 from convmem.retrieval.vector import Embedder, RequestEmbedder
-from convmem.store.base import BranchRow, PinnedInstruction, ReadTxn, Store, WriteTxn
+from convmem.store.base import BranchRow, KeptWrite, PinnedInstruction, ReadTxn, Store, WriteTxn
 from convmem.store.conversations import PinOrigin
 from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tools.schema import check_tool_name, parse_tools
@@ -119,6 +123,7 @@ class Conversation:
         created_at: datetime | None = None,
         parent_id: str | None = None,
         keep_bytes: bool = False,
+        idempotency_key: str | None = None,
     ) -> Message:
         """Add a message under ``parent_id`` (default: the active leaf) and make it the leaf.
 
@@ -126,12 +131,22 @@ class Conversation:
         Anthropic take them, or convmem's own (``convmem.content.parts``): media by URL or by the
         caller's blob id, images with their width and height. Inline media (data URLs, base64)
         is hashed and dropped unless ``keep_bytes``: then the bytes are kept with the message
-        (and deleted with it)."""
+        (and deleted with it).
+
+        ``idempotency_key``: the caller's name for this write (see ``convmem.domain.idempotency``):
+        the same call again with the same key returns the message stored the first time and
+        stores nothing; the same key for a different call is ``IdempotencyConflict``."""
+        call = {
+            "conversation": self.id, "role": role, "content": content, "tool_calls": tool_calls,
+            "tool_call_id": tool_call_id, "metadata": metadata, "created_at": created_at,
+            "parent_id": parent_id, "keep_bytes": keep_bytes,
+        }  # fmt: skip
+        key = _Keyed.of(idempotency_key, "append", call)
         new = self._new_message(
             role, content, tool_calls, tool_call_id, metadata, created_at, keep_bytes
         )
         parent: object = _ACTIVE_LEAF if parent_id is None else parent_id
-        return self._write_message(new, parent, revision_of=None, revision_kind=None)
+        return self._write_message(new, parent, revision_of=None, revision_kind=None, key=key)
 
     def edit(
         self,
@@ -140,14 +155,21 @@ class Conversation:
         *,
         metadata: Mapping[str, Any] | None = None,
         keep_bytes: bool = False,
+        idempotency_key: str | None = None,
     ) -> Message:
-        """A new version of a user, system or assistant message, as its sibling; the leaf moves."""
+        """A new version of a user, system or assistant message, as its sibling; the leaf moves.
+        ``idempotency_key``: as ``append``'s."""
+        call = {
+            "conversation": self.id, "message": message_id, "content": content,
+            "metadata": metadata, "keep_bytes": keep_bytes,
+        }  # fmt: skip
+        key = _Keyed.of(idempotency_key, "edit", call)
         original = self.message(message_id)
         if original.role == "tool" or original.tool_calls:
             raise InvalidMessage("tool calls and tool results cannot be edited")
         merged = dict(original.metadata) if metadata is None else metadata
         new = self._new_message(original.role, content, None, None, merged, None, keep_bytes)
-        return self._write_message(new, original.parent_id, original.id, "edit")
+        return self._write_message(new, original.parent_id, original.id, "edit", key=key)
 
     def regenerate(
         self,
@@ -157,13 +179,20 @@ class Conversation:
         tool_calls: Sequence[ToolCall] | None = None,
         metadata: Mapping[str, Any] | None = None,
         keep_bytes: bool = False,
+        idempotency_key: str | None = None,
     ) -> Message:
-        """Start a new version of an assistant reply.
+        """Start a new version of an assistant reply (``idempotency_key``: as ``append``'s, for
+        a new reply given with it).
 
         With ``content`` (or tool calls) the new reply is stored as a sibling and becomes the leaf.
         Without, the active leaf moves back to the message the reply answered, which is returned:
         assemble with no new user message, then ``append("assistant", …)`` the model's new reply.
         """
+        call = {
+            "conversation": self.id, "message": reply_id, "content": content,
+            "tool_calls": tool_calls, "metadata": metadata, "keep_bytes": keep_bytes,
+        }  # fmt: skip
+        key = _Keyed.of(idempotency_key, "regenerate", call)
         original = self.message(reply_id)
         if original.role != "assistant":
             raise InvalidMessage("only assistant replies can be regenerated")
@@ -175,7 +204,7 @@ class Conversation:
         new = self._new_message(
             "assistant", content or "", tool_calls, None, metadata, None, keep_bytes
         )
-        return self._write_message(new, original.parent_id, original.id, "regenerate")
+        return self._write_message(new, original.parent_id, original.id, "regenerate", key=key)
 
     @conflicts_retried
     def switch_branch(self, leaf_id: str) -> None:
@@ -209,19 +238,32 @@ class Conversation:
         since: datetime | None = None,
         until: datetime | None = None,
         options: SearchOptions | None = None,
-    ) -> list[MessageHit]:
+    ) -> Ranked[MessageHit]:
         """The conversation's turns (every branch) ranked for ``query``: lexical, expansion and,
         with an embedder, vector rankings fused. ``since``/``until`` keep turns created in that
-        range. Tool results are not searched."""
+        range. Tool results are not searched. The list's ``unembedded`` counts the turns that
+        had no vector yet (ranked by words only) and ``degraded`` names an embedder that failed
+        or ran past its time limit (the search then ranked by words)."""
         memory = self.scope.memory
+        limits = memory.config.time_limits
+        window = Window(since=_aware(since, "since"), until=_aware(until, "until"))
+        memory.settle_vectors(limits.embedder)  # a turn written just before, by meaning too
+        serving = memory.embedder_for(self._tenant)  # (before the read: it may read itself)
         with self._store.read() as tx:
             tx.get_conversation(self._tenant, self.scope.user, self.id)
-            return search_conversation(
-                tx, self.scope.principal, self.id, query, k, embedder=memory.embedder,
-                cache=memory.vector_cache, options=options or memory.config.search,
-                window=Window(since=_aware(since, "since"), until=_aware(until, "until")),
-                reranker=guarded_reranker(memory.reranker, memory.config.time_limits),
+            reranker = guarded_reranker(memory.reranker, limits)
+            hits, degraded = without_failed_embedder(
+                serving, limits,
+                lambda embedder: search_conversation(
+                    tx, self.scope.principal, self.id, query, k, embedder=embedder,
+                    cache=memory.vector_cache, options=options or memory.config.search,
+                    window=window, reranker=reranker,
+                ),
             )  # fmt: skip
+            unembedded = 0
+            if serving is not None:
+                unembedded = tx.unembedded_turns(self._tenant, self.id, serving.name)
+        return Ranked(hits, unembedded=unembedded, degraded=degraded)
 
     @conflicts_retried
     def delete(self) -> None:
@@ -257,6 +299,8 @@ class Conversation:
         parent: object,
         revision_of: str | None,
         revision_kind: str | None,
+        *,
+        key: _Keyed | None = None,
     ) -> Message:
         cost = self.scope.memory.count_message(new)  # outside the write lock
         # what the user typed: a caption or a file's text is the application's, not a request
@@ -270,15 +314,26 @@ class Conversation:
             message_id, self.id, None, 0, new.role, new.content, new.tool_calls,
             new.tool_call_id, new.metadata, new.created_at, parts=new.parts,
         )  # fmt: skip
-        # the model runs outside the write lock too, and so does reading the turn's entities
-        prepared = prepare_turn(unplaced, memory.write_embedder, memory.vector_cache)
+        # the turn's vector is filled after the commit (``convmem.domain.vector_fill``): the
+        # write never waits on the embedder; reading the turn's entities runs outside the lock
+        prepared = prepare_turn(unplaced, None, memory.vector_cache)
         mentions = extract_turn(unplaced) if memory.config.entities else None
 
         if parent is not _ACTIVE_LEAF and parent is not None:
             assert isinstance(parent, str)
             check_identifier(parent, "parent id")
+        period = timedelta(hours=memory.config.idempotency_hours)
+        now = datetime.now(UTC)
+        fingerprint = None if key is None else key.fingerprint(tenant, user)
 
-        def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...]]:
+        def place(tx: WriteTxn) -> tuple[Message, tuple[MemoryNotice, ...], bool]:
+            if key is not None and fingerprint is not None:
+                tx.get_conversation(tenant, user, self.id)  # NotFound: not theirs
+                kept = replayed(tx, tenant, user, key.key, key.kind, fingerprint, now=now,
+                                period=period)  # fmt: skip
+                if kept is not None and kept.message_id is not None:
+                    again = tx.get_message(tenant, user, kept.message_id)
+                    return again, kept_notices(tx, self.scope.principal, kept), True
             # one unit of work: the conversation, locked, and the row the message goes under
             at_leaf = parent is _ACTIVE_LEAF
             given = None if at_leaf else parent
@@ -301,13 +356,22 @@ class Conversation:
                            grandparent_id=grandparent)  # fmt: skip
             derive_turn(tx, record, stored, mentions)
             tx.set_active_leaf(tenant, self.id, stored.id)
-            if intent is None:
-                return stored, ()
-            return stored, act_on_intent(
-                tx, self.scope.principal, intent, stored.id, temporary=record.temporary
-            )
+            notices: tuple[MemoryNotice, ...] = ()
+            if intent is not None:
+                notices = act_on_intent(
+                    tx, self.scope.principal, intent, stored.id, temporary=record.temporary
+                )
+            if key is not None and fingerprint is not None:
+                kept = KeptWrite(key.key, key.kind, fingerprint, now, message_id=stored.id,
+                                 result=notices_result(notices))  # fmt: skip
+                keep(tx, tenant, user, kept, period=period)
+            return stored, notices, False
 
-        stored, notices = write_retried(self._store, place)
+        stored, notices, again = write_retried(self._store, place)
+        if again:  # the write was stored by an earlier call with this key: nothing new
+            return replace(stored, notices=notices)
+        if prepared is not None:
+            memory.queue_vectors([PendingTurn(tenant, stored.id, prepared)])
         self.scope._embed_notices(notices)
         return replace(stored, notices=notices)
 
@@ -480,8 +544,10 @@ class Conversation:
         if system is not None:
             check_text(system, max_bytes=memory.config.max_content_bytes, what="system")
         parts = Parts(options.time_limits or memory.config.time_limits)
+        memory.settle_vectors(parts.limits.embedder)  # the turn just written, by meaning too
         if leaf_id is not None:
             check_identifier(leaf_id, "message id")
+        serving = memory.embedder_for(self._tenant)  # (before the read: it may read itself)
         with self._store.read() as tx:
             # one unit of work: the conversation, pins, last request and the branch's first page
             state = tx.request_state(
@@ -489,6 +555,8 @@ class Conversation:
                 reach=_reach(profile),
             )  # fmt: skip
             record, leaf = state.conversation, state.leaf_id
+            if state.session_problem is not None:  # Redis away: the database answered
+                parts.reasons.append(f"session: {state.session_problem}")
             if leaf is None and user_message is None:
                 raise InvalidInput("the conversation is empty: pass the user message to answer")
             pins = [pin.text for pin in state.pins if pin.origin == "application"]
@@ -509,7 +577,7 @@ class Conversation:
                 user_message=user_message, query=query or "", system=system, pinned=pins,
                 user_pinned=asked,
                 profile=profile, counter=counter, format=format, options=options,
-                embedder=guarded(memory.embedder, parts),
+                embedder=guarded(serving, parts),
                 reranker=guarded_reranker(memory.reranker, parts.limits, parts),
                 tools=tool_specs, offer_tools=bool(offer_tools), allow_risky=risky_allowed,
                 documents=given,
@@ -544,14 +612,46 @@ class Conversation:
                 lambda r: find_summary(tx, memory.summaries, r, chosen), None, tx,
             )  # fmt: skip
             blobs = kept_media(tx, self._tenant, chosen)
+            unembedded = self._unembedded(tx, parts.limits, serving)
         if lookup is not None:  # what the summary step built or queued is written after the read
             found, flow, store, user = lookup, memory.summaries, self._store, self.scope.user
             lookup = parts.attempt(
                 "summary", request, lambda r: flow.commit(store, self._tenant, user, found), None
             )
         context = parts.report(render_request(chosen, lookup, previous, blobs))
+        if state.session is not None:
+            context = replace(context, report=replace(context.report, session=state.session))
+        if unembedded:
+            context = replace(context, report=replace(context.report, unembedded=unembedded))
         memory.observer.assembled(context.report)
         return context
+
+    def _unembedded(
+        self, tx: ReadTxn, limits: TimeLimits, embedder: Embedder | None
+    ) -> dict[str, int]:
+        """The turns and memories a request's recall ranks by words only (no vector yet), each
+        count within the time limit of the part it describes (retrieval, memories); a count
+        that fails or runs past it is left out: it is a note of the report, not a part."""
+        if embedder is None:
+            return {}
+        tenant, user, name = self._tenant, self.scope.user, embedder.name
+        counts: list[tuple[str, float | None, Callable[[], int]]] = [
+            ("turns", limits.retrieval, lambda: tx.unembedded_turns(tenant, self.id, name)),
+            ("memories", limits.memories, lambda: tx.unembedded_memories(tenant, user, name)),
+        ]
+        out: dict[str, int] = {}
+        for what, limit, count in counts:
+            try:
+                if limit is None:
+                    out[what] = count()
+                    continue
+                with tx.time_limited(Deadline(limit)):
+                    out[what] = count()
+            except StoreBusy:
+                raise
+            except Exception:
+                continue
+        return out
 
     # --- summaries ------------------------------------------------------------------------------
 

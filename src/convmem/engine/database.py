@@ -8,6 +8,8 @@ backfill, retention, tenant policy, keys, jobs). A principal's calls go through 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields, replace
 from datetime import UTC, datetime
@@ -19,6 +21,8 @@ from convmem.domain.indexing import Progress, backfill, reindex
 from convmem.domain.keys import ApiKeys, KeyCache
 from convmem.domain.retention import apply_retention, erase_tenant, sweep_all, sweep_tenant
 from convmem.domain.summaries import SummaryFlow
+from convmem.domain.vector_fill import Pending, PendingMemory, VectorFiller
+from convmem.engine.embedder_switches import EmbedderSwitches
 from convmem.engine.observer import NoObserver, Observer
 from convmem.engine.scope import Scope
 from convmem.errors import InvalidInput
@@ -36,15 +40,20 @@ from convmem.model.summary import Job
 from convmem.model.tree import check_count, check_identifier
 from convmem.retrieval.caches import VectorCache
 from convmem.retrieval.rerank import Reranker
-from convmem.retrieval.vector import Embedder, normalise
+from convmem.retrieval.vector import Embedder
 from convmem.settings import load_settings
-from convmem.store.base import MemoryVector, MessageCost, Store
+from convmem.store.base import MessageCost, Store
 from convmem.store.registry import open_store, scheme_of
-from convmem.store.retry import conflicts_retried, write_retried
+from convmem.store.retry import conflicts_retried
+from convmem.store.session import SessionTier
 from convmem.summarize.base import Summarizer
 from convmem.summarize.extractive import ExtractiveSummarizer
 from convmem.summarize.llm import LLMSummarizer
 from convmem.tools.registry import ToolRegistry
+
+# how long a process trusts the serving embedder it read for a tenant (a switch made by another
+# process is seen within this; meanwhile its searches rank the switched rows by words)
+_SERVING_SECONDS = 2.0
 
 
 class Memory:
@@ -76,6 +85,12 @@ class Memory:
         self.embedder = embedder
         self.reranker = reranker
         self.vector_cache = VectorCache()
+        self._filler: VectorFiller | None = None
+        self._filler_lock = threading.Lock()
+        # embedders a switch made known here besides ``embedder``, and each tenant's serving
+        # one as last read (``embedder_for``)
+        self._known_embedders: dict[str, Embedder] = {}
+        self._serving: dict[str, tuple[str | None, float]] = {}
         # the key records this process read (``Memory.keys``: authenticating skips the store)
         self._key_cache = KeyCache()
         # what the program driving the engine counts (the service and the worker install one)
@@ -90,8 +105,84 @@ class Memory:
 
     @property
     def write_embedder(self) -> Embedder | None:
-        """The embedder for rows as they are written (none when ``embed_on_write`` is off)."""
+        """The embedder that fills the vectors of rows as they are written, in the background
+        (none when ``embed_on_write`` is off: the worker or ``backfill_embeddings`` does)."""
         return self.embedder if self.config.embed_on_write else None
+
+    def embedder_for(self, tenant: str) -> Embedder | None:
+        """The embedder whose vectors serve ``tenant``'s searches: ``embedder``, unless a
+        switch (``embedder_switch``) made another active there — then that one if this process
+        knows it, else None (words only, until it does). A process that knows one embedder
+        reads nothing: where another serves, the store finds none of its vectors anyway."""
+        if not self._known_embedders:
+            return self.embedder
+        cached = self._serving.get(tenant)
+        if cached is None or time.monotonic() - cached[1] > _SERVING_SECONDS:
+            with self.store.read() as tx:
+                record = tx.embedder_switch(tenant)
+            cached = (None if record is None else record.active, time.monotonic())
+            self._serving[tenant] = cached
+        if cached[0] is None or (self.embedder is not None and cached[0] == self.embedder.name):
+            return self.embedder
+        return self._known_embedders.get(cached[0])
+
+    def know_embedder(self, embedder: Embedder) -> None:
+        """Serve with ``embedder`` too the tenants switched to it (see ``embedder_for``)."""
+        if self.embedder is None or embedder.name != self.embedder.name:
+            self._known_embedders[embedder.name] = embedder
+
+    def forget_serving(self, tenant: str) -> None:
+        """Read ``tenant``'s serving embedder again at its next search (after a switch)."""
+        self._serving.pop(tenant, None)
+
+    @property
+    def embedder_switch(self) -> EmbedderSwitches:
+        """Change a tenant's embedder while its searches go on: begin, build, finish (or
+        ``switch`` for all three), status, cancel (``convmem.engine.embedder_switches``)."""
+        return EmbedderSwitches(
+            self.store, self.embedder, self.know_embedder, self.forget_serving,
+            lambda: self.settle_vectors(None),
+        )  # fmt: skip
+
+    @property
+    def vector_filler(self) -> VectorFiller | None:
+        """This database's background embedding (``convmem.domain.vector_fill``): made at the
+        first use, its thread started at the first row handed over; None without a
+        ``write_embedder``."""
+        embedder = self.write_embedder
+        if embedder is None:
+            return None
+        with self._filler_lock:
+            if self._filler is None:
+                self._filler = VectorFiller(
+                    self.store, embedder, self.vector_cache, embedder_for=self.embedder_for
+                )
+            return self._filler
+
+    def queue_vectors(self, items: Sequence[Pending]) -> None:
+        """Hand rows just committed without vectors to the background embedding (nothing
+        happens without a ``write_embedder``: the worker fills them). Never waits or raises
+        because of the embedder."""
+        filler = self.vector_filler
+        if filler is not None and items:
+            filler.queue(items)
+
+    def settle_vectors(self, timeout: float | None) -> None:
+        """Let a reader wait at most ``timeout`` seconds for the rows queued before it to get
+        their vectors (so a search right after a write ranks them by meaning too); returns at
+        once while the embedder is failing: the rows are then ranked by words, and the search
+        says how many."""
+        filler = self._filler
+        if filler is not None and filler.pending:
+            # no limit on the embedder is still no unbounded wait here: at most one call's
+            filler.settle(filler.call_seconds if timeout is None else timeout)
+
+    def wait_for_vectors(self, timeout: float | None = None) -> bool:
+        """Wait until every row this process queued (and any it had to leave to the store's
+        pending marks) has its vector, riding out the embedder's failures; False when
+        ``timeout`` seconds passed first. Returns at once without background embedding."""
+        filler = self._filler
+        return True if filler is None else filler.drain(timeout)
 
     def reindex(self, *, batch_size: int = 500, progress: Progress | None = None) -> int:
         """Index every message the search index lacks (a database from before the index, or one
@@ -157,17 +248,12 @@ class Memory:
         )  # fmt: skip
 
     def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None:
-        """Store vectors for new memory records (after their write: a model call never holds the
-        write lock). A record deleted meanwhile gets none."""
-        embedder = self.write_embedder
-        todo = [r for r in records if r.status in ("confirmed", "proposed")]
-        if embedder is None or not todo:
-            return
-        vectors = normalise(embedder.embed([r.text for r in todo]))
-        rows = [MemoryVector(r.id, v) for r, v in zip(todo, vectors, strict=True)]
-        write_retried(
-            self.store, lambda tx: tx.set_memory_vectors(tenant, user, embedder.name, rows)
-        )
+        """Queue vectors for new memory records (after their write; see ``queue_vectors``). A
+        record deleted meanwhile gets none."""
+        self.queue_vectors([
+            PendingMemory(tenant, user, r.id, r.text)
+            for r in records if r.status in ("confirmed", "proposed")
+        ])  # fmt: skip
 
     def scope(
         self, tenant: str, user: str, *, actor: str | None = None,
@@ -283,6 +369,8 @@ class Memory:
         return ToolRegistry(self)
 
     def close(self) -> None:
+        if self._filler is not None:
+            self._filler.close()
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -351,6 +439,7 @@ def open(
     embedder: Embedder | str | None = None,
     reranker: Reranker | str | None = None,
     settings: str | os.PathLike[str] | None = None,
+    session: str | None = None,
 ) -> Memory:
     """Open a convmem database: a file path, ``sqlite:///path``, a URL of another registered
     backend (``convmem.store.register``), or nothing for the one the configuration names (else
@@ -365,11 +454,17 @@ def open(
     What the arguments leave unset comes from the configuration (``convmem.settings``): the
     environment (``CONVMEM_DB``, ``CONVMEM_EMBEDDER``, ``CONVMEM_RERANKER``, …), then the TOML
     file ``settings`` names (default: ``CONVMEM_CONFIG``, else none). A ``config`` given here
-    is used whole; without one the file's summarizer and time limits apply."""
+    is used whole; without one the file's summarizer and time limits apply.
+
+    ``session`` (``"redis://host:6379/0"``; else ``CONVMEM_SESSION`` or the file's ``session``;
+    ``"none"``: without) puts the session tier in front of the database: each active
+    conversation's request state, shared by every process through Redis
+    (``convmem.store.session``)."""
     flags = {
         "database": None if target is None else os.fspath(target),
         "embedder": embedder if isinstance(embedder, str) else None,
         "reranker": reranker if isinstance(reranker, str) else None,
+        "session": session,
     }
     chosen = load_settings(flags=flags, path=settings)
     if embedder is None or isinstance(embedder, str):
@@ -379,7 +474,14 @@ def open(
     if config is None:
         config = chosen.config()
     where = chosen.database or default_path()
-    return Memory(open_store(where), config, embedder=embedder, reranker=reranker)
+    store = open_store(where)
+    if chosen.session is not None:
+        try:
+            store = SessionTier.open(store, chosen.session)
+        except BaseException:
+            store.close()
+            raise
+    return Memory(store, config, embedder=embedder, reranker=reranker)
 
 
 def migrate_database(target: str) -> list[str]:

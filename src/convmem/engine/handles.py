@@ -14,6 +14,7 @@ from typing import Protocol
 from convmem.config import Config
 from convmem.content.tokens import TokenCounter
 from convmem.domain.summaries import SummaryFlow
+from convmem.domain.vector_fill import Pending
 from convmem.engine.observer import Observer
 from convmem.model.memory import MemoryNotice, MemoryRecord
 from convmem.model.messages import NewMessage
@@ -63,6 +64,12 @@ class Database(Protocol):
     def batch_counters(self) -> list[TokenCounter]: ...
 
     def embed_memories(self, tenant: str, user: str, records: Iterable[MemoryRecord]) -> None: ...
+
+    def queue_vectors(self, items: Sequence[Pending]) -> None: ...
+
+    def embedder_for(self, tenant: str) -> Embedder | None: ...
+
+    def settle_vectors(self, timeout: float | None) -> None: ...
 
 
 class Owner(Protocol):

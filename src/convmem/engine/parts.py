@@ -26,22 +26,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import queue
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from convmem.context.report import AssembledContext
 from convmem.engine.request import Request
 from convmem.errors import StoreBusy, TimeLimitExceeded
 from convmem.model.deadline import Deadline, TimeLimits
+from convmem.retrieval.limited import run_with_limit
 from convmem.retrieval.matrix import Matrix
 from convmem.retrieval.rerank import Reranker
-from convmem.retrieval.vector import Embedder, embed_queries
+from convmem.retrieval.vector import Embedder, RequestEmbedder, embed_queries
 from convmem.store.base import TimeLimitedReads
 
 T = TypeVar("T")
@@ -182,6 +180,22 @@ class GuardedEmbedder:
                 self._left = deadline.remaining()
 
 
+def without_failed_embedder(
+    embedder: Embedder | None, limits: TimeLimits, step: Callable[[Embedder | None], T]
+) -> tuple[T, list[str]]:
+    """``step`` (a search) with the embedder as a part of it: within the embedder's time limit,
+    and when the embedder fails or runs past it, ``step`` again without it (by words only).
+    Returns the result and the parts it went without (as a report names them)."""
+    if embedder is None:
+        return step(None), []
+    parts = Parts(limits)
+    try:
+        return step(GuardedEmbedder(RequestEmbedder(embedder), limits.embedder, parts)), []
+    except _EmbedderFailed as failed:
+        parts._note("embedder", failed.__cause__)
+    return step(None), parts.reasons
+
+
 class GuardedReranker:
     """A reranker under its time limit, on a worker thread like the embedder. When it fails or
     runs past the limit, ``score`` gives no scores (``reorder`` then leaves the fused order) and
@@ -230,43 +244,3 @@ def guarded_reranker(
 ) -> GuardedReranker | None:
     """``reranker`` under ``limits.reranker`` (None without a reranker)."""
     return None if reranker is None else GuardedReranker(reranker, limits.reranker, parts)
-
-
-# --- the embedder's worker threads --------------------------------------------------------------
-
-# Threads that run embedder calls for requests waiting with a limit. Daemon threads: a call that
-# never returns (a hung remote model) must not keep the process from exiting, which the standard
-# library's pool would (it joins its workers at exit).
-_WORKERS = 4
-_jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
-_started: list[threading.Thread] = []
-_start_lock = threading.Lock()
-
-
-def _work() -> None:
-    while True:
-        future, call = _jobs.get()
-        if not future.set_running_or_notify_cancel():
-            continue  # its request stopped waiting before it began
-        try:
-            future.set_result(call())
-        except BaseException as exc:  # handed to the waiting request
-            future.set_exception(exc)
-
-
-def run_with_limit(call: Callable[[], T], seconds: float) -> T:
-    """``call()`` on a worker thread, waited for at most ``seconds`` (``FutureTimeout`` after
-    that: the call is cancelled if it has not begun, else left to finish unobserved)."""
-    if len(_started) < _WORKERS:
-        with _start_lock:
-            while len(_started) < _WORKERS:
-                thread = threading.Thread(target=_work, name="convmem-embedder", daemon=True)
-                thread.start()
-                _started.append(thread)
-    future: Future[T] = Future()
-    _jobs.put((future, call))
-    try:
-        return future.result(timeout=seconds)
-    except FutureTimeout:
-        future.cancel()
-        raise

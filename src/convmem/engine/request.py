@@ -33,12 +33,12 @@ from convmem.context.history_units import ChainEntry
 from convmem.context.report import AssembledContext
 from convmem.domain.memories import memory_gate, memory_policy
 from convmem.domain.memory_recall import recall_candidates
-from convmem.domain.search import Window, rank_conversation, rank_tools
+from convmem.domain.search import Ranker, Window, rank_conversation, rank_tools
 from convmem.domain.summaries import Lookup, SummaryFlow
 from convmem.engine.handles import Database
 from convmem.entities.derive import recall_scopes
 from convmem.entities.facts_block import choose_facts, render_entity_facts
-from convmem.entities.recall import named_entities
+from convmem.entities.recall import query_name_keys
 from convmem.errors import BudgetExceeded, StoreError
 from convmem.memory.current_turn import outdated_memories
 from convmem.memory.recall import (
@@ -200,13 +200,15 @@ def recall_entity_facts(tx: ReadTxn, request: Request, fixed: FixedParts) -> Fix
         return fixed
     if memory_gate(tx, who) is not None:
         return fixed
-    named = named_entities(tx, who.tenant, who.user, request.query, scopes=recall_scopes(record))
-    if not named:
+    keys = query_name_keys(request.query)
+    if not keys:
         return fixed
     proposals_too = tx.tenant_policy(who.tenant).recall_unconfirmed_entity_facts
-    elsewhere = tx.entity_facts(
-        who.tenant, who.user, [e.id for e in named], outside_conversation=record.id,
-        confirmed_only=not proposals_too, limit=_ENTITY_FACTS_READ,
+    # the entities the message names, and their statements made elsewhere: one unit of work
+    named, elsewhere = tx.named_entity_facts(
+        who.tenant, who.user, keys, scopes=recall_scopes(record),
+        outside_conversation=record.id, confirmed_only=not proposals_too,
+        limit=_ENTITY_FACTS_READ,
     )  # fmt: skip
     if not elsewhere:
         return fixed
@@ -423,18 +425,16 @@ def _older_turns(
     else:
         start, window_depth = leaf, depths.get(leaf, 0) + 1
     who, conversation_id = request.who, request.conversation.id
-    fused = rank_conversation(
-        tx, who, conversation_id, query, embedder=request.embedder,
-        cache=memory.vector_cache, options=memory.config.search,
-        window=Window(max_depth=window_depth), limit=4 * k,
+    ranker = Ranker(
+        request.embedder, memory.vector_cache, memory.config.search,
+        Window(max_depth=window_depth),
     )  # fmt: skip
-    found = tx.get_messages(who.tenant, who.user, [f.key for f in fused])
-    candidates = [found[f.key] for f in fused]
-    if not candidates:
+    fused = rank_conversation(tx, who, conversation_id, query, ranker, limit=4 * k)
+    if not fused:
         return None, []
-    lowest = min(m.depth for m in candidates)
-    on_branch = tx.on_branch(who.tenant, start, [m.id for m in candidates], lowest)
-    relevant = standing_out([f for f in fused if f.key in on_branch], request.options.retrieved_bar)
+    # the ranked turns of this branch (another branch's are not this request's history)
+    found = tx.branch_messages(who.tenant, who.user, start, [f.key for f in fused])
+    relevant = standing_out([f for f in fused if f.key in found], request.options.retrieved_bar)
     if request.reranker is not None and relevant:
         # what stands out is decided on fused scores (a reranker's are on no common scale);
         # the reranker then orders it, so the k that fit are the ones it rates best

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Unpack
 
+from convmem.domain.idempotency import Keyed, keep, kept_notices, notices_result, replayed
 from convmem.domain.memories import (
     Memories,
     MemoryFields,
@@ -23,7 +24,7 @@ from convmem.domain.search import search_memories
 from convmem.engine.conversation import Conversation
 from convmem.engine.entities import Entities
 from convmem.engine.handles import Database
-from convmem.engine.parts import guarded_reranker
+from convmem.engine.parts import guarded_reranker, without_failed_embedder
 from convmem.engine.pins import pin_instruction
 from convmem.errors import NeverStoreViolation
 from convmem.ids import new_id
@@ -32,8 +33,9 @@ from convmem.model.memory import AuditEvent, MemoryHit, MemoryNotice, SourceKind
 from convmem.model.messages import Message
 from convmem.model.principal import Principal
 from convmem.model.purpose import Allowed, narrow
+from convmem.model.search import Ranked
 from convmem.model.tree import check_count, check_identifier, check_metadata, check_text
-from convmem.store.base import PinnedInstruction, WriteTxn
+from convmem.store.base import KeptWrite, PinnedInstruction, WriteTxn
 from convmem.store.conversations import PinOrigin
 from convmem.store.retry import conflicts_retried, write_retried
 
@@ -69,32 +71,58 @@ class Scope:
         about each (derived from messages): list, get, search, delete, promote a fact, rebuild."""
         return Entities(self, self.remember)
 
-    def remember(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
+    def remember(
+        self, text: str, *, idempotency_key: str | None = None, **fields: Unpack[MemoryFields]
+    ) -> MemoryNotice:
         """Save a statement the user asked to keep. Returns a notice: saved, or blocked with a
         reason code (never-store policy, memory off); with ``strict=True`` a block raises
         ``NeverStoreViolation``. A newer statement on the same subject supersedes the older.
         Optional fields: category, subject, scope ("user" or "project:<id>"), purpose (one of
-        ``convmem.PURPOSES``), expires_at, source_message_id."""
-        return self._save(text, "user_explicit", "confirmed", fields)
+        ``convmem.PURPOSES``), expires_at, source_message_id. ``idempotency_key``: the same call
+        again with the same key returns the first call's notice and stores nothing; the same
+        key for a different call is ``IdempotencyConflict``."""
+        return self._save(text, "user_explicit", "confirmed", fields, idempotency_key)
 
-    def propose(self, text: str, **fields: Unpack[MemoryFields]) -> MemoryNotice:
-        """Record an inference as a proposal: never recalled until the user confirms it."""
-        return self._save(text, "inference", "proposed", fields)
+    def propose(
+        self, text: str, *, idempotency_key: str | None = None, **fields: Unpack[MemoryFields]
+    ) -> MemoryNotice:
+        """Record an inference as a proposal: never recalled until the user confirms it
+        (``idempotency_key``: as ``remember``'s)."""
+        return self._save(text, "inference", "proposed", fields, idempotency_key)
 
     def _save(
-        self, text: str, source_kind: SourceKind, status: str, fields: MemoryFields
-    ) -> MemoryNotice:
-        try:
-            notice = write_retried(
-                self.memory.store,
-                lambda tx: save_memory(
-                    tx, self.principal, text, source_kind=source_kind, status=status, **fields
-                ),
+        self, text: str, source_kind: SourceKind, status: str, fields: MemoryFields,
+        idempotency_key: str | None = None,
+    ) -> MemoryNotice:  # fmt: skip
+        kind = "remember" if status == "confirmed" else "propose"
+        key = Keyed.of(idempotency_key, kind, {"text": text, **fields})
+        period = timedelta(hours=self.memory.config.idempotency_hours)
+        now = datetime.now(UTC)
+        tenant, user = self.tenant, self.user
+
+        def save(tx: WriteTxn) -> tuple[MemoryNotice, bool]:
+            fingerprint = None if key is None else key.fingerprint(tenant, user)
+            if key is not None and fingerprint is not None:
+                kept = replayed(tx, tenant, user, key.key, kind, fingerprint, now=now,
+                                period=period)  # fmt: skip
+                if kept is not None:
+                    return kept_notices(tx, self.principal, kept)[0], True
+            notice = save_memory(
+                tx, self.principal, text, source_kind=source_kind, status=status, **fields
             )
+            if key is not None and fingerprint is not None and notice.memory is not None:
+                kept = KeptWrite(key.key, kind, fingerprint, now, memory_id=notice.memory.id,
+                                 result=notices_result([notice]))  # fmt: skip
+                keep(tx, tenant, user, kept, period=period)
+            return notice, False
+
+        try:
+            notice, again = write_retried(self.memory.store, save)
         except NeverStoreViolation as refused:  # strict: a block raises; it is counted all the same
             self.memory.observer.memory_notices([MemoryNotice("blocked", "", refused.reason)])
             raise
-        self._embed_notices([notice])
+        if not again:  # a replay stored nothing: nothing to count or embed
+            self._embed_notices([notice])
         return notice
 
     def _embed_notices(self, notices: Iterable[MemoryNotice]) -> None:
@@ -110,23 +138,36 @@ class Scope:
     def search_memories(
         self, query: str, k: int = 5, *, scope: str | None = None,
         purposes: Iterable[str] | None = None,
-    ) -> list[MemoryHit]:  # fmt: skip
+    ) -> Ranked[MemoryHit]:  # fmt: skip
         """Current memories ranked for ``query`` (lexical and, with an embedder, vector rank
         fused), each with its score and the retrievers that found it; none when memory is off.
         ``purposes``: only memories of these purposes (default: every purpose the scope may
-        use; more than that is ``PurposeNotAllowed``)."""
+        use; more than that is ``PurposeNotAllowed``). The list's ``unembedded`` counts the
+        user's memories that had no vector yet (ranked by words only); ``degraded`` names an
+        embedder that failed or ran past its time limit."""
         scopes = ("user",) if scope is None else ("user", scope)
         who = self.principal_for(purposes)
-        with self.memory.store.read() as tx:
+        memory = self.memory
+        limits = memory.config.time_limits
+        memory.settle_vectors(limits.embedder)
+        serving = memory.embedder_for(self.tenant)
+        with memory.store.read() as tx:
             closed, policy = memory_policy(tx, who)
             if closed is not None:
-                return []
-            memory = self.memory
-            return search_memories(
-                tx, who, query, k, scopes=scopes, now=datetime.now(UTC), embedder=memory.embedder,
-                reranker=guarded_reranker(memory.reranker, memory.config.time_limits),
-                rerank_depth=memory.config.search.rerank_depth, policy=policy,
+                return Ranked()
+            reranker = guarded_reranker(memory.reranker, limits)
+            hits, degraded = without_failed_embedder(
+                serving, limits,
+                lambda embedder: search_memories(
+                    tx, who, query, k, scopes=scopes, now=datetime.now(UTC), embedder=embedder,
+                    reranker=reranker, rerank_depth=memory.config.search.rerank_depth,
+                    policy=policy,
+                ),
             )  # fmt: skip
+            unembedded = 0
+            if serving is not None:
+                unembedded = tx.unembedded_memories(self.tenant, self.user, serving.name)
+        return Ranked(hits, unembedded=unembedded, degraded=degraded)
 
     def principal_for(self, purposes: Iterable[str] | None) -> Principal:
         """The principal of one call that declares ``purposes`` (None: the scope's own)."""

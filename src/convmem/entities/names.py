@@ -246,6 +246,18 @@ def name_key(name: str) -> str:
     return _SPACE.sub(" ", trim_start(trim_end(fold(name))))
 
 
+# The endings of a pronoun's contraction ("I'm", "we'll", "they're", "you'd", with a straight or
+# a curly apostrophe): chat writes no full stop between an address and the next clause ("Hey Kate
+# I'm back"), and such a word then opens that clause; it is never part of a name. "O'Brien" and
+# "D'Angelo" start with no pronoun.
+_CONTRACTION = re.compile(r"^(?P<head>[^\W\d_]+)['’](?:m|s|re|ve|ll|d)$")
+
+
+def _is_pronoun_contraction(key: str) -> bool:
+    match = _CONTRACTION.match(key)
+    return match is not None and match.group("head") in PRONOUNS
+
+
 def is_name_word(word: str) -> bool:
     """A capitalised word that may be (part of) a name."""
     if not word or not word[0].isupper():
@@ -255,5 +267,6 @@ def is_name_word(word: str) -> bool:
         bool(key)
         and key not in NOT_NAMES
         and key not in WEEKDAYS_AND_MONTHS
+        and not _is_pronoun_contraction(key)
         and not is_code_word(word)
     )

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from convmem.entities.lookup import name_runs
 from convmem.entities.names import name_key
@@ -186,17 +186,14 @@ def entity_ranking(
         entities = others
     if not entities:
         return NO_ENTITY_RANKING
-    rows = tx.entity_turns(
+    # the turns, and how many turns they were read among (the newest ones only, when there
+    # were MAX_ENTITY_TURNS: weighed among their span)
+    rows, total = tx.counted_entity_turns(
         tenant, user, conversation_id, [e.id for e in entities], window=window,
-        limit=MAX_ENTITY_TURNS,
+        limit=MAX_ENTITY_TURNS, cap=MAX_TURNS,
     )  # fmt: skip
     if not rows:
         return NO_ENTITY_RANKING
-    counted = window
-    if len(rows) >= MAX_ENTITY_TURNS:  # the newest turns only: weigh them among their span
-        oldest = min(row.created_at for row in rows)
-        counted = replace(window, since=max(oldest, window.since or oldest))
-    total = tx.indexed_turn_count(tenant, user, conversation_id, window=counted, cap=MAX_TURNS)
     prior = {f.key: f.score for f in rrf(rankings, k=rrf_k)}
     ranked, most_specific = rank_entity_turns(rows, prior, total, limit)
     return EntityRanking(ranked, options.weight * most_specific)

@@ -42,7 +42,13 @@ from typing import Any
 
 from convmem.config import Config
 from convmem.context.assemble import AssemblyOptions
-from convmem.domain.search import SearchOptions, Window, rank_conversation, search_conversation
+from convmem.domain.search import (
+    Ranker,
+    SearchOptions,
+    Window,
+    rank_conversation,
+    search_conversation,
+)
 from convmem.engine import Conversation, Memory
 from convmem.engine import open as open_memory
 from convmem.entities.recall import EntityRecallOptions
@@ -267,11 +273,10 @@ def _cross_check(
         for question in sample.questions[:max_questions]:
             with memory.store.read() as tx:
                 tags = _tags(tx, conv, question.question)
+                ranker = Ranker(memory.embedder, memory.vector_cache, options, Window())
                 fused = rank_conversation(
-                    tx, conv.scope.principal, conv.id, question.question,
-                    embedder=memory.embedder, cache=memory.vector_cache, options=options,
-                    window=Window(), limit=10,
-                )  # fmt: skip
+                    tx, conv.scope.principal, conv.id, question.question, ranker, limit=10
+                )
             out.append((tags, recall_at([dia_of[f.key] for f in fused], question.evidence, 10)))
         return out
 
@@ -308,11 +313,8 @@ def _measure(
         tags = _tags(tx, conv, question.question)
     for name, options in variants.items():
         with memory.store.read() as tx:
-            fused = rank_conversation(
-                tx, conv.scope.principal, conv.id, question.question,
-                embedder=memory.embedder, cache=memory.vector_cache, options=options,
-                window=Window(),
-            )  # fmt: skip
+            ranker = Ranker(memory.embedder, memory.vector_cache, options, Window())
+            fused = rank_conversation(tx, conv.scope.principal, conv.id, question.question, ranker)
         ranking = [dia_of[f.key] for f in fused[: max(KS)]]
         recalls = {k: recall_at(ranking, question.evidence, k) for k in KS}
         rows.recall.setdefault(name, []).append((question.category, tags, recalls))

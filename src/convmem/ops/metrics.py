@@ -35,7 +35,11 @@ AGE_BUCKETS = (1, 10, 60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400, 30 * 86400
 SUMMARY_VERSIONS = (EXTRACTIVE_VERSION, LLM_PROMPT_VERSION)
 # the parts a request may go without (AssemblyReport.degraded, "part: error Class" or
 # "part: timeout N ms")
-DEGRADED_PARTS = ("memories", "tools", "retrieval", "summary", "embedder", "reranker")
+DEGRADED_PARTS = (
+    "memories", "tools", "retrieval", "summary", "embedder", "reranker", "session",
+)  # fmt: skip
+# how the session tier answered a request (convmem.store.session)
+SESSION_OUTCOMES = ("hit", "miss", "bypass", "unavailable")
 # how a request's summary was had (AssemblyReport.summary_source), "none" without one
 SUMMARY_SOURCES = ("none", "stored", "built", "ancestor")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -184,6 +188,15 @@ class ProcessMetrics:
             "two are one answer by design), by kind of object.",
             ["kind"], registry=r,
         )  # fmt: skip
+        self.session_requests = Counter(
+            "convmem_session_tier_requests",
+            "Assembled requests by how the session tier answered their state: hit (Redis), "
+            "miss (the database, put back), bypass (a write was open), unavailable (Redis away "
+            "or slow: the database answered).",
+            ["outcome"], registry=r,
+        )  # fmt: skip
+        for outcome in SESSION_OUTCOMES:
+            self.session_requests.labels(outcome)
         for status in NOTICE_STATUSES:
             self.notices.labels(status)
         for reason in BLOCK_REASONS:
@@ -224,6 +237,8 @@ class ProcessMetrics:
             self.degraded_parts.labels(_bounded(part, DEGRADED_PARTS)).inc()
         self.cached_tokens.observe(report.cached_tokens)
         self.cached_share.observe(report.cached_share)
+        if report.session is not None:
+            self.session_requests.labels(_bounded(report.session, SESSION_OUTCOMES)).inc()
 
     def memory_notices(self, notices: Sequence[MemoryNotice]) -> None:
         for notice in notices:

@@ -10,6 +10,8 @@ crashes or hangs stops extending it; once it runs out, the next worker claims th
 With an embedder on the memory, the worker also embeds, a batch at a time between jobs, the turns,
 words and memories that have no vector yet (written with ``embed_on_write`` off, or before a
 model change): vectors are derived data, so several workers doing it at once only repeat work.
+A worker whose embedder is the target of a tenant's embedder switch builds its vectors too
+(``build_switches``).
 
 Every ``retention_seconds`` (an hour by default) it queues one retention sweep job per tenant
 with a period (``convmem.domain.retention``), keyed by the tenant and the hour so several workers
@@ -300,13 +302,33 @@ class Worker:
         """Embed one batch of each kind of row still lacking a vector; how many were embedded
         (0 without an embedder, or when nothing is pending)."""
         counts = self.memory.backfill_embeddings(batch_size=batch_size, max_batches=1)
-        embedded = sum(counts.values())
+        embedded = sum(counts.values()) + self.build_switches(batch_size)
         if embedded:
             log.info(
                 "embedded %d turns, %d words, %d memories",
                 counts["messages"], counts["terms"], counts["memories"],
             )  # fmt: skip
         return embedded
+
+    def build_switches(self, batch_size: int = 256) -> int:
+        """One batch of each kind for every tenant whose embedder switch targets this worker's
+        embedder (``Memory.embedder_switch``): the new vectors are built in the background; the
+        operator's ``convmem embedder switch`` then finds the build done and switches. Rows
+        embedded."""
+        embedder = self.memory.embedder
+        if embedder is None:
+            return 0
+        with self.memory.store.read() as tx:
+            tenants = tx.switches_to(embedder.name)
+        built = 0
+        for tenant in tenants:
+            counts = self.memory.embedder_switch.build(
+                tenant, embedder, batch_size=batch_size, max_batches=1
+            )
+            built += sum(counts.values())
+        if built:
+            log.info("built %d vectors of %s for switches under way", built, embedder.name)
+        return built
 
     def _heartbeat(self, job: Job, finished: threading.Event) -> None:
         interval = self.lease_seconds / 3

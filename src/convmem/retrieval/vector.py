@@ -164,6 +164,7 @@ class SentenceTransformerEmbedder:
         quantize: bool = False,
         backend: str = "auto",
         int8_queries: bool = True,
+        device: str = "cpu",
     ) -> None:
         """``threads`` sets torch's CPU threads for the process when the model loads (None leaves
         them be). One thread serves a short query fastest on a busy machine; torch's default
@@ -179,9 +180,18 @@ class SentenceTransformerEmbedder:
         ``int8_queries`` (with ONNX Runtime): ``embed_queries`` runs an int8 copy of the graph,
         about 1.5 ms a question instead of 4.7; its vectors are close to the model's (cosine
         above 0.99) and are only compared with stored ones, never stored (recall held on LoCoMo,
-        see ``convmem.retrieval.onnx_runtime``). ``embed`` always runs the float model."""
+        see ``convmem.retrieval.onnx_runtime``). ``embed`` always runs the float model.
+
+        ``device``: ``"cpu"``, or ``"cuda"`` (``"cuda:N"``) when torch sees one (else
+        ``InvalidConfig``): bulk embedding (the worker, a backfill, an embedder switch) on a GPU;
+        it runs torch (ONNX Runtime and the int8 model are CPU paths)."""
         if backend not in ("auto", "torch", "onnx"):
             raise InvalidInput("backend must be 'auto', 'torch' or 'onnx'")
+        self._device = check_device(device)
+        if self._device != "cpu":
+            if backend == "onnx" or quantize:
+                raise InvalidConfig("device", "ONNX Runtime and the int8 model run on the CPU")
+            backend = "torch"
         # fail here, with the install line, rather than at the first embedding
         require_sentence_transformers("SentenceTransformerEmbedder")
         if quantize and backend == "onnx":
@@ -201,6 +211,13 @@ class SentenceTransformerEmbedder:
     def name(self) -> str:
         return self._model_name + ("+qint8" if self._quantize else "")
 
+    def on(self, device: str) -> SentenceTransformerEmbedder:
+        """The same model on ``device`` (a new instance: it loads there on first use)."""
+        return SentenceTransformerEmbedder(
+            self._model_name, batch_size=self._batch_size, threads=self._threads,
+            quantize=self._quantize, backend="torch", int8_queries=False, device=device,
+        )  # fmt: skip
+
     @property
     def dimensions(self) -> int:
         model = self._load()
@@ -214,7 +231,7 @@ class SentenceTransformerEmbedder:
                     import torch
 
                     torch.set_num_threads(self._threads)
-                model = _load_sentence_transformer(self._model_name)
+                model = _load_sentence_transformer(self._model_name, self._device)
                 self._model = _quantized(model) if self._quantize else model
                 if not self._quantize and self._backend != "torch":
                     self._onnx = self._onnx_encoder(model)
@@ -305,7 +322,8 @@ def _forward(model: Any, texts: Sequence[str]) -> Matrix:
     import torch
 
     prepare = getattr(model, "preprocess", None) or model.tokenize
-    features = prepare(list(texts))
+    features = {key: value.to(model.device) if hasattr(value, "to") else value
+                for key, value in prepare(list(texts)).items()}  # fmt: skip
     with torch.inference_mode():
         output = model(features)
     vectors = torch.nn.functional.normalize(output["sentence_embedding"], dim=1)
@@ -323,7 +341,7 @@ def _quantized(model: Any) -> Any:
         return quantize(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
-def _load_sentence_transformer(model: str) -> Any:
+def _load_sentence_transformer(model: str, device: str = "cpu") -> Any:
     from sentence_transformers import SentenceTransformer
 
     path = model
@@ -337,7 +355,47 @@ def _load_sentence_transformer(model: str) -> Any:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         except ImportError:
             pass
-    return SentenceTransformer(path, device="cpu")
+    return SentenceTransformer(path, device=device)
+
+
+def check_device(device: str) -> str:
+    """``device`` when this process can run a model there: ``cpu``, or ``cuda`` / ``cuda:N``
+    when torch sees that CUDA device; anything else is ``InvalidConfig`` saying why."""
+    kind, _, index = device.partition(":")
+    if kind == "cpu" and not index:
+        return "cpu"
+    if kind != "cuda" or (index and not index.isdigit()):
+        raise InvalidConfig("device", f"{device!r} is not a device: use cpu, cuda or cuda:N")
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        raise InvalidConfig("device", f"{device!r} was asked for and this machine has no CUDA "
+                            "device torch can use")  # fmt: skip
+    if index and int(index) >= count:
+        raise InvalidConfig("device", f"{device!r}: torch sees {count} CUDA device(s)")
+    return device
+
+
+def on_device(embedder: Embedder | None, device: str) -> Embedder | None:
+    """``embedder`` running on ``device`` (``check_device``): an in-process sentence-transformers
+    model moves there; any other embedder runs where it runs, so a device other than the CPU
+    is ``InvalidConfig`` for it."""
+    device = check_device(device)
+    if isinstance(embedder, _Renamed):
+        inner = on_device(embedder._inner, device)
+        assert inner is not None
+        return _Renamed(inner, embedder.name)
+    if isinstance(embedder, SentenceTransformerEmbedder):
+        return embedder if device == "cpu" else embedder.on(device)
+    if device != "cpu":
+        name = "no embedder" if embedder is None else f"the embedder {embedder.name!r}"
+        raise InvalidConfig(
+            "device",
+            f"{name} does not run in this process: only a sentence-transformers model "
+            "(minilm, st:…) takes a device",
+        )
+    return embedder
 
 
 def sentence_transformers_available() -> bool:

@@ -19,6 +19,7 @@ from convmem.service.auth import (
     refuse_system_text,
 )
 from convmem.service.convert import appended, jsonable
+from convmem.service.params import IdempotencyKey, search_headers
 from convmem.service.problems import ServiceError
 from convmem.service.schemas import (
     ActiveLeaf,
@@ -139,7 +140,11 @@ def get_branch(
 
 @router.post("/{conversation_id}/messages", status_code=201, response_model=AppendedOut)
 def append_message(
-    conversation_id: ConversationId, body: MessageCreate, scope: ActingScope, key: AnyKey
+    conversation_id: ConversationId,
+    body: MessageCreate,
+    scope: ActingScope,
+    key: AnyKey,
+    idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
     """Append under the active leaf (or ``parent_id``); the new message becomes the leaf.
     A system message needs the application's key."""
@@ -154,6 +159,7 @@ def append_message(
         created_at=body.created_at,
         parent_id=body.parent_id,
         keep_bytes=body.keep_bytes,
+        idempotency_key=idempotency_key,
     )
     return appended(message)
 
@@ -182,6 +188,7 @@ def edit_message(
     body: MessageEdit,
     scope: ActingScope,
     key: AnyKey,
+    idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
     """A new version of the message, as its sibling; the active leaf moves to it. A system
     message's new version needs the application's key."""
@@ -189,8 +196,9 @@ def edit_message(
     if held_by_end_user(key):  # the message's role is read only when it matters
         refuse_system_text(key, conversation.message(message_id).role)
     edited = conversation.edit(
-        message_id, body.content, metadata=body.metadata, keep_bytes=body.keep_bytes
-    )
+        message_id, body.content, metadata=body.metadata, keep_bytes=body.keep_bytes,
+        idempotency_key=idempotency_key,
+    )  # fmt: skip
     return appended(edited)
 
 
@@ -204,11 +212,13 @@ def regenerate_message(
     message_id: ConversationId,
     body: Regenerate,
     scope: ActingScope,
+    idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
     """A new version of an assistant reply (see ``Conversation.regenerate``)."""
     message = scope.conversation(conversation_id).regenerate(
-        message_id, body.content, tool_calls=_calls(body.tool_calls), metadata=body.metadata
-    )
+        message_id, body.content, tool_calls=_calls(body.tool_calls), metadata=body.metadata,
+        idempotency_key=idempotency_key,
+    )  # fmt: skip
     return appended(message)
 
 
@@ -292,10 +302,14 @@ def search_conversation(
     conversation_id: ConversationId,
     scope: ActingScope,
     q: Annotated[str, Query(min_length=1, max_length=2000)],
+    response: Response,
     k: Annotated[int, Query(ge=1, le=100)] = 10,
 ) -> list[Any]:
-    """Messages of this conversation ranked for ``q``."""
-    return [jsonable(found) for found in scope.conversation(conversation_id).search(q, k=k)]
+    """Messages of this conversation ranked for ``q``. ``X-Convmem-Unembedded`` says how many
+    of its turns had no vector yet (ranked by words only)."""
+    hits = scope.conversation(conversation_id).search(q, k=k)
+    search_headers(response, hits.unembedded, hits.degraded)
+    return [jsonable(found) for found in hits]
 
 
 @router.get("/{conversation_id}/summaries", response_model=list[dict[str, Any]])

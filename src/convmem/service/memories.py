@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 
 from convmem.errors import NeverStoreViolation
 from convmem.model.memory import MemoryNotice
 from convmem.service.auth import ActingScope
 from convmem.service.convert import hit, notice
+from convmem.service.params import IdempotencyKey, search_headers
 from convmem.service.schemas import (
     SCOPE_PATTERN,
     Category,
@@ -38,9 +39,12 @@ def written(result: MemoryNotice) -> dict[str, Any]:
     return notice(result)
 
 
-def _save(save: Callable[..., MemoryNotice], body: MemoryCreate) -> dict[str, Any]:
+def _save(
+    save: Callable[..., MemoryNotice], body: MemoryCreate, idempotency_key: str | None
+) -> dict[str, Any]:
     result = save(
         body.text,
+        idempotency_key=idempotency_key,
         category=body.category,
         subject=body.subject,
         scope=body.scope,
@@ -77,25 +81,30 @@ def list_memories(
 
 
 @router.post("", status_code=201, response_model=NoticeOut)
-def remember(body: MemoryCreate, scope: ActingScope) -> dict[str, Any]:
+def remember(
+    body: MemoryCreate, scope: ActingScope, idempotency_key: IdempotencyKey = None
+) -> dict[str, Any]:
     """Save a statement the user asked to keep. A refused one (never-store policy, memory off)
     is a 422 ``never_store`` problem with the reason code; nothing is written."""
-    return _save(scope.remember, body)
+    return _save(scope.remember, body, idempotency_key)
 
 
 @router.post("/proposals", status_code=201, response_model=NoticeOut)
-def propose(body: MemoryCreate, scope: ActingScope) -> dict[str, Any]:
+def propose(
+    body: MemoryCreate, scope: ActingScope, idempotency_key: IdempotencyKey = None
+) -> dict[str, Any]:
     """Record an inference as a proposal: never recalled until the user confirms it. It
     carries ``confidence`` (default 0.5) and the basis ``application``; beyond the tenant's
     ``max_pending_proposals`` it replaces a less confident pending one, or is refused (422,
     reason ``proposal_cap``). A special category is never proposed (422, its reason)."""
-    return _save(scope.propose, body)
+    return _save(scope.propose, body, idempotency_key)
 
 
 @router.get("/search", response_model=list[MemoryHitOut])
 def search_memories(
     scope: ActingScope,
     q: Annotated[str, Query(min_length=1, max_length=2000)],
+    response: Response,
     k: Annotated[int, Query(ge=1, le=100)] = 5,
     purpose: Annotated[
         list[PurposeName] | None,
@@ -105,8 +114,11 @@ def search_memories(
         ),
     ] = None,
 ) -> list[dict[str, Any]]:
-    """Current memories ranked for ``q``; none when memory is off."""
-    return [hit(found) for found in scope.search_memories(q, k=k, purposes=purpose)]
+    """Current memories ranked for ``q``; none when memory is off. ``X-Convmem-Unembedded``
+    says how many of the user's memories had no vector yet (ranked by words only)."""
+    hits = scope.search_memories(q, k=k, purposes=purpose)
+    search_headers(response, hits.unembedded, hits.degraded)
+    return [hit(found) for found in hits]
 
 
 @router.get("/{memory_id}", response_model=MemoryOut)

@@ -25,6 +25,7 @@ from convmem.errors import (
     BudgetExceeded,
     ContentTooLarge,
     ConvmemError,
+    IdempotencyConflict,
     InvalidDocument,
     InvalidMessage,
     InvalidQuery,
@@ -112,6 +113,8 @@ def classify(exc: ConvmemError) -> tuple[int, str, dict[str, Any]]:
         return 422, "budget_exceeded", {"needed": exc.needed, "available": exc.available}
     if isinstance(exc, PurposeNotAllowed):
         return 403, "purpose_not_allowed", {"purposes": exc.purposes}
+    if isinstance(exc, IdempotencyConflict):
+        return 409, "idempotency_conflict", {}
     if isinstance(exc, NeverStoreViolation):
         return 422, "never_store", {"reason": exc.reason}
     if isinstance(exc, InvalidMessage):

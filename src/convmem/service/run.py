@@ -35,12 +35,13 @@ def serve(
     workers: int = 1,
     reranker: Reranker | None = None,
     config: Config | None = None,
+    session: str | None = None,
 ) -> None:
     """Serve until SIGINT or SIGTERM. On a signal uvicorn stops accepting connections, lets the
     requests in flight (writes included) finish for up to ``graceful_timeout`` seconds, then the
     app closes the database. With an ``embedder`` the model loads before the port opens, so the
-    first search does not wait for it. ``config`` and ``reranker``: the database's (see
-    ``convmem.open``)."""
+    first search does not wait for it. ``config``, ``reranker`` and ``session`` (the session
+    tier's Redis URL): the database's (see ``convmem.open``)."""
     configure_logging(log_level)
     if embedder is not None:
         embedder.embed(["warm up"])
@@ -62,14 +63,14 @@ def serve(
         timeout_keep_alive=keep_alive_timeout,
     )
     base = replace(settings or ServiceSettings(), close_memory_on_shutdown=True)
-    opened = _Models(config, embedder, reranker)
+    opened = _Models(config, embedder, reranker, session)
     if workers <= 1:
         # bound here, not by uvicorn: a port in use is one OSError for the caller to report,
         # not uvicorn's log lines and an exit
         _run(db, server_config, base, opened, _listen(host, port, reuse_port=False))
         return
     # opened once here first: migrations run once, and a bad URL fails before any fork
-    open_memory(db, config=config).close()
+    open_memory(db, config=config, session=session).close()
     # Where the kernel can, each worker listens on a socket of its own on the same port
     # (SO_REUSEPORT) and the kernel spreads new connections evenly over them; one socket shared
     # by every worker goes to whichever accepts first, and a client's keep-alive connections
@@ -124,6 +125,7 @@ class _Models:
     config: Config | None
     embedder: Embedder | None
     reranker: Reranker | None
+    session: str | None = None
 
 
 def _run(
@@ -136,7 +138,7 @@ def _run(
     # "none", not None: None would let the environment pick one (convmem.open)
     memory = open_memory(
         db, config=models.config, embedder=models.embedder or "none",
-        reranker=models.reranker or "none",
+        reranker=models.reranker or "none", session=models.session,
     )  # fmt: skip
     server_config.app = create_app(memory, settings)
     server = uvicorn.Server(server_config)

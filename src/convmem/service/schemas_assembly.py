@@ -162,6 +162,11 @@ class ReportOut(ResponseBody):
         description="Parts skipped because they failed or ran past their time limits, e.g. "
         '"retrieval: timeout 1000 ms", "summary: error StoreError".',
     )
+    unembedded: dict[str, int] = Field(
+        default_factory=dict,
+        description="With an embedder: the conversation's turns and the user's memories that "
+        'had no vector yet, ranked by words only (e.g. {"turns": 3, "memories": 0}).',
+    )
     tools_offered: list[str] = Field(default_factory=list)
     tools_suppressed: list[dict[str, str]] = Field(default_factory=list)
     memory_candidates: int = Field(0, description="Memories recall considered, before selection.")
@@ -192,6 +197,12 @@ class ReportOut(ResponseBody):
     documents: list[DocumentUseOut] = Field(
         default_factory=list,
         description="The retrieved documents given, best first, and what became of each.",
+    )
+    session: Literal["hit", "miss", "bypass", "unavailable"] | None = Field(
+        None,
+        description="How the session tier answered the conversation's state: hit (Redis), miss "
+        "(the database, put back), bypass (a write was open on it), unavailable (Redis away or "
+        "slow: the database answered; degraded says why). Absent without a tier.",
     )
 
 

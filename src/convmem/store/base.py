@@ -20,6 +20,10 @@ capability Protocols of this package. Everything that touches a database goes th
                                        and their facts (derived from messages)
 ``convmem.store.lifecycle``            ``LifecycleReads`` / ``LifecycleWrites``: retention
                                        sweeps per layer, a proposal's evidence
+``convmem.store.idempotency``          ``IdempotencyReads`` / ``IdempotencyWrites``: the writes
+                                       kept under the callers' idempotency keys
+``convmem.store.embedder_switch``      ``EmbedderSwitchReads`` / ``EmbedderSwitchWrites``: a
+                                       tenant's embedder changed while searches go on
 =====================================  ==========================================================
 
 ``read()`` gives a consistent snapshot; ``write()`` an atomic transaction in which what the
@@ -52,7 +56,15 @@ from convmem.store.derived import (
     SummaryReads,
     SummaryWrites,
 )
+from convmem.store.embedder_switch import (
+    EmbedderSwitch,
+    EmbedderSwitchReads,
+    EmbedderSwitchWrites,
+    StagedCounts,
+    UnstagedMemory,
+)
 from convmem.store.entities import EntityReads, EntityRow, EntityTurnRow, EntityWrites
+from convmem.store.idempotency import IdempotencyReads, IdempotencyWrites, KeptWrite
 from convmem.store.keys import (
     KeyReads,
     KeyWrites,
@@ -98,6 +110,11 @@ __all__ = [
     "ConversationReads",
     "ConversationRef",
     "ConversationWrites",
+    "EmbedderSwitch",
+    "EmbedderSwitchReads",
+    "EmbedderSwitchWrites",
+    "IdempotencyReads",
+    "IdempotencyWrites",
     "IndexEntry",
     "IndexReads",
     "IndexWrites",
@@ -105,6 +122,9 @@ __all__ = [
     "IndexedRow",
     "JobReads",
     "JobWrites",
+    "KeptWrite",
+    "StagedCounts",
+    "UnstagedMemory",
     "KeyReads",
     "KeyWrites",
     "PageSessionReads",
@@ -162,6 +182,8 @@ class ReadTxn(
     ToolReads,
     EntityReads,
     LifecycleReads,
+    IdempotencyReads,
+    EmbedderSwitchReads,
     Protocol,
 ):
     """Every read capability, over one consistent snapshot."""
@@ -182,6 +204,8 @@ class WriteTxn(
     ToolWrites,
     EntityWrites,
     LifecycleWrites,
+    IdempotencyWrites,
+    EmbedderSwitchWrites,
     Protocol,
 ):
     """Every capability, in one atomic transaction."""

@@ -123,6 +123,10 @@ class RequestState:
     pins: list[PinnedInstruction]
     last_assembly: AssemblyRecord | None
     branch: Iterator[BranchRow]
+    # how a session tier in front of the store answered (``convmem.store.session``): "hit",
+    # "miss", "bypass" or "unavailable" (then ``session_problem`` says why); None: no tier
+    session: str | None = None
+    session_problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +230,14 @@ class ConversationReads(Protocol):
         """The candidates that are ``start_id`` or one of its ancestors down to ``min_depth``."""
         ...
 
+    def branch_messages(
+        self, tenant: str, user: str, start_id: str, candidate_ids: Sequence[str]
+    ) -> dict[str, Message]:
+        """The principal's messages among ``candidate_ids`` that are ``start_id`` or one of its
+        ancestors, by id: ``get_messages`` and ``on_branch`` as one unit of work (what recall
+        reads of its ranked turns; PostgreSQL: one round trip)."""
+        ...
+
     def pinned(
         self, tenant: str, user: str, conversation_id: str | None
     ) -> list[PinnedInstruction]:
@@ -304,6 +316,18 @@ def plain_append_state(
     if parent.message.conversation_id != conversation_id:
         raise NotFound("message", parent_id)
     return AppendState(record, parent)
+
+
+def plain_branch_messages(
+    tx: ConversationReads, tenant: str, user: str, start_id: str, candidate_ids: Sequence[str]
+) -> dict[str, Message]:
+    """``branch_messages`` read by its parts, one after another."""
+    found = tx.get_messages(tenant, user, candidate_ids)
+    if not found:
+        return {}
+    lowest = min(message.depth for message in found.values())
+    on = tx.on_branch(tenant, start_id, list(found), lowest)
+    return {key: message for key, message in found.items() if key in on}
 
 
 def plain_request_state(

@@ -23,7 +23,7 @@ Semantics every backend keeps:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -101,6 +101,22 @@ class EntityReads(Protocol):
         the user confirmed, with ``confirmed_only``."""
         ...
 
+    def named_entity_facts(
+        self,
+        tenant: str,
+        user: str,
+        keys: Sequence[str],
+        *,
+        scopes: Sequence[str],
+        outside_conversation: str | None,
+        confirmed_only: bool,
+        limit: int,
+    ) -> tuple[list[Entity], list[EntityFact]]:
+        """``entities_named`` (of ``scopes``) and those entities' ``entity_facts``, as one unit
+        of work (PostgreSQL: one round trip); (``[]``, ``[]``) when no entity goes by the
+        keys."""
+        ...
+
     def entity_fact(self, tenant: str, user: str, entity_id: str, fact_id: str) -> EntityFact:
         """One fact of the user's entity; ``NotFound`` for any other pair of ids."""
         ...
@@ -131,6 +147,22 @@ class EntityReads(Protocol):
         """How many indexed turns of one conversation of the user lie inside ``window``,
         counted up to ``cap`` (a bound on the read, not an error): the reference an entity's
         own turn count is weighed against (``convmem.entities.recall``)."""
+        ...
+
+    def counted_entity_turns(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        entity_ids: Sequence[str],
+        *,
+        window: Window,
+        limit: int,
+        cap: int,
+    ) -> tuple[list[EntityTurnRow], int]:
+        """``entity_turns``, and ``indexed_turn_count`` over the span they were read from
+        (``turns_span``), as one unit of work (PostgreSQL: one round trip, unless ``limit``
+        turns came back); (``[]``, 0) when there are none."""
         ...
 
 
@@ -259,3 +291,54 @@ def admitted_names(
     gate did not see."""
     allowed = set(admitted.value.aliases)
     return [pair for pair in names if pair in allowed]
+
+
+def turns_span(window: Window, turns: Sequence[EntityTurnRow], limit: int) -> Window:
+    """The part of ``window`` that ``turns`` (an ``entity_turns`` answer of at most ``limit``)
+    were read from: all of it, or, when the limit was reached (the newest turns only), from the
+    oldest turn read on."""
+    if len(turns) < limit:
+        return window
+    oldest = min(turn.created_at for turn in turns)
+    return replace(window, since=max(oldest, window.since or oldest))
+
+
+def plain_counted_entity_turns(
+    tx: EntityReads,
+    tenant: str,
+    user: str,
+    conversation_id: str,
+    entity_ids: Sequence[str],
+    *,
+    window: Window,
+    limit: int,
+    cap: int,
+) -> tuple[list[EntityTurnRow], int]:
+    """``counted_entity_turns`` read by its parts, one after another."""
+    turns = tx.entity_turns(tenant, user, conversation_id, entity_ids, window=window, limit=limit)
+    if not turns:
+        return [], 0
+    span = turns_span(window, turns, limit)
+    return turns, tx.indexed_turn_count(tenant, user, conversation_id, window=span, cap=cap)
+
+
+def plain_named_entity_facts(
+    tx: EntityReads,
+    tenant: str,
+    user: str,
+    keys: Sequence[str],
+    *,
+    scopes: Sequence[str],
+    outside_conversation: str | None,
+    confirmed_only: bool,
+    limit: int,
+) -> tuple[list[Entity], list[EntityFact]]:
+    """``named_entity_facts`` read by its parts, one after another."""
+    named = tx.entities_named(tenant, user, keys, scopes=scopes)
+    if not named:
+        return [], []
+    facts = tx.entity_facts(
+        tenant, user, [e.id for e in named], outside_conversation=outside_conversation,
+        confirmed_only=confirmed_only, limit=limit,
+    )  # fmt: skip
+    return named, facts

@@ -122,9 +122,13 @@ LINEAGE: Final[tuple[Derived, ...]] = (
     Derived("message", "message_index", "message_id"),
     Derived("message", "message_tokens", "message_id"),
     Derived("message", "message_blobs", "message_id"),
+    Derived("message", "idempotency_keys", "message_id"),
+    Derived("message", "staged_message_vectors", "message_id", text=True),
     # a memory: its vector and index entry, the evidence it cites, the records pointing at it
     Derived("memory", "memory_vectors", "memory_id", text=True),
+    Derived("memory", "staged_memory_vectors", "memory_id", text=True),
     Derived("memory", "memory_evidence", "memory_id"),
+    Derived("memory", "idempotency_keys", "memory_id"),
     Derived("memory", "memories", "conflicts_with_id", keep_when=ALWAYS),
     Derived("memory", "memories", "supersedes_id", keep_when=ALWAYS),
     # a registered tool: its vectors (its full-text entry follows its row)
@@ -149,6 +153,7 @@ NOT_DERIVED: Final = frozenset(
         "api_keys",
         "page_sessions",  # sign-in links and sessions: a token's hash and times, like keys
         "tenant_policies",
+        "embedder_switches",  # which embedder serves a tenant and which is being built
         "user_settings",
         # a tenant's word vectors: leave with the last conversation using the word (a trigger on
         # SQLite, ``conversation_terms``' hook on PostgreSQL)

@@ -9,7 +9,9 @@ growing wait, so two units that deadlocked do not meet again in step; when they 
 caller gets the last ``WriteConflict`` (a ``StoreBusy``). ``write_retried(store, unit)`` is the
 same for a unit given as a function of the transaction and its arguments (a call site turns its
 ``with store.write() as tx:`` block into ``def unit(tx)`` and returns what it assigned). SQLite
-never raises it (one writer at a time), so there the retry only passes through.
+never raises it (one writer at a time), so there the retry only passes through. A unit whose
+connection broke before its commit was sent (``ConnectionLost``: a server restart, a connection
+it dropped) kept nothing either, and runs again the same way, on another connection.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from convmem.errors import WriteConflict
+from convmem.errors import ConnectionLost, WriteConflict
 
 if TYPE_CHECKING:
     from convmem.store.base import Store, WriteTxn
@@ -47,7 +49,7 @@ _MAX_WAIT_SECONDS = 0.5
 def _note(state: RetryCallState) -> None:
     failed = state.outcome.exception() if state.outcome else None
     log.info(
-        "write conflict (%s) in %s; running it again (attempt %d of %d)",
+        "%s in %s; running it again (attempt %d of %d)",
         failed,
         getattr(state.fn, "__qualname__", "a unit of work"),
         state.attempt_number + 1,
@@ -58,7 +60,8 @@ def _note(state: RetryCallState) -> None:
 def conflicts_retried(unit: Callable[P, T]) -> Callable[P, T]:
     """``unit`` (one write transaction and the reads that decide it) run again on a conflict."""
     retried: Callable[P, T] = retry(
-        retry=retry_if_exception_type(WriteConflict),
+        # a connection that broke before the commit was sent committed nothing either
+        retry=retry_if_exception_type((WriteConflict, ConnectionLost)),
         stop=stop_after_attempt(ATTEMPTS),
         wait=wait_random_exponential(multiplier=_FIRST_WAIT_SECONDS, max=_MAX_WAIT_SECONDS),
         before_sleep=_note,

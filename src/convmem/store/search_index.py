@@ -173,6 +173,15 @@ class IndexReads(Protocol):
         (their text is erased)."""
         ...
 
+    def unembedded_turns(self, tenant: str, conversation_id: str, embedder: str) -> int:
+        """How many of the conversation's indexed turns have no vector from ``embedder`` yet
+        (a search ranks them by words only, and says so)."""
+        ...
+
+    def unembedded_memories(self, tenant: str, user: str, embedder: str) -> int:
+        """How many of the user's confirmed memories have no vector from ``embedder`` yet."""
+        ...
+
     def memory_vector_ids(self, tenant: str, user: str) -> list[str]:
         """The memory ids of every vector row the user holds, sorted, whether or not the memory
         still exists: what a deletion must leave nothing of (the behaviour suite's probe)."""

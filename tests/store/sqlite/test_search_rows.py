@@ -40,6 +40,7 @@ def test_deleted_messages_leave_both_indexes(mem: convmem.Memory, db_path: Path)
     conv = alice.create_conversation()
     ids = chat(conv, history("9876"))
     conv.append("user", "the quokka photo was lovely")
+    assert mem.wait_for_vectors(30)  # vectors are filled after the write
     assert fts_count(db_path, "message_fts", "quokka") == 1
     assert rows(db_path, "SELECT count(*) FROM conversation_terms WHERE term = 'quokka'") == [(1,)]
     assert rows(db_path, "SELECT count(*) FROM term_vectors WHERE term = 'quokka'") == [(1,)]
@@ -64,6 +65,7 @@ def test_deleted_memories_leave_both_indexes(mem: convmem.Memory, db_path: Path)
     alice = mem.scope("acme", "alice")
     notice = alice.remember("My favourite airline is Finnair.")
     assert notice.memory is not None
+    assert mem.wait_for_vectors(30)  # vectors are filled after the write
     assert rows(db_path, "SELECT count(*) FROM memory_vectors") == [(1,)]
     alice.memories.delete(notice.memory.id)
     assert fts_count(db_path, "memories_fts", "finnair") == 0
@@ -84,6 +86,7 @@ def test_delete_all_and_conversation_delete_empty_every_search_table(
     assert fts_count(db_path, "message_fts", "narwhals") == 0
     assert rows(db_path, "SELECT count(*) FROM term_vectors WHERE term = 'narwhals'") == [(0,)]
     alice.conversation(alice.conversations()[0].id).append("user", "my axolotl is called Bo")
+    assert mem.wait_for_vectors(30)  # vectors are filled after the write
     assert rows(db_path, "SELECT count(*) FROM term_vectors WHERE term = 'axolotl'") == [(1,)]
     exported = alice.export()
     json.dumps(exported)  # no vector bytes in an export

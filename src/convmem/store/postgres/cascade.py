@@ -73,4 +73,9 @@ class CascadeTxnMixin(TxnBase):
         self._db.execute(
             "SELECT 1 FROM conversations WHERE tenant_id = %s ORDER BY id FOR UPDATE", (tenant,)
         )
+        # and its memories (no owner lock is taken here): a vector being written for one of
+        # them is committed before the erase reads the vectors, or finds the memory gone
+        self._db.execute(
+            "SELECT 1 FROM memories WHERE tenant_id = %s ORDER BY id FOR UPDATE", (tenant,)
+        )
         return self._cascade().erase_owner(tenant, None, self._schema())

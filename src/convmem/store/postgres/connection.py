@@ -13,10 +13,26 @@ the last read go with the ``COMMIT``. A round trip is paid where the caller read
 asks for a row count: ``settled``). Errors of a queued statement surface at that next round trip,
 still inside the transaction: it is rolled back and the error mapped as below.
 
-Before the ``BEGIN`` the pooled connection is checked without a round trip: a connection the
-server dropped while it sat idle (a restart, an idle timeout, ``pg_terminate_backend``) has
-something to read (the server's goodbye, or the end of the stream), so it is closed, discarded
-by the pool, and the transaction starts on another — before anything of the caller's ran.
+A connection the server dropped is found in three ways, none of which costs a round trip while
+the pool is in use:
+
+- Before the ``BEGIN``, whatever the server sent the idle connection is read without a request
+  (a zero-timeout poll, then libpq takes in what arrived): a server that ends a connection (a
+  restart, an idle timeout, ``pg_terminate_backend``) says goodbye with a FATAL message and
+  closes the stream, and either marks it gone. A notice or a parameter status the server sent
+  unasked is read too and leaves the connection in use.
+- A connection that sat in the pool longer than ``IDLE_CHECK_SECONDS`` is asked (one round
+  trip): a server can vanish without a word reaching the client (a failover, a firewall that
+  forgets idle streams). One used more recently is not: a busy pool pays nothing.
+- A transaction whose connection breaks before its ``COMMIT`` was sent committed nothing: it
+  ends in ``ConnectionLost``, and a unit of work run by ``convmem.store.retry`` runs again on
+  another connection. Once the ``COMMIT`` is sent, a broken connection may have committed: that
+  is ``StoreError``, never run again.
+
+A pool whose server went away tries again in the background, each attempt later than the last,
+for at most ``RECONNECT_SECONDS``; then it stops, and the next caller who finds it empty starts
+a new attempt at once: the first request after the server came back is served, however long it
+was away.
 
 Errors inside a transaction roll it back and reach the caller as ``WriteConflict`` (a deadlock
 or a serialisation failure: the unit of work may run again, see ``convmem.store.retry``),
@@ -29,15 +45,25 @@ from __future__ import annotations
 
 import logging
 import select
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import pq
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from convmem.errors import ConvmemError, InvalidInput, StoreBusy, StoreError, WriteConflict
+from convmem.errors import (
+    ConnectionLost,
+    ConvmemError,
+    InvalidInput,
+    StoreBusy,
+    StoreError,
+    WriteConflict,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +74,13 @@ Connection = psycopg.Connection[Any]
 LOCK_TIMEOUT = "30s"
 # How long a caller waits for a free pooled connection (or for the server to accept one).
 POOL_TIMEOUT_SECONDS = 10.0
+# How long the pool keeps trying to reconnect in the background after the server went away
+# (1, 2, 4 … seconds apart); past it, a caller who finds the pool empty starts a new attempt.
+# Unbounded, the attempts grew minutes apart and a server back after a short absence stayed
+# unused for longer than a caller waits (POOL_TIMEOUT_SECONDS).
+RECONNECT_SECONDS = POOL_TIMEOUT_SECONDS
+# A pooled connection idle longer than this is asked whether the server still holds it.
+IDLE_CHECK_SECONDS = 30.0
 
 # the database aborted the transaction to let another one through: the unit may run again
 _CONFLICT = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
@@ -69,11 +102,28 @@ def map_error(exc: psycopg.Error) -> ConvmemError:
     return StoreError(f"database error {type(exc).__name__} (SQLSTATE {sqlstate})")
 
 
+# when each pooled connection last finished a transaction (or connected)
+_last_used: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
+# the connections the server said goodbye to (a FATAL message while they sat idle)
+_doomed: weakref.WeakSet[Connection] = weakref.WeakSet()
+
+
 def _configure(conn: Connection) -> None:
     from pgvector.psycopg import register_vector
 
     conn.execute(f"SET TimeZone = 'UTC'; SET lock_timeout = '{LOCK_TIMEOUT}'")
     register_vector(conn)
+    # libpq hands an error that arrives while no query runs to the notice handlers: a FATAL
+    # one is the server ending the connection
+    doomed = weakref.ref(conn)
+
+    def goodbye(diagnostic: psycopg.errors.Diagnostic) -> None:
+        target = doomed()
+        if target is not None and diagnostic.severity_nonlocalized in ("FATAL", "PANIC"):
+            _doomed.add(target)
+
+    conn.add_notice_handler(goodbye)
+    _last_used[conn] = time.monotonic()
 
 
 def make_pool(
@@ -92,7 +142,7 @@ def make_pool(
         configure=_configure,
         timeout=POOL_TIMEOUT_SECONDS,
         # a server that went away is retried in the background; callers get StoreError meanwhile
-        reconnect_timeout=3600.0,
+        reconnect_timeout=RECONNECT_SECONDS,
         open=True,
         name="convmem",
     )
@@ -110,49 +160,68 @@ def _connection(pool: ConnectionPool[Connection]) -> Iterator[Connection]:
 @contextmanager
 def transaction(pool: ConnectionPool[Connection], begin: str) -> Iterator[Connection]:
     """``begin`` … ``COMMIT`` on a pooled connection, in pipeline mode; rolled back on any
-    exception."""
+    exception. ``ConnectionLost`` when the connection broke before the ``COMMIT`` was sent."""
     # one attempt per pooled connection that may be stale, and one on a new connection
     for attempt in range(pool.max_size + 1):
         with _connection(pool) as conn:
-            if _went_away(conn):
+            if not _usable(conn):
                 log.info("dropped a stale database connection (attempt %d)", attempt + 1)
                 continue
+            committing = False
             try:
                 with conn.pipeline():
                     conn.execute(begin)  # queued: it goes with the first statement
                     yield conn
+                    committing = True
                     conn.execute("COMMIT")  # with the writes still queued: one round trip
-            except psycopg.Error as exc:
+            except BaseException as exc:
+                lost = conn.broken or conn.closed
                 _rollback(conn)
-                raise map_error(exc) from exc
-            except BaseException:
-                _rollback(conn)
+                if lost and not committing and isinstance(exc, psycopg.Error | StoreError):
+                    raise ConnectionLost("the database connection was lost") from exc
+                if isinstance(exc, psycopg.Error):
+                    raise map_error(exc) from exc
                 raise
+            finally:
+                _last_used[conn] = time.monotonic()
             return
     raise StoreError("the database is unavailable")
 
 
-def _went_away(conn: Connection) -> bool:
-    """True (and the connection closed) when the server dropped it while it sat in the pool.
-
-    An idle connection in autocommit has nothing to read; if its socket is readable, the
-    server said goodbye or closed the stream. No round trip: a zero-timeout poll."""
+def _usable(conn: Connection) -> bool:
+    """False (and the connection closed) when the server no longer holds ``conn``: it said so
+    while the connection sat in the pool, or, asked after ``IDLE_CHECK_SECONDS`` idle, it does
+    not answer."""
     if conn.closed or conn.broken:
-        return True
-    try:
-        readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    except (OSError, ValueError):
-        readable = [True]
-    if not readable:
         return False
-    # readable: the server said goodbye, or sent something unasked (a notice, a parameter
-    # status) that a goodbye cannot be told from without asking: one round trip, only then
+    if _said_goodbye(conn):
+        conn.close()
+        return False
+    if time.monotonic() - _last_used.get(conn, 0.0) < IDLE_CHECK_SECONDS:
+        return True
     try:
         conn.execute("SELECT 1")
     except psycopg.Error:
         conn.close()
+        return False
+    return True
+
+
+def _said_goodbye(conn: Connection) -> bool:
+    """True when what the server sent the idle connection ends it: a FATAL message, or the end
+    of the stream. No request: a zero-timeout poll, and libpq reads only what already arrived
+    (a notice or a parameter status is taken in and the connection stays usable)."""
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError):
         return True
-    return False
+    if readable:
+        try:
+            conn.pgconn.consume_input()
+            conn.pgconn.is_busy()  # parses what arrived: notices reach their handlers
+        except psycopg.Error:
+            return True
+    return conn.pgconn.status == pq.ConnStatus.BAD or conn in _doomed
 
 
 def settled(conn: Connection) -> None:

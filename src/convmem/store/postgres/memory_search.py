@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from convmem.model.policy import SensitiveRecall
+from convmem.store.embedder_switch import may_serve
 from convmem.store.memories import sensitive_clause
 from convmem.store.postgres.memories import memory_owner_lexeme
 from convmem.store.postgres.rows import TxnBase, halfvec
@@ -125,19 +126,23 @@ class MemorySearchTxnMixin(TxnBase):
     ) -> None:
         if not vectors:
             return
-        # under the owner lock: a memory deleted meanwhile must not come back as a vector
+        # under the owner lock: a memory deleted meanwhile must not come back as a vector. A
+        # tenant's erase takes no owner lock but the memories' rows (in id order): the same
+        # statement locks them too, so it waits for an erase under way and then finds them gone
+        # (where a check alone would insert after the erase's delete of vectors, and fail on the
+        # key or leave the vector behind)
         self._lock_owner(tenant, user)
         ordered = sorted({v.memory_id: v.vector for v in vectors}.items())
         self._db.execute(
             "INSERT INTO memory_vectors (tenant_id, memory_id, user_id, embedder, vector) "
             "SELECT %s, v.memory_id, %s, %s, v.vector "
             "FROM unnest(%s::text[], %s::halfvec[]) AS v(memory_id, vector) "
-            "WHERE EXISTS (SELECT 1 FROM memories m WHERE m.tenant_id = %s "
-            "AND m.id = v.memory_id AND m.user_id = %s) "
+            "JOIN memories m ON m.tenant_id = %s AND m.id = v.memory_id AND m.user_id = %s "
+            f"WHERE {may_serve('%s', '%s')} ORDER BY m.id FOR KEY SHARE OF m "
             "ON CONFLICT (tenant_id, memory_id) DO UPDATE "
             "SET embedder = EXCLUDED.embedder, vector = EXCLUDED.vector",
             (tenant, user, embedder, [m for m, _ in ordered], [halfvec(b) for _, b in ordered],
-             tenant, user),
+             tenant, user, tenant, embedder),
         )  # fmt: skip
 
     def memory_vector_ids(self, tenant: str, user: str) -> list[str]:
@@ -148,12 +153,22 @@ class MemorySearchTxnMixin(TxnBase):
         ).fetchall()
         return [str(r[0]) for r in rows]
 
+    def unembedded_memories(self, tenant: str, user: str, embedder: str) -> int:
+        row = self._db.execute(
+            "SELECT count(*) FROM memories m WHERE m.tenant_id = %s AND m.user_id = %s "
+            "AND m.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM memory_vectors v "
+            "WHERE v.tenant_id = m.tenant_id AND v.memory_id = m.id AND v.embedder = %s "
+            "AND v.vector IS NOT NULL)",
+            (tenant, user, embedder),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
     def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
         rows = self._db.execute(
             "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "
             "LEFT JOIN memory_vectors v ON v.tenant_id = m.tenant_id AND v.memory_id = m.id "
             "WHERE (v.vector IS NULL OR v.embedder IS DISTINCT FROM %s) "
-            "AND m.status <> 'rejected' LIMIT %s",
-            (embedder, limit),
+            f"AND m.status <> 'rejected' AND {may_serve('m.tenant_id', '%s')} LIMIT %s",
+            (embedder, embedder, limit),
         ).fetchall()
         return [MissingMemoryVector(r[0], r[1], r[2], r[3]) for r in rows]

@@ -22,13 +22,17 @@ from convmem.store.search_index import Vector
 from convmem.store.sql.txn import Cursor, SqlTxn
 
 # The path from a message towards the root, at most ``limit`` messages, as (id, n) with n = 0 at
-# the start. Parameters: start id, tenant, limit.
+# the start. Parameters: start id, tenant, limit. Each step looks its message up by key (a
+# LATERAL subquery with LIMIT 1): joined plainly, a planner that took the table for nearly empty
+# (a young table, not analysed yet) read the conversation's messages for every step instead,
+# 63 ms for a 260-turn walk against well under 1 ms.
 CHAIN_CTE = """
     WITH RECURSIVE chain(id, n) AS (
         SELECT %s::text, 0
         UNION ALL
         SELECT m.parent_id, chain.n + 1 FROM chain
-        JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
+        CROSS JOIN LATERAL (SELECT x.parent_id FROM messages x
+            WHERE x.tenant_id = %s AND x.id = chain.id LIMIT 1) m
         WHERE m.parent_id IS NOT NULL AND chain.n + 1 < %s
     )
 """
@@ -100,6 +104,9 @@ class TxnBase(SqlTxn):
         self._writable = writable
         self._locked_owners: set[tuple[str, str]] = set()
         self._snapshot: dict[tuple[str, ...], _Pending[Any]] = {}
+        # index rows read ahead with an append's state (``SearchTxnMixin.indexed_rows``): the
+        # ids they answer for, and the queued read
+        self._indexed_ahead: tuple[frozenset[str], psycopg.Cursor[Any]] | None = None
 
     def _snapshot_read(
         self,
@@ -116,7 +123,13 @@ class TxnBase(SqlTxn):
         pending = self._snapshot.get(key)
         if pending is None:
             pending = self._snapshot[key] = _Pending(send(), decode)
-        value: T = pending.value()
+        try:
+            value: T = pending.value()
+        except BaseException:
+            # a read that failed (a part's time limit, rolled back to its savepoint) is not the
+            # answer: the next part that asks reads again
+            self._snapshot.pop(key, None)
+            raise
         return value
 
     def _prefetch(

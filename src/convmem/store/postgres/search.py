@@ -16,10 +16,13 @@ the term's IDF among the conversation's turns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import psycopg
+
 from convmem.errors import InvalidInput
+from convmem.store.embedder_switch import may_build, may_serve
 from convmem.store.index_form import stored_index_form
 from convmem.store.postgres.fulltext import RECENCY_BUCKET, TS_CONFIG
 from convmem.store.postgres.rows import TxnBase, float32_row, halfvec
@@ -85,6 +88,7 @@ class SearchTxnMixin(TxnBase):
     def index_messages(self, tenant: str, user: str, entries: Sequence[IndexEntry]) -> None:
         if not entries:
             return
+        self._indexed_ahead = None  # what was read ahead may be what this rewrites
         self._db.cursor().executemany(
             "INSERT INTO message_index (tenant_id, message_id, user_id, conversation_id, depth, "
             "created_at, speaker, session, scope_lexeme, body, ctx, body_form, ctx_form, "
@@ -115,6 +119,7 @@ class SearchTxnMixin(TxnBase):
         )
 
     def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None:
+        self._indexed_ahead = None
         self._db.execute(
             "UPDATE message_index SET ctx = %s, ctx_form = %s "
             "WHERE tenant_id = %s AND message_id = %s AND ctx IS DISTINCT FROM %s",
@@ -133,14 +138,49 @@ class SearchTxnMixin(TxnBase):
     def indexed_rows(self, tenant: str, message_ids: Sequence[str]) -> dict[str, IndexedRow]:
         if not message_ids:
             return {}
-        rows = self._db.execute(
+        ahead, self._indexed_ahead = self._indexed_ahead, None
+        if ahead is not None and ahead[0].issuperset(message_ids):  # read with the append's state
+            rows = ahead[1].fetchall()
+        else:
+            rows = self._send_indexed_rows(tenant, "%s", (list(message_ids),)).fetchall()
+        wanted = set(message_ids)
+        return {
+            r[0]: IndexedRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6])
+            for r in rows
+            if r[0] in wanted
+        }
+
+    def _send_indexed_rows(
+        self, tenant: str, ids: str, params: tuple[Any, ...]
+    ) -> psycopg.Cursor[Any]:
+        """The index rows of the messages ``ids`` (an SQL expression of an id array, with
+        ``params``), queued."""
+        return self._db.execute(
             "SELECT i.message_id, i.speaker, i.session, i.created_at, i.body, i.depth, "
             "m.parent_id FROM message_index i JOIN messages m "
             "ON m.tenant_id = i.tenant_id AND m.id = i.message_id "
-            "WHERE i.tenant_id = %s AND m.tenant_id = %s AND i.message_id = ANY(%s)",
-            (tenant, tenant, list(message_ids)),
-        ).fetchall()
-        return {r[0]: IndexedRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows}
+            f"WHERE i.tenant_id = %s AND m.tenant_id = %s AND i.message_id = ANY({ids})",
+            (tenant, tenant, *params),
+        )
+
+    def _read_indexed_ahead(
+        self, tenant: str, user: str, which: str, params: tuple[Any, ...]
+    ) -> psycopg.Cursor[Any]:
+        """Queue the index rows of the message ``which`` (an SQL expression of its id, with
+        ``params``) and of its parent: what indexing a message appended under it reads
+        (``domain.indexing.write_turn``), sent with the append's state so it costs no round
+        trip of its own. ``_expect_indexed_ahead`` names the ids once they are known."""
+        return self._send_indexed_rows(
+            tenant,
+            "((SELECT ARRAY[p.id, p.parent_id] FROM messages p "
+            f"WHERE p.tenant_id = %s AND p.id = {which} AND p.user_id = %s)::text[])",
+            (tenant, *params, user),
+        )
+
+    def _expect_indexed_ahead(self, sent: psycopg.Cursor[Any], ids: Sequence[str | None]) -> None:
+        """The rows ``sent`` (``_read_indexed_ahead``) answer the next ``indexed_rows`` asking for
+        any of ``ids``, unless the index is written before."""
+        self._indexed_ahead = (frozenset(i for i in ids if i is not None), sent)
 
     def latest_indexed_child(self, tenant: str, conversation_id: str, parent_id: str) -> str | None:
         row = self._db.execute(
@@ -322,7 +362,21 @@ class SearchTxnMixin(TxnBase):
             found[0 if r[0] else 1].append(MessageHitRow(r[1], r[2], r[3], float(r[4]), r[5]))
         return found
 
+    def _lock_conversations_of(self, which: str, params: Sequence[Any]) -> None:
+        """Before a vector write: lock the conversations ``which`` (a query of conversation ids
+        of the tenant, the first parameter) names, in id order, as every writer locks them —
+        an append its own, a delete all it removes. A vector writer then never holds a
+        conversation's index or generation rows while it waits for its lock (the deadlock an
+        append and the background filler met), and one whose conversation was deleted
+        meanwhile finds nothing to write."""
+        self._db.execute(
+            f"SELECT 1 FROM conversations WHERE tenant_id = %s AND id IN ({which}) "
+            "ORDER BY id FOR UPDATE",
+            params,
+        )
+
     def _bump(self, tenant: str, conversation_ids: Sequence[str]) -> None:
+        self._indexed_ahead = None  # the index changed: what was read ahead may be stale
         if conversation_ids:
             self._db.execute(
                 "UPDATE search_generations SET generation = generation + 1 "
@@ -333,10 +387,19 @@ class SearchTxnMixin(TxnBase):
     def missing_message_vectors(self, embedder: str, limit: int) -> list[MissingMessageVector]:
         rows = self._db.execute(
             "SELECT tenant_id, message_id, speaker, body FROM message_index "
-            "WHERE embedder IS DISTINCT FROM %s OR vector IS NULL ORDER BY seq LIMIT %s",
-            (embedder, limit),
+            "WHERE (embedder IS DISTINCT FROM %s OR vector IS NULL) "
+            f"AND {may_serve('message_index.tenant_id', '%s')} ORDER BY seq LIMIT %s",
+            (embedder, embedder, limit),
         ).fetchall()
         return [MissingMessageVector(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def unembedded_turns(self, tenant: str, conversation_id: str, embedder: str) -> int:
+        row = self._db.execute(
+            "SELECT count(*) FROM message_index WHERE tenant_id = %s AND conversation_id = %s "
+            "AND (vector IS NULL OR embedder IS DISTINCT FROM %s)",
+            (tenant, conversation_id, embedder),
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     def embedded_message_vectors(self, embedder: str, after: int, limit: int) -> list[EmbeddedTurn]:
         rows = self._db.execute(
@@ -351,16 +414,18 @@ class SearchTxnMixin(TxnBase):
     ) -> None:
         if not vectors:
             return
+        ids = [v.message_id for v in vectors]
+        self._lock_conversations_of(
+            "SELECT conversation_id FROM message_index WHERE tenant_id = %s "
+            "AND message_id = ANY(%s)",
+            (tenant, tenant, ids),
+        )
         rows = self._db.execute(
             "UPDATE message_index i SET embedder = %s, vector = v.vector FROM "
             "(SELECT unnest(%s::text[]) AS message_id, unnest(%s::halfvec[]) AS vector) v "
-            "WHERE i.tenant_id = %s AND i.message_id = v.message_id RETURNING i.conversation_id",
-            (
-                embedder,
-                [v.message_id for v in vectors],
-                [halfvec(v.vector) for v in vectors],
-                tenant,
-            ),
+            "WHERE i.tenant_id = %s AND i.message_id = v.message_id "
+            f"AND {may_serve('%s', '%s')} RETURNING i.conversation_id",
+            (embedder, ids, [halfvec(v.vector) for v in vectors], tenant, tenant, embedder),
         ).fetchall()
         self._bump(tenant, [r[0] for r in rows])
 
@@ -379,8 +444,15 @@ class SearchTxnMixin(TxnBase):
         store's ``on_branch``)."""
         if not candidate_ids:
             return set()
+        return self._on_branch_of(
+            tenant, start_id, self._send_on_branch(tenant, start_id, candidate_ids, min_depth)
+        )
+
+    def _send_on_branch(
+        self, tenant: str, start_id: str, candidate_ids: Sequence[str], min_depth: int
+    ) -> psycopg.Cursor[Any]:
         # one statement: the candidates within the depths, each with whether its depth forks
-        rows = self._db.execute(
+        return self._db.execute(
             "WITH s AS (SELECT conversation_id, depth FROM messages "
             "WHERE tenant_id = %s AND id = %s) "
             "SELECT m.id, m.depth, EXISTS (SELECT 1 FROM messages x "
@@ -389,7 +461,10 @@ class SearchTxnMixin(TxnBase):
             "FROM messages m JOIN s ON m.conversation_id = s.conversation_id "
             "WHERE m.tenant_id = %s AND m.id = ANY(%s) AND m.depth >= %s AND m.depth <= s.depth",
             (tenant, start_id, tenant, tenant, list(candidate_ids), min_depth),
-        ).fetchall()
+        )
+
+    def _on_branch_of(self, tenant: str, start_id: str, sent: psycopg.Cursor[Any]) -> set[str]:
+        rows = sent.fetchall()
         depths = {r[0]: int(r[1]) for r in rows}
         shared = {int(r[1]) for r in rows if r[2]}
         found = {m for m, depth in depths.items() if depth not in shared}
@@ -482,12 +557,25 @@ class SearchTxnMixin(TxnBase):
         self._bump(tenant, [conversation_id])
 
     def conversation_speakers(self, tenant: str, conversation_id: str) -> list[str]:
-        rows = self._db.execute(
-            "SELECT term FROM conversation_terms WHERE tenant_id = %s AND conversation_id = %s "
-            "AND speaker ORDER BY term",
-            (tenant, conversation_id),
-        ).fetchall()
-        return [r[0] for r in rows]
+        return list(self._snapshot_read(*self._speakers_read(tenant, conversation_id)))
+
+    def _speakers_read(
+        self, tenant: str, conversation_id: str
+    ) -> tuple[tuple[str, ...], Callable[[], psycopg.Cursor[Any]], Callable[[Any], list[str]]]:
+        """``conversation_speakers`` as a snapshot read: a request's recall asks for it first,
+        and ``request_state`` queues it with the request's first reads."""
+
+        def send() -> psycopg.Cursor[Any]:
+            return self._db.execute(
+                "SELECT term FROM conversation_terms WHERE tenant_id = %s "
+                "AND conversation_id = %s AND speaker ORDER BY term",
+                (tenant, conversation_id),
+            )
+
+        def decode(sent: psycopg.Cursor[Any]) -> list[str]:
+            return [r[0] for r in sent.fetchall()]
+
+        return ("speakers", tenant, conversation_id), send, decode
 
     def stored_term_vectors(
         self, tenant: str, embedder: str, words: Sequence[str]
@@ -505,8 +593,9 @@ class SearchTxnMixin(TxnBase):
         rows = self._db.execute(
             "SELECT DISTINCT t.tenant_id, t.term FROM conversation_terms t "
             "WHERE NOT t.speaker AND NOT EXISTS (SELECT 1 FROM term_vectors v "
-            "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term) LIMIT %s",
-            (embedder, limit),
+            "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term) "
+            f"AND {may_build('t.tenant_id', '%s')} LIMIT %s",
+            (embedder, embedder, embedder, limit),
         ).fetchall()
         return [MissingTermVector(r[0], r[1]) for r in rows]
 
@@ -518,13 +607,20 @@ class SearchTxnMixin(TxnBase):
             return
         # one order for every writer, so concurrent inserts of the same words cannot deadlock
         ordered = sorted({v.term: v.vector for v in vectors}.items())
+        self._lock_conversations_of(
+            "SELECT t.conversation_id FROM conversation_terms t WHERE t.tenant_id = %s "
+            "AND t.term = ANY(%s) AND NOT EXISTS (SELECT 1 FROM term_vectors v "
+            "WHERE v.tenant_id = t.tenant_id AND v.embedder = %s AND v.term = t.term)",
+            (tenant, tenant, [t for t, _ in ordered], embedder),
+        )
         added = self._db.execute(
             "INSERT INTO term_vectors (tenant_id, embedder, term, vector) "
             "SELECT %s, %s, v.term, v.vector FROM unnest(%s::text[], %s::halfvec[]) "
             "AS v(term, vector) WHERE EXISTS (SELECT 1 FROM conversation_terms t "
-            "WHERE t.tenant_id = %s AND t.term = v.term) ON CONFLICT DO NOTHING RETURNING term",
+            f"WHERE t.tenant_id = %s AND t.term = v.term) AND {may_build('%s', '%s')} "
+            "ON CONFLICT DO NOTHING RETURNING term",
             (tenant, embedder, [t for t, _ in ordered], [halfvec(v) for _, v in ordered],
-             tenant),
+             tenant, tenant, embedder, embedder),
         ).fetchall()  # fmt: skip
         if added:
             self._db.execute(

@@ -18,6 +18,7 @@ from psycopg.types.json import Jsonb
 
 from convmem.errors import NotFound, StoreError
 from convmem.model.conversation import ConversationRecord
+from convmem.model.messages import Message
 from convmem.store.conversations import (
     AppendState,
     BranchRow,
@@ -34,7 +35,9 @@ from convmem.store.postgres.connection import (
     map_error,
     transaction,
 )
+from convmem.store.postgres.embedder_switch import EmbedderSwitchTxnMixin
 from convmem.store.postgres.entities import EntityTxnMixin
+from convmem.store.postgres.idempotency import IdempotencyTxnMixin
 from convmem.store.postgres.lifecycle import LifecycleTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
 from convmem.store.postgres.memory_search import MemorySearchTxnMixin
@@ -68,7 +71,8 @@ _REACH_CTE = """
         SELECT %s::text, 0, 0
         UNION ALL
         SELECT m.parent_id, chain.n + 1, chain.tokens + m.estimate_tokens FROM chain
-        JOIN messages m ON m.tenant_id = %s AND m.id = chain.id
+        CROSS JOIN LATERAL (SELECT x.parent_id, x.estimate_tokens FROM messages x
+            WHERE x.tenant_id = %s AND x.id = chain.id LIMIT 1) m
         WHERE m.parent_id IS NOT NULL AND chain.n + 1 < %s AND chain.tokens + m.estimate_tokens < %s
     )
 """
@@ -84,6 +88,8 @@ class PostgresTxn(
     ToolTxnMixin,
     EntityTxnMixin,
     LifecycleTxnMixin,
+    IdempotencyTxnMixin,
+    EmbedderSwitchTxnMixin,
     CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
@@ -112,6 +118,29 @@ class PostgresTxn(
         if row is None:
             raise NotFound("conversation", conversation_id)
         return conversation_from_row(row, DECODED)
+
+    def branch_messages(
+        self, tenant: str, user: str, start_id: str, candidate_ids: Sequence[str]
+    ) -> dict[str, Message]:
+        if not candidate_ids:
+            return {}
+        # both queued, one round trip (the walk of a forked branch aside); every candidate is at
+        # depth 0 or below, so the depth bound is 0
+        found = self._send_messages(tenant, user, candidate_ids)
+        on = self._on_branch_of(
+            tenant, start_id, self._send_on_branch(tenant, start_id, candidate_ids, 0)
+        )
+        messages = (message_from_row(row, DECODED) for row in found.fetchall())
+        return {message.id: message for message in messages if message.id in on}
+
+    def _send_messages(
+        self, tenant: str, user: str, message_ids: Sequence[str]
+    ) -> psycopg.Cursor[Any]:
+        return self._db.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.tenant_id = %s "
+            "AND m.user_id = %s AND m.id = ANY(%s)",
+            (tenant, user, list(message_ids)),
+        )
 
     def conversations_written_before(
         self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int
@@ -176,6 +205,8 @@ class PostgresTxn(
         else:  # a root: no parent to read
             which, params = None, ()
         parent = None if which is None else self._send_branch_row(tenant, user, which, params)
+        # and what indexing the new message reads (its parent's and grandparent's index rows)
+        ahead = None if which is None else self._read_indexed_ahead(tenant, user, which, params)
         record = self._conversation_of(conversation, conversation_id)
         row = None if parent is None else parent.fetchone()
         wanted = record.active_leaf_id if under_active_leaf else parent_id
@@ -186,6 +217,8 @@ class PostgresTxn(
         found = _branch_row(row)
         if found.message.conversation_id != conversation_id:
             raise NotFound("message", wanted)
+        if ahead is not None:
+            self._expect_indexed_ahead(ahead, [found.message.id, found.message.parent_id])
         return AppendState(record, found)
 
     def branch(self, tenant: str, leaf_id: str, tokenizer: str) -> Iterator[BranchRow]:
@@ -207,7 +240,7 @@ class PostgresTxn(
         ``user``, only that principal's messages (a start of another principal reads none).
         With ``reach``, the page ends once its messages' estimates add up to that many tokens
         (or at ``page`` messages)."""
-        mine = "" if user is None else " AND m.user_id = %s"
+        mine = "" if user is None else " AND x.user_id = %s"
         walk: tuple[object, ...] = (*start_params, tenant, page) + ((reach,) if reach > 0 else ())
         chain = (_REACH_CTE if reach > 0 else CHAIN_CTE).replace(
             "SELECT %s::text, 0", f"SELECT {start}, 0", 1
@@ -217,7 +250,8 @@ class PostgresTxn(
             + f"""
             SELECT {MESSAGE_COLUMNS}, (m.tokens ->> %s)::int, m.estimate_tokens,
                 m.estimate_before, (m.media_tokens ->> %s)::int
-            FROM chain JOIN messages m ON m.tenant_id = %s AND m.id = chain.id{mine}
+            FROM chain CROSS JOIN LATERAL (SELECT x.* FROM messages x
+                WHERE x.tenant_id = %s AND x.id = chain.id{mine} LIMIT 1) m
             ORDER BY chain.n
             """,
             (*walk, tokenizer, tokenizer, tenant) + (() if user is None else (user,)),
@@ -269,6 +303,8 @@ class PostgresTxn(
         # with them so it costs no round trip of its own
         self._prefetch(*self._tenant_policy_read(tenant))
         self._prefetch(*self._memory_enabled_read(tenant, user))
+        # and what recall of evicted turns asks first (the conversation's speakers)
+        self._prefetch(*self._speakers_read(tenant, conversation_id))
         record = self._conversation_of(conversation, conversation_id)
         state = RequestState(
             conversation=record,

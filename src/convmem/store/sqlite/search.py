@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from convmem.errors import InvalidInput
+from convmem.store.embedder_switch import may_build, may_serve
 from convmem.store.index_form import stored_index_form
 from convmem.store.search_index import (
     EmbeddedTurn,
@@ -141,8 +142,9 @@ class SearchTxnMixin:
     def missing_message_vectors(self, embedder: str, limit: int) -> list[MissingMessageVector]:
         rows = self._db.execute(
             "SELECT tenant_id, message_id, speaker, body FROM message_index "
-            "WHERE embedder IS NOT ? OR vector IS NULL ORDER BY id LIMIT ?",
-            (embedder, limit),
+            "WHERE (embedder IS NOT ? OR vector IS NULL) "
+            f"AND {may_serve('message_index.tenant_id', '?')} ORDER BY id LIMIT ?",
+            (embedder, embedder, limit),
         ).fetchall()
         return [MissingMessageVector(r[0], r[1], r[2], r[3]) for r in rows]
 
@@ -159,8 +161,11 @@ class SearchTxnMixin:
     ) -> None:
         self._db.executemany(
             "UPDATE message_index SET embedder = ?, vector = ? "
-            "WHERE tenant_id = ? AND message_id = ?",
-            [(embedder, to_blob(v.vector), tenant, v.message_id) for v in vectors],
+            f"WHERE tenant_id = ? AND message_id = ? AND {may_serve('?', '?')}",
+            [
+                (embedder, to_blob(v.vector), tenant, v.message_id, tenant, embedder)
+                for v in vectors
+            ],
         )
 
     def indexed_bodies(self, tenant: str, conversation_id: str) -> list[IndexedBody]:
@@ -295,8 +300,9 @@ class SearchTxnMixin:
         rows = self._db.execute(
             "SELECT DISTINCT t.tenant_id, t.term FROM conversation_terms t "
             "WHERE t.speaker = 0 AND NOT EXISTS (SELECT 1 FROM term_vectors v "
-            "WHERE v.tenant_id = t.tenant_id AND v.embedder = ? AND v.term = t.term) LIMIT ?",
-            (embedder, limit),
+            "WHERE v.tenant_id = t.tenant_id AND v.embedder = ? AND v.term = t.term) "
+            f"AND {may_build('t.tenant_id', '?')} LIMIT ?",
+            (embedder, embedder, embedder, limit),
         ).fetchall()
         return [MissingTermVector(r[0], r[1]) for r in rows]
 
@@ -309,8 +315,21 @@ class SearchTxnMixin:
         self._db.executemany(
             "INSERT OR IGNORE INTO term_vectors (tenant_id, embedder, term, vector) "
             "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM conversation_terms "
-            "WHERE tenant_id = ? AND term = ?)",
-            [(tenant, embedder, v.term, to_blob(v.vector), tenant, v.term) for v in new],
+            f"WHERE tenant_id = ? AND term = ?) AND {may_build('?', '?')}",
+            [
+                (
+                    tenant,
+                    embedder,
+                    v.term,
+                    to_blob(v.vector),
+                    tenant,
+                    v.term,
+                    tenant,
+                    embedder,
+                    embedder,
+                )
+                for v in new
+            ],
         )
         self._bump_using(tenant, [v.term for v in new])
 
@@ -333,9 +352,20 @@ class SearchTxnMixin:
         self._db.executemany(
             "INSERT OR REPLACE INTO memory_vectors (tenant_id, memory_id, user_id, embedder, "
             "vector) SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE "
-            "tenant_id = ? AND id = ? AND user_id = ?)",
+            f"tenant_id = ? AND id = ? AND user_id = ?) AND {may_serve('?', '?')}",
             [
-                (tenant, v.memory_id, user, embedder, to_blob(v.vector), tenant, v.memory_id, user)
+                (
+                    tenant,
+                    v.memory_id,
+                    user,
+                    embedder,
+                    to_blob(v.vector),
+                    tenant,
+                    v.memory_id,
+                    user,
+                    tenant,
+                    embedder,
+                )
                 for v in vectors
             ],
         )
@@ -348,11 +378,30 @@ class SearchTxnMixin:
         ).fetchall()
         return [str(r[0]) for r in rows]
 
+    def unembedded_turns(self, tenant: str, conversation_id: str, embedder: str) -> int:
+        row = self._db.execute(
+            "SELECT count(*) FROM message_index WHERE tenant_id = ? AND conversation_id = ? "
+            "AND (vector IS NULL OR embedder IS NOT ?)",
+            (tenant, conversation_id, embedder),
+        ).fetchone()
+        return int(row[0])
+
+    def unembedded_memories(self, tenant: str, user: str, embedder: str) -> int:
+        row = self._db.execute(
+            "SELECT count(*) FROM memories m WHERE m.tenant_id = ? AND m.user_id = ? "
+            "AND m.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM memory_vectors v "
+            "WHERE v.tenant_id = m.tenant_id AND v.memory_id = m.id AND v.embedder = ? "
+            "AND v.vector IS NOT NULL)",
+            (tenant, user, embedder),
+        ).fetchone()
+        return int(row[0])
+
     def missing_memory_vectors(self, embedder: str, limit: int) -> list[MissingMemoryVector]:
         rows = self._db.execute(
             "SELECT m.tenant_id, m.user_id, m.id, m.text FROM memories m "
             "LEFT JOIN memory_vectors v ON v.tenant_id = m.tenant_id AND v.memory_id = m.id "
-            "WHERE (v.vector IS NULL OR v.embedder IS NOT ?) AND m.status != 'rejected' LIMIT ?",
-            (embedder, limit),
+            "WHERE (v.vector IS NULL OR v.embedder IS NOT ?) AND m.status != 'rejected' "
+            f"AND {may_serve('m.tenant_id', '?')} LIMIT ?",
+            (embedder, embedder, limit),
         ).fetchall()
         return [MissingMemoryVector(r[0], r[1], r[2], r[3]) for r in rows]

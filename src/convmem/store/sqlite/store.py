@@ -11,6 +11,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
 from convmem.model.deadline import Deadline
+from convmem.model.entities import Entity, EntityFact
+from convmem.model.messages import Message
 from convmem.store.conversations import (
     AppendState,
     BranchRow,
@@ -18,8 +20,15 @@ from convmem.store.conversations import (
     MessageRow,
     RequestState,
     plain_append_state,
+    plain_branch_messages,
     plain_request_state,
 )
+from convmem.store.entities import (
+    EntityTurnRow,
+    plain_counted_entity_turns,
+    plain_named_entity_facts,
+)
+from convmem.store.ranking import Window
 from convmem.store.rows import (
     MESSAGE_COLUMNS,
     MESSAGE_WIDTH,
@@ -31,8 +40,10 @@ from convmem.store.sql.keys import KeyTxnMixin
 from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.cascade import CascadeTxnMixin
 from convmem.store.sqlite.connection import Statements, connect, transaction
+from convmem.store.sqlite.embedder_switch import EmbedderSwitchTxnMixin
 from convmem.store.sqlite.entities import EntityTxnMixin
 from convmem.store.sqlite.erase import erase_deleted_fts
+from convmem.store.sqlite.idempotency import IdempotencyTxnMixin
 from convmem.store.sqlite.lifecycle import LifecycleTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
@@ -57,6 +68,8 @@ class SQLiteTxn(
     ToolTxnMixin,
     EntityTxnMixin,
     LifecycleTxnMixin,
+    IdempotencyTxnMixin,
+    EmbedderSwitchTxnMixin,
     CascadeTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
@@ -98,6 +111,27 @@ class SQLiteTxn(
         reach: int = 0,
     ) -> RequestState:
         return plain_request_state(self, tenant, user, conversation_id, leaf_id, tokenizer)
+
+    def branch_messages(
+        self, tenant: str, user: str, start_id: str, candidate_ids: Sequence[str]
+    ) -> dict[str, Message]:
+        return plain_branch_messages(self, tenant, user, start_id, candidate_ids)
+
+    def named_entity_facts(
+        self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str],
+        outside_conversation: str | None, confirmed_only: bool, limit: int,
+    ) -> tuple[list[Entity], list[EntityFact]]:  # fmt: skip
+        return plain_named_entity_facts(
+            self, tenant, user, keys, scopes=scopes, outside_conversation=outside_conversation,
+            confirmed_only=confirmed_only, limit=limit,
+        )  # fmt: skip
+
+    def counted_entity_turns(
+        self, tenant: str, user: str, conversation_id: str, entity_ids: Sequence[str], *,
+        window: Window, limit: int, cap: int,
+    ) -> tuple[list[EntityTurnRow], int]:  # fmt: skip
+        return plain_counted_entity_turns(self, tenant, user, conversation_id, entity_ids,
+                                          window=window, limit=limit, cap=cap)  # fmt: skip
 
     def conversations_written_before(
         self, tenant: str, conversation_cutoff: str, message_cutoff: str, limit: int

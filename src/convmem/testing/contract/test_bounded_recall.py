@@ -92,3 +92,23 @@ def test_on_branch_keeps_the_ancestors_only_across_forks(memory: convmem.Memory)
         assert call.id not in found and regenerated in found
         # none shallower than the depth asked for
         assert tx.on_branch("acme", start, candidates, 3) == {c for c in found if c not in ids[:3]}
+
+
+def test_branch_messages_are_the_principal_s_candidates_on_the_branch(backend: Backend) -> None:
+    """What recall reads of its ranked turns, as one unit: the candidates that are the start or
+    its ancestors, as messages; another branch's turns, unknown ids and another principal's
+    messages are left out."""
+    with backend.open() as memory:
+        conv = memory.scope("acme", "alice").create_conversation()
+        ids = [conv.append("user" if i % 2 == 0 else "assistant", f"turn {i}").id
+               for i in range(6)]  # fmt: skip
+        edited = conv.edit(ids[2], "turn 2 again").id  # a fork at depth 2: ids[2:] leave
+        tip = conv.append("assistant", "after the edit").id
+        theirs = memory.scope("acme", "bob").create_conversation().append("user", "mine").id
+        candidates = [ids[0], ids[3], edited, tip, ids[1], theirs, "msg_unknown"]
+        with memory.store.read() as tx:
+            found = tx.branch_messages("acme", "alice", tip, candidates)
+            assert set(found) == {ids[0], ids[1], edited, tip}
+            assert found[edited].content == "turn 2 again" and found[ids[1]].content == "turn 1"
+            assert tx.branch_messages("acme", "bob", tip, candidates) == {}
+            assert tx.branch_messages("acme", "alice", tip, []) == {}

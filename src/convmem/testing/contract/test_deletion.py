@@ -132,6 +132,7 @@ def test_deleting_a_memory_empties_every_table_derived_from_it(
         ids: list[str] = write(doomed)
         control = memory.scope("t-control", "alice")
         write(control)
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         assert_populated(backend, doomed.tenant, "memory")
         kept = backend.derived_counts(control.tenant)
 
@@ -154,6 +155,7 @@ def test_forgetting_through_a_message_empties_the_memory_tables(backend: Backend
         alice = memory.scope("t-doomed", "alice")
         conv = alice.create_conversation()
         conv.append("user", "Remember that my favourite airline is Finnair.")
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         assert_populated(backend, alice.tenant, "memory")
         notice = conv.append("user", "Forget that my favourite airline is Finnair.").notices
         assert [n.status for n in notice] == ["forgotten"]
@@ -170,6 +172,7 @@ def test_delete_all_empties_every_derived_table_of_the_user(backend: Backend) ->
         doomed.pin("Be brief.")
         doomed.set_memory_enabled(True)
         control.remember("I prefer aisle seats.")
+        assert memory.wait_for_vectors(30)  # vectors are filled after the write
         kinds: tuple[RecordKind, ...] = ("conversation", "memory")
         for kind in kinds:
             assert_populated(backend, doomed.tenant, kind)

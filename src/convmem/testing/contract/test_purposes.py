@@ -55,6 +55,7 @@ def test_search_filters_on_purpose_before_ranking(searching: convmem.Memory) -> 
 def test_the_store_rankings_filter_on_purpose_in_their_query(searching: convmem.Memory) -> None:
     alice = searching.scope("acme", "alice")
     weak, _ = _strong_automation_weak_personal(alice)
+    assert searching.wait_for_vectors(30)  # vectors are filled after the write
     now = datetime.now(UTC)
     with searching.store.read() as tx:
         lexical = tx.search_memory_terms(

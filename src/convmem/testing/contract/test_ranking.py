@@ -25,7 +25,9 @@ TURNS = [
 
 def _conversation(memory: convmem.Memory, user: str = "alice") -> tuple[str, list[str]]:
     conv = memory.scope("acme", user).create_conversation()
-    return conv.id, [conv.append("user", text).id for text in TURNS]
+    ids = [conv.append("user", text).id for text in TURNS]
+    assert memory.wait_for_vectors(30)  # filled in the background, after each write
+    return conv.id, ids
 
 
 def test_nearest_messages_ranks_the_principals_turns_in_the_window(backend: Backend) -> None:
@@ -108,6 +110,7 @@ def test_nearest_memories_are_the_principals_current_ones(backend: Backend) -> N
         other = alice.remember("I prefer aisle seats.", scope="project:apollo").memory
         memory.scope("acme", "bob").remember("I prefer aisle seats too.")
         assert kept is not None and other is not None
+        assert memory.wait_for_vectors(30)
         query = EMBEDDER.embed(["aisle seats"])[0]
         with memory.store.read() as tx:
             hits = tx.nearest_memories(
@@ -149,6 +152,7 @@ def test_ranked_rows_carry_the_time_each_turn_was_written(backend: Backend) -> N
             conv.append("user", text, created_at=start + timedelta(days=40 * i)).id: i
             for i, text in enumerate(TURNS)
         }
+        assert memory.wait_for_vectors(30)
         query = EMBEDDER.embed(["pottery"])[0]
         with memory.store.read() as tx:
             near = tx.nearest_messages(
@@ -205,6 +209,7 @@ def test_a_turns_vector_weighs_its_statements_on_write_and_on_backfill(backend: 
         with backend.open(embedder=EMBEDDER, config=config) as memory:
             conv = memory.scope("acme", f"u{on_write}").create_conversation()
             ids = [conv.append("user", t).id for t in (text, "How are you?")]
+            assert memory.wait_for_vectors(30)
             if not on_write:
                 assert memory.backfill_embeddings()["messages"] == 2
             with memory.store.read() as tx:
@@ -237,6 +242,7 @@ def test_a_refresh_embeds_again_the_turns_whose_vectors_are_of_an_older_text(
         for tenant in ("acme", "globex"):
             conv = memory.scope(tenant, "alice").create_conversation()
             owners[tenant] = (conv.id, conv.append("user", text).id)
+            assert memory.wait_for_vectors(30)
             with memory.store.write() as wtx:  # as an older release stored it
                 wtx.set_message_vectors(
                     tenant, EMBEDDER.name, [MessageVector(owners[tenant][1], old)]
