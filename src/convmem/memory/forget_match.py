@@ -168,6 +168,20 @@ def _named_slot(request: str) -> str | None:
     return None
 
 
+# Chinese, Japanese and Korean write no space between words, so a request's words are one run:
+# it names a memory when what follows its first-person opener ("我的", "私の", "내") is in it.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_SPEAKER = re.compile(
+    r"^(?:我的|我|私の|私は|私が|僕の|僕は|俺の|나의|나는|내가|내|저의|저는|제가|제)\s*"
+)
+_CJK_STOPS = "\u3002\uff0e.!\uff01?\uff1f "
+
+
+def _cjk_named(request: str, memory_text: str) -> bool:
+    core = _CJK_SPEAKER.sub("", request.strip().rstrip(_CJK_STOPS), count=1)
+    return bool(core) and core.replace(" ", "") in memory_text.replace(" ", "")
+
+
 def forget_match(request: str, subject_key: str, memory_text: str) -> Match:
     """Whether a forget request names a memory (its subject key and text)."""
     kept = slot_value(memory_text, (subject_key,)) if len(subject_key.split()) <= 2 else None
@@ -177,6 +191,8 @@ def forget_match(request: str, subject_key: str, memory_text: str) -> Match:
             return Match.YES
         return Match.YES if _values_agree(asked, kept) else Match.ASK
     if kept is not None and _named_slot(request) == kept.subject:
+        return Match.YES
+    if _CJK.search(request) and _cjk_named(request, memory_text):
         return Match.YES
     wanted = _terms(request)
     if not wanted:

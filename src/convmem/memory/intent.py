@@ -36,14 +36,22 @@ from dataclasses import dataclass
 from typing import Literal
 
 from convmem.memory.clause_order import main_clause
+from convmem.memory.intent_cjk import cjk_request
+from convmem.memory.language import Language
 from convmem.memory.normalize import as_read
-from convmem.memory.phrases import COMMON_FILLERS, ENGLISH, LANGUAGES, Language
+from convmem.memory.phrases import COMMON_FILLERS, ENGLISH, LANGUAGES
 from convmem.memory.slots import classify, content_words, stem, subject_slot, word_set
 from convmem.model.memory import Category
 
 IntentKind = Literal["remember", "forget", "propose"]
 
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\s+[-\u2013\u2014]\s+|;\s*|\n+")
+# Sentences end at a stop (a CJK full stop needs no space after it), a semicolon, a line break or
+# a dash between spaces, except after a Cyrillic word: there the dash is the copula ("мой
+# пароль — …", "my password is …").
+_SENTENCE = re.compile(
+    r"(?<=[.!?…])\s+|(?<=[\u3002\uff01\uff1f])\s*|(?<=[!?])(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])|"
+    r"(?<![\u0400-\u04ff])\s+[-\u2013\u2014]\s+|;\s*|\n+"
+)
 _QUOTES = "\"'\u201c\u201d\u201e\u00ab\u00bb\u201a\u2018\u2019"
 
 
@@ -54,7 +62,8 @@ _LEAD = word_set(
     "lo los las le les sempre siempre immer altijd toujours jamais nunca ya já también também "
     "anche auch ook aussi mai now currently nowadays recently jetzt nun inzwischen mittlerweile "
     "maintenant désormais actuellement ahora actualmente adesso ora ormai attualmente agora "
-    "atualmente nu tegenwoordig inmiddels"
+    "atualmente nu tegenwoordig inmiddels не уже теперь сейчас всегда никогда тоже nie już teraz "
+    "zawsze nigdy też"
 )
 # First words of a noun phrase that name the conversation, not something about the user.
 _CONVERSATION_NOUNS = word_set(
@@ -96,6 +105,9 @@ class _Grammar:
     """One language's phrases compiled into the patterns the rules use."""
 
     language: Language
+    # Every request of the language holds one of these words (see _may_request): a sentence
+    # without any is no request in it, and the rules need not run (two searches, not dozens).
+    request_words: re.Pattern[str]
     remember_head: re.Pattern[str]
     from_now: re.Pattern[str]
     instruction: re.Pattern[str]
@@ -113,6 +125,7 @@ class _Grammar:
     fillers: re.Pattern[str]
     statement: re.Pattern[str]
     forget_about: re.Pattern[str]
+    first_person_end: re.Pattern[str] | None
 
 
 def _compile(lang: Language) -> _Grammar:
@@ -120,6 +133,10 @@ def _compile(lang: Language) -> _Grammar:
     demonstrative = r"(?:\s+(?:this|das|ceci|esto|questo|isto|dit))?"
     return _Grammar(
         language=lang,
+        request_words=re.compile(
+            rf"{lang.remember}|{lang.store}|{lang.forget}|{lang.delete}|{lang.from_now}",
+            re.IGNORECASE,
+        ),
         remember_head=re.compile(
             rf"(?:(?:{lang.polite})\s+)?(?:(?:{lang.remember}){demonstrative}"
             rf"(?:\s+(?:{lang.memory_place}))?|(?:{lang.store})\s+(?:{lang.memory_place}))",
@@ -141,6 +158,11 @@ def _compile(lang: Language) -> _Grammar:
         fillers=re.compile(rf"(?<![\w'])(?:{fillers})(?![\w'])", re.IGNORECASE),
         statement=re.compile(rf"^(?:{lang.statement})", re.IGNORECASE),
         forget_about=re.compile(rf"^(?:{lang.forget_about})\s+", re.IGNORECASE),
+        first_person_end=(
+            re.compile(rf"(?:{lang.first_person_end})", re.IGNORECASE)
+            if lang.first_person_end
+            else None
+        ),
     )
 
 
@@ -180,6 +202,14 @@ def _drop_lead_fillers(g: _Grammar, rest: str) -> str:
         rest = rest[lead.end() :].lstrip(" ,")
 
 
+def _may_request(g: _Grammar, sentence: str) -> bool:
+    """Whether the sentence holds a request word of the grammar, as said or once courtesy words
+    are dropped ("denke bitte daran" holds "denke daran"): without one it is no request."""
+    return bool(
+        g.request_words.search(sentence) or g.request_words.search(_clean_head(g, sentence))
+    )
+
+
 def _splits(sentence: str) -> list[tuple[str, str, str]]:
     """Every (head, separator, rest) cut of a sentence at a word boundary in its first words;
     the separator is the punctuation ending the head (":" or ",") or ""."""
@@ -209,6 +239,15 @@ def _opens_first_person(g: _Grammar, clause: str) -> bool:
         if bare not in _LEAD:
             return False
     return False
+
+
+def _about_speaker(g: _Grammar, clause: str) -> bool:
+    """The clause is the speaker's: it opens with a first-person word or, in a verb-final
+    language, its last word carries a first-person ending ("çay severim")."""
+    if _opens_first_person(g, clause):
+        return True
+    last = re.findall(r"[\w'\u2019-]+", clause.lower())[-1:]
+    return bool(g.first_person_end and last and g.first_person_end.fullmatch(last[0]))
 
 
 def _finish(text: str) -> str:
@@ -257,7 +296,7 @@ def _about_user(
         if g.first_person.search(clause) or _ANTECEDENT_PRONOUN.match(clause):
             return _Request(clause, "unclear_reference")
         return None
-    if not _opens_first_person(g, clause):
+    if not _about_speaker(g, clause):
         return None
     if g.future.match(clause):
         return None
@@ -311,7 +350,7 @@ def _from_now_request(g: _Grammar, sentence: str, earlier: list[str]) -> _Reques
         return None
     if g.instruction.match(rest):
         return _Request(_finish(rest))
-    if g.second_person.search(rest) or not _opens_first_person(g, rest) or g.future.match(rest):
+    if g.second_person.search(rest) or not _about_speaker(g, rest) or g.future.match(rest):
         return None
     return _Request(_finish(rest))
 
@@ -329,7 +368,7 @@ def _forget_target(g: _Grammar, rest: str, *, polite: bool) -> str | None:
     comp = g.comp.match(rest)
     if comp:
         clause = rest[comp.end() :]
-        if not _opens_first_person(g, clause):
+        if not _about_speaker(g, clause):
             return None
         if g.language.code in ("de", "nl"):  # "dass ich in Berlin wohne": "Ich wohne in Berlin"
             return main_clause(g.language.code, clause) or clause
@@ -383,12 +422,17 @@ def _named_thing(g: _Grammar, rest: str) -> str | None:
 
 
 def _forget_request(g: _Grammar, sentence: str) -> str | None:
-    for head, _separator, rest in _splits(sentence):
+    for head, separator, rest in _splits(sentence):
         cleaned = _clean_head(g, head)
         if not cleaned:
             continue
         polite = bool(re.match(rf"(?:{g.language.polite})\s", cleaned + " ", re.IGNORECASE))
         rest = _drop_lead_fillers(g, rest)
+        if g.forget_head.fullmatch(cleaned) and separator and g.first_person_end:
+            # no complementizer in a verb-final language: "Unut: çay severim"
+            if rest.rstrip().endswith("?") or g.dismissal.search(rest):
+                return None
+            return rest if _about_speaker(g, rest) else None
         if g.forget_head.fullmatch(cleaned):
             return _forget_target(g, rest, polite=polite or sentence.lower().startswith("can"))
         if g.delete_head.fullmatch(cleaned):
@@ -431,7 +475,13 @@ def detect_intent(message: str) -> Intent | None:
         if sentence[0] in _QUOTES:
             continue  # quoted words are someone else's
         earlier = sentences[:index]
+        cjk = cjk_request(sentence)
+        if cjk is not None:
+            kind, text = cjk
+            return _intent(kind, text[:500])
         for g in _GRAMMARS:
+            if not _may_request(g, sentence):
+                continue
             request = _remember_request(g, sentence, earlier) or _from_now_request(
                 g, sentence, earlier
             )

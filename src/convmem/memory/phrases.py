@@ -30,34 +30,8 @@ Only grammar lives here: no sentence of any corpus is listed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Language:
-    code: str
-    remember: str
-    complementizer: str
-    polite: str
-    from_now: str
-    instruction: str
-    first_person: str
-    second_person: str
-    third_person: str
-    forget: str
-    forget_what: str
-    delete: str
-    memory_noun: str
-    possessive: str  # first-person possessives that open a noun phrase ("my", "mein", "mon")
-    dismissal: str
-    future: str  # "I'm going to …": a plan, not a standing fact
-    fillers: str
-    statement: str  # a plain first-person statement of a standing fact: at most a proposal
-    forget_about: str
-    memory_place: str
-    store: str  # verbs that are a remember imperative only with a memory_place ("add … to memory")
-    newer: str
-
+from convmem.memory.language import Language
+from convmem.memory.phrases_more import MORE_LANGUAGES
 
 # Words shared by every language: courtesy and attention that may open a request.
 COMMON_FILLERS = r"ok|okay|hey|hi|hello|also|and|so|just|oh|well|quick\s+thing|one\s+more\s+thing"
@@ -467,4 +441,13 @@ DUTCH = Language(
     ),
 )
 
-LANGUAGES: tuple[Language, ...] = (ENGLISH, GERMAN, FRENCH, SPANISH, ITALIAN, PORTUGUESE, DUTCH)
+LANGUAGES: tuple[Language, ...] = (
+    ENGLISH,
+    GERMAN,
+    FRENCH,
+    SPANISH,
+    ITALIAN,
+    PORTUGUESE,
+    DUTCH,
+    *MORE_LANGUAGES,
+)
