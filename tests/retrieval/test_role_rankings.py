@@ -30,7 +30,7 @@ def _chat(alice: convmem.Scope) -> tuple[convmem.Conversation, str]:
 
 def test_the_users_short_statement_is_not_hidden_by_long_replies(alice: convmem.Scope) -> None:
     conv, stated = _chat(alice)
-    lexical = SearchOptions(retrievers=("lexical",))
+    lexical = SearchOptions(retrievers=("lexical",), rank_roles_apart=True)
     apart = [h.message.id for h in conv.search(QUESTION, k=2, options=lexical)]
     assert stated in apart
     together = SearchOptions(retrievers=("lexical",), rank_roles_apart=False)
@@ -45,7 +45,7 @@ def test_named_speakers_are_ranked_together(alice: convmem.Scope) -> None:
     stated = conv.append("user", "Note: the team offsite is in Porto.", metadata={"name": "Ana"})
     for topic in ("budget", "travel", "catering", "schedule", "rooms"):
         conv.append("assistant", f"On the {topic}: {REPLY}", metadata={"name": "Rui"})
-    options = SearchOptions(retrievers=("lexical",))
+    options = SearchOptions(retrievers=("lexical",), rank_roles_apart=True)
     together = SearchOptions(retrievers=("lexical",), rank_roles_apart=False)
     ids = [h.message.id for h in conv.search(QUESTION, k=6, options=options)]
     assert ids == [h.message.id for h in conv.search(QUESTION, k=6, options=together)]
@@ -62,9 +62,16 @@ def test_only_word_rankings_are_split_and_each_role_keeps_its_order() -> None:
         "vector": [_row("a1", "assistant"), _row("u1", "user")],
     }
     plan = QueryPlan((), ("offsite",), QUESTION)
-    split = fusion_rankings(Candidates(plan, rows, roles_only=True), SearchOptions())
+    split = fusion_rankings(
+        Candidates(plan, rows, roles_only=True), SearchOptions(rank_roles_apart=True)
+    )
     assert split == [("lexical", ["a1", "a2"]), ("lexical", ["u1"]), ("vector", ["a1", "u1"])]
     whole = [("lexical", ["a1", "a2", "u1"]), ("vector", ["a1", "u1"])]
-    assert fusion_rankings(Candidates(plan, rows, roles_only=False), SearchOptions()) == whole
+    assert (
+        fusion_rankings(
+            Candidates(plan, rows, roles_only=False), SearchOptions(rank_roles_apart=True)
+        )
+        == whole
+    )
     off = SearchOptions(rank_roles_apart=False)
     assert fusion_rankings(Candidates(plan, rows, roles_only=True), off) == whole
