@@ -120,8 +120,9 @@ def test_assemblies_are_counted_with_tokens_per_section_and_no_content(
         assert secret not in text, secret
     labels = {key for (_, pairs) in after for key, _ in pairs}
     # every label is an enumerated code; none names a principal, a conversation or a message
+    # ("outcome": how the session tier answered, one of SESSION_OUTCOMES)
     assert labels <= {"method", "route", "status", "le", "section", "summary_source", "action",
-                      "reason", "kind", "version", "part"}  # fmt: skip
+                      "reason", "kind", "version", "part", "outcome"}  # fmt: skip
     for digest in reports[1]["prefix_digests"]:  # nor the digests of the request's parts
         assert digest not in text
 

@@ -207,8 +207,17 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             statuses = ERROR_STATUSES if path.startswith("/v1/") else (503,)
             for status in statuses:
                 responses[str(status)] = {"description": _DESCRIPTIONS[status], "content": problem}
+            if _takes_idempotency_key(operation):
+                responses["409"] = {"description": _DESCRIPTIONS[409], "content": problem}
     app.openapi_schema = schema
     return schema
+
+
+def _takes_idempotency_key(operation: dict[str, Any]) -> bool:
+    return any(
+        parameter.get("in") == "header" and parameter.get("name", "").lower() == "idempotency-key"
+        for parameter in operation.get("parameters", ())
+    )
 
 
 _DESCRIPTIONS = {
@@ -217,6 +226,7 @@ _DESCRIPTIONS = {
     401: "Missing, malformed, wrong or revoked API key.",
     403: "The key's role may not do this.",
     404: "No such object for this principal (another tenant's or user's ids too).",
+    409: "The Idempotency-Key was already used for a different write (idempotency_conflict).",
     413: "The body or the content is above the limit.",
     422: "The request is well-formed but refused (schema, tree rules, policy, budget).",
     503: "The database is busy or failed; retry.",

@@ -28,6 +28,7 @@ failure, naming the step or check and the error's type; the run goes on.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -438,12 +439,22 @@ def _step_delete_message(run: CaseRun, step: Mapping[str, Any]) -> None:
     run.driver.delete_message(who, conv_id, doomed.id)
 
 
+# vectors are filled after the write that queued them (by a background filler or the worker):
+# how long a case waits for one before it says the memory has none
+VECTOR_WAIT_SECONDS = 10.0
+
+
 def _step_has_vector(run: CaseRun, step: Mapping[str, Any]) -> None:
     label = run.label(step["memory"], "memory")
     assert label.owner is not None
-    held = run.driver.memory_vectors(run.who(label.owner))
-    if held is not None and label.id not in {memory_id for memory_id, _ in held}:
-        raise StepFailed(f"{describe(label)} has no vector row")
+    deadline = time.monotonic() + VECTOR_WAIT_SECONDS
+    while True:
+        held = run.driver.memory_vectors(run.who(label.owner))
+        if held is None or label.id in {memory_id for memory_id, _ in held}:
+            return
+        if time.monotonic() > deadline:
+            raise StepFailed(f"{describe(label)} has no vector row")
+        time.sleep(0.05)
 
 
 def _step_delete_conversation(run: CaseRun, step: Mapping[str, Any]) -> None:
