@@ -31,7 +31,8 @@ from convmem.retrieval.vector import Embedder
 
 P = ParamSpec("P")
 R = TypeVar("R")
-T = TypeVar("T")
+# covariant: a method a handle inherits (Conversation's reads) runs on its twin as well
+T = TypeVar("T", covariant=True)
 DEFAULT_WORKERS = 8
 
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from itertools import islice
 from typing import Any
 
 from convmem.content.documents import read_documents
 from convmem.content.parts import Content, read_content
 from convmem.content.parts_render import text_parts
-from convmem.content.tokens import ESTIMATE, get_counter
+from convmem.content.tokens import get_counter
 from convmem.context.assemble import AssemblyOptions, FixedParts
 from convmem.context.formats import Format
 from convmem.context.prompt_cache import previous_prefix
@@ -29,7 +28,7 @@ from convmem.domain.memory_requests import act_on_intent
 from convmem.domain.retention import delete_conversation
 from convmem.domain.search import SearchOptions, Window, search_conversation
 from convmem.domain.vector_fill import PendingTurn
-from convmem.engine.handles import Owner
+from convmem.engine.conversation_reads import ConversationReading
 from convmem.engine.message_rules import checked_message, tool_run
 from convmem.engine.parts import GuardedEmbedder, Parts, guarded_reranker, without_failed_embedder
 from convmem.engine.pins import pin_instruction
@@ -49,10 +48,9 @@ from convmem.engine.request import (
     retrieve_evicted,
 )
 from convmem.entities.derive import derive_turn, extract_turn
-from convmem.errors import InvalidInput, InvalidMessage, InvalidQuery, NotFound, StoreBusy
+from convmem.errors import InvalidInput, InvalidMessage, InvalidQuery, StoreBusy
 from convmem.ids import new_id
 from convmem.memory.intent import detect_intent
-from convmem.model.conversation import ConversationRecord
 from convmem.model.deadline import Deadline, TimeLimits
 from convmem.model.documents import Document
 from convmem.model.keys import AssemblyRecord
@@ -60,17 +58,15 @@ from convmem.model.memory import MemoryNotice
 from convmem.model.messages import Message, NewMessage, Role, ToolCall
 from convmem.model.profile import ModelProfile
 from convmem.model.search import MessageHit, Ranked
-from convmem.model.summary import SummaryRecord
 from convmem.model.tools import ToolSpec
 from convmem.model.tree import (
     aware_utc,
-    check_count,
     check_identifier,
     check_text,
     check_tool_result,
 )
 from convmem.retrieval.vector import Embedder, RequestEmbedder
-from convmem.store.base import BranchRow, KeptWrite, PinnedInstruction, ReadTxn, Store, WriteTxn
+from convmem.store.base import BranchRow, KeptWrite, PinnedInstruction, ReadTxn, WriteTxn
 from convmem.store.conversations import PinOrigin
 from convmem.store.retry import conflicts_retried, write_retried
 from convmem.tools.schema import check_tool_name, parse_tools
@@ -78,37 +74,8 @@ from convmem.tools.schema import check_tool_name, parse_tools
 _ACTIVE_LEAF = object()  # "append under the active leaf"
 
 
-@dataclass(frozen=True)
-class Version:
-    """A message of a branch window with its place among its versions (edits, regenerations):
-    ``number`` of ``count``, counting from the oldest."""
-
-    message: Message
-    number: int
-    count: int
-
-
-class Conversation:
+class Conversation(ConversationReading):
     """A handle on one conversation of one principal. Cheap; holds only ids."""
-
-    def __init__(self, scope: Owner, conversation_id: str) -> None:
-        self.scope = scope
-        self.id = conversation_id
-
-    def __repr__(self) -> str:
-        return f"Conversation(id={self.id!r})"
-
-    @property
-    def _store(self) -> Store:
-        return self.scope.memory.store
-
-    @property
-    def _tenant(self) -> str:
-        return self.scope.tenant
-
-    def record(self) -> ConversationRecord:
-        with self._store.read() as tx:
-            return tx.get_conversation(self._tenant, self.scope.user, self.id)
 
     # --- writing --------------------------------------------------------------------------------
 
@@ -375,105 +342,11 @@ class Conversation:
         self.scope._embed_notices(notices)
         return replace(stored, notices=notices)
 
-    def _own_message(self, tx: ReadTxn, message_id: str) -> Message:
-        """The principal's message in this conversation; NotFound for any other."""
-        check_identifier(message_id, "message id")  # NUL/surrogates: same error on every backend
-        message = tx.get_message(self._tenant, self.scope.user, message_id)
-        self._check_own(message)
-        return message
-
-    def _check_own(self, message: Message) -> None:
-        if message.conversation_id != self.id:
-            raise NotFound("message", message.id)
-
     def _tool_run(self, tx: ReadTxn, parent: BranchRow | None) -> list[Message]:
         tenant, user = self._tenant, self.scope.user
         return tool_run(
             parent.message if parent else None, lambda i: tx.get_message(tenant, user, i)
         )
-
-    # --- reading --------------------------------------------------------------------------------
-
-    def message(self, message_id: str) -> Message:
-        check_identifier(message_id, "message id")
-        with self._store.read() as tx:
-            return self._own_message(tx, message_id)
-
-    def siblings(self, message_id: str) -> list[Message]:
-        """The versions of a message (itself included), oldest first."""
-        message = self.message(message_id)
-        with self._store.read() as tx:
-            return tx.children(self._tenant, self.id, message.parent_id)
-
-    def branch(self, leaf_id: str | None = None) -> list[Message]:
-        """The messages from the root to ``leaf_id`` (default: the active leaf)."""
-        with self._store.read() as tx:
-            leaf = self._record_and_leaf(tx, leaf_id)[1]
-            if leaf is None:
-                return []
-            rows = [row.message for row in tx.branch(self._tenant, leaf, ESTIMATE)]
-        return list(reversed(rows))
-
-    def leaf_through(self, message_id: str) -> str:
-        """The leaf of the branch through ``message_id``: the active leaf when it lies below,
-        else the newest version at each step down (what viewing another version shows)."""
-        check_identifier(message_id, "message id")
-        with self._store.read() as tx:
-            record = tx.get_conversation(self._tenant, self.scope.user, self.id)
-            self._own_message(tx, message_id)
-            tree = tx.conversation_messages(self._tenant, self.id)
-        parent_of = {m.id: m.parent_id for m in tree}
-        children: dict[str, list[str]] = {}
-        for message in tree:  # write order within a depth: the newest child comes last
-            if message.parent_id is not None:
-                children.setdefault(message.parent_id, []).append(message.id)
-        active: set[str] = set()
-        cursor = record.active_leaf_id
-        while cursor is not None:
-            active.add(cursor)
-            cursor = parent_of.get(cursor)
-        leaf = message_id
-        while kids := children.get(leaf):
-            leaf = next((k for k in kids if k in active), kids[-1])
-        return leaf
-
-    def branch_window(self, leaf_id: str | None = None, *, limit: int) -> list[Version]:
-        """The newest ``limit`` messages of the branch ending at ``leaf_id`` (default: the
-        active leaf), oldest first, each with its place among its versions. Only those rows are
-        read (the branch walk is lazy); the next page back ends at the oldest's parent."""
-        check_count(limit, "limit")
-        with self._store.read() as tx:
-            leaf = self._record_and_leaf(tx, leaf_id)[1]
-            if leaf is None:
-                return []
-            rows = list(islice(tx.branch(self._tenant, leaf, ESTIMATE), limit))
-            window = [row.message for row in reversed(rows)]
-            counts = tx.child_counts(self._tenant, self.id, [m.parent_id for m in window])
-            versions = []
-            for message in window:
-                count = counts.get(message.parent_id, 1)
-                place = 1
-                if count > 1:  # forks are rare: their order is read only for them
-                    ids = [m.id for m in tx.children(self._tenant, self.id, message.parent_id)]
-                    place = ids.index(message.id) + 1
-                versions.append(Version(message, place, count))
-        return versions
-
-    def messages(self) -> list[Message]:
-        """Every message of the tree, parents before children."""
-        with self._store.read() as tx:
-            tx.get_conversation(self._tenant, self.scope.user, self.id)
-            return tx.conversation_messages(self._tenant, self.id)
-
-    def _record_and_leaf(
-        self, tx: ReadTxn, leaf_id: str | None
-    ) -> tuple[ConversationRecord, str | None]:
-        """The conversation (NotFound for another principal) and the leaf to walk from."""
-        record = tx.get_conversation(self._tenant, self.scope.user, self.id)
-        if leaf_id is None:
-            return record, record.active_leaf_id
-        self._own_message(tx, leaf_id)
-        return record, leaf_id
 
     # --- assembly -------------------------------------------------------------------------------
 
@@ -653,38 +526,6 @@ class Conversation:
                 continue
         return out
 
-    # --- summaries ------------------------------------------------------------------------------
-
-    def summaries(self) -> list[SummaryRecord]:
-        """Every stored summary of this conversation (all branches), shallowest first."""
-        with self._store.read() as tx:
-            tx.get_conversation(self._tenant, self.scope.user, self.id)
-            return tx.conversation_summaries(self._tenant, self.id)
-
-    def summary(self, leaf_id: str | None = None) -> SummaryRecord | None:
-        """The deepest stored summary valid for the branch ending at ``leaf_id`` (default: the
-        active leaf): its through-message is on that branch. This summarizer's first on a tie."""
-        on_branch = {m.id: m.depth for m in self.branch(leaf_id)}
-        flow = self.scope.memory.summaries
-        name = flow.summarizer.name
-        with self._store.read() as tx:
-            candidates = [
-                record
-                for record in tx.conversation_summaries(self._tenant, self.id)
-                if record.through_message_id in on_branch
-            ]
-            candidates.sort(key=lambda r: (r.through_depth, r.summarizer == name), reverse=True)
-            for record in candidates:
-                if flow.is_valid(tx, self._tenant, record):
-                    return record
-        return None
-
-    def pinned(self) -> list[PinnedInstruction]:
-        """The instructions every request of this conversation carries: user-wide, then its own."""
-        with self._store.read() as tx:
-            tx.get_conversation(self._tenant, self.scope.user, self.id)
-            return tx.pinned(self._tenant, self.scope.user, self.id)
-
     @conflicts_retried
     def record_assembly(self, context: AssembledContext, leaf_id: str | None = None) -> None:
         """Keep ``context``'s report as this conversation's last assembled request (token counts,
@@ -700,12 +541,6 @@ class Conversation:
                 report=context.report.to_dict(),
             )
             tx.put_last_assembly(self._tenant, self.scope.user, kept)
-
-    def last_assembly(self) -> AssemblyRecord | None:
-        """The report kept by ``record_assembly``, or None."""
-        with self._store.read() as tx:
-            tx.get_conversation(self._tenant, self.scope.user, self.id)
-            return tx.last_assembly(self._tenant, self.scope.user, self.id)
 
 
 def _reach(profile: ModelProfile) -> int:

@@ -24,7 +24,9 @@ from convmem.store.entities import (
     turns_span,
 )
 from convmem.store.postgres.cascade import CascadeTxnMixin
-from convmem.store.postgres.search import _window as window_clause  # the retrievers' window filter
+from convmem.store.postgres.search import (
+    window_sql as window_clause,  # the retrievers' window filter
+)
 from convmem.store.ranking import Window
 from convmem.store.rows import DECODED
 from convmem.store.sql.entities import EntityRows

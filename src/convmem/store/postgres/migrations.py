@@ -40,6 +40,8 @@ from convmem.store.postgres.migrations_consent import (
     m024_lineage_indexes,
     m025_special_categories_and_proposals,
 )
+from convmem.store.postgres.migrations_entities import m013_entities
+from convmem.store.postgres.migrations_models import m027_idempotency_keys, m028_embedder_switches
 from convmem.store.postgres.rows import POSTGRES
 
 
@@ -482,65 +484,6 @@ def m012_message_parts(db: Connection) -> None:
     )
 
 
-def m013_entities(db: Connection) -> None:
-    # entity memory (derived from messages, like summaries): each user's entities per scope, the
-    # names (keys) they are looked up by, and their facts, each citing the message it came from;
-    # first/last mention and the count are computed from the facts
-    db.execute(
-        """
-        CREATE TABLE entities (
-            tenant_id TEXT NOT NULL,
-            id TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            scope TEXT NOT NULL,
-            name TEXT NOT NULL,
-            type TEXT NOT NULL,
-            created_at TIMESTAMPTZ NOT NULL,
-            PRIMARY KEY (tenant_id, id)
-        )
-        """
-    )
-    db.execute("CREATE INDEX entities_user ON entities (tenant_id, user_id, scope)")
-    db.execute(
-        """
-        CREATE TABLE entity_names (
-            tenant_id TEXT NOT NULL,
-            entity_id TEXT NOT NULL,
-            key TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            scope TEXT NOT NULL,
-            alias TEXT NOT NULL,
-            seq BIGINT GENERATED ALWAYS AS IDENTITY,
-            PRIMARY KEY (tenant_id, entity_id, key)
-        )
-        """
-    )
-    db.execute("CREATE INDEX entity_names_key ON entity_names (tenant_id, user_id, key)")
-    db.execute(
-        """
-        CREATE TABLE entity_facts (
-            tenant_id TEXT NOT NULL,
-            id TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            entity_id TEXT NOT NULL,
-            text TEXT NOT NULL,
-            message_id TEXT NOT NULL,
-            conversation_id TEXT NOT NULL,
-            said_at TIMESTAMPTZ NOT NULL,
-            confidence DOUBLE PRECISION NOT NULL,
-            extractor TEXT NOT NULL,
-            PRIMARY KEY (tenant_id, id)
-        )
-        """
-    )
-    db.execute("CREATE INDEX entity_facts_entity ON entity_facts (tenant_id, entity_id, said_at)")
-    db.execute("CREATE INDEX entity_facts_message ON entity_facts (tenant_id, message_id)")
-    db.execute(
-        "CREATE INDEX entity_facts_conversation ON entity_facts (tenant_id, conversation_id)"
-    )
-    db.execute("CREATE INDEX entity_facts_said ON entity_facts (tenant_id, said_at)")
-
-
 def m016_retention_layers(db: Connection) -> None:
     # A retention period per layer (days; NULL keeps rows until deleted). ``retention_days``
     # stays the transcripts' period, as it always was.
@@ -570,73 +513,6 @@ def m017_memory_evidence(db: Connection) -> None:
         """
     )
     db.execute("CREATE INDEX memory_evidence_message ON memory_evidence (tenant_id, message_id)")
-
-
-def m027_idempotency_keys(db: Connection) -> None:
-    # the writes kept under callers' idempotency keys (convmem.store.idempotency): a digest of
-    # the call and the ids it stored, never its text; they go with the message or memory
-    db.execute(
-        """
-        CREATE TABLE idempotency_keys (
-            tenant_id TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            key TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            fingerprint TEXT NOT NULL,
-            created_at TIMESTAMPTZ NOT NULL,
-            message_id TEXT,
-            memory_id TEXT,
-            result JSONB NOT NULL DEFAULT '{}',
-            PRIMARY KEY (tenant_id, user_id, key)
-        )
-        """
-    )
-    # the lineage cascade finds a message's or a memory's key by these (every edge indexed)
-    db.execute(
-        "CREATE INDEX idempotency_keys_by_message ON idempotency_keys (tenant_id, message_id)"
-    )
-    db.execute("CREATE INDEX idempotency_keys_by_memory ON idempotency_keys (tenant_id, memory_id)")
-
-
-def m028_embedder_switches(db: Connection) -> None:
-    # changing a tenant's embedder without downtime (convmem.store.embedder_switch): which one
-    # serves and which is being built, and the built vectors waiting for the switch (derived
-    # from their turn or memory: they go with it)
-    db.execute(
-        """
-        CREATE TABLE embedder_switches (
-            tenant_id TEXT PRIMARY KEY,
-            active TEXT,
-            target TEXT,
-            target_dimensions INTEGER,
-            started_at TIMESTAMPTZ,
-            switched_at TIMESTAMPTZ
-        )
-        """
-    )
-    db.execute(
-        """
-        CREATE TABLE staged_message_vectors (
-            tenant_id TEXT NOT NULL,
-            message_id TEXT NOT NULL,
-            embedder TEXT NOT NULL,
-            vector HALFVEC NOT NULL,
-            PRIMARY KEY (tenant_id, message_id)
-        )
-        """
-    )
-    db.execute(
-        """
-        CREATE TABLE staged_memory_vectors (
-            tenant_id TEXT NOT NULL,
-            memory_id TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            embedder TEXT NOT NULL,
-            vector HALFVEC NOT NULL,
-            PRIMARY KEY (tenant_id, memory_id)
-        )
-        """
-    )
 
 
 MIGRATIONS: list[Callable[[Connection], None]] = [

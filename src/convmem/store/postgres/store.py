@@ -44,8 +44,8 @@ from convmem.store.postgres.memory_search import MemorySearchTxnMixin
 from convmem.store.postgres.migrations import apply_migrations, pending_migrations
 from convmem.store.postgres.options import options_from_url
 from convmem.store.postgres.rows import CHAIN_CTE
-from convmem.store.postgres.search import SearchTxnMixin
 from convmem.store.postgres.tools import ToolTxnMixin
+from convmem.store.postgres.vectors import VectorTxnMixin
 from convmem.store.rows import (
     CONVERSATION_COLUMNS,
     DECODED,
@@ -83,7 +83,7 @@ class PostgresTxn(
     MemoryTxnMixin,
     DerivedRows,
     KeyTxnMixin,
-    SearchTxnMixin,
+    VectorTxnMixin,
     MemorySearchTxnMixin,
     ToolTxnMixin,
     EntityTxnMixin,

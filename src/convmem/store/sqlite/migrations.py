@@ -20,6 +20,7 @@ from convmem.store.sqlite.migrations_consent import (
     m069_page_sessions,
     m072_special_categories_and_proposals,
 )
+from convmem.store.sqlite.migrations_models import m073_idempotency_keys, m074_embedder_switches
 from convmem.store.sqlite.migrations_search import (
     m020_message_index,
     m021_memory_search,
@@ -553,73 +554,6 @@ def m068_tool_fts_erasure(db: sqlite3.Connection) -> None:
     # a deleted or redefined tool's description leaves FTS5's segments too: the erasure
     # triggers of m032 were installed before the tool registry existed (see erase.py)
     install_fts_erasure(db)
-
-
-def m073_idempotency_keys(db: sqlite3.Connection) -> None:
-    # the writes kept under callers' idempotency keys (convmem.store.idempotency): a digest of
-    # the call and the ids it stored, never its text; they go with the message or memory
-    db.execute(
-        """
-        CREATE TABLE idempotency_keys (
-            tenant_id TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            key TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            fingerprint TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            message_id TEXT,
-            memory_id TEXT,
-            result TEXT NOT NULL DEFAULT '{}',
-            PRIMARY KEY (tenant_id, user_id, key)
-        )
-        """
-    )
-    # the lineage cascade finds a message's or a memory's key by these (every edge indexed)
-    db.execute(
-        "CREATE INDEX idempotency_keys_by_message ON idempotency_keys (tenant_id, message_id)"
-    )
-    db.execute("CREATE INDEX idempotency_keys_by_memory ON idempotency_keys (tenant_id, memory_id)")
-
-
-def m074_embedder_switches(db: sqlite3.Connection) -> None:
-    # changing a tenant's embedder without downtime (convmem.store.embedder_switch): which one
-    # serves and which is being built, and the built vectors waiting for the switch (derived
-    # from their turn or memory: they go with it)
-    db.execute(
-        """
-        CREATE TABLE embedder_switches (
-            tenant_id TEXT PRIMARY KEY,
-            active TEXT,
-            target TEXT,
-            target_dimensions INTEGER,
-            started_at TEXT,
-            switched_at TEXT
-        )
-        """
-    )
-    db.execute(
-        """
-        CREATE TABLE staged_message_vectors (
-            tenant_id TEXT NOT NULL,
-            message_id TEXT NOT NULL,
-            embedder TEXT NOT NULL,
-            vector BLOB NOT NULL,
-            PRIMARY KEY (tenant_id, message_id)
-        )
-        """
-    )
-    db.execute(
-        """
-        CREATE TABLE staged_memory_vectors (
-            tenant_id TEXT NOT NULL,
-            memory_id TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            embedder TEXT NOT NULL,
-            vector BLOB NOT NULL,
-            PRIMARY KEY (tenant_id, memory_id)
-        )
-        """
-    )
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
