@@ -74,8 +74,6 @@ Connection = psycopg.Connection[Any]
 LOCK_TIMEOUT = "30s"
 # How long a caller waits for a free pooled connection (or for the server to accept one).
 POOL_TIMEOUT_SECONDS = 10.0
-# A caller waits for a connection in slices this long (see ``_connection``).
-WAIT_SLICE_SECONDS = 1.0
 # How long the pool keeps trying to reconnect in the background after the server went away
 # (1, 2, 4 … seconds apart); past it, a caller who finds the pool empty starts a new attempt.
 # Unbounded, the attempts grew minutes apart and a server back after a short absence stayed
@@ -152,25 +150,11 @@ def make_pool(
 
 @contextmanager
 def _connection(pool: ConnectionPool[Connection]) -> Iterator[Connection]:
-    """A pooled connection, waited for at most ``POOL_TIMEOUT_SECONDS`` in slices of
-    ``WAIT_SLICE_SECONDS``: the pool starts a new connection attempt only when a caller begins
-    to wait, so a background reconnect that gave up while the server was coming back (its last
-    attempt met a server still starting) would leave one long wait without any attempt; each
-    slice begins a new wait, and with it a new attempt once the old one gave up."""
-    deadline = time.monotonic() + POOL_TIMEOUT_SECONDS
-    while True:
-        left = deadline - time.monotonic()
-        try:
-            conn = pool.getconn(timeout=max(min(WAIT_SLICE_SECONDS, left), 0.001))
-            break
-        except PoolTimeout as exc:
-            if time.monotonic() >= deadline:
-                raise StoreBusy("no database connection became free in time") from exc
     try:
-        with conn:  # as the pool's own connection(): the transaction ends with the block
+        with pool.connection() as conn:
             yield conn
-    finally:
-        pool.putconn(conn)
+    except PoolTimeout as exc:
+        raise StoreBusy("no database connection became free in time") from exc
 
 
 @contextmanager
