@@ -12,13 +12,11 @@ from click.testing import CliRunner
 import convmem
 from convmem.cli.main import main
 from convmem.errors import InvalidConfig
-from convmem.retrieval.vector import check_device, on_device
+from convmem.retrieval.vector import check_device, cuda_device_count, on_device
 
 
 def _cuda_devices() -> int:
-    import torch
-
-    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return cuda_device_count() or 0
 
 
 def test_the_cpu_is_always_a_device_and_a_non_device_is_refused() -> None:

@@ -358,6 +358,16 @@ def _load_sentence_transformer(model: str, device: str = "cpu") -> Any:
     return SentenceTransformer(path, device=device)
 
 
+def cuda_device_count() -> int | None:
+    """How many CUDA devices torch sees here, or ``None`` when torch (the embeddings extra) is
+    not installed: a process without it can still be asked for a device and must say why not."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
 def check_device(device: str) -> str:
     """``device`` when this process can run a model there: ``cpu``, or ``cuda`` / ``cuda:N``
     when torch sees that CUDA device; anything else is ``InvalidConfig`` saying why."""
@@ -366,9 +376,10 @@ def check_device(device: str) -> str:
         return "cpu"
     if kind != "cuda" or (index and not index.isdigit()):
         raise InvalidConfig("device", f"{device!r} is not a device: use cpu, cuda or cuda:N")
-    import torch
-
-    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    count = cuda_device_count()
+    if count is None:
+        raise InvalidConfig("device", f"{device!r} was asked for and there is no CUDA device "
+                            "without torch: install the embeddings extra")  # fmt: skip
     if count == 0:
         raise InvalidConfig("device", f"{device!r} was asked for and this machine has no CUDA "
                             "device torch can use")  # fmt: skip
