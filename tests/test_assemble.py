@@ -195,6 +195,10 @@ def test_bad_options_are_refused(alice: convmem.Scope) -> None:
         conv.assemble("x", model=ModelProfile(tokenizer="nope"))
     with pytest.raises(convmem.InvalidInput):
         ModelProfile(context_window=100, max_output=100)
+    with pytest.raises(convmem.InvalidInput, match="ModelProfile"):
+        conv.assemble("x", model="gpt-4o")  # type: ignore[arg-type]
+    with pytest.raises(convmem.InvalidInput, match="AssemblyOptions"):
+        conv.assemble("x", options={"retrieved_k": 3})  # type: ignore[arg-type]
     with pytest.raises(convmem.InvalidMessage):
         conv.assemble("   ")
     with pytest.raises(convmem.InvalidInput):

@@ -399,6 +399,11 @@ class Conversation(ConversationReading):
         newest ready ancestor summary stands in.
         """
         memory = self.scope.memory
+        if model is not None and not isinstance(model, ModelProfile):
+            raise InvalidInput("model must be a convmem.ModelProfile (context_window, max_output, "
+                               "tokenizer, name)")  # fmt: skip
+        if options is not None and not isinstance(options, AssemblyOptions):
+            raise InvalidInput("options must be a convmem.AssemblyOptions")
         profile = model or memory.config.default_model
         counter = CountOnce(get_counter(profile.tokenizer))
         if user_message is not None:
