@@ -6,6 +6,7 @@ before use and replaced when the server no longer answers, one in use is not ask
 
 from __future__ import annotations
 
+import os
 import select
 import sys
 import time
@@ -139,13 +140,34 @@ def test_what_the_server_sends_an_idle_connection_unasked_does_not_drop_it(
         admin.execute("NOTIFY convmem_liveness, 'ping'")
         admin.execute("NOTIFY convmem_liveness, 'again'")
         with store._pool.connection() as idle:  # the notifications reached its socket
-            assert select.select([idle.fileno()], [], [], 30)[0]
+            waiting = select.poll()
+            waiting.register(idle.fileno(), select.POLLIN)
+            assert waiting.poll(30_000)
             time.sleep(0.2)  # and the second one too
         mark = counter.TALLY.snapshot()
         assert _backend_pid(store) == before
         assert counter.delta(counter.TALLY.snapshot(), mark)["round_trips"] == plain
     finally:
         store.close()
+
+
+def test_connections_past_descriptor_1023_are_seen_alive(probed_url: str) -> None:
+    """A busy service process holds more than 1,024 descriptors (client sockets, files): its
+    pooled connections' descriptors go past what ``select`` takes, and each must still be read
+    as alive and reused, not dropped as gone (every transaction then failed: StoreError)."""
+    held = [open(os.devnull) for _ in range(1100)]  # noqa: SIM115 - held open on purpose
+    try:
+        store = PostgresStore(probed_url, min_size=1, max_size=1)
+        try:
+            before = _backend_pid(store)
+            with store._pool.connection() as conn:
+                assert conn.fileno() > 1023
+            assert _backend_pid(store) == before  # the same connection, kept
+        finally:
+            store.close()
+    finally:
+        for handle in held:
+            handle.close()
 
 
 def test_a_connection_idle_past_the_check_is_asked_and_replaced_when_the_server_is_gone(

@@ -211,8 +211,12 @@ def _said_goodbye(conn: Connection) -> bool:
     """True when what the server sent the idle connection ends it: a FATAL message, or the end
     of the stream. No request: a zero-timeout poll, and libpq reads only what already arrived
     (a notice or a parameter status is taken in and the connection stays usable)."""
+    # poll, not select: select refuses descriptors past 1023, and a busy service process (or a
+    # long test run) holds more than that, which made every pooled connection look gone
+    poller = select.poll()
     try:
-        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+        poller.register(conn.fileno(), select.POLLIN)
+        readable = bool(poller.poll(0))
     except (OSError, ValueError):
         return True
     if readable:
