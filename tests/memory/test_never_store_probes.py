@@ -158,3 +158,66 @@ def test_every_memory_field_is_gated_and_a_refusal_writes_nothing(
         assert notice.status == "blocked"
         assert notice.memory is None
     assert alice.memories.list(status=None, include_expired=True) == []
+
+
+# Polish and Turkish had no sensitive-category rules (session 41's probe: "Mam cukrzycę",
+# "Diyabetim var", "Jestem gejem", "Eşcinselim" were saved); labelled id numbers in Russian,
+# Chinese, Japanese and Korean had no label; "Я ВИЧ-положительный" had no rule.
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Mam cukrzycę", BlockReason.HEALTH),
+        ("Choruję na cukrzycę", BlockReason.HEALTH),
+        ("Zdiagnozowano u mnie depresję", BlockReason.HEALTH),
+        ("Moja mama ma białaczkę", BlockReason.HEALTH),
+        ("Mój brat choruje na schizofrenię", BlockReason.HEALTH),
+        ("Jestem w ciąży", BlockReason.HEALTH),
+        ("Jestem gejem", BlockReason.SENSITIVE_CATEGORY),
+        ("Należę do partii Razem", BlockReason.SENSITIVE_CATEGORY),
+        ("Diyabetim var", BlockReason.HEALTH),
+        ("Şeker hastasıyım", BlockReason.HEALTH),
+        ("Kanserim", BlockReason.HEALTH),
+        ("Annemin diyabeti var", BlockReason.HEALTH),
+        ("HIV pozitifim", BlockReason.HEALTH),
+        ("Bana depresyon teşhisi kondu", BlockReason.HEALTH),
+        ("Eşcinselim", BlockReason.SENSITIVE_CATEGORY),
+        ("Müslümanım", BlockReason.SENSITIVE_CATEGORY),
+        ("CHP'ye oy verdim", BlockReason.SENSITIVE_CATEGORY),
+        ("Я ВИЧ-положительный", BlockReason.HEALTH),
+        ("Мой номер паспорта 4509 123456", BlockReason.GOVERNMENT_ID),
+        ("我的身份证号是110105194912310021", BlockReason.GOVERNMENT_ID),
+        ("내 주민등록번호는 900101-1234567", BlockReason.GOVERNMENT_ID),
+        ("マイナンバーは123456789018です", BlockReason.GOVERNMENT_ID),
+    ],
+)
+def test_polish_turkish_and_labelled_ids_in_more_scripts_are_refused(
+    text: str, reason: BlockReason
+) -> None:
+    decision = check_text(text)
+    assert not decision.allowed
+    assert decision.reason == reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pracuję nad lekiem na cukrzycę",
+        "Mam nadzieję, że będzie ładnie",
+        "Mam rakietę tenisową",
+        "Czytam o raku płuc",
+        "Kanser araştırması yapıyorum",
+        "Şekerim, nasılsın?",
+        "Sara ile buluştum",
+        "Diyabetim yok",
+        "Diyabet hakkında bir makale okudum",
+        "my mam has a new car",
+        "Głosowanie jest w niedzielę",
+        "Oy verme günü pazar",
+        "паспорт продлён в 2031",
+        "护照号码在2024年更新了",
+        "パスポートは2025年まで",
+        "여권 사진 3장",
+    ],
+)
+def test_polish_turkish_and_id_label_look_alikes_pass(text: str) -> None:
+    assert check_text(text).allowed
