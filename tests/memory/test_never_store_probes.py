@@ -16,9 +16,11 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 import pytest
+from fastapi.testclient import TestClient
 
 import convmem
 from convmem.memory.policy import BlockReason, check_text
+from convmem.service import create_app
 
 SECRET = "My password is Falcon!9921"
 C = BlockReason.CREDENTIAL
@@ -221,3 +223,44 @@ def test_polish_turkish_and_labelled_ids_in_more_scripts_are_refused(
 )
 def test_polish_turkish_and_id_label_look_alikes_pass(text: str) -> None:
     assert check_text(text).allowed
+
+
+# A secret split across a memory's subject and its text passed: each half alone is no secret.
+# The gate now reads the subject with the text, for every path that makes a memory.
+SPLIT = [
+    pytest.param("bank password", "Falcon!9921", id="subject-names-it"),
+    pytest.param("my password", "is Falcon!9921", id="sentence-split"),
+    pytest.param("password", "Falcon!9921", id="bare-label"),
+]
+
+
+@pytest.mark.parametrize(("subject", "text"), SPLIT)
+def test_a_secret_split_across_subject_and_text_is_refused_on_every_path(
+    memory: convmem.Memory, alice: convmem.Scope, subject: str, text: str
+) -> None:
+    assert check_text(subject).allowed and check_text(text).allowed  # neither half alone
+    for notice in (alice.remember(text, subject=subject), alice.propose(text, subject=subject)):
+        assert notice.status == "blocked"
+        assert notice.reason == "credential"
+    token = memory.keys.create("acme", "user", user="alice").token
+    with TestClient(create_app(memory)) as client:
+        answer = client.post("/v1/memories", json={"text": text, "subject": subject},
+                             headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+        assert answer.status_code in (200, 201, 422)
+        assert "Falcon" not in answer.text
+    assert alice.memories.list(status=None, include_expired=True) == []
+
+
+@pytest.mark.parametrize(
+    ("subject", "text"),
+    [
+        ("password manager", "uses 1Password8"),
+        ("wifi password", "written on the router"),
+        ("seat preference", "aisle seat 12C"),
+        ("pin code", "changes every 90 days"),
+    ],
+)
+def test_a_subject_read_with_a_benign_text_is_saved(
+    alice: convmem.Scope, subject: str, text: str
+) -> None:
+    assert alice.remember(text, subject=subject).status == "saved"
