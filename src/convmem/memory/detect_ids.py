@@ -23,6 +23,7 @@ import re
 from typing import Final, Protocol, cast
 
 from convmem.memory.detect_common import Finding, Prepared
+from convmem.memory.normalize import any_case_pattern
 
 
 class _Validator(Protocol):
@@ -151,6 +152,21 @@ _ID_LABEL_ANY_LINK: Final = re.compile(
     r"[\s:=#.-]{0,3}(?:[^\W\d_]{1,12}[\s:=#.]{1,3}){0,2}" + _ID_VALUE
 )
 
+# A label in Russian, Chinese, Japanese or Korean, then up to a few characters (a particle, a
+# verb, "номер") and an id-shaped value: these scripts write no space between label and value
+# ("我的身份证号是…", "マイナンバーは…"), so no word boundary is asked for. The text is normalised,
+# where Cyrillic look-alikes of Latin letters are Latin (``any_case_pattern``).
+_ID_LABEL_CJK_RU: Final = re.compile(
+    r"(?i)(?:"
+    + any_case_pattern(
+        r"паспорт\w*|снилс|инн|удостоверени\w+\s+личности|водительск\w+\s+(?:прав|удостоверени)\w*"
+    )
+    + r"|身份证|身份證|护照|護照|社会保障|社會保障|驾驶证|駕駛證|居民证|マイナンバー|個人番号"
+    r"|パスポート|旅券|運転免許|住民票コード|基礎年金番号|주민\s*등록\s*번호|주민번호|여권"
+    r"|외국인\s*등록\s*번호|운전\s*면허)"
+    r"[^\d\n]{0,12}?" + _ID_VALUE
+)
+
 
 def _id_value_ok(value: str) -> bool:
     compact = re.sub(r"[ ./-]", "", value)
@@ -172,7 +188,7 @@ def detect_government_id(p: Prepared) -> Finding | None:
         for m in pattern.finditer(text):
             if validator.is_valid(m.group(0)):
                 return Finding("government_id", "a national id number (valid checksum)")
-    for pattern in (_ID_CONTEXT_CI, _ID_CONTEXT_CS):
+    for pattern in (_ID_CONTEXT_CI, _ID_CONTEXT_CS, _ID_LABEL_CJK_RU):
         for m in pattern.finditer(text):
             if _id_value_ok(m.group("v")):
                 return Finding("government_id", "a government-issued id number")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from convmem.memory import detect_sensitive_cjk_ru as cjk_ru
+from convmem.memory import detect_sensitive_pl_tr as pl_tr
 
 _W: Final = r"[^\W\d_]+"  # one word, letters only (accents included)
 # up to two in a row: "de l'asthme", "de la dépression"
@@ -528,17 +529,21 @@ _LANGUAGES: Final = (_DE, _FR, _ES, _IT, _PT, _NL)
 def health_disclosure(sem: str) -> bool:
     """A first-person (or close person's) health statement in one of the six languages, or in
     Chinese, Japanese, Korean or Russian (``detect_sensitive_cjk_ru``)."""
-    return any(
-        lang.gate.search(sem) and lang.health.search(sem) for lang in _LANGUAGES
-    ) or cjk_ru.health_disclosure(sem)
+    return (
+        any(lang.gate.search(sem) and lang.health.search(sem) for lang in _LANGUAGES)
+        or cjk_ru.health_disclosure(sem)
+        or pl_tr.health_disclosure(sem)
+    )
 
 
 def sensitive_disclosure(sem: str) -> bool:
     """Orientation, religion, politics or union membership stated in one of the six languages,
     or in Chinese, Japanese, Korean or Russian."""
-    return any(
-        lang.gate.search(sem) and lang.sensitive.search(sem) for lang in _LANGUAGES
-    ) or cjk_ru.sensitive_disclosure(sem)
+    return (
+        any(lang.gate.search(sem) and lang.sensitive.search(sem) for lang in _LANGUAGES)
+        or cjk_ru.sensitive_disclosure(sem)
+        or pl_tr.sensitive_disclosure(sem)
+    )
 
 
 # Hedged statements about someone else ("der Nutzer ist wahrscheinlich depressiv").

@@ -268,6 +268,16 @@ def _read_sources(
     return by_id
 
 
+def _read_together(subject: str | None, text: str, prefix: str = "") -> dict[str, str]:
+    """A subject and its text as a reader reads them, one after the other: a secret split
+    across the two ("bank password" / "Falcon!9921", "my password" / "is Falcon!9921") is a
+    secret, though neither half is one."""
+    if not subject or not text:
+        return {}
+    return {f"{prefix}subject with text": f"{subject}: {text}",
+            f"{prefix}subject before text": f"{subject} {text}"}  # fmt: skip
+
+
 def _memory_decision(
     record: MemoryRecord, turns: Sequence[Message], reader: SourceReader | None, tenant: str,
     user: str, waive: frozenset[str],
@@ -289,10 +299,10 @@ def _memory_decision(
     if not decision.allowed:
         return decision
     # ... then the content of every stored field (cached: a record is admitted again after
-    # supersession links change)
+    # supersession links change), and the subject read with the text
     return _fields_decision({
         "text": record.text, "subject": record.subject_key, "scope": record.scope,
-        "purpose": record.purpose,
+        "purpose": record.purpose, **_read_together(record.subject_key, record.text),
     }, waive)  # fmt: skip
 
 
@@ -335,8 +345,9 @@ def _note_decision(
     if withheld_reason(item.text) is not None:
         return _ALLOWED  # its sources are what was refused; the placeholder says nothing
     cited = [by_id[s] for s in item.sources if s in by_id]
-    decision = decide({f"{name} note": item.text, f"{name} subject": item.subject},
-                      sources=cited, read=read)  # fmt: skip
+    fields = {f"{name} note": item.text, f"{name} subject": item.subject,
+              **_read_together(item.subject, item.text, f"{name} ")}  # fmt: skip
+    decision = decide(fields, sources=cited, read=read)
     return decision
 
 

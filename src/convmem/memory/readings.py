@@ -21,6 +21,10 @@ reading, itself, and costs what it cost before.
   up, words chained by ``_``, ``-`` or ``.`` split;
 * :func:`decoded_runs` (``normalize.py``) — readable text hidden in base64 or hex, read the same
   way, one level deep;
+* :func:`unmarked` — invisible characters read as spaces where a writer used one to separate
+  words ("my\u200bpassword\u200bis", which ``normalize`` closes up into one word), and marks laid
+  over letters dropped ("pássword", "pas\u0336sword": accents and strikethroughs a reader reads
+  past, and that confusable folding keeps, as it keeps every accented letter);
 * :func:`main_clause_order` — a German or Dutch subordinate clause put in main-clause order
   ("…, dass ich allergisch gegen Nüsse bin" read as "ich bin allergisch gegen Nüsse"): the
   finite verb goes last there, where rules written for statements do not look for it.
@@ -31,11 +35,12 @@ from __future__ import annotations
 import html
 import json
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Final
 from urllib.parse import unquote, unquote_plus
 
-from convmem.memory.normalize import decoded_runs, normalize
+from convmem.memory.normalize import INVISIBLE, decoded_runs, normalize
 
 # ------------------------------------------------------------------------------------- unwrap
 
@@ -427,6 +432,24 @@ def main_clause_order(text: str) -> str:
     return text if whole is None else ordered(whole)
 
 
+# ----------------------------------------------------------------------------------- unmarked
+
+
+def unmarked(text: str) -> str:
+    """``text`` with its invisible characters as spaces and its letters' marks dropped (or
+    ``text`` itself when it has neither). An added reading, never a replacement: dropping an
+    accent can make another language's word, and a space can split a word an invisible was
+    wedged into — the text as written and normalised is checked too."""
+    if text.isascii():
+        return text
+    spaced = INVISIBLE.sub(" ", text)
+    decomposed = unicodedata.normalize("NFKD", spaced)
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    if bare == decomposed and spaced == text:
+        return text
+    return unicodedata.normalize("NFKC", bare)
+
+
 # ----------------------------------------------------------------------------------- readings
 
 
@@ -438,6 +461,9 @@ def _own_readings(text: str, norm: str) -> tuple[str, list[str]]:
     reordered = main_clause_order(unwrapped)
     if reordered != unwrapped:
         found.append(reordered)
+    bare = unmarked(unwrapped)
+    if bare not in found:
+        found.append(bare)
     for variant in list(found):
         normal = norm if variant is text else normalize(variant)
         respelled = respell(normal)
