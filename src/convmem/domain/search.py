@@ -94,7 +94,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 from convmem.entities.aliases import speaker_aliases
-from convmem.entities.recall import EntityRecallOptions, entity_ranking
+from convmem.entities.recall import EntityRecallOptions, entity_ranking, read_entity_ranking_ahead
 from convmem.errors import InvalidInput, InvalidQuery
 from convmem.model.memory import MemoryHit, MemoryRecord
 from convmem.model.policy import SensitiveRecall, TenantPolicy
@@ -284,6 +284,12 @@ def gather_candidates(
     if embedder is None:
         use -= {"expansion", "vector"}
     rows: dict[str, Sequence[MessageHitRow]] = {}
+    # the entity ranking's read goes with the first ranking's round trip (it needs their ids only
+    # after its own rows are back)
+    read_entity_ranking_ahead(
+        tx, tenant, user, conversation_id, query, speakers=[*speakers, *aliases], window=window,
+        options=options.entities,
+    )  # fmt: skip
 
     def lexical(terms: Sequence[str]) -> list[MessageHitRow]:
         return tx.search_messages(

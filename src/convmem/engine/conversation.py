@@ -42,8 +42,7 @@ from convmem.engine.request import (
     hold_retrieved_room,
     kept_media,
     offer_registry_tools,
-    recall_entity_facts,
-    recall_memories,
+    recall_memory_parts,
     render_request,
     retrieve_evicted,
 )
@@ -470,7 +469,7 @@ class Conversation(ConversationReading):
             )
             fixed = parts.attempt(
                 "memories", request,
-                lambda r: recall_entity_facts(tx, r, recall_memories(tx, r, recent)), bare, tx,
+                lambda r: recall_memory_parts(tx, r, recent), bare, tx,
             )  # fmt: skip
             chosen, fixed = planner.first(fixed)
             # registry tools: without them (the caller's own still go) when ranking fails

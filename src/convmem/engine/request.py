@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from convmem.content.parts import message_cost
 from convmem.content.tokens import TokenCounter
@@ -187,6 +188,41 @@ def recall_memories(tx: ReadTxn, request: Request, recent_user_turns: list[str])
 _ENTITY_FACTS_READ = 200
 
 
+@dataclass(frozen=True)
+class _EntityFactsAsked:
+    """The arguments of the request's ``named_entity_facts`` read."""
+
+    args: tuple[str, str, list[str]]
+    kwargs: dict[str, Any]
+
+
+def _entity_facts_asked(tx: ReadTxn, request: Request) -> _EntityFactsAsked | None:
+    """What ``recall_entity_facts`` reads, or None when it reads nothing."""
+    who, options, record = request.who, request.options, request.conversation
+    if record.temporary or options.entity_facts_k == 0 or not request.query.strip():
+        return None
+    if memory_gate(tx, who) is not None:
+        return None
+    keys = query_name_keys(request.query)
+    if not keys:
+        return None
+    proposals_too = tx.tenant_policy(who.tenant).recall_unconfirmed_entity_facts
+    return _EntityFactsAsked(
+        (who.tenant, who.user, list(keys)),
+        {"scopes": recall_scopes(record), "outside_conversation": record.id,
+         "confirmed_only": not proposals_too, "limit": _ENTITY_FACTS_READ},
+    )  # fmt: skip
+
+
+def recall_memory_parts(tx: ReadTxn, request: Request, recent_user_turns: list[str]) -> FixedParts:
+    """The memories part: ``recall_memories``, then ``recall_entity_facts``. The facts' reads
+    are sent ahead, with the memories' read: one round trip for both on PostgreSQL."""
+    asked = _entity_facts_asked(tx, request)
+    if asked is not None:
+        tx.read_named_entity_facts_ahead(*asked.args, **asked.kwargs)
+    return recall_entity_facts(tx, request, recall_memories(tx, request, recent_user_turns))
+
+
 def recall_entity_facts(tx: ReadTxn, request: Request, fixed: FixedParts) -> FixedParts:
     """``fixed`` with the statements the user's other conversations made about the people and
     things the new message names (``convmem.entities``; this conversation's own come back as
@@ -195,23 +231,14 @@ def recall_entity_facts(tx: ReadTxn, request: Request, fixed: FixedParts) -> Fix
     conversation, or while the user's or tenant's memory is off. Filtered in the store's
     query: scope (the user's entities and the conversation's project's), status and the
     conversation."""
-    who, options, record = request.who, request.options, request.conversation
-    if record.temporary or options.entity_facts_k == 0 or not request.query.strip():
+    asked = _entity_facts_asked(tx, request)
+    if asked is None:
         return fixed
-    if memory_gate(tx, who) is not None:
-        return fixed
-    keys = query_name_keys(request.query)
-    if not keys:
-        return fixed
-    proposals_too = tx.tenant_policy(who.tenant).recall_unconfirmed_entity_facts
     # the entities the message names, and their statements made elsewhere: one unit of work
-    named, elsewhere = tx.named_entity_facts(
-        who.tenant, who.user, keys, scopes=recall_scopes(record),
-        outside_conversation=record.id, confirmed_only=not proposals_too,
-        limit=_ENTITY_FACTS_READ,
-    )  # fmt: skip
+    named, elsewhere = tx.named_entity_facts(*asked.args, **asked.kwargs)
     if not elsewhere:
         return fixed
+    options = request.options
     cap = int(request.profile.input_budget * options.entity_facts_share)
     text, ids = render_entity_facts(
         choose_facts(request.query, elsewhere), {e.id: e.name for e in named}, request.counter,

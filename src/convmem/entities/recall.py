@@ -152,6 +152,42 @@ def rank_entity_turns(
     return ranked, max(weight.values(), default=0.0)
 
 
+def _ranked_entities(
+    tx: ReadTxn, tenant: str, user: str, query: str, *, speakers: Sequence[str],
+    options: EntityRecallOptions,
+) -> list[Entity]:  # fmt: skip
+    """The entities whose turns ``entity_ranking`` reads (none: it reads no turns)."""
+    if not options.enabled or not query.strip() or options.weight == 0:
+        return []
+    spoken = {name_key(s) for s in speakers}
+    entities = named_entities(
+        tx, tenant, user, query, scopes=None, leave_out=speakers if options.skip_speakers else ()
+    )
+    others = [e for e in entities if name_key(e.name) not in spoken]  # "Mel" names Melanie too
+    if options.skip_speakers or not others:
+        # Speakers alone are the speaker prior's (``convmem.domain.search``): no read for them. Each
+        # has facts from a large share of the turns, so their ranking weighs ~0.1 x ``weight``; on
+        # the LoCoMo development split leaving out the read for questions naming two speakers
+        # changed no recall@10 (0.878 overall) and took 2-5 ms off those questions' searches.
+        entities = others
+    return entities
+
+
+def read_entity_ranking_ahead(
+    tx: ReadTxn, tenant: str, user: str, conversation_id: str, query: str, *,
+    speakers: Sequence[str], window: Window, options: EntityRecallOptions,
+) -> None:  # fmt: skip
+    """Send ``entity_ranking``'s read of turns now (``ReadTxn.read_counted_entity_turns_ahead``),
+    so on PostgreSQL it goes with the round trip of the rankings read before it (the entities
+    themselves are the request's snapshot read: asked once, by the memories part)."""
+    entities = _ranked_entities(tx, tenant, user, query, speakers=speakers, options=options)
+    if entities:
+        tx.read_counted_entity_turns_ahead(
+            tenant, user, conversation_id, [e.id for e in entities], window=window,
+            limit=MAX_ENTITY_TURNS, cap=MAX_TURNS,
+        )  # fmt: skip
+
+
 def entity_ranking(
     tx: ReadTxn,
     tenant: str,
@@ -171,19 +207,7 @@ def entity_ranking(
     weight; empty when it names none, or entity recall is off. Every scope's entities are looked
     up: only the conversation's own turns are candidates, and those are of its scope by
     construction."""
-    if not options.enabled or not query.strip() or options.weight == 0:
-        return NO_ENTITY_RANKING
-    spoken = {name_key(s) for s in speakers}
-    entities = named_entities(
-        tx, tenant, user, query, scopes=None, leave_out=speakers if options.skip_speakers else ()
-    )
-    others = [e for e in entities if name_key(e.name) not in spoken]  # "Mel" names Melanie too
-    if options.skip_speakers or not others:
-        # Speakers alone are the speaker prior's (``convmem.domain.search``): no read for them. Each
-        # has facts from a large share of the turns, so their ranking weighs ~0.1 x ``weight``; on
-        # the LoCoMo development split leaving out the read for questions naming two speakers
-        # changed no recall@10 (0.878 overall) and took 2-5 ms off those questions' searches.
-        entities = others
+    entities = _ranked_entities(tx, tenant, user, query, speakers=speakers, options=options)
     if not entities:
         return NO_ENTITY_RANKING
     # the turns, and how many turns they were read among (the newest ones only, when there

@@ -117,6 +117,22 @@ class EntityReads(Protocol):
         keys."""
         ...
 
+    def read_named_entity_facts_ahead(
+        self,
+        tenant: str,
+        user: str,
+        keys: Sequence[str],
+        *,
+        scopes: Sequence[str],
+        outside_conversation: str | None,
+        confirmed_only: bool,
+        limit: int,
+    ) -> None:
+        """A hint that ``named_entity_facts`` of these arguments comes later in this read: a
+        store that queues statements sends its reads now, so they ride with the next round
+        trip; one that runs each statement when it is sent does nothing."""
+        ...
+
     def entity_fact(self, tenant: str, user: str, entity_id: str, fact_id: str) -> EntityFact:
         """One fact of the user's entity; ``NotFound`` for any other pair of ids."""
         ...
@@ -163,6 +179,22 @@ class EntityReads(Protocol):
         """``entity_turns``, and ``indexed_turn_count`` over the span they were read from
         (``turns_span``), as one unit of work (PostgreSQL: one round trip, unless ``limit``
         turns came back); (``[]``, 0) when there are none."""
+        ...
+
+    def read_counted_entity_turns_ahead(
+        self,
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        entity_ids: Sequence[str],
+        *,
+        window: Window,
+        limit: int,
+        cap: int,
+    ) -> None:
+        """A hint that ``counted_entity_turns`` of these arguments comes later in this read: a
+        store that queues statements sends its reads now, so they ride with the next round
+        trip; one that runs each statement when it is sent does nothing."""
         ...
 
 

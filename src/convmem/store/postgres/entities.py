@@ -8,7 +8,7 @@ two conversations at once make one entity, not two."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -32,6 +32,11 @@ from convmem.store.rows import DECODED
 from convmem.store.sql.entities import EntityRows
 
 _JOINED = "FROM entities e JOIN entity_facts f ON f.tenant_id = e.tenant_id AND f.entity_id = e.id "
+
+
+T = TypeVar("T")
+# a snapshot read (``TxnBase._snapshot_read``) on this backend's cursors
+_Read = tuple[tuple[str, ...], Callable[[], psycopg.Cursor[Any]], Callable[[Any], T]]
 
 
 class EntityTxnMixin(CascadeTxnMixin, EntityRows):
@@ -96,24 +101,52 @@ class EntityTxnMixin(CascadeTxnMixin, EntityRows):
                 outside_conversation=outside_conversation, confirmed_only=confirmed_only,
                 limit=limit,
             )  # fmt: skip
-        # both queued, one round trip: the entities (of every scope, as ``entities_named``
-        # reads them, unless it did already) and the facts of those of ``scopes``
+        # both queued, one round trip (unless ``read_named_entity_facts_ahead`` sent them with
+        # an earlier one): the entities (of every scope, as ``entities_named`` reads them,
+        # unless it did already) and the facts of those of ``scopes``
         read = self._named_read(tenant, user, keys)
         self._prefetch(*read)
-        facts = self._send_facts(
-            tenant, user,
-            "entity_id IN (SELECT n.entity_id FROM entity_names n JOIN entities e "
-            "ON e.tenant_id = n.tenant_id AND e.id = n.entity_id WHERE n.tenant_id = %s "
-            "AND n.user_id = %s AND n.key = ANY(%s) AND e.scope = ANY(%s))",
-            (tenant, user, list(keys), list(scopes)),
-            conversation_id=None, outside_conversation=outside_conversation,
-            confirmed_only=confirmed_only, limit=limit,
-        )  # fmt: skip
+        facts = self._snapshot_read(*self._facts_read(
+            tenant, user, keys, scopes, outside_conversation, confirmed_only, limit
+        ))  # fmt: skip
         named = [e for e in self._snapshot_read(*read) if e.scope in scopes]
-        rows = facts.fetchall()
         if not named:
             return [], []
-        return named, [fact_from_row(row, DECODED) for row in rows]
+        return named, facts
+
+    def read_named_entity_facts_ahead(
+        self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str],
+        outside_conversation: str | None, confirmed_only: bool, limit: int,
+    ) -> None:  # fmt: skip
+        if not keys or not scopes:
+            return
+        self._prefetch(*self._named_read(tenant, user, keys))
+        self._prefetch(*self._facts_read(
+            tenant, user, keys, scopes, outside_conversation, confirmed_only, limit
+        ))  # fmt: skip
+
+    def _facts_read(
+        self, tenant: str, user: str, keys: Sequence[str], scopes: Sequence[str],
+        outside_conversation: str | None, confirmed_only: bool, limit: int,
+    ) -> tuple[
+        tuple[str, ...], Callable[[], psycopg.Cursor[Any]], Callable[[Any], list[EntityFact]]
+    ]:  # fmt: skip
+        """The facts of the entities named by ``keys`` of ``scopes``, as a snapshot read."""
+        key = ("named_entity_facts", tenant, user, "\x00".join(keys), "\x00".join(scopes),
+               outside_conversation or "", str(confirmed_only), str(limit))  # fmt: skip
+
+        def send() -> psycopg.Cursor[Any]:
+            return self._send_facts(
+                tenant, user,
+                "entity_id IN (SELECT n.entity_id FROM entity_names n JOIN entities e "
+                "ON e.tenant_id = n.tenant_id AND e.id = n.entity_id WHERE n.tenant_id = %s "
+                "AND n.user_id = %s AND n.key = ANY(%s) AND e.scope = ANY(%s))",
+                (tenant, user, list(keys), list(scopes)),
+                conversation_id=None, outside_conversation=outside_conversation,
+                confirmed_only=confirmed_only, limit=limit,
+            )  # fmt: skip
+
+        return key, send, _facts_of
 
     def _send_facts(
         self, tenant: str, user: str, which: str, which_params: tuple[object, ...], *,
@@ -204,18 +237,55 @@ class EntityTxnMixin(CascadeTxnMixin, EntityRows):
     ) -> tuple[list[EntityTurnRow], int]:  # fmt: skip
         if not entity_ids:
             return [], 0
-        # both queued, one round trip: the count over the whole window, which is the span the
-        # turns were read from unless ``limit`` of them came back (then counted again)
-        sent = self._send_entity_turns(tenant, user, conversation_id, entity_ids,
-                                       window=window, limit=limit)  # fmt: skip
-        count = self._send_turn_count(tenant, user, conversation_id, window, cap)
-        turns = _turns_of(sent)
+        # both queued, one round trip (in a read, perhaps with an earlier one: see
+        # ``read_counted_entity_turns_ahead``): the count over the whole window, which is the
+        # span the turns were read from unless ``limit`` of them came back (then counted again)
+        turns_read, count_read = self._entity_turns_reads(
+            tenant, user, conversation_id, entity_ids, window, limit, cap
+        )
+        if self._writable:  # no snapshot to keep them in: both sent before either is read
+            sent, count = turns_read[1](), count_read[1]()
+            turns = _turns_of(sent)
+        else:
+            self._prefetch(*count_read)
+            turns = self._snapshot_read(*turns_read)
         if not turns:
             return [], 0
         span = turns_span(window, turns, limit)
         if span == window:
-            return turns, _count_of(count)
+            return turns, _count_of(count) if self._writable else self._snapshot_read(*count_read)
         return turns, self.indexed_turn_count(tenant, user, conversation_id, window=span, cap=cap)
+
+    def read_counted_entity_turns_ahead(
+        self, tenant: str, user: str, conversation_id: str, entity_ids: Sequence[str], *,
+        window: Window, limit: int, cap: int,
+    ) -> None:  # fmt: skip
+        if not entity_ids:
+            return
+        for read in self._entity_turns_reads(
+            tenant, user, conversation_id, entity_ids, window, limit, cap
+        ):
+            self._prefetch(*read)
+
+    def _entity_turns_reads(
+        self, tenant: str, user: str, conversation_id: str, entity_ids: Sequence[str],
+        window: Window, limit: int, cap: int,
+    ) -> tuple[_Read[list[EntityTurnRow]], _Read[int]]:  # fmt: skip
+        """``counted_entity_turns``' two reads as snapshot reads: the turns, the window's count."""
+        asked = (tenant, user, conversation_id, "\x00".join(entity_ids), repr(window))
+        turns: _Read[list[EntityTurnRow]] = (
+            ("entity_turns", *asked, str(limit)),
+            lambda: self._send_entity_turns(
+                tenant, user, conversation_id, entity_ids, window=window, limit=limit
+            ),
+            _turns_of,
+        )
+        count: _Read[int] = (
+            ("turn_count", *asked, str(cap)),
+            lambda: self._send_turn_count(tenant, user, conversation_id, window, cap),
+            _count_of,
+        )
+        return turns, count
 
     # --- writes ---------------------------------------------------------------------------------
 
@@ -231,3 +301,7 @@ def _count_of(sent: psycopg.Cursor[Any]) -> int:
 
 def _entities_of(sent: psycopg.Cursor[Any]) -> list[Entity]:
     return [entity_from_row(row[:-1], list(row[-1] or ()), DECODED) for row in sent.fetchall()]
+
+
+def _facts_of(sent: psycopg.Cursor[Any]) -> list[EntityFact]:
+    return [fact_from_row(row, DECODED) for row in sent.fetchall()]

@@ -23,6 +23,7 @@ from convmem.store.entities import (
     fact_from_row,
     fact_values,
 )
+from convmem.store.ranking import Window
 from convmem.store.sql.entity_sources import recompute_names
 from convmem.store.sql.txn import SqlTxn
 
@@ -61,6 +62,18 @@ class EntityRows(SqlTxn):
         where, params = self._users(user, scopes)
         return self._entities(tenant, self._d.sql(where), params, self._d.sql("LIMIT ? OFFSET ?"),
                               (limit, offset))  # fmt: skip
+
+    def read_named_entity_facts_ahead(
+        self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str],
+        outside_conversation: str | None, confirmed_only: bool, limit: int,
+    ) -> None:  # fmt: skip
+        """Nothing here: a statement runs when it is sent (PostgreSQL queues the reads)."""
+
+    def read_counted_entity_turns_ahead(
+        self, tenant: str, user: str, conversation_id: str, entity_ids: Sequence[str], *,
+        window: Window, limit: int, cap: int,
+    ) -> None:  # fmt: skip
+        """Nothing here: a statement runs when it is sent (PostgreSQL queues the reads)."""
 
     def entities_named(
         self, tenant: str, user: str, keys: Sequence[str], *, scopes: Sequence[str] | None
