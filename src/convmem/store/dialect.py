@@ -30,6 +30,8 @@ class Dialect:
     iso: Callable[[datetime], Any]  # the same, in the form SQLite kept some tables' times in
     flag: Callable[[bool], Any]  # a boolean as a parameter (SQLite: 0 or 1)
     row_order: str  # the order rows of ``messages m`` were inserted in
+    index_order: str  # the same for rows of ``message_index i``
+    distinct_from: str  # "is not equal, NULL counting as a value" (SQLite: IS NOT)
     bytewise: str  # what makes a text column order bytewise (PostgreSQL: ' COLLATE "C"')
     # put before a column to keep the planner off its index where the backend's planner would
     # pick a worse one (SQLite: the unary "+")

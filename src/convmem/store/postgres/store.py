@@ -37,7 +37,6 @@ from convmem.store.postgres.connection import (
 )
 from convmem.store.postgres.embedder_switch import EmbedderSwitchTxnMixin
 from convmem.store.postgres.entities import EntityTxnMixin
-from convmem.store.postgres.idempotency import IdempotencyTxnMixin
 from convmem.store.postgres.lifecycle import LifecycleTxnMixin
 from convmem.store.postgres.memories import MemoryTxnMixin
 from convmem.store.postgres.memory_search import MemorySearchTxnMixin
@@ -56,6 +55,7 @@ from convmem.store.rows import (
 )
 from convmem.store.sql.conversations import ConversationRows
 from convmem.store.sql.derived import DerivedRows
+from convmem.store.sql.idempotency import IdempotencyRows
 from convmem.store.sql.keys import KeyTxnMixin
 
 # Branch pages grow so a short window costs one query and a long one a handful.
@@ -88,7 +88,7 @@ class PostgresTxn(
     ToolTxnMixin,
     EntityTxnMixin,
     LifecycleTxnMixin,
-    IdempotencyTxnMixin,
+    IdempotencyRows,
     EmbedderSwitchTxnMixin,
     CascadeTxnMixin,
 ):

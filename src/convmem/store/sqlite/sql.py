@@ -58,6 +58,8 @@ SQLITE = Dialect(
     iso=_iso,
     flag=int,
     row_order="m.rowid",
+    index_order="i.id",
+    distinct_from="IS NOT",
     bytewise="",
     unindexed="+",
 )

@@ -36,6 +36,7 @@ from convmem.store.rows import (
 )
 from convmem.store.sql.conversations import ConversationRows
 from convmem.store.sql.derived import DerivedRows
+from convmem.store.sql.idempotency import IdempotencyRows
 from convmem.store.sql.keys import KeyTxnMixin
 from convmem.store.sqlite.accelerator import VectorsCache
 from convmem.store.sqlite.cascade import CascadeTxnMixin
@@ -43,7 +44,6 @@ from convmem.store.sqlite.connection import Statements, connect, transaction
 from convmem.store.sqlite.embedder_switch import EmbedderSwitchTxnMixin
 from convmem.store.sqlite.entities import EntityTxnMixin
 from convmem.store.sqlite.erase import erase_deleted_fts
-from convmem.store.sqlite.idempotency import IdempotencyTxnMixin
 from convmem.store.sqlite.lifecycle import LifecycleTxnMixin
 from convmem.store.sqlite.memories import MemoryTxnMixin
 from convmem.store.sqlite.migrations import apply_migrations
@@ -68,7 +68,7 @@ class SQLiteTxn(
     ToolTxnMixin,
     EntityTxnMixin,
     LifecycleTxnMixin,
-    IdempotencyTxnMixin,
+    IdempotencyRows,
     EmbedderSwitchTxnMixin,
     CascadeTxnMixin,
 ):
