@@ -9,7 +9,8 @@ Vector candidates are filtered the same way in SQL before numpy scores them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -53,6 +54,12 @@ from convmem.store.sqlite.vectors import from_blobs
 # Column weights for (body, ctx): a neighbour's words count half as much as the turn's own
 # (measured on LoCoMo: 0.5 beat 0.3 and 0.7).
 _COLUMN_WEIGHTS = (1.0, 0.5)
+# Of a common stem's ``TERM_CANDIDATES`` newest matches, how many are highlighted and scored
+# (see ``_highlighted_common``). No stem of LoCoMo's or BEAM's development chats has more than
+# ``TERM_CANDIDATES`` matches, so neither measures this cut: 100 halved a common word's cost at
+# 100,000 turns; a lower threshold for the cut (every stem past 100 matches) lowered LoCoMo's
+# split B (evidence in context at 4k 0.891 -> 0.878), so the threshold stays.
+HIGHLIGHTED_PER_COMMON_TERM = 100
 _MEMORY_BM25 = "bm25(memories_fts, 0.0, 1.0, 0.5)"
 # The filters that make a memory current, in SQL over ``memories m``.
 _CURRENT_MEMORY = (
@@ -89,9 +96,11 @@ class RankingTxnMixin:
         matched = self._matching(tenant, user, conversation_id, terms, window)
         if matched is None:
             return []
-        rows, total, df = matched
-        scores = bm25_scores(_columns(rows), total, _COLUMN_WEIGHTS, terms=terms, frequencies=df)
-        return _best(rows, scores, limit)
+        scores = bm25_scores(
+            _columns(matched.rows), matched.total, _COLUMN_WEIGHTS, terms=terms,
+            frequencies=matched.df,
+        )  # fmt: skip
+        return _best(matched.every_row(), matched.with_unread(scores), limit)
 
     def search_messages_widened(
         self,
@@ -113,12 +122,12 @@ class RankingTxnMixin:
         matched = self._matching(*key, wider, window)
         if matched is None or limit < 1:
             return [], []
-        rows, total, df = matched
+        rows, total, df, every = matched.rows, matched.total, matched.df, matched.every_row()
         stems = STEMS.of(t.lower() for t in terms)
         if any(len(stem) > 1 for stem in stems.values()):  # a phrase: not one token's match
             wide = bm25_scores(_columns(rows), total, _COLUMN_WEIGHTS, terms=wider, frequencies=df)
             narrow_rows = self.search_messages(*key, terms, window=window, limit=limit)
-            return narrow_rows, _best(rows, wide, limit)
+            return narrow_rows, _best(every, matched.with_unread(wide), limit)
         wanted = {stem for stem in stems.values() if stem}
 
         def matches_terms(token: str) -> bool:
@@ -128,12 +137,18 @@ class RankingTxnMixin:
             _columns(rows), total, _COLUMN_WEIGHTS, [Terms(terms, matches_terms), Terms(wider)],
             frequencies=df,
         )  # fmt: skip
-        return _best(rows, narrow, limit), _best(rows, wide, limit)
+        lowered = {t.lower() for t in terms}
+        return (
+            _best(every, matched.with_unread(narrow, lambda group: bool(lowered & set(group))),
+                  limit),
+            _best(every, matched.with_unread(wide), limit),
+        )  # fmt: skip
 
     def _matching(
         self, tenant: str, user: str, conversation_id: str, terms: Sequence[str], window: Window
-    ) -> tuple[list[Any], int, dict[str, int]] | None:
-        """The candidate turns for ``terms`` with their columns highlighted, newest first; the
+    ) -> Matched | None:
+        """The candidate turns for ``terms`` with their columns highlighted, newest first; those
+        of the common stems' candidates left unread (see ``_highlighted_common``); the
         conversation's size for IDF; and the estimated document frequency (by lower-cased term)
         of the terms with more matches than were read. None when nothing matches.
 
@@ -142,10 +157,12 @@ class RankingTxnMixin:
         search's time, and a long chat's turns hold many of a question's words). A stem with
         more brings its newest ``TERM_CANDIDATES`` in the window, read newest first through the
         full-text index (FTS5 walks the postings in descending rowid order and stops at the
-        limit), highlighted for it alone: a turn several such stems bring comes once for each,
-        and ``bm25_rankings`` sums them. Its frequency is estimated, as PostgreSQL's search
-        estimates it, from how densely those matches lie (counting them in the index read up
-        to ``DOCUMENT_FREQUENCY_CAP`` postings of a common word, every query). The work is
+        limit), the ``HIGHLIGHTED_PER_COMMON_TERM`` of them holding most of the question
+        highlighted for it alone (``_highlighted_common``; the rest ranked after them): a turn
+        several such stems bring comes once for each, and ``bm25_rankings`` sums them. Its
+        frequency is estimated, as PostgreSQL's search estimates it, from how densely those
+        matches lie (counting them in the index read up to ``DOCUMENT_FREQUENCY_CAP`` postings
+        of a common word, every query). The work is
         bounded by the number of terms, never by the conversation's length or a word's
         frequency in it."""
         scope = f"scope : {quote(conversation_token(tenant, conversation_id))}"
@@ -155,7 +172,7 @@ class RankingTxnMixin:
         for term, stem in STEMS.of(t.lower() for t in terms if t).items():
             by_stem.setdefault(stem or (term,), []).append(term)
         few: list[str] = []
-        many: list[tuple[list[str], list[Any]]] = []
+        many: list[tuple[list[str], list[Any]]] = []  # each common stem's newest (id, depth)
         for group in by_stem.values():
             words = or_query(group, columns=("body", "ctx"))
             if words is None:
@@ -163,7 +180,7 @@ class RankingTxnMixin:
             # the index alone, no row read, at most one posting past the bound
             matches = self._count(f"{scope} AND {words}", TERM_CANDIDATES + 1)
             if matches > TERM_CANDIDATES:
-                found = self._highlighted(
+                found = self._newest(
                     scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES
                 )
                 many.append((group, found))
@@ -172,9 +189,14 @@ class RankingTxnMixin:
         rows: list[Any] = []
         if few:
             rows += self._highlighted(scope, few, tenant, user, conversation_id, window, None)
-        for _, found in many:
-            rows += found
-        if not rows:
+        unread: dict[str, tuple[Any, list[list[str]]]] = {}
+        read_for: dict[tuple[str, ...], list[str]] = {}
+        if many:
+            read, unread, read_for = self._highlighted_common(
+                scope, many, {row[6] for row in rows}, tenant, user, conversation_id, window
+            )
+            rows += read
+        if not rows and not unread:
             return None
         rows.sort(key=lambda row: -row[6])  # newest first: equal scores rank newest first
         # the collection's size for IDF: the deepest turn's depth counts the turns of the longest
@@ -190,12 +212,13 @@ class RankingTxnMixin:
         df: dict[str, int] = {}
         for group, found in many:
             if len(found) < TERM_CANDIDATES:  # the window holds fewer: they are every match
+                df.update(dict.fromkeys(group, len(found)))
                 continue
             oldest = min(int(row[2]) for row in found)
             dense = len(found) * total / max(1, deepest - oldest + 1)
             estimate = int(min(DOCUMENT_FREQUENCY_CAP, max(len(found), dense)))
             df.update(dict.fromkeys(group, estimate))
-        return rows, total, df
+        return Matched(rows, unread, read_for, total, df)
 
     def _count(self, match: str, cap: int) -> int:
         """Rows matching ``match``, counted up to ``cap`` in the full-text index alone."""
@@ -214,13 +237,51 @@ class RankingTxnMixin:
         conversation_id: str,
         window: Window,
         limit: int | None,
+        *,
+        only: Sequence[int] = (),
     ) -> list[Any]:
-        """The newest ``limit`` (None: every) turns in ``window`` matching any of ``terms``, each
-        with its columns highlighted for them and its index row id."""
-        sql, params = _in_window(
-            "SELECT i.message_id, i.speaker, i.depth, i.created_at, "
+        """The newest ``limit`` (None: every) turns in ``window`` matching any of ``terms`` — of
+        the index rows ``only`` when given — each with its columns highlighted for them and its
+        index row id."""
+        return self._matching_rows(
+            "i.message_id, i.speaker, i.depth, i.created_at, "
             f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
-            f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}'), i.id FROM message_fts "
+            f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}'), i.id",
+            scope, terms, tenant, user, conversation_id, window, limit, only,
+        )  # fmt: skip
+
+    def _newest(
+        self,
+        scope: str,
+        terms: Sequence[str],
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        window: Window,
+        limit: int,
+    ) -> list[Any]:
+        """The newest ``limit`` turns in ``window`` matching any of ``terms``, as
+        ``_highlighted``'s rows without the highlights (None): the postings and the rows' own
+        columns, no text tokenised."""
+        return self._matching_rows(
+            "i.message_id, i.speaker, i.depth, i.created_at, NULL, NULL, i.id",
+            scope, terms, tenant, user, conversation_id, window, limit, (),
+        )  # fmt: skip
+
+    def _matching_rows(
+        self,
+        columns: str,
+        scope: str,
+        terms: Sequence[str],
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        window: Window,
+        limit: int | None,
+        only: Sequence[int],
+    ) -> list[Any]:
+        sql, params = _in_window(
+            f"SELECT {columns} FROM message_fts "
             "JOIN message_index i ON i.id = message_fts.rowid "
             "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
             "AND i.conversation_id = ?",
@@ -228,10 +289,59 @@ class RankingTxnMixin:
              conversation_id],
             window,
         )  # fmt: skip
+        if only:
+            # the rowid range bounds FTS5's walk of the postings (it reads a rowid range from
+            # its index); the list then keeps the chosen rows, highlighted alone (SQLite
+            # computes a result column only for the rows the WHERE clause keeps). The unary
+            # plus keeps the list a filter: as FTS5 rowid lookups it ran the full-text query
+            # once per row (three times slower than highlighting all)
+            sql += f" AND message_fts.rowid BETWEEN ? AND ? AND +i.id IN ({_in(only)})"
+            params += [min(only), max(only), *only]
         sql += " ORDER BY message_fts.rowid DESC"
         if limit is None:
             return list(self._db.execute(sql, params).fetchall())
         return list(self._db.execute(sql + " LIMIT ?", (*params, limit)).fetchall())
+
+    def _highlighted_common(
+        self,
+        scope: str,
+        many: Sequence[tuple[list[str], list[Any]]],
+        found: set[int],
+        tenant: str,
+        user: str,
+        conversation_id: str,
+        window: Window,
+    ) -> tuple[list[Any], dict[str, tuple[Any, list[list[str]]]], dict[tuple[str, ...], list[str]]]:
+        """The common stems' candidates: of each stem's newest matches (``many``: its terms and
+        their ``_newest`` rows), the ``HIGHLIGHTED_PER_COMMON_TERM`` that hold the most of the
+        query's other stems (a turn among ``found``, the rarer stems' matches, holds one more),
+        newest first among equals, highlighted for the stem; and the rest, unread, by message
+        id with the stems (their terms) each was left unread for.
+
+        Highlighting (FTS5 tokenises the turn and its context anew) and reading the marks were
+        most of a search's time at 100,000 turns, where a question's common words each bring
+        ``TERM_CANDIDATES`` turns. A turn that holds a common word alone scores below one that
+        holds it with another of the question's words, so those are read first; the others
+        stay candidates, ranked after them (``Matched.with_unread``). The work stays bounded by
+        the number of terms."""
+        held: dict[int, int] = dict.fromkeys(found, 1)
+        for _, rows in many:
+            for row in rows:
+                held[row[6]] = held.get(row[6], 0) + 1
+        read: list[Any] = []
+        unread: dict[str, tuple[Any, list[list[str]]]] = {}
+        read_for: dict[tuple[str, ...], list[str]] = {}
+        for group, rows in many:
+            ranked = sorted(rows, key=lambda row: (-held[row[6]], -row[6]))
+            chosen = [row[6] for row in ranked[:HIGHLIGHTED_PER_COMMON_TERM]]
+            highlighted = self._highlighted(
+                scope, group, tenant, user, conversation_id, window, None, only=chosen
+            )
+            read += highlighted
+            read_for[tuple(group)] = [row[0] for row in highlighted]
+            for row in ranked[HIGHLIGHTED_PER_COMMON_TERM:]:
+                unread.setdefault(row[0], (row, []))[1].append(group)
+        return read, unread, read_for
 
     def nearest_messages(
         self,
@@ -415,6 +525,47 @@ class RankingTxnMixin:
             MemoryHitRow(memory_from_row(rows[i], TEXT_CODEC), float(sims[i]))
             for i in order[:limit]
         ]
+
+
+@dataclass(frozen=True)
+class Matched:
+    """A full-text search's candidates (``RankingTxnMixin._matching``): ``rows`` highlighted;
+    ``unread`` (message id → its row and the stems, as their terms, it holds unread); ``read``
+    (each common stem's terms → the message ids highlighted for it); the collection's size and
+    the estimated document frequencies for BM25."""
+
+    rows: list[Any]
+    unread: dict[str, tuple[Any, list[list[str]]]]
+    read: dict[tuple[str, ...], list[str]]
+    total: int
+    df: dict[str, int]
+
+    def every_row(self) -> list[Any]:
+        return [*self.rows, *(row for row, _ in self.unread.values())]
+
+    def with_unread(
+        self, scores: dict[str, float], counts: Callable[[list[str]], bool] = lambda _: True
+    ) -> dict[str, float]:
+        """``scores`` (BM25 of the read rows) with the unread candidates: each scores, for every
+        stem it holds unread (that ``counts`` accepts), the lowest score of a turn read for that
+        stem — 0 when none is ranked. The turns read for a stem were chosen for holding more of
+        the question (newest first among equals), so an unread one ranks after them (ties keep
+        the read first); estimating its score from its own length instead put turns holding
+        one word above longer ones holding two."""
+        if not self.unread:
+            return scores
+        out = dict(scores)
+        floor: dict[tuple[str, ...], float] = {}
+        for key, (_, groups) in self.unread.items():
+            for group in groups:
+                if not counts(group):
+                    continue
+                stem = tuple(group)
+                if stem not in floor:
+                    ranked = [scores[m] for m in self.read.get(stem, ()) if m in scores]
+                    floor[stem] = min(ranked, default=0.0)
+                out[key] = out.get(key, 0.0) + floor[stem]
+        return out
 
 
 def _columns(rows: Sequence[Any]) -> list[tuple[str, tuple[str, str]]]:
