@@ -5,7 +5,7 @@ large").
 Run::
 
     python benchmarks/pg_vector_scope.py [--quick] [--sizes 1000,10000,100000]
-        [--json OUT.json]
+        [--ef-search N] [--json OUT.json]
 
 What it builds (a PostgreSQL of the run's own, or ``CONVMEM_BENCH_POSTGRES_URL``; the schema by
 convmem's migrations): one user's conversations of each size, and 200 other users' conversations
@@ -54,6 +54,7 @@ from pgvector import HalfVector
 from pgvector.psycopg import register_vector
 
 import convmem
+from convmem.store.postgres import connection
 from convmem.store.postgres.search import conversation_lexeme
 from convmem.store.postgres.vector_index import APPROXIMATE_FROM, index_name, nearest_sql
 from convmem.store.ranking import Window
@@ -203,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="sizes 1000 and 10000")
     parser.add_argument("--sizes", help="comma-separated conversation sizes")
     parser.add_argument("--json", dest="json_out", help="write the results here")
+    parser.add_argument("--ef-search", type=int, help="hnsw.ef_search instead of the store's 100")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
         [1000, 10000] if args.quick else [1000, 10000, 100000])  # fmt: skip
@@ -214,6 +216,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         written, built = build(url, sizes, rng)
         results["load_seconds"] = round(time.perf_counter() - started, 1)
         results["hnsw_build_seconds"] = round(built, 1)
+        if args.ef_search:  # what the store's connections set, as they open
+            connection.VECTOR_SCAN_SETTINGS = (
+                f"SET hnsw.iterative_scan = 'relaxed_order'; SET hnsw.ef_search = {args.ef_search}"
+            )
+            results["ef_search"] = args.ef_search
         scopes = [("alice", f"long-{n}", n) for n in sizes] + [("user-7", "small-7", OTHER_TURNS)]
         queries = {c: [_query(rng, written[c]) for _ in range(QUERIES)] for _, c, _ in scopes}
         with convmem.open(url) as memory:
