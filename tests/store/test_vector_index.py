@@ -5,8 +5,9 @@ one user among others' gets its own nearest turns, as many as asked, and never a
 The conversations here are short, so the size from which the index is used is lowered to them
 (``APPROXIMATE_FROM``), and the planner is kept off the other paths (a sequential scan, a sort)
 so that the statement runs through the index, as it does on a large table: the plan is checked.
-Without the iterative scan, an HNSW scan hands back its ``ef_search`` (40) nearest rows of the
-whole table and the filter leaves a smaller user a few of them, or none.
+Without the iterative scan, an HNSW scan hands back its ``ef_search`` nearest rows of the whole
+table and the filter leaves a smaller user a few of them, or none: the walk here keeps as many
+candidates as the limit, so that a scan that stops there is caught.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def _nearest(
         db.execute("SET LOCAL enable_seqscan = off")
         db.execute("SET LOCAL enable_bitmapscan = off")
         db.execute("SET LOCAL enable_sort = off")
+        # a walk keeping as few candidates as the limit: without the iterative scan, what the
+        # filter leaves of them is all a scope gets (the module docstring)
+        db.execute(f"SET LOCAL hnsw.ef_search = {limit}")
         hits = tx.nearest_messages("acme", user, conversation_id, embedder.name, vector,
                                    window=window, limit=limit)  # fmt: skip
         from convmem.store.postgres.rows import halfvec
