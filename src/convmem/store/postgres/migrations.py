@@ -43,6 +43,7 @@ from convmem.store.postgres.migrations_consent import (
 from convmem.store.postgres.migrations_entities import m013_entities
 from convmem.store.postgres.migrations_models import m027_idempotency_keys, m028_embedder_switches
 from convmem.store.postgres.rows import POSTGRES
+from convmem.store.postgres.vector_index import m029_message_vector_indexes
 
 
 def m001_extensions(db: Connection) -> None:
@@ -541,6 +542,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m026_recency_buckets,
     m027_idempotency_keys,
     m028_embedder_switches,
+    m029_message_vector_indexes,
 ]
 LISTED = runner.listed(MIGRATIONS)
 

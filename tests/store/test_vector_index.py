@@ -1,0 +1,155 @@
+"""PostgreSQL ranks a long conversation's turns by meaning through an HNSW index, with the scope
+applied while the graph is walked (``convmem.store.postgres.vector_index``): a conversation of
+one user among others' gets its own nearest turns, as many as asked, and never another's.
+
+The conversations here are short, so the size from which the index is used is lowered to them
+(``APPROXIMATE_FROM``), and the planner is kept off the other paths (a sequential scan, a sort)
+so that the statement runs through the index, as it does on a large table: the plan is checked.
+Without the iterative scan, an HNSW scan hands back its ``ef_search`` nearest rows of the whole
+table and the filter leaves a smaller user a few of them, or none: the walk here keeps as many
+candidates as the limit, so that a scan that stops there is caught.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+
+import convmem
+from convmem.importers.bulk import ImportNode, ImportTree, import_trees
+from convmem.model.messages import NewMessage
+from convmem.retrieval.vector import HashingEmbedder
+from convmem.store.ranking import EVERY_TURN, Window
+from tests.extras import module_of_extra
+from tests.store.backends import Backend
+
+TURNS = 60
+TOPICS = ("kiln glaze pottery", "budget review numbers", "hiking trail boots", "piano scales")
+
+
+def _conversation(
+    memory: convmem.Memory, user: str, turns: int, salt: str
+) -> tuple[str, list[str]]:
+    scope = memory.scope("acme", user)
+    nodes = [
+        ImportNode(f"{salt}{i}", f"{salt}{i - 1}" if i else None,
+                   NewMessage("user" if i % 2 == 0 else "assistant",
+                              f"{TOPICS[i % len(TOPICS)]} {salt} note {i}"))
+        for i in range(turns)
+    ]  # fmt: skip
+    import_trees(scope, "test", [ImportTree(salt, salt, None, nodes, f"{salt}{turns - 1}")])
+    (record,) = scope.conversations()
+    return record.id, [m.id for m in scope.conversation(record.id).branch()]
+
+
+def _nearest(
+    memory: convmem.Memory,
+    user: str,
+    conversation_id: str,
+    embedder: HashingEmbedder,
+    text: str,
+    limit: int,
+    window: Window = EVERY_TURN,
+) -> tuple[list[str], str]:
+    """The ids ``nearest_messages`` ranks, and the plan of its statement, with the planner kept
+    on the index path (the module docstring)."""
+    vector = embedder.embed([text])[0]
+    with memory.store.read() as tx:
+        db: Any = tx._db  # type: ignore[attr-defined]
+        db.execute("SET LOCAL enable_seqscan = off")
+        db.execute("SET LOCAL enable_bitmapscan = off")
+        db.execute("SET LOCAL enable_sort = off")
+        # a walk keeping as few candidates as the limit: without the iterative scan, what the
+        # filter leaves of them is all a scope gets (the module docstring)
+        db.execute(f"SET LOCAL hnsw.ef_search = {limit}")
+        hits = tx.nearest_messages("acme", user, conversation_id, embedder.name, vector,
+                                   window=window, limit=limit)  # fmt: skip
+        from convmem.store.postgres.rows import halfvec
+        from convmem.store.postgres.search import window_sql
+        from convmem.store.postgres.vector_index import nearest_sql
+
+        filters, params = window_sql(window)
+        query = halfvec(vector)
+        scope = ("acme", conversation_id, user, embedder.name, *params)
+        plan = db.execute(
+            "EXPLAIN " + nearest_sql(len(vector), filters),
+            ("acme", conversation_id, query, *scope, query, limit, query, *scope, query, limit),
+        ).fetchall()
+    return [h.message_id for h in hits], "\n".join(r[0] for r in plan)
+
+
+def _cosines(memory: convmem.Memory, conversation_id: str, embedder: HashingEmbedder,
+             text: str) -> dict[str, float]:  # fmt: skip
+    """The oracle: every stored vector of the conversation's cosine to ``text``'s, computed
+    here."""
+    with memory.store.read() as tx:
+        rows = tx._db.execute(  # type: ignore[attr-defined]
+            "SELECT message_id, vector FROM message_index WHERE tenant_id = 'acme' "
+            "AND conversation_id = %s AND vector IS NOT NULL",
+            (conversation_id,),
+        ).fetchall()
+    query = embedder.embed([text])[0]
+    return {r[0]: float(np.dot(np.asarray(r[1].to_numpy(), np.float32), query)) for r in rows}
+
+
+def _as_good_as_exact(found: list[str], cosines: dict[str, float]) -> bool:
+    """``found`` holds turns as near as the exact top ``len(found)`` (turns of equal cosine
+    are interchangeable: texts here share most of their words)."""
+    bar = sorted(cosines.values(), reverse=True)[len(found) - 1]
+    return min(cosines[f] for f in found) >= bar - 1e-3
+
+
+def test_a_long_conversation_among_others_is_ranked_through_the_index_within_its_scope(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if backend.name != "postgresql":
+        pytest.skip("PostgreSQL's HNSW index")
+    module_of_extra("psycopg", "postgres")
+    from convmem.store.postgres import vector_index
+
+    monkeypatch.setattr(vector_index, "APPROXIMATE_FROM", TURNS // 2)
+    embedder = HashingEmbedder()  # 256 wide: one of the indexed widths
+    with backend.open(embedder=embedder) as memory:
+        # alice's conversation is long; bob's, in the same tenant, five times longer
+        alice_conversation, alice_ids = _conversation(memory, "alice", TURNS, "a")
+        bob_conversation, bob_ids = _conversation(memory, "bob", 5 * TURNS, "b")
+        memory.backfill_embeddings()
+        text = f"{TOPICS[0]} a note 12"
+
+        found, plan = _nearest(memory, "alice", alice_conversation, embedder, text, 10)
+        assert "message_index_hnsw_256" in plan
+        assert len(found) == 10 and set(found) <= set(alice_ids)
+        assert found[0] == alice_ids[12]  # the turn the query repeats
+        assert _as_good_as_exact(found, _cosines(memory, alice_conversation, embedder, text))
+
+        # bob's neighbours of the same text: his own only, as many as asked
+        found, _ = _nearest(memory, "bob", bob_conversation, embedder, text, 10)
+        assert len(found) == 10 and set(found) <= set(bob_ids)
+        assert _as_good_as_exact(found, _cosines(memory, bob_conversation, embedder, text))
+
+        # alice's conversation under bob's name, and a window: nothing of bob's, nothing newer
+        found, _ = _nearest(memory, "bob", alice_conversation, embedder, text, 10)
+        assert found == []
+        found, _ = _nearest(memory, "alice", alice_conversation, embedder, text, 10,
+                            Window(max_depth=20))  # fmt: skip
+        assert len(found) == 10 and set(found) <= set(alice_ids[:20])
+
+
+def test_a_short_conversation_is_ranked_exactly_without_the_index(backend: Backend) -> None:
+    if backend.name != "postgresql":
+        pytest.skip("PostgreSQL's HNSW index")
+    embedder = HashingEmbedder()
+    with backend.open(embedder=embedder) as memory:
+        conversation_id, ids = _conversation(memory, "alice", TURNS, "a")
+        _conversation(memory, "bob", 5 * TURNS, "b")
+        memory.backfill_embeddings()
+        text = f"{TOPICS[1]} a note 13"
+        found, _ = _nearest(memory, "alice", conversation_id, embedder, text, 10)
+        assert found[0] == ids[13]
+        cosines = _cosines(memory, conversation_id, embedder, text)
+        assert _as_good_as_exact(found, cosines)
+        # exact: in the cosines' order (to halfvec's precision)
+        assert all(cosines[a] >= cosines[b] - 1e-2 for a, b in itertools.pairwise(found))
