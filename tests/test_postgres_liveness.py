@@ -134,7 +134,7 @@ def test_what_the_server_sends_an_idle_connection_unasked_does_not_drop_it(
         before = _backend_pid(store)  # the pool's connection is made (and counted) by now
         mark = counter.TALLY.snapshot()
         assert _backend_pid(store) == before
-        plain = counter.delta(counter.TALLY.snapshot(), mark)["round_trips"]
+        plain = counter.delta(counter.TALLY.snapshot(), mark)["statements"]
         with store.read() as tx:  # the pool's only connection listens on a channel
             tx._db.execute("LISTEN convmem_liveness")
         admin.execute("NOTIFY convmem_liveness, 'ping'")
@@ -146,7 +146,11 @@ def test_what_the_server_sends_an_idle_connection_unasked_does_not_drop_it(
             time.sleep(0.2)  # and the second one too
         mark = counter.TALLY.snapshot()
         assert _backend_pid(store) == before
-        assert counter.delta(counter.TALLY.snapshot(), mark)["round_trips"] == plain
+        # nothing was sent to ask whether it lives (no extra statement). Round trips are not
+        # compared: the notifications are taken in by the next exchange's wait, which the
+        # counter counts as one whether or not anything was asked (measured: 2 vs 1 with the
+        # same 3 statements, on this code and on the select-based check before it)
+        assert counter.delta(counter.TALLY.snapshot(), mark)["statements"] == plain
     finally:
         store.close()
 

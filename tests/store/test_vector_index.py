@@ -53,6 +53,7 @@ def _nearest(
     text: str,
     limit: int,
     window: Window = EVERY_TURN,
+    iterative_scan: str = "relaxed_order",
 ) -> tuple[list[str], str]:
     """The ids ``nearest_messages`` ranks, and the plan of its statement, with the planner kept
     on the index path (the module docstring)."""
@@ -65,6 +66,7 @@ def _nearest(
         # a walk keeping as few candidates as the limit: without the iterative scan, what the
         # filter leaves of them is all a scope gets (the module docstring)
         db.execute(f"SET LOCAL hnsw.ef_search = {limit}")
+        db.execute(f"SET LOCAL hnsw.iterative_scan = {iterative_scan}")
         hits = tx.nearest_messages("acme", user, conversation_id, embedder.name, vector,
                                    window=window, limit=limit)  # fmt: skip
         from convmem.store.postgres.rows import halfvec
@@ -136,6 +138,13 @@ def test_a_long_conversation_among_others_is_ranked_through_the_index_within_its
         found, _ = _nearest(memory, "alice", alice_conversation, embedder, text, 10,
                             Window(max_depth=20))  # fmt: skip
         assert len(found) == 10 and set(found) <= set(alice_ids[:20])
+
+        # a server whose pgvector has no iterative scan (before 0.8: the setting stays unset)
+        # ranks the long conversation exactly instead of cutting the scope's share of a walk
+        found, _ = _nearest(memory, "alice", alice_conversation, embedder, text, 10,
+                            iterative_scan="off")  # fmt: skip
+        assert len(found) == 10 and set(found) <= set(alice_ids)
+        assert _as_good_as_exact(found, _cosines(memory, alice_conversation, embedder, text))
 
 
 def test_a_short_conversation_is_ranked_exactly_without_the_index(backend: Backend) -> None:

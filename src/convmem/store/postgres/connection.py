@@ -77,7 +77,16 @@ LOCK_TIMEOUT = "30s"
 # candidates in the walk (pgvector's default 40 found 82 % of the exact top 20 at 100,000 turns,
 # 100 found 97 % for the same time: benchmarks/pg_vector_scope.py); settings of pgvector's, which
 # change no other query
-VECTOR_SCAN_SETTINGS = "SET hnsw.iterative_scan = 'relaxed_order'; SET hnsw.ef_search = 100"
+# change no other query. The iterative scan is pgvector 0.8's: on an older one the setting is
+# left unset (it would fail every connection) and ``vector_index`` ranks exactly instead; before
+# the extension is created (a first migration), the version it will be created at decides.
+VECTOR_SCAN_SETTINGS = (
+    "SET hnsw.ef_search = 100; DO $$ BEGIN IF string_to_array(coalesce("
+    "(SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+    "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector')), '.')::int[] "
+    ">= '{0,8}' THEN PERFORM set_config('hnsw.iterative_scan', 'relaxed_order', false); "
+    "END IF; END $$"
+)
 # How long a caller waits for a free pooled connection (or for the server to accept one).
 POOL_TIMEOUT_SECONDS = 10.0
 # How long the pool keeps trying to reconnect in the background after the server went away

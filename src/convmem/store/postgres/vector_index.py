@@ -9,6 +9,8 @@ scan, ``hnsw.iterative_scan = relaxed_order``, set on every connection by
 ``connection.VECTOR_SCAN_SETTINGS`` (it changes no other query). The filter never applies to a
 ranking already cut: another principal's turns are never ranked, and the scan goes on until
 the conversation's own nearest turns are found. The relaxed order is sorted again by distance.
+A pgvector older than 0.8 has no iterative scan (a filter would apply to a ranking already
+cut): there the setting stays unset and every conversation is ranked exactly.
 
 The vector column has no fixed width (one schema for every embedder) and an HNSW index needs
 one, so there is one partial index per common width, over the vectors of that width cast to
@@ -66,13 +68,15 @@ def nearest_sql(width: int, filters: str) -> str:
         SELECT message_id, speaker, depth, 1 - distance, created_at FROM (
             (SELECT i.message_id, i.speaker, i.depth, i.created_at, i.seq,
                 i.vector <=> %s AS distance
-             {scope} AND (SELECT turns FROM n) < {APPROXIMATE_FROM}
+             {scope} AND ((SELECT turns FROM n) < {APPROXIMATE_FROM}
+                 OR current_setting('hnsw.iterative_scan', true) IS DISTINCT FROM 'relaxed_order')
              ORDER BY i.vector <=> %s, i.seq LIMIT %s)
             UNION ALL
             (SELECT i.message_id, i.speaker, i.depth, i.created_at, i.seq,
                 i.vector{cast} <=> %s{cast} AS distance
              {scope} AND vector_dims(i.vector) = {width}
              AND (SELECT turns FROM n) >= {APPROXIMATE_FROM}
+             AND current_setting('hnsw.iterative_scan', true) = 'relaxed_order'
              ORDER BY i.vector{cast} <=> %s{cast} LIMIT %s)
         ) r ORDER BY r.distance, r.seq
     """
