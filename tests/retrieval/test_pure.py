@@ -159,7 +159,8 @@ def test_the_vector_weight_must_be_positive() -> None:
 
 
 KNOBS = ("rrf_k", "vector_weight", "speaker_boost", "date_boost", "neighbour_lift",
-         "speaker_vector_weight", "expansion_min_similarity")  # fmt: skip
+         "speaker_vector_weight", "expansion_min_similarity", "agreement_full_at",
+         "agreement_floor")  # fmt: skip
 
 
 @pytest.mark.parametrize("knob", KNOBS)

@@ -148,3 +148,28 @@ def lift_by_neighbours(
     around it; the vector ranking cannot see those neighbours, so the fused list is smoothed.
     """
     return Scores.of(fused).lift(position, weight).ranked()
+
+
+def agreement_share(
+    ranking: Sequence[K],
+    reference: Sequence[K],
+    *,
+    head: int,
+    full_at: float,
+    floor: float,
+) -> float:
+    """How much of its weight a ranking keeps in this query's fusion: 1 when at least
+    ``full_at`` of its first ``head`` keys are also among the ``reference`` ranking's first
+    ``head``, less in proportion below that, never under ``floor``. ``full_at`` 0 keeps every
+    ranking whole.
+
+    A word ranking that shares almost nothing with the vector ranking's head is, for that
+    query, ranking by words the evidence does not use (a long reply repeating the question's
+    words, a common word): fused at full weight it pushes the vector ranking's good turns out
+    of the top. Only lowered, never raised: where the two agree, RRF already adds them up.
+    """
+    if full_at <= 0.0 or not reference:
+        return 1.0
+    theirs = set(reference[:head])
+    shared = sum(1 for key in ranking[:head] if key in theirs) / head
+    return max(floor, min(1.0, shared / full_at))
