@@ -148,11 +148,13 @@ class SearchOptions:
     # is one (query, text) pair the reranker reads
     rerank_depth: int = 20
     # in a user ↔ assistant chat, each role's turns are ranked lexically among their own
-    # (``fusion_rankings``). Off: by rank alone it lifts a turn that shares one word with the
-    # query to the fusion's head when its role has nothing better (the contract's
-    # test_only_the_turns_that_stand_out_come_back); a floor on its score share that keeps that
-    # test (0.75 of the best) lost the gain on BEAM (split B 0.564 -> 0.541, 0.546 without)
-    rank_roles_apart: bool = False
+    # (``fusion_rankings``); None (the default): when a vector ranking is there to weigh against
+    # it, True: always, False: never. Alone, by rank
+    # it lifts a turn that shares one word with the query to the fusion's head when its role has
+    # nothing better (the contract's test_only_the_turns_that_stand_out_come_back); a floor on
+    # its score share that kept that test (0.75 of the best) lost the gain on BEAM (split B
+    # 0.564 -> 0.541, 0.546 without)
+    rank_roles_apart: bool | None = None
     # a word ranking whose first ``agreement_head`` turns share less than ``agreement_full_at``
     # with the vector ranking's keeps that share of its weight, at least ``agreement_floor``
     # (``convmem.retrieval.fusion.agreement_share``; ``agreement_full_at`` 0 turns it off). As
@@ -364,7 +366,13 @@ def fusion_rankings(candidates: Candidates, options: SearchOptions) -> list[tupl
     speakers (LoCoMo, REALTALK) turns are of one kind and nothing changes: splitting there by
     speaker cost LoCoMo's split A 0.876 -> 0.866. The vector ranking stays whole (split too,
     BEAM A 0.671): a vector does not grow with its turn's length."""
-    apart = options.rank_roles_apart and candidates.roles_only
+    # by default with a vector ranking only: alone, a role's word ranking would put its best
+    # turn at the head of the fusion however little it shares with the query (one word; the
+    # contract's test_only_the_turns_that_stand_out_come_back), with nothing to weigh against it
+    wanted = options.rank_roles_apart
+    if wanted is None:
+        wanted = "vector" in candidates.rows
+    apart = wanted and candidates.roles_only
     rankings: list[tuple[str, list[str]]] = []
     for name, rows in candidates.rows.items():
         if not (apart and name in WORD_RANKINGS):
