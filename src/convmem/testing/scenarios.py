@@ -54,4 +54,6 @@ def populate(memory: convmem.Memory, *scopes: convmem.Scope) -> list[convmem.Con
         statuses = sorted(job.status for job in memory.jobs() if job.conversation_id == conv.id)
         assert statuses == ["done", "pending"], statuses
         assert conv.summaries()
+    # vectors are filled after each write: a caller counting rows now must see all of them
+    assert memory.wait_for_vectors(30)
     return conversations
