@@ -2,7 +2,8 @@
 
 Usage::
 
-    PYTHONPATH=src:. python benchmarks/embedder_faults.py [--quick] [--database URL]
+    PYTHONPATH=src:. python benchmarks/embedder_faults.py [--quick] [--backend sqlite|postgresql]
+                                                          [--database URL]
                                                           [--json OUT.json]
 
 A local OpenAI-compatible embeddings server (``tests/embed_server.py``) serves the vectors; the
@@ -30,12 +31,15 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.embed_server: the same server the fault tests use
 
+from benchmark_databases import BACKENDS, database  # noqa: E402
 from timing import Samples, load_average  # noqa: E402
 
 import convmem  # noqa: E402
@@ -127,23 +131,40 @@ def run(url: str, embedder: HttpEmbedder | None, appends: int, remembers: int,
     }
 
 
+@contextmanager
+def _fresh(args: argparse.Namespace, folder: Path, name: str) -> Iterator[str]:
+    """The database of one run: the one given, else a fresh one of ``--backend``."""
+    if args.database:
+        yield args.database
+        return
+    with database(args.backend, folder, name) as url:
+        yield url
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="500 appends and 50 remembers")
     parser.add_argument("--database", help="a database URL (default: a fresh SQLite file)")
+    parser.add_argument("--backend", choices=BACKENDS, default="sqlite",
+                        help="without --database: a fresh database of this backend per run "
+                             "(baseline and faults alike)")  # fmt: skip
     parser.add_argument("--json", type=Path, default=RESULTS)
     args = parser.parse_args()
     appends, remembers = (500, 50) if args.quick else (5000, 500)
     load_before = load_average()
-    figures: dict[str, Any] = {"appends": appends, "remembers": remembers}
+    figures: dict[str, Any] = {
+        "appends": appends,
+        "remembers": remembers,
+        "backend": "given" if args.database else args.backend,
+    }
     with tempfile.TemporaryDirectory() as tmp, embeddings_server(64, hang_seconds=60) as server:
         run(os.path.join(tmp, "warm-up.db"), None, 20, 2)  # tokenizers loaded, code paths warm
         # a database given is one fresh database: the faults run only (no baseline beside it)
         for name in ("faults",) if args.database else ("baseline", "faults"):
-            url = args.database or os.path.join(tmp, f"{name}.db")
             embedder = None if name == "baseline" else HttpEmbedder(server.url, timeout=1.0)
-            figures[name] = run(url, embedder, appends, remembers,
-                                server if embedder else None)  # fmt: skip
+            with _fresh(args, Path(tmp), name) as url:
+                figures[name] = run(url, embedder, appends, remembers,
+                                    server if embedder else None)  # fmt: skip
         figures["server_requests"] = dict(server.requests)
     base = figures.get("baseline", {})
     bound = None
