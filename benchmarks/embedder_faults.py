@@ -67,6 +67,7 @@ def _writes(appends: int, remembers: int) -> list[tuple[str, int]]:
 def run(url: str, embedder: HttpEmbedder | None, appends: int, remembers: int,
         server: Any = None) -> dict[str, Any]:  # fmt: skip
     samples = Samples()
+    modes: list[str] = []  # the server's mode during each sample: where slowed writes fall
     failed = 0
     memory = convmem.open(url, embedder=embedder)
     try:
@@ -96,6 +97,7 @@ def run(url: str, embedder: HttpEmbedder | None, appends: int, remembers: int,
                 except Exception:  # counted: the goal is none
                     failed += 1
                 samples.add(time.perf_counter_ns() - wall, time.process_time_ns() - cpu)
+                modes.append(f"{n * len(MODES) // len(schedule)}:{server.mode}" if server else "")
         writes_wall = time.perf_counter() - wall_started
         if server is not None:
             server.mode = "ok"
@@ -128,6 +130,7 @@ def run(url: str, embedder: HttpEmbedder | None, appends: int, remembers: int,
         "all_filled": filled,
         "missing_vectors": missing,
         "_wall_ms": samples.wall_ms,
+        "_modes": modes,
     }
 
 
@@ -171,14 +174,18 @@ def main() -> None:
     if "_wall_ms" in base and "faults" in figures:
         ordered = sorted(base["_wall_ms"])
         bound = ordered[int(0.99 * (len(ordered) - 1))] + 50.0
-        figures["faults"]["slowed_writes"] = sum(w > bound for w in figures["faults"]["_wall_ms"])
+        faults = figures["faults"]
+        slowed = [m for w, m in zip(faults["_wall_ms"], faults["_modes"], strict=True) if w > bound]
+        faults["slowed_writes"] = len(slowed)
+        faults["slowed_by_mode"] = {m: slowed.count(m) for m in sorted(set(slowed))}
         figures["slow_bound_ms"] = round(bound, 1)
     for name in ("baseline", "faults"):
         figures.get(name, {}).pop("_wall_ms", None)
+        figures.get(name, {}).pop("_modes", None)
     figures["load_before"], figures["load_after"] = load_before, load_average()
     rows = [("", "baseline", "faults")]
     for key in ("writes", "failed", "write_p50_ms", "write_p95_ms", "write_max_ms",
-                "write_cpu_p50_ms", "write_cpu_p95_ms", "slowed_writes", "cpu_s",
+                "write_cpu_p50_ms", "write_cpu_p95_ms", "slowed_writes", "slowed_by_mode", "cpu_s",
                 "messages_stored", "memories_stored", "duplicates", "recovery_s",
                 "all_filled", "missing_vectors"):  # fmt: skip
         rows.append((key, str(base.get(key, "")), str(figures.get("faults", {}).get(key, ""))))
