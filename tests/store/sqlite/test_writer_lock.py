@@ -117,3 +117,46 @@ def test_the_store_checkpoints_the_wal_itself_after_its_writes(tmp_path: Path) -
         finally:
             frozen.close()
     assert stored >= 200
+
+
+def _open_descriptors_to(folder: Path) -> list[str]:
+    fds = Path("/proc/self/fd")
+    targets = []
+    for fd in fds.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed between the listing and the read
+            continue
+        if target.startswith(str(folder)):
+            targets.append(target)
+    return targets
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc")
+def test_closing_the_last_store_of_a_file_lets_go_of_its_lock_file(tmp_path: Path) -> None:
+    """A process that opens, writes and closes many database files (one per tenant, say) keeps
+    no descriptor for any of them: each lock file's stayed open before, until the process ran
+    out of descriptors."""
+    for n in range(30):
+        memory = convmem.open(tmp_path / f"tenant-{n}.db")
+        memory.scope("t", "alice").create_conversation().append("user", "hello")
+        memory.close()
+    assert _open_descriptors_to(tmp_path) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc")
+def test_a_store_still_open_keeps_the_lock_when_another_of_its_file_closes(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "chat.db"
+    lock_file = Path(str(db) + LOCK_FILE_SUFFIX)
+    first, second = SQLiteStore(db), SQLiteStore(db)
+    first.close()
+    first.close()  # a second close releases nothing more
+    try:
+        with second.write():
+            assert not _file_lock_is_free(lock_file)
+        assert _file_lock_is_free(lock_file)
+    finally:
+        second.close()
+    assert _open_descriptors_to(tmp_path) == []

@@ -51,7 +51,7 @@ from convmem.store.sqlite.ranking import RankingTxnMixin
 from convmem.store.sqlite.search import SearchTxnMixin
 from convmem.store.sqlite.sql import CHAIN_CTE, SQLITE, TEXT_CODEC
 from convmem.store.sqlite.tools import ToolTxnMixin
-from convmem.store.sqlite.writer_lock import writer_lock
+from convmem.store.sqlite.writer_lock import release_writer_lock, writer_lock
 
 # Branch pages grow so a short window costs one query and a long one a handful.
 _FIRST_PAGE = 48
@@ -226,9 +226,14 @@ class SQLiteStore:
         self._lock = threading.Lock()
         self._vectors = VectorsCache()  # shared by the threads' transactions
         self._writer_lock = writer_lock(self.path)
+        self._writer_lock_held = True  # released once, by the first close
         self._own_checkpoints = False
         self._changes_since_checkpoint = 0
-        applied = apply_migrations(self._connection())
+        try:
+            applied = apply_migrations(self._connection())
+        except BaseException:
+            self.close()  # a refused or failed migration leaves no connection or descriptor
+            raise
         # From here the store checkpoints the WAL itself, after a write has let go of the writer
         # lock: SQLite's automatic checkpoint runs inside COMMIT, so every other writer, in this
         # process and the others, waited through its fsync (the tail of the service's latency).
@@ -292,4 +297,7 @@ class SQLiteStore:
             for db in self._connections:
                 db.close()
             self._connections.clear()
+            lock, self._writer_lock_held = self._writer_lock_held, False
         self._local = threading.local()
+        if lock:
+            release_writer_lock(self._writer_lock)

@@ -35,7 +35,8 @@ FILE_LOCK_WAIT_S = BUSY_TIMEOUT_MS / 1000
 
 
 class WriterLock:
-    """One per database file per process (see :func:`writer_lock`)."""
+    """One per database file per process while a store of that file is open (see
+    :func:`writer_lock` and :func:`release_writer_lock`)."""
 
     def __init__(self, path: str) -> None:
         self._lock_path = None if path == ":memory:" else path + LOCK_FILE_SUFFIX
@@ -43,6 +44,15 @@ class WriterLock:
         self._depth = 0  # guarded by _threads: only the outermost hold takes the file lock
         self._fd: int | None = None
         self._fd_pid = 0
+        self._users = 0  # open stores of this file in this process (guarded by the registry's)
+
+    def _close_file(self) -> None:
+        """Let go of the lock file's descriptor (no store of the file is open any more); a
+        hold running in another thread finishes first."""
+        with self._threads:
+            if self._fd is not None and self._fd_pid == os.getpid():
+                os.close(self._fd)
+            self._fd = None
 
     @contextmanager
     def hold(self) -> Iterator[None]:
@@ -98,10 +108,27 @@ _WRITER_LOCKS_GUARD = threading.Lock()
 
 
 def writer_lock(path: str) -> WriterLock:
-    """The one lock of this process that every writer of the file at ``path`` takes.
+    """The one lock of this process that every writer of the file at ``path`` takes, held for
+    a store until :func:`release_writer_lock`.
 
     Re-entrant, so a write opened inside another on the same thread still reaches SQLite, which
     refuses it plainly rather than waiting on itself."""
     key = path if path == ":memory:" else os.path.realpath(path)
     with _WRITER_LOCKS_GUARD:
-        return _WRITER_LOCKS.setdefault(key, WriterLock(key))
+        lock = _WRITER_LOCKS.setdefault(key, WriterLock(key))
+        lock._users += 1
+        return lock
+
+
+def release_writer_lock(lock: WriterLock) -> None:
+    """A store of the file closed: the last one's close lets go of the lock file's descriptor
+    and the registry's entry, so a process that opens and closes many database files (one per
+    tenant, say) does not keep a descriptor for each until it reaches its limit."""
+    with _WRITER_LOCKS_GUARD:
+        lock._users -= 1
+        if lock._users > 0:
+            return
+        for key, known in list(_WRITER_LOCKS.items()):
+            if known is lock:
+                del _WRITER_LOCKS[key]
+    lock._close_file()
