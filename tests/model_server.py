@@ -7,6 +7,8 @@ Endpoints (POST, JSON):
   ``/openai/deployments/{name}/embeddings?api-version=…``: ``{"model", "input": [...]}`` →
   ``{"data": [{"index", "embedding"}]}``, the vectors of convmem's ``HashingEmbedder`` at
   ``dimensions`` (so similar texts land near each other), unnormalised when ``unit`` is off.
+  ``encoding_format: base64`` is answered as OpenAI answers it (base64 of little-endian float32)
+  unless ``base64`` says the server ignores the field (floats) or refuses it (HTTP 400).
 * ``/v1/rerank`` and ``/v2/rerank`` (Cohere, Jina): ``{"query", "documents"}`` →
   ``{"results": [{"index", "relevance_score"}]}``; ``/rerank`` (TEI): ``{"query", "texts"}`` →
   ``[{"index", "score"}]``. The score is the share of the query's words the text holds.
@@ -21,13 +23,14 @@ Use it as a context manager: ``with ModelServer() as server: server.url`` (``htt
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 
 from convmem.retrieval.vector import HashingEmbedder
 
@@ -48,6 +51,7 @@ class ModelServer:
     dimensions: int = 64
     unit: bool = True
     mode: str = "ok"
+    base64: Literal["answered", "ignored", "refused"] = "answered"
     requests: list[Recorded] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -114,7 +118,10 @@ class ModelServer:
         rows = HashingEmbedder(self.dimensions).embed(texts)
         if not self.unit:
             rows = rows * 3.0
-        data = [{"object": "embedding", "index": i, "embedding": [float(x) for x in row]}
+        packed = body.get("encoding_format") == "base64" and self.base64 == "answered"
+        data = [{"object": "embedding", "index": i,
+                 "embedding": base64.b64encode(row.astype("<f4").tobytes()).decode() if packed
+                 else [float(x) for x in row]}
                 for i, row in enumerate(rows)]  # fmt: skip
         data.reverse()  # out of order on purpose: the client sorts by index
         return {"object": "list", "data": data, "model": body.get("model", "")}
@@ -164,6 +171,8 @@ def _handler(owner: ModelServer) -> type[BaseHTTPRequestHandler]:
             if mode == "429":
                 return self._send(429, {"error": "slow down"}, {"Retry-After": "0"})
             if path == "/v1/embeddings" or _AZURE.match(path):
+                if owner.base64 == "refused" and body.get("encoding_format") == "base64":
+                    return self._send(400, {"error": "unknown encoding_format"})
                 return self._send(200, owner.embeddings(body))
             if path in ("/rerank", "/v1/rerank", "/v2/rerank"):
                 return self._send(200, owner.rerank(path, body))

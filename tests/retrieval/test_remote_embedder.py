@@ -187,6 +187,60 @@ def test_long_and_empty_texts_are_sent_as_the_api_accepts(server: ModelServer) -
     assert server.requests[0].body["input"] == [" ", "x" * 100]
 
 
+@pytest.mark.parametrize("server_base64", ["answered", "ignored"])
+def test_vectors_are_asked_as_base64_and_read_in_either_form(
+    server: ModelServer, server_base64: str
+) -> None:
+    server.base64 = server_base64  # type: ignore[assignment]
+    texts = ["aisle seats on long flights", "the garden in spring"]
+    rows = client(server).embed(texts)
+    assert [r.body["encoding_format"] for r in server.requests] == ["base64"]
+    assert np.allclose(rows, HashingEmbedder(64).embed(texts), atol=1e-5)
+
+
+def test_a_server_refusing_base64_is_asked_for_floats_from_then_on(server: ModelServer) -> None:
+    server.base64 = "refused"
+    embedder = client(server)
+    texts = ["aisle seats on long flights", "the garden in spring"]
+    first = embedder.embed(texts)
+    second = embedder.embed(texts[:1])
+    asked = [(r.body["encoding_format"], r.mode) for r in server.requests]
+    assert asked == [("base64", "ok"), ("float", "ok"), ("float", "ok")]
+    assert np.allclose(first, HashingEmbedder(64).embed(texts), atol=1e-5)
+    assert np.allclose(second, first[:1], atol=1e-6)
+
+
+def test_a_refusal_after_base64_worked_is_not_taken_for_the_encoding(server: ModelServer) -> None:
+    embedder = client(server)
+    embedder.embed(["first"])
+    server.base64 = "refused"  # the server changed: an error, not a silent switch
+    with pytest.raises(BackendUnavailable, match="HTTP 400"):
+        embedder.embed(["second"])
+    assert [r.body["encoding_format"] for r in server.requests] == ["base64", "base64"]
+
+
+def test_floats_can_be_asked_for_by_name(server: ModelServer) -> None:
+    embedder = named_embedder(f"openai+{server.url}/v1:test-model?encoding_format=float")
+    assert embedder is not None
+    embedder.embed(["aisle seats"])
+    assert server.requests[0].body["encoding_format"] == "float"
+    with pytest.raises(InvalidConfig, match="encoding_format"):
+        named_embedder(f"openai+{server.url}/v1:test-model?encoding_format=bits")
+
+
+def test_a_malformed_base64_row_is_a_clear_error(server: ModelServer) -> None:
+    original = server.embeddings
+
+    def damaged(body: object) -> object:
+        reply = original(body)
+        reply["data"][0]["embedding"] = "not base64!"
+        return reply
+
+    server.embeddings = damaged  # type: ignore[method-assign]
+    with pytest.raises(BackendUnavailable, match="unknown shape"):
+        client(server).embed(["aisle seats", "garden"])
+
+
 def test_convmem_searches_with_it(server: ModelServer, tmp_path: Path) -> None:
     with convmem.open(tmp_path / "c.db", embedder=f"openai+{server.url}/v1:test-model") as memory:
         assert isinstance(memory.embedder, OpenAIEmbedder)

@@ -35,6 +35,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+class RequestRefused(BackendUnavailable):
+    """The API answered 4xx: the request itself was refused (a retry would get the same)."""
+
+    def __init__(self, what: str, status: int) -> None:
+        hint = " (check the key)" if status in (401, 403) else ""
+        super().__init__(f"the {what} API refused the request: HTTP {status}{hint}")
+        self.status = status
+
+
 # statuses worth another attempt: rate limited, or the server's own failure
 _RETRIED = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_WAIT = 8.0  # seconds between attempts at most (Retry-After included)
@@ -128,10 +138,7 @@ class JsonEndpoint:
         if reply.status_code in _RETRIED or reply.status_code >= 500:
             raise _Retryable(reply.status_code, _retry_after(reply))
         if reply.status_code >= 400:
-            hint = " (check the key)" if reply.status_code in (401, 403) else ""
-            raise BackendUnavailable(
-                f"the {self.what} API refused the request: HTTP {reply.status_code}{hint}"
-            )
+            raise RequestRefused(self.what, reply.status_code)
         try:
             return reply.json()
         except ValueError:

@@ -32,7 +32,7 @@ Kind = Literal["embedder", "reranker"]
 
 # what each provider accepts, per kind
 _API = frozenset({"api_key_env", "timeout", "attempts", "max_chars", "name"})
-_API_EMBEDDER = _API | {"dimensions", "batch_size", "concurrency"}
+_API_EMBEDDER = _API | {"dimensions", "batch_size", "concurrency", "encoding_format"}
 _PROVIDERS: dict[Kind, dict[str, frozenset[str]]] = {
     "embedder": {
         "auto": frozenset(),

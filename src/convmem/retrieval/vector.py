@@ -498,6 +498,7 @@ def _api_embedder(parsed: ModelName) -> Embedder:
         concurrency=parsed.count("concurrency", 4) or 4,
         timeout=parsed.number("timeout", 30.0),
         attempts=parsed.count("attempts", 4) or 4,
+        encoding_format=options.get("encoding_format", "base64"),
         max_chars=parsed.count("max_chars", 8000) or 8000,
         name=options.get("name"),
     )
