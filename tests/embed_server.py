@@ -5,6 +5,8 @@ Its model is ``HashingEmbedder`` (deterministic, no download), so a vector it se
 one a test computes. ``mode`` switches how it answers, at any time:
 
 - ``ok``: ``{"data": [{"embedding": [...], "index": i}, ...], "model": ..., "usage": ...}``
+  (each embedding base64 of little-endian float32 when the request asks
+  ``encoding_format: base64``, as OpenAI answers)
 - ``fail``: HTTP 500 with an error body
 - ``rate``: HTTP 429 with ``Retry-After: 1`` (a rate-limited API)
 - ``hang``: holds the request until the mode changes (or ``hang_seconds`` pass), then answers
@@ -17,6 +19,7 @@ remote client will speak the same protocol to the same server.
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections import Counter
@@ -75,8 +78,15 @@ class EmbeddingsServer:
         vectors = self.model.embed(texts)
         with self._changed:
             self.texts += len(texts)
+        packed = body.get("encoding_format") == "base64"
         data = [
-            {"object": "embedding", "index": i, "embedding": row.tolist()}
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": base64.b64encode(row.astype("<f4").tobytes()).decode()
+                if packed
+                else row.tolist(),
+            }
             for i, row in enumerate(vectors)
         ]
         usage = {"prompt_tokens": len(texts), "total_tokens": len(texts)}
