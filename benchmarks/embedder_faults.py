@@ -6,17 +6,20 @@ Usage::
                                                           [--client minimal|openai]
                                                           [--encoding base64|float]
                                                           [--dimensions N]
+                                                          [--server-in-process]
                                                           [--database URL]
                                                           [--json OUT.json]
 
-A local OpenAI-compatible embeddings server (``tests/embed_server.py``) serves the vectors; the
-database embeds through a plain HTTP client of it (1 s timeout, no retries of its own; ``--client
-openai``: convmem's own OpenAI-compatible client, ``openai+URL:hashing``, with its retries on 429
-and 5xx, time limit 1 s; ``--encoding float`` makes it ask for vectors as JSON numbers, not
-base64). ``--dimensions``: the vectors' width (64; OpenAI's text-embedding-3-small serves 1,536).
-Two runs of the same writes — 5,000 appends over 50 conversations and 500 remembers (``--quick``:
-500 and 50), each with an idempotency key and one in ten sent twice, as a client retrying after a
-lost answer would:
+A local OpenAI-compatible embeddings server (``tests/embed_server.py``, in a process of its own as
+an embeddings API runs outside the application; ``--server-in-process``: a thread of the
+benchmark's, whose JSON work then competes with the writes) serves the vectors; the database embeds
+through a plain HTTP client of it (1 s timeout, no retries of its own; ``--client openai``:
+convmem's own OpenAI-compatible client, ``openai+URL:hashing``, with its retries on 429 and 5xx,
+time limit 1 s; ``--encoding float`` makes it ask for vectors as JSON numbers, not base64).
+``--dimensions``: the vectors' width (64; OpenAI's text-embedding-3-small serves 1,536). Two runs
+of the same writes — 5,000 appends over 50 conversations and 500 remembers (``--quick``: 500 and
+50), each with an idempotency key and one in ten sent twice, as a client retrying after a lost
+answer would:
 
 - **baseline**: no embedder: the store's own time per write;
 - **faults**: the server cycles through ok → fail (HTTP 500) → rate (HTTP 429) → hang (holds
@@ -179,6 +182,8 @@ def main() -> None:
     parser.add_argument("--encoding", choices=("base64", "float"), default="base64",
                         help="--client openai: how the vectors travel")  # fmt: skip
     parser.add_argument("--dimensions", type=int, default=64, help="the vectors' width")
+    parser.add_argument("--server-in-process", action="store_true",
+                        help="the embeddings server in a thread of this process")  # fmt: skip
     parser.add_argument("--json", type=Path, default=RESULTS)
     args = parser.parse_args()
     appends, remembers = (500, 50) if args.quick else (5000, 500)
@@ -190,10 +195,13 @@ def main() -> None:
         "client": args.client,
         "encoding": args.encoding if args.client == "openai" else "float",
         "dimensions": args.dimensions,
+        "server": "in-process" if args.server_in_process else "process",
     }
     with (
         tempfile.TemporaryDirectory() as tmp,
-        embeddings_server(args.dimensions, hang_seconds=60) as server,
+        embeddings_server(
+            args.dimensions, hang_seconds=60, process=not args.server_in_process
+        ) as server,
     ):
         run(os.path.join(tmp, "warm-up.db"), None, 20, 2)  # tokenizers loaded, code paths warm
         # a database given is one fresh database: the faults run only (no baseline beside it)

@@ -13,14 +13,21 @@ one a test computes. ``mode`` switches how it answers, at any time:
   as the new mode says
 
 ``requests`` counts the requests by the mode they met; ``texts`` the texts it embedded.
+
+``embeddings_server(..., process=True)`` runs it in a process of its own (``python -m
+tests.embed_server``), as a real embeddings API runs outside the application: its JSON work then
+takes nothing from the caller's process. ``mode`` and ``requests`` reach it over ``/control``.
 ``HttpEmbedder`` is a minimal client of this protocol (timeout, no retries): convmem's own
 remote client will speak the same protocol to the same server.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import json
+import subprocess
+import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -98,7 +105,18 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet in tests
             pass
 
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") != "/control":
+                self._send(404, {}, {"error": {"message": "not found"}})
+                return
+            self._send(200, {}, {"mode": state.mode, "requests": dict(state.requests)})
+
         def do_POST(self) -> None:
+            if self.path.rstrip("/") == "/control":
+                length = int(self.headers.get("Content-Length") or 0)
+                state.mode = json.loads(self.rfile.read(length))["mode"]
+                self._send(200, {}, {"mode": state.mode})
+                return
             if self.path.rstrip("/") != "/v1/embeddings":
                 self._send(404, {}, {"error": {"message": "not found"}})
                 return
@@ -125,11 +143,58 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class ServerProcess:
+    """An ``EmbeddingsServer`` in another process, driven like the in-process one."""
+
+    def __init__(self, dimensions: int, hang_seconds: float) -> None:
+        command = [sys.executable, "-m", "tests.embed_server", "--dimensions", str(dimensions),
+                   "--hang-seconds", str(hang_seconds)]  # fmt: skip
+        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert self._process.stdout is not None
+        self.url = self._process.stdout.readline().strip()
+        if not self.url.startswith("http://"):
+            self._process.kill()
+            raise RuntimeError("the embeddings server process did not start")
+        self._control = httpx.Client(base_url=self.url.removesuffix("/v1"), timeout=10.0)
+        self._mode = "ok"
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        if mode != self._mode:  # one request per change, not per write
+            self._control.post("/control", json={"mode": mode}).raise_for_status()
+            self._mode = mode
+
+    @property
+    def requests(self) -> Counter[str]:
+        return Counter(self._control.get("/control").json()["requests"])
+
+    def stop(self) -> None:
+        self._control.close()
+        self._process.terminate()
+        self._process.wait(10)
+
+
 @contextmanager
 def embeddings_server(
-    dimensions: int = 64, hang_seconds: float = 120.0
-) -> Iterator[EmbeddingsServer]:
-    """A running server (its ``url`` ends in ``/v1``); stopped on exit, releasing any hang."""
+    dimensions: int = 64, hang_seconds: float = 120.0, *, process: bool = False
+) -> Iterator[Any]:
+    """A running server (its ``url`` ends in ``/v1``); stopped on exit, releasing any hang.
+    ``process``: in a process of its own (a ``ServerProcess``), else a thread of this one."""
+    if process:
+        running = ServerProcess(dimensions, hang_seconds)
+        try:
+            yield running
+        finally:
+            running.stop()
+        return
+    yield from _in_thread(dimensions, hang_seconds)
+
+
+def _in_thread(dimensions: int, hang_seconds: float) -> Iterator[EmbeddingsServer]:
     state = EmbeddingsServer(dimensions, hang_seconds)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
@@ -185,3 +250,18 @@ class HttpEmbedder:
 
     def close(self) -> None:
         self._client.close()
+
+
+def main() -> None:
+    """Serve until terminated; the first line printed is the URL (ending in ``/v1``)."""
+    parser = argparse.ArgumentParser(description="the fault-injecting embeddings server")
+    parser.add_argument("--dimensions", type=int, default=64)
+    parser.add_argument("--hang-seconds", type=float, default=120.0)
+    args = parser.parse_args()
+    with contextmanager(_in_thread)(args.dimensions, args.hang_seconds) as state:
+        print(state.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
