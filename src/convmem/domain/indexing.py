@@ -311,11 +311,18 @@ def backfill(
     return counts
 
 
-# The writes of vectors: one transaction per tenant (turns and words) and per owner (memories),
-# so a vector writer never holds one tenant's or user's rows while it waits for another's. On
+# The writes of vectors: transactions of one tenant (turns and words) or one owner (memories), so
+# a vector writer never holds one tenant's or user's rows while it waits for another's. On
 # PostgreSQL each takes the rows its vectors derive from first (the conversations, the memories),
 # as the writers that delete them do, so a delete and a vector writer wait for each other instead
 # of deadlocking, and a vector never lands after its source was deleted.
+#
+# At most this many turn or word vectors per transaction: an append to a conversation waits for
+# the vector writer holding that conversation, for as long as its transaction lasts. On
+# PostgreSQL, rewriting 128 index rows with 1,536-wide vectors took 120-230 ms, and appends
+# behind it waited as long (benchmarks/embedder_faults.py --dimensions 1536: 29-41 writes past
+# the bound while the filler caught up); 16 rows hold a conversation a few milliseconds.
+VECTORS_PER_TRANSACTION = 16
 
 
 def keep_turn_vectors(
@@ -324,11 +331,19 @@ def keep_turn_vectors(
     by_tenant: Mapping[str, Sequence[MessageVector]],
     terms: Mapping[str, Sequence[TermVector]] | None = None,
 ) -> None:
-    """Store turns' vectors and words' vectors from ``embedder``: one transaction per tenant."""
+    """Store turns' vectors and words' vectors from ``embedder``: per tenant, in transactions
+    of at most ``VECTORS_PER_TRANSACTION`` vectors."""
     terms = terms or {}
+    size = VECTORS_PER_TRANSACTION
     for tenant in sorted(set(by_tenant) | set(terms)):
-        write_retried(store, _keep_tenant_vectors, tenant, embedder,
-                      by_tenant.get(tenant, ()), terms.get(tenant, ()))  # fmt: skip
+        rows = by_tenant.get(tenant, ())
+        words = sorted(terms.get(tenant, ()), key=_term)
+        for start in range(0, len(rows), size):
+            write_retried(store, _keep_tenant_vectors, tenant, embedder,
+                          rows[start : start + size], ())  # fmt: skip
+        for start in range(0, len(words), size):
+            write_retried(store, _keep_tenant_vectors, tenant, embedder,
+                          (), words[start : start + size])  # fmt: skip
 
 
 def _keep_tenant_vectors(
@@ -338,7 +353,7 @@ def _keep_tenant_vectors(
     if rows:
         wtx.set_message_vectors(tenant, embedder, rows)
     if words:
-        wtx.set_term_vectors(tenant, embedder, sorted(words, key=_term))
+        wtx.set_term_vectors(tenant, embedder, words)
 
 
 def keep_memory_vectors(
