@@ -22,8 +22,9 @@ key from the environment):
   that ignores the field). Parsing a reply of floats holds the interpreter lock for its whole
   length — 32 rows of 1,536 numbers is 1 MB of JSON, 17 ms of CPU on this project's machine —
   and in embedded use the background filler shares its process with the application's writes;
-  base64 is a quarter of the bytes and decodes in 0.9 ms. A server that refuses the field (HTTP 400/422) is
-  asked for floats from then on (``encoding_format=float`` in the name asks for floats always).
+  base64 is a quarter of the bytes and decodes in 0.9 ms. A server that refuses the field (HTTP
+  400/422) is asked for floats from then on (``encoding_format=float`` in the name asks for
+  floats always).
 
 Vectors are normalised here (Ollama's are not unit length). The embedder's ``name`` is the model's
 (``text-embedding-3-small``, and ``@512`` when ``dimensions`` shortens OpenAI's vectors), not the
