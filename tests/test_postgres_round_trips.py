@@ -45,9 +45,19 @@ def _benchmark(name: str) -> ModuleType:
     return __import__(name)
 
 
-def _turns(url: str, surface: str) -> list[dict[str, Any]]:
+def _turns(url: str, surface: str, session: str | None = None) -> list[dict[str, Any]]:
     bench = _benchmark("round_trips")
-    return list(bench.chat_turns(url, surface=surface, history=200, turns=3, embedder=None))
+    return list(bench.chat_turns(url, surface=surface, history=200, turns=3, embedder=None,
+                                 session=session))  # fmt: skip
+
+
+def _keys_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the service's key records expire from its cache after KEY_CACHE_SECONDS: a slow machine
+    # would count a key read in whichever turn outlived it. The guards count turns with the key
+    # cached (the steady state); the read every few seconds is the benchmark's to show.
+    from convmem.domain import keys
+
+    monkeypatch.setattr(keys.KeyCache.__init__, "__defaults__", (3600.0, time.monotonic))
 
 
 @pytest.mark.parametrize(
@@ -64,16 +74,25 @@ def test_a_chat_turn_stays_within_its_round_trips(
     transactions: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # the service's key records expire from its cache after KEY_CACHE_SECONDS: a slow machine
-    # would count a key read in whichever turn outlived it. The guard counts turns with the key
-    # cached (the steady state); the read every few seconds is the benchmark's to show.
-    from convmem.domain import keys
-
-    monkeypatch.setattr(keys.KeyCache.__init__, "__defaults__", (3600.0, time.monotonic))
+    _keys_cached(monkeypatch)
     for turn in _turns(postgres_url, surface):
         counts = turn["turn"]
         assert counts["round_trips"] <= round_trips, turn["steps"]
         assert counts["transactions"] <= transactions, turn["steps"]
+
+
+@pytest.mark.parametrize("surface", ["library", "service"])
+def test_the_session_tier_costs_no_round_trip_of_its_own(
+    postgres_url: str, redis_url: str, surface: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request whose state the tier answers still sends recall's first reads with its next
+    read, as the database's own ``request_state`` does (``read_recall_ahead``): the tier cost
+    one round trip more per turn than the database alone before it did."""
+    _keys_cached(monkeypatch)
+    alone = max(t["turn"]["round_trips"] for t in _turns(postgres_url, surface))
+    tiered = _turns(postgres_url, surface, session=redis_url)
+    assert all(t["tier"].get("hit", 0) > 0 for t in tiered)  # the tier answered
+    assert max(t["turn"]["round_trips"] for t in tiered) <= alone, [t["steps"] for t in tiered]
 
 
 def test_the_counter_counts_a_pipeline_s_batch_once(postgres_url: str) -> None:

@@ -155,6 +155,13 @@ class ConversationReads(Protocol):
         work (PostgreSQL: one round trip)."""
         ...
 
+    def read_recall_ahead(self, tenant: str, user: str, conversation_id: str) -> None:
+        """Queue what a request's recall reads first (the tenant's memory policy, the user's
+        memory switch, the conversation's speakers), so a backend with round trips sends them
+        with its next read (``request_state`` queues them itself; a request whose state came from
+        elsewhere, the session tier, calls this). Nothing on a backend without round trips."""
+        ...
+
     def request_state(
         self,
         tenant: str,

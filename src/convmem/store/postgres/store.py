@@ -275,6 +275,14 @@ class PostgresTxn(
             page = min(max(page, len(rows)) * 2, _MAX_PAGE)
             sent = self._send_branch_page(tenant, "%s::text", (next_id,), page, tokenizer)
 
+    def read_recall_ahead(self, tenant: str, user: str, conversation_id: str) -> None:
+        # what memory recall asks next (the tenant's and the user's memory switches), queued to
+        # travel with the next read so it costs no round trip of its own
+        self._prefetch(*self._tenant_policy_read(tenant))
+        self._prefetch(*self._memory_enabled_read(tenant, user))
+        # and what recall of evicted turns asks first (the conversation's speakers)
+        self._prefetch(*self._speakers_read(tenant, conversation_id))
+
     def request_state(
         self,
         tenant: str,
@@ -299,12 +307,7 @@ class PostgresTxn(
             start, params = "%s::text", (leaf_id,)
         rows = _MAX_FIRST_PAGE if reach > 0 else _FIRST_PAGE
         page = self._send_branch_page(tenant, start, params, rows, tokenizer, user, reach)
-        # what memory recall asks next (the tenant's and the user's memory switches), queued
-        # with them so it costs no round trip of its own
-        self._prefetch(*self._tenant_policy_read(tenant))
-        self._prefetch(*self._memory_enabled_read(tenant, user))
-        # and what recall of evicted turns asks first (the conversation's speakers)
-        self._prefetch(*self._speakers_read(tenant, conversation_id))
+        self.read_recall_ahead(tenant, user, conversation_id)
         record = self._conversation_of(conversation, conversation_id)
         state = RequestState(
             conversation=record,

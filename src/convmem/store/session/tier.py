@@ -147,6 +147,8 @@ class _TierRead:
             and cached.conversation.tenant_id == tenant
         ):
             self._redis.count("hit")
+            # what the database would have queued with the state it did not have to read
+            inner.read_recall_ahead(tenant, user, conversation_id)
             grown = _Fill(tenant, user, conversation_id, tokenizer, seen.tags, seen.run,
                           _state_of(cached), list(cached.rows))  # fmt: skip
             return RequestState(

@@ -59,6 +59,9 @@ class ConversationRows(SqlTxn):
     def get_message(self, tenant: str, user: str, message_id: str) -> Message:
         return self.get_branch_row(tenant, user, message_id).message
 
+    def read_recall_ahead(self, tenant: str, user: str, conversation_id: str) -> None:
+        """Nothing here: a statement runs when it is sent (PostgreSQL queues the reads)."""
+
     def get_messages(
         self, tenant: str, user: str, message_ids: Sequence[str]
     ) -> dict[str, Message]:
