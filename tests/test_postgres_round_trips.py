@@ -81,18 +81,27 @@ def test_a_chat_turn_stays_within_its_round_trips(
         assert counts["transactions"] <= transactions, turn["steps"]
 
 
-@pytest.mark.parametrize("surface", ["library", "service"])
+@pytest.mark.parametrize(
+    ("surface", "round_trips"),
+    [("library", LIBRARY_ROUND_TRIPS), ("service", SERVICE_ROUND_TRIPS)],
+)
 def test_the_session_tier_costs_no_round_trip_of_its_own(
-    postgres_url: str, redis_url: str, surface: str, monkeypatch: pytest.MonkeyPatch
+    postgres_url: str,
+    redis_url: str,
+    surface: str,
+    round_trips: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A request whose state the tier answers still sends recall's first reads with its next
-    read, as the database's own ``request_state`` does (``read_recall_ahead``): the tier cost
-    one round trip more per turn than the database alone before it did."""
+    """Through the tier a chat turn stays within the database's own guard: a request whose
+    state the tier answers still sends recall's first reads with its next read, as the
+    database's ``request_state`` does (``read_recall_ahead``). Before, it cost 12-15 where the
+    database alone took 10-12. (The same guard, not a comparison with a run without the tier:
+    a turn's count moves by one between runs with how the server's answers meet the pipeline.)"""
     _keys_cached(monkeypatch)
-    alone = max(t["turn"]["round_trips"] for t in _turns(postgres_url, surface))
     tiered = _turns(postgres_url, surface, session=redis_url)
     assert all(t["tier"].get("hit", 0) > 0 for t in tiered)  # the tier answered
-    assert max(t["turn"]["round_trips"] for t in tiered) <= alone, [t["steps"] for t in tiered]
+    for turn in tiered:
+        assert turn["turn"]["round_trips"] <= round_trips, turn["steps"]
 
 
 def test_the_counter_counts_a_pipeline_s_batch_once(postgres_url: str) -> None:
