@@ -173,12 +173,17 @@ class RankingTxnMixin:
             by_stem.setdefault(stem or (term,), []).append(term)
         few: list[str] = []
         many: list[tuple[list[str], list[Any]]] = []  # each common stem's newest (id, depth)
-        for group in by_stem.values():
-            words = or_query(group, columns=("body", "ctx"))
-            if words is None:
-                continue
-            # the index alone, no row read, at most one posting past the bound
-            matches = self._count(f"{scope} AND {words}", TERM_CANDIDATES + 1)
+        searched = {
+            tuple(group): f"{scope} AND {words}"
+            for group in by_stem.values()
+            if (words := or_query(group, columns=("body", "ctx"))) is not None
+        }
+        # the index alone, no row read, at most one posting past the bound
+        total, counted = self._sizes(
+            tenant, conversation_id, list(searched.values()), TERM_CANDIDATES + 1
+        )
+        for key, matches in zip(searched, counted, strict=True):
+            group = list(key)
             if matches > TERM_CANDIDATES:
                 found = self._newest(
                     scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES
@@ -199,15 +204,6 @@ class RankingTxnMixin:
         if not rows and not unread:
             return None
         rows.sort(key=lambda row: -row[6])  # newest first: equal scores rank newest first
-        # the collection's size for IDF: the deepest turn's depth counts the turns of the longest
-        # branch, one index seek where count(*) would read the whole conversation's entries
-        total = int(
-            self._db.execute(
-                "SELECT max(depth) + 1 FROM message_index "
-                "WHERE tenant_id = ? AND conversation_id = ?",
-                (tenant, conversation_id),
-            ).fetchone()[0]
-        )
         deepest = total - 1 if window.max_depth is None else min(total, window.max_depth) - 1
         df: dict[str, int] = {}
         for group, found in many:
@@ -220,13 +216,23 @@ class RankingTxnMixin:
             df.update(dict.fromkeys(group, estimate))
         return Matched(rows, unread, read_for, total, df)
 
-    def _count(self, match: str, cap: int) -> int:
-        """Rows matching ``match``, counted up to ``cap`` in the full-text index alone."""
+    def _sizes(
+        self, tenant: str, conversation_id: str, matches: Sequence[str], cap: int
+    ) -> tuple[int, list[int]]:
+        """The collection's size for IDF, and the rows matching each of ``matches`` (each
+        counted up to ``cap`` in the full-text index alone), in one statement: a question's
+        twenty stems were as many statements. The size is the deepest turn's depth + 1, the
+        turns of the longest branch: one index seek where count(*) would read the
+        conversation's entries."""
+        count = (
+            "(SELECT count(*) FROM (SELECT 1 FROM message_fts WHERE message_fts MATCH ? LIMIT ?))"
+        )
         row = self._db.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM message_fts WHERE message_fts MATCH ? LIMIT ?)",
-            (match, cap),
+            "SELECT (SELECT coalesce(max(depth) + 1, 0) FROM message_index "
+            "WHERE tenant_id = ? AND conversation_id = ?)" + "".join(f", {count}" for _ in matches),
+            [tenant, conversation_id, *(value for match in matches for value in (match, cap))],
         ).fetchone()
-        return int(row[0])
+        return int(row[0]), [int(n) for n in row[1:]]
 
     def _highlighted(
         self,
