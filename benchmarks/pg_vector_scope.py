@@ -72,7 +72,7 @@ _COLUMNS = (
     ("tenant_id", "text"), ("message_id", "text"), ("user_id", "text"),
     ("conversation_id", "text"), ("depth", "int4"), ("created_at", "timestamptz"),
     ("speaker", "text"), ("scope_lexeme", "text"), ("body", "text"), ("ctx", "text"),
-    ("embedder", "text"), ("vector", "halfvec"),
+    ("embedder", "text"), ("vector", "halfvec"), ("approximate", "bool"),
 )  # fmt: skip
 
 
@@ -86,11 +86,12 @@ def _vectors(rng: np.random.Generator, centres: np.ndarray, n: int) -> np.ndarra
 def _rows(user: str, conversation: str, vectors: np.ndarray) -> Iterator[Sequence[Any]]:
     start = datetime(2026, 1, 1, tzinfo=UTC)
     lexeme = conversation_lexeme(TENANT, conversation)
+    long = len(vectors) >= APPROXIMATE_FROM  # its rows in the index, as the store flags them
     for depth, vector in enumerate(vectors):
         speaker = "user" if depth % 2 == 0 else "assistant"
         yield (TENANT, f"{conversation}-{depth}", user, conversation, depth,
                start + timedelta(seconds=depth), speaker, lexeme, f"turn {depth}", "",
-               EMBEDDER, HalfVector(vector))  # fmt: skip
+               EMBEDDER, HalfVector(vector), long)  # fmt: skip
 
 
 def build(url: str, sizes: Sequence[int], rng: np.random.Generator) -> tuple[
@@ -113,8 +114,14 @@ def build(url: str, sizes: Sequence[int], rng: np.random.Generator) -> tuple[
                 written[conversation] = _vectors(rng, centres, n)
                 for row in _rows(user, conversation, written[conversation]):
                     cp.write_row(row)
+        # each conversation's state as the store leaves it: a long one's turns all indexed
+        db.cursor().executemany(
+            "INSERT INTO search_generations (tenant_id, conversation_id, generation, approximate) "
+            "VALUES (%s, %s, 1, %s)",
+            [(TENANT, c, "ready" if n >= APPROXIMATE_FROM else "no") for _, c, n in scopes],
+        )
         started = time.perf_counter()
-        m029_message_vector_indexes_of(db, DIMENSIONS)
+        m030_message_vector_index_of(db, DIMENSIONS)
         built = time.perf_counter() - started
         db.execute("ANALYZE message_index")
     return written, built
@@ -133,11 +140,12 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
     return {"p50_ms": round(statistics.median(ordered), 3), "p95_ms": round(p95, 3)}
 
 
-def m029_message_vector_indexes_of(db: psycopg.Connection[Any], width: int) -> None:
-    """The index of ``width`` as migration m029 creates it."""
+def m030_message_vector_index_of(db: psycopg.Connection[Any], width: int) -> None:
+    """The index of ``width`` as migration m030 creates it."""
     db.execute(
         f"CREATE INDEX {index_name(width)} ON message_index USING hnsw "
-        f"((vector::halfvec({width})) halfvec_cosine_ops) WHERE vector_dims(vector) = {width}"
+        f"((vector::halfvec({width})) halfvec_cosine_ops) "
+        f"WHERE approximate AND vector_dims(vector) = {width}"
     )
 
 

@@ -75,6 +75,7 @@ NOT_DERIVED_TEXT = {
     "add_terms": "the search vocabulary of messages: derived from the canonical messages",
     "set_message_vectors": "vectors of messages",
     "set_term_vectors": "vectors of the vocabulary",
+    "index_conversation_step": "which index rows an approximate index holds: ids and depths",
     "set_memory_vectors": "vectors of admitted memories",
     "begin_embedder_switch": "an embedder's name and width, an operator's",
     "stage_message_vectors": "vectors of messages (a new embedder's, until its switch)",

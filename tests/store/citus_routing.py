@@ -45,12 +45,12 @@ FAN_OUT = frozenset(
     {
         "unindexed_messages", "missing_message_vectors", "embedded_message_vectors",
         "missing_term_vectors",
-        "missing_memory_vectors", "recent_writers", "switches_to",
+        "missing_memory_vectors", "recent_writers", "switches_to", "conversations_to_index",
         # the planner's statistics after a bulk import (ANALYZE of whole tables, all shards)
         "refresh_statistics",
         # a migration's backfill of every tenant's rows, once, while migrating
         "m019_entity_name_sources", "message_forms_after", "memory_forms_after",
-        "tool_documents_to_form", "m021_entity_fact_consent",
+        "tool_documents_to_form", "m021_entity_fact_consent", "m030_long_conversations_only",
     }
 )  # fmt: skip
 

@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 
 import convmem
+from convmem.config import Config
+from convmem.domain.indexing import VECTORS_PER_TRANSACTION, index_long_conversations
 from convmem.importers.bulk import ImportNode, ImportTree, import_trees
 from convmem.model.messages import NewMessage
 from convmem.retrieval.vector import HashingEmbedder
@@ -162,3 +164,112 @@ def test_a_short_conversation_is_ranked_exactly_without_the_index(backend: Backe
         assert _as_good_as_exact(found, cosines)
         # exact: in the cosines' order (to halfvec's precision)
         assert all(cosines[a] >= cosines[b] - 1e-2 for a, b in itertools.pairwise(found))
+
+
+def _walks_the_index(
+    memory: convmem.Memory, user: str, conversation_id: str, embedder: HashingEmbedder, text: str
+) -> bool:
+    """Whether ``nearest_messages``' statement ran its HNSW branch for this conversation (the
+    plan as executed: the other branch's gate leaves it never executed)."""
+    from convmem.store.postgres.rows import halfvec
+    from convmem.store.postgres.vector_index import nearest_sql
+
+    query = halfvec(embedder.embed([text])[0])
+    scope = ("acme", conversation_id, user, embedder.name)
+    with memory.store.read() as tx:
+        db: Any = tx._db  # type: ignore[attr-defined]
+        db.execute("SET LOCAL enable_seqscan = off")
+        db.execute("SET LOCAL enable_bitmapscan = off")
+        db.execute("SET LOCAL enable_sort = off")
+        db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        plan = db.execute(
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + nearest_sql(256, ""),
+            ("acme", conversation_id, query, *scope, query, 10, query, *scope, query, 10),
+        ).fetchall()
+    lines = [r[0] for r in plan if "message_index_hnsw_256" in r[0]]
+    assert lines, "the index branch is in the plan"
+    return not any("never executed" in line for line in lines)
+
+
+def _flagged(memory: convmem.Memory, conversation_id: str) -> int:
+    with memory.store.read() as tx:
+        row = tx._db.execute(  # type: ignore[attr-defined]
+            "SELECT count(*) FILTER (WHERE approximate) FROM message_index "
+            "WHERE tenant_id = 'acme' AND conversation_id = %s",
+            (conversation_id,),
+        ).fetchone()
+    return int(row[0])
+
+
+def test_only_a_long_conversations_turns_go_into_the_index_and_only_once_all_are_there(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vector written into an HNSW graph costs a walk of it: short conversations' turns stay
+    out. A conversation that grows long is ranked exactly until its older turns are added (in
+    steps, by the filler, worker or backfill), then through the index, its new turns with it."""
+    if backend.name != "postgresql":
+        pytest.skip("PostgreSQL's HNSW index")
+    module_of_extra("psycopg", "postgres")
+    from convmem.store.postgres import vector_index
+
+    monkeypatch.setattr(vector_index, "APPROXIMATE_FROM", TURNS // 2)
+    embedder = HashingEmbedder()
+    # no filler: the steps run only when this test runs them
+    with backend.open(embedder=embedder, config=Config(embed_on_write=False)) as memory:
+        short, _ = _conversation(memory, "bob", TURNS // 3, "b")
+        growing, ids = _conversation(memory, "alice", TURNS // 3, "a")
+        memory.backfill_embeddings()
+        assert _flagged(memory, short) == _flagged(memory, growing) == 0
+        text = f"{TOPICS[0]} a note 12"
+
+        # alice's conversation grows past the size: turns written from then on are flagged, the
+        # older ones not yet, and it is still ranked exactly
+        conversation = memory.scope("acme", "alice").conversation(growing)
+        for i in range(TURNS // 3, TURNS):
+            ids.append(conversation.append("user", f"{TOPICS[i % len(TOPICS)]} a note {i}").id)
+        first_flagged = TURNS // 2 - 1
+        assert _flagged(memory, growing) == TURNS - first_flagged
+        assert not _walks_the_index(memory, "alice", growing, embedder, text)
+
+        # the older turns added a few depths per step, then the index serves it
+        steps = index_long_conversations(memory.store, max_steps=1_000)
+        assert steps > first_flagged // VECTORS_PER_TRANSACTION
+        assert _flagged(memory, growing) == TURNS
+        assert _walks_the_index(memory, "alice", growing, embedder, text)
+        memory.backfill_embeddings()  # the new turns' vectors, into the index as they are set
+        found, _ = _nearest(memory, "alice", growing, embedder, text, 10)
+        assert found[0] == ids[12]
+        assert _as_good_as_exact(found, _cosines(memory, growing, embedder, text))
+
+        # a turn written now goes into the index as it is written, and is found through it
+        ids.append(conversation.append("user", "glaze kiln firing schedule").id)
+        memory.backfill_embeddings()
+        assert _flagged(memory, growing) == TURNS + 1
+        found, _ = _nearest(memory, "alice", growing, embedder, "glaze kiln firing schedule", 1)
+        assert found == [ids[-1]]
+        # bob's short conversation never went in
+        assert _flagged(memory, short) == 0
+        assert index_long_conversations(memory.store) == 0
+
+
+def test_the_filler_adds_a_grown_conversations_older_turns(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no worker running, the process's own filler takes the steps after its batches."""
+    if backend.name != "postgresql":
+        pytest.skip("PostgreSQL's HNSW index")
+    module_of_extra("psycopg", "postgres")
+    from convmem.store.postgres import vector_index
+
+    monkeypatch.setattr(vector_index, "APPROXIMATE_FROM", TURNS // 2)
+    embedder = HashingEmbedder()
+    with backend.open(embedder=embedder) as memory:
+        growing, ids = _conversation(memory, "alice", TURNS // 3, "a")
+        conversation = memory.scope("acme", "alice").conversation(growing)
+        for i in range(TURNS // 3, TURNS):
+            ids.append(conversation.append("user", f"{TOPICS[i % len(TOPICS)]} a note {i}").id)
+        filler = memory.vector_filler
+        assert filler is not None and filler.drain(timeout=30)
+        assert _flagged(memory, growing) == TURNS
+        text = f"{TOPICS[0]} a note 12"
+        assert _walks_the_index(memory, "alice", growing, embedder, text)

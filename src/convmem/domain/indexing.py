@@ -308,6 +308,9 @@ def backfill(
         keep_memory_vectors(store, embedder.name, by_owner)
         counts["memories"] += len(memories)
         progress("memories", counts["memories"])
+    # turns of conversations grown long into the approximate index, where the store has one (a
+    # worker's call, one batch of each kind, takes a bounded share of them too)
+    index_long_conversations(store, max_steps=INDEX_STEPS * (max_batches or 1_000_000))
     return counts
 
 
@@ -354,6 +357,37 @@ def _keep_tenant_vectors(
         wtx.set_message_vectors(tenant, embedder, rows)
     if words:
         wtx.set_term_vectors(tenant, embedder, words)
+
+
+# ``index_long_conversations``'s transactions per batch a backfill call takes, and per batch
+# the filler embeds: a long conversation's 5,000 older turns take ~300 of them.
+INDEX_STEPS = 16
+
+
+def index_long_conversations(store: Store, *, max_steps: int = INDEX_STEPS) -> int:
+    """Add the older turns of conversations that grew long to the store's approximate vector
+    index (``IndexReads.conversations_to_index``), ``VECTORS_PER_TRANSACTION`` depths per
+    transaction — each turn with a vector goes into an HNSW graph, a walk of it each, and
+    appends wait for that commit as for the vectors' — at most ``max_steps`` transactions.
+    Returns how many ran (0: nothing to add, as always on a backend without such an index)."""
+    steps = 0
+    while steps < max_steps:
+        with store.read() as tx:
+            pending = tx.conversations_to_index(1)
+        if not pending:
+            break
+        tenant, conversation_id = pending[0]
+        done = False
+        while not done and steps < max_steps:
+            done = write_retried(
+                store, _index_step, tenant, conversation_id, VECTORS_PER_TRANSACTION
+            )
+            steps += 1
+    return steps
+
+
+def _index_step(wtx: WriteTxn, tenant: str, conversation_id: str, depths: int) -> bool:
+    return wtx.index_conversation_step(tenant, conversation_id, depths)
 
 
 def keep_memory_vectors(

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from convmem.domain.indexing import (
     PreparedTurn,
     backfill,
+    index_long_conversations,
     keep_memory_vectors,
     keep_turn_vectors,
     vector_text,
@@ -250,6 +251,9 @@ class VectorFiller:
         for _, (embedder, items) in sorted(groups.items()):
             self._fill_with(embedder, items)
         self.filled += sum(len(items) for _, items in groups.values())
+        # a conversation these turns made long: some of its older turns into the approximate
+        # index, where the store has one (no worker may be running to do it)
+        index_long_conversations(self.store)
 
     def _fill_with(self, embedder: Embedder, batch: list[Pending]) -> None:
         turns = [item for item in batch if isinstance(item, PendingTurn)]

@@ -182,6 +182,12 @@ class IndexReads(Protocol):
         """How many of the user's confirmed memories have no vector from ``embedder`` yet."""
         ...
 
+    def conversations_to_index(self, limit: int) -> list[tuple[str, str]]:
+        """(tenant, conversation) of at most ``limit`` conversations that grew long enough for
+        an approximate vector index and whose older turns are not all in it yet
+        (``index_conversation_step`` adds them). A backend without such an index: none."""
+        ...
+
     def memory_vector_ids(self, tenant: str, user: str) -> list[str]:
         """The memory ids of every vector row the user holds, sorted, whether or not the memory
         still exists: what a deletion must leave nothing of (the behaviour suite's probe)."""
@@ -201,6 +207,12 @@ class IndexWrites(Protocol):
         self, tenant: str, embedder: str, vectors: Sequence[MessageVector]
     ) -> None:
         """Set the index rows' vectors (replacing any other embedder's)."""
+        ...
+
+    def index_conversation_step(self, tenant: str, conversation_id: str, depths: int) -> bool:
+        """Add the conversation's turns at the next ``depths`` depths to the approximate vector
+        index (see ``conversations_to_index``); True once every turn of it is there, and for a
+        conversation that is not being added or a backend without such an index."""
         ...
 
     def add_terms(

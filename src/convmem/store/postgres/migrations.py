@@ -43,7 +43,10 @@ from convmem.store.postgres.migrations_consent import (
 from convmem.store.postgres.migrations_entities import m013_entities
 from convmem.store.postgres.migrations_models import m027_idempotency_keys, m028_embedder_switches
 from convmem.store.postgres.rows import POSTGRES
-from convmem.store.postgres.vector_index import m029_message_vector_indexes
+from convmem.store.postgres.vector_index import (
+    m029_message_vector_indexes,
+    m030_long_conversations_only,
+)
 
 
 def m001_extensions(db: Connection) -> None:
@@ -543,6 +546,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m027_idempotency_keys,
     m028_embedder_switches,
     m029_message_vector_indexes,
+    m030_long_conversations_only,
 ]
 LISTED = runner.listed(MIGRATIONS)
 

@@ -23,6 +23,7 @@ import psycopg
 
 from convmem.errors import InvalidInput
 from convmem.store.index_form import stored_index_form
+from convmem.store.postgres import vector_index
 from convmem.store.postgres.fulltext import RECENCY_BUCKET, TS_CONFIG
 from convmem.store.postgres.rows import TxnBase, halfvec
 from convmem.store.ranking import (
@@ -69,11 +70,23 @@ class SearchTxnMixin(TxnBase):
         if not entries:
             return
         self._indexed_ahead = None  # what was read ahead may be what this rewrites
+        deepest: dict[str, int] = {}
+        for entry in entries:
+            deepest[entry.conversation_id] = max(deepest.get(entry.conversation_id, 0), entry.depth)
+        conversations = sorted(deepest)  # one order for every writer: no deadlock
+        # the generations first: a conversation this write makes long is flagged 'marking' by
+        # it, and its rows below with it (``vector_index``'s module docstring)
+        self._db.execute(
+            vector_index.MARK_WRITTEN_SQL,
+            (tenant, vector_index.APPROXIMATE_FROM, conversations,
+             [deepest[c] for c in conversations]),
+        )  # fmt: skip
         self._db.cursor().executemany(
             "INSERT INTO message_index (tenant_id, message_id, user_id, conversation_id, depth, "
             "created_at, speaker, session, scope_lexeme, body, ctx, body_form, ctx_form, "
-            "embedder, vector) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "embedder, vector, approximate) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+            f"{vector_index.ROW_FLAG_SQL}) "
             "ON CONFLICT (tenant_id, message_id) DO UPDATE SET depth = EXCLUDED.depth, "
             "created_at = EXCLUDED.created_at, speaker = EXCLUDED.speaker, "
             "session = EXCLUDED.session, body = EXCLUDED.body, ctx = EXCLUDED.ctx, "
@@ -86,17 +99,11 @@ class SearchTxnMixin(TxnBase):
                     conversation_lexeme(tenant, entry.conversation_id), entry.body, entry.ctx,
                     stored_index_form(entry.body), stored_index_form(entry.ctx), entry.embedder,
                     None if entry.vector is None else halfvec(entry.vector),
+                    tenant, entry.conversation_id,
                 )
                 for entry in entries
             ],
         )  # fmt: skip
-        self._db.execute(
-            "INSERT INTO search_generations (tenant_id, conversation_id, generation) "
-            "SELECT %s, c.id, 1 FROM unnest(%s::text[]) AS c(id) "
-            "ON CONFLICT (tenant_id, conversation_id) "
-            "DO UPDATE SET generation = search_generations.generation + 1",
-            (tenant, sorted({entry.conversation_id for entry in entries})),
-        )
 
     def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None:
         self._indexed_ahead = None

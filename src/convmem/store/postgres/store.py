@@ -44,6 +44,7 @@ from convmem.store.postgres.migrations import apply_migrations, pending_migratio
 from convmem.store.postgres.options import options_from_url
 from convmem.store.postgres.rows import CHAIN_CTE
 from convmem.store.postgres.tools import ToolTxnMixin
+from convmem.store.postgres.vector_index import ApproximateIndexTxnMixin
 from convmem.store.postgres.vectors import VectorTxnMixin
 from convmem.store.rows import (
     CONVERSATION_COLUMNS,
@@ -91,6 +92,7 @@ class PostgresTxn(
     IdempotencyRows,
     EmbedderSwitchTxnMixin,
     CascadeTxnMixin,
+    ApproximateIndexTxnMixin,
 ):
     """Read and write primitives over one connection inside one transaction."""
 

@@ -100,6 +100,7 @@ EFFECTS: Final[Mapping[str, tuple[Reach, str]]] = {
     "delete_index_rows_before": (_none, "the search index"),
     "set_message_vectors": (_none, "the search index"),
     "set_term_vectors": (_none, "the search index"),
+    "index_conversation_step": (_none, "the search index (which turns an HNSW graph holds)"),
     "stage_message_vectors": (_none, "the search index (a new embedder's, not yet serving)"),
     "stage_memory_vectors": (_none, "memories' vectors (a new embedder's, not yet serving)"),
     "begin_embedder_switch": (_none, "the search index (which embedder serves is not cached)"),

@@ -168,6 +168,14 @@ class SearchTxnMixin:
             ],
         )
 
+    # SQLite ranks a conversation's vectors exactly, in memory (``accelerator``): it has no
+    # approximate index to add turns to
+    def conversations_to_index(self, limit: int) -> list[tuple[str, str]]:
+        return []
+
+    def index_conversation_step(self, tenant: str, conversation_id: str, depths: int) -> bool:
+        return True
+
     def indexed_bodies(self, tenant: str, conversation_id: str) -> list[IndexedBody]:
         rows = self._db.execute(
             "SELECT speaker, body FROM message_index WHERE tenant_id = ? AND conversation_id = ?",
