@@ -32,6 +32,18 @@ TURNS = 60
 TOPICS = ("kiln glaze pottery", "budget review numbers", "hiking trail boots", "piano scales")
 
 
+@pytest.fixture
+def long_from_half(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL only, with the size from which a conversation is ranked through the index
+    lowered to ``TURNS // 2`` (the module docstring)."""
+    if backend.name != "postgresql":
+        pytest.skip("PostgreSQL's HNSW index")
+    module_of_extra("psycopg", "postgres")
+    from convmem.store.postgres import vector_index
+
+    monkeypatch.setattr(vector_index, "APPROXIMATE_FROM", TURNS // 2)
+
+
 def _conversation(
     memory: convmem.Memory, user: str, turns: int, salt: str
 ) -> tuple[str, list[str]]:
@@ -107,14 +119,8 @@ def _as_good_as_exact(found: list[str], cosines: dict[str, float]) -> bool:
 
 
 def test_a_long_conversation_among_others_is_ranked_through_the_index_within_its_scope(
-    backend: Backend, monkeypatch: pytest.MonkeyPatch
+    backend: Backend, long_from_half: None
 ) -> None:
-    if backend.name != "postgresql":
-        pytest.skip("PostgreSQL's HNSW index")
-    module_of_extra("psycopg", "postgres")
-    from convmem.store.postgres import vector_index
-
-    monkeypatch.setattr(vector_index, "APPROXIMATE_FROM", TURNS // 2)
     embedder = HashingEmbedder()  # 256 wide: one of the indexed widths
     with backend.open(embedder=embedder) as memory:
         # alice's conversation is long; bob's, in the same tenant, five times longer
@@ -202,17 +208,11 @@ def _flagged(memory: convmem.Memory, conversation_id: str) -> int:
 
 
 def test_only_a_long_conversations_turns_go_into_the_index_and_only_once_all_are_there(
-    backend: Backend, monkeypatch: pytest.MonkeyPatch
+    backend: Backend, long_from_half: None
 ) -> None:
     """A vector written into an HNSW graph costs a walk of it: short conversations' turns stay
     out. A conversation that grows long is ranked exactly until its older turns are added (in
     steps, by the filler, worker or backfill), then through the index, its new turns with it."""
-    if backend.name != "postgresql":
-        pytest.skip("PostgreSQL's HNSW index")
-    module_of_extra("psycopg", "postgres")
-    from convmem.store.postgres import vector_index
-
-    monkeypatch.setattr(vector_index, "APPROXIMATE_FROM", TURNS // 2)
     embedder = HashingEmbedder()
     # no filler: the steps run only when this test runs them
     with backend.open(embedder=embedder, config=Config(embed_on_write=False)) as memory:
@@ -253,15 +253,9 @@ def test_only_a_long_conversations_turns_go_into_the_index_and_only_once_all_are
 
 
 def test_the_filler_adds_a_grown_conversations_older_turns(
-    backend: Backend, monkeypatch: pytest.MonkeyPatch
+    backend: Backend, long_from_half: None
 ) -> None:
     """With no worker running, the process's own filler takes the steps after its batches."""
-    if backend.name != "postgresql":
-        pytest.skip("PostgreSQL's HNSW index")
-    module_of_extra("psycopg", "postgres")
-    from convmem.store.postgres import vector_index
-
-    monkeypatch.setattr(vector_index, "APPROXIMATE_FROM", TURNS // 2)
     embedder = HashingEmbedder()
     with backend.open(embedder=embedder) as memory:
         growing, ids = _conversation(memory, "alice", TURNS // 3, "a")
