@@ -267,3 +267,57 @@ def test_the_filler_adds_a_grown_conversations_older_turns(
         assert _flagged(memory, growing) == TURNS
         text = f"{TOPICS[0]} a note 12"
         assert _walks_the_index(memory, "alice", growing, embedder, text)
+
+
+def test_m030_adds_the_long_conversations_already_stored_and_leaves_the_short_out(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database at m029 holding a long and a short conversation: m030 flags the long one's
+    turns and marks it ready, and builds the indexes over them only."""
+    module_of_extra("psycopg", "postgres")
+    import psycopg
+
+    from convmem.store import migrations as runner
+    from convmem.store.postgres import migrations, vector_index
+    from convmem.store.postgres.options import options_from_url
+
+    monkeypatch.setattr(vector_index, "APPROXIMATE_FROM", TURNS // 2)
+    before_m030 = [m for m in migrations.LISTED if m.name != "m030_long_conversations_only"]
+    with psycopg.connect(options_from_url(postgres_url).url, autocommit=True) as db:
+        runner.apply(before_m030, migrations._Ledger(db))
+        # rows as m029's code wrote them (no conversation rows: foreign keys off while loading)
+        db.execute("SET session_replication_role = replica")
+        for conversation, turns in (("long", TURNS), ("short", TURNS // 3)):
+            for depth in range(turns):
+                db.execute(
+                    "INSERT INTO message_index (tenant_id, message_id, user_id, conversation_id, "
+                    "depth, created_at, speaker, scope_lexeme, body, ctx, embedder, vector) "
+                    "VALUES ('acme', %s, 'alice', %s, %s, now(), 'user', 'x', 'kiln glaze', '', "
+                    "'hashing-256', %s::halfvec)",
+                    (f"{conversation}-{depth}", conversation, depth,
+                     str([1.0] + [0.0] * 255)),
+                )  # fmt: skip
+            db.execute(
+                "INSERT INTO search_generations (tenant_id, conversation_id, generation) "
+                "VALUES ('acme', %s, 1)",
+                (conversation,),
+            )
+        db.execute("SET session_replication_role = origin")
+        assert runner.apply(migrations.LISTED, migrations._Ledger(db)) == [
+            "m030_long_conversations_only"
+        ]
+        flagged = dict(
+            db.execute(
+                "SELECT conversation_id, count(*) FILTER (WHERE approximate) FROM message_index "
+                "GROUP BY conversation_id"
+            ).fetchall()
+        )
+        states = dict(
+            db.execute("SELECT conversation_id, approximate FROM search_generations").fetchall()
+        )
+        predicate = db.execute(
+            "SELECT pg_get_indexdef(%s::regclass)", (vector_index.index_name(256),)
+        ).fetchone()
+    assert flagged == {"long": TURNS, "short": 0}
+    assert states == {"long": "ready", "short": "no"}
+    assert predicate is not None and "WHERE (approximate AND" in predicate[0]
