@@ -310,7 +310,8 @@ def backfill(
         progress("memories", counts["memories"])
     # turns of conversations grown long into the approximate index, where the store has one (a
     # worker's call, one batch of each kind, takes a bounded share of them too)
-    index_long_conversations(store, max_steps=INDEX_STEPS * (max_batches or 1_000_000))
+    steps = None if max_batches is None else INDEX_STEPS * max_batches
+    index_long_conversations(store, max_steps=steps)
     return counts
 
 
@@ -364,21 +365,23 @@ def _keep_tenant_vectors(
 INDEX_STEPS = 16
 
 
-def index_long_conversations(store: Store, *, max_steps: int = INDEX_STEPS) -> int:
+def index_long_conversations(store: Store, *, max_steps: int | None = INDEX_STEPS) -> int:
     """Add the older turns of conversations that grew long to the store's approximate vector
     index (``IndexReads.conversations_to_index``), ``VECTORS_PER_TRANSACTION`` depths per
     transaction — each turn with a vector goes into an HNSW graph, a walk of it each, and
-    appends wait for that commit as for the vectors' — at most ``max_steps`` transactions.
-    Returns how many ran (0: nothing to add, as always on a backend without such an index)."""
+    appends wait for that commit as for the vectors' — at most ``max_steps`` transactions
+    (None: until none is left). Returns how many ran (0: nothing to add, as always on a
+    backend without such an index)."""
     steps = 0
-    while steps < max_steps:
+    bound = float("inf") if max_steps is None else max_steps
+    while steps < bound:
         with store.read() as tx:
             pending = tx.conversations_to_index(1)
         if not pending:
             break
         tenant, conversation_id = pending[0]
         done = False
-        while not done and steps < max_steps:
+        while not done and steps < bound:
             done = write_retried(
                 store, _index_step, tenant, conversation_id, VECTORS_PER_TRANSACTION
             )

@@ -206,11 +206,25 @@ class VectorFiller:
                 except _Stopped:
                     return
                 continue
+            self._index_long_conversations()
             with self._cond:
                 self._settled += len(batch)
                 self.failures = 0
                 self._stalled = False
                 self._cond.notify_all()
+
+    def _index_long_conversations(self) -> None:
+        """A conversation the stored turns made long: some of its older turns into the store's
+        approximate index (no worker may be running to do it). Apart from the batch: the
+        vectors are stored, so a failure here neither embeds them again nor counts against
+        the embedder; the next batch, the worker or a backfill takes the steps left."""
+        try:
+            index_long_conversations(self.store)
+        except Exception as exc:
+            log.warning(
+                "adding long conversations' turns to the approximate index failed (%s)",
+                type(exc).__name__,
+            )
 
     def _failed(self, batch: list[Pending], exc: BaseException) -> None:
         with self._cond:
@@ -251,9 +265,6 @@ class VectorFiller:
         for _, (embedder, items) in sorted(groups.items()):
             self._fill_with(embedder, items)
         self.filled += sum(len(items) for _, items in groups.values())
-        # a conversation these turns made long: some of its older turns into the approximate
-        # index, where the store has one (no worker may be running to do it)
-        index_long_conversations(self.store)
 
     def _fill_with(self, embedder: Embedder, batch: list[Pending]) -> None:
         turns = [item for item in batch if isinstance(item, PendingTurn)]

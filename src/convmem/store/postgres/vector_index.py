@@ -20,14 +20,15 @@ cannot walk the graph of every tenant's turns to find a few of one user's (the c
 approximate index gets wrong and slow: 38 ms and 5 of 20 found, measured on random vectors).
 
 Only long conversations' turns are in the indexes (m030): an index row's ``approximate`` flag
-puts it there. Every vector written into an HNSW graph costs a walk of it (about 1.7 ms for a
-1,536-wide one, measured: a backfill ran at 385-418 turns a second with the indexes, 1,118-1,537
-without), and m029 made every turn of every conversation pay it for an index only long ones
-use. A conversation's state is on its ``search_generations`` row: ``no``; ``marking`` once an
-index write reaches depth ``APPROXIMATE_FROM - 1`` (from then on its new rows are flagged as
-they are written); ``ready`` once ``index_conversation_step`` has flagged its older turns, a
-few depths per transaction (``marked_below`` is how far it got) and then any left. Its turns are
-ranked through the index only when it is ``ready``: until then exactly, as before.
+puts it there. Every vector written into an HNSW graph costs a walk of it, and m029 made every
+turn of every conversation pay it for an index only long ones use: a backfill of 1,536-wide
+vectors into 50-turn conversations ran at 1,003 turns a second with every turn in the graph,
+1,570 with none (``benchmarks/vector_write_cost.py``, 20,000 turns). A conversation's state is
+on its ``search_generations`` row: ``no``; ``marking`` once an index write reaches depth
+``APPROXIMATE_FROM - 1`` (from then on its new rows are flagged as they are written); ``ready``
+once ``index_conversation_step`` has flagged its older turns, a few depths per transaction
+(``marked_below`` is how far it got) and then any left. Its turns are ranked through the index
+only when it is ``ready``: until then exactly, as before.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from convmem.store.postgres.connection import Connection
 # and full vectors, base and large encoders
 WIDTHS = (256, 384, 512, 768, 1024, 1536)
 
-# turns in a conversation from which its turns are ranked through the index: below it the
-# exact scan costs ~3 ms or less and is exact
+# turns in a conversation from which its turns go into the index and, once all are there, are
+# ranked through it: below it the exact scan costs ~3 ms or less and is exact
 APPROXIMATE_FROM = 5000
 
 

@@ -98,8 +98,9 @@ class VectorTxnMixin(SearchTxnMixin):
         limit: int,
     ) -> list[MessageHitRow]:
         """Cosine over the conversation's rows, in the database, with the scope in the query
-        that ranks: exact for a conversation of fewer than ``APPROXIMATE_FROM`` turns, through
-        the HNSW index of the vector's width from there (``postgres/vector_index.py``)."""
+        that ranks: exact until all of a conversation's turns are in the HNSW index (from
+        ``APPROXIMATE_FROM`` turns), through the index of the vector's width from then
+        (``postgres/vector_index.py``)."""
         if limit < 1:
             return []
         filters, params = window_sql(window)

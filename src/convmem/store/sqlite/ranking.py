@@ -173,17 +173,16 @@ class RankingTxnMixin:
             by_stem.setdefault(stem or (term,), []).append(term)
         few: list[str] = []
         many: list[tuple[list[str], list[Any]]] = []  # each common stem's newest (id, depth)
-        searched = {
-            tuple(group): f"{scope} AND {words}"
+        searched = [
+            (group, f"{scope} AND {words}")
             for group in by_stem.values()
             if (words := or_query(group, columns=("body", "ctx"))) is not None
-        }
+        ]
         # the index alone, no row read, at most one posting past the bound
         total, counted = self._sizes(
-            tenant, conversation_id, list(searched.values()), TERM_CANDIDATES + 1
+            tenant, conversation_id, [match for _, match in searched], TERM_CANDIDATES + 1
         )
-        for key, matches in zip(searched, counted, strict=True):
-            group = list(key)
+        for (group, _), matches in zip(searched, counted, strict=True):
             if matches > TERM_CANDIDATES:
                 found = self._newest(
                     scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES
