@@ -306,13 +306,13 @@ def test_m030_adds_the_long_conversations_already_stored_and_leaves_the_short_ou
         assert runner.apply(migrations.LISTED, migrations._Ledger(db)) == [
             "m030_long_conversations_only"
         ]
-        flagged = dict(
+        flagged: dict[str, int] = dict(
             db.execute(
                 "SELECT conversation_id, count(*) FILTER (WHERE approximate) FROM message_index "
                 "GROUP BY conversation_id"
             ).fetchall()
         )
-        states = dict(
+        states: dict[str, str] = dict(
             db.execute("SELECT conversation_id, approximate FROM search_generations").fetchall()
         )
         predicate = db.execute(
