@@ -1,8 +1,10 @@
-"""The pure pieces of retrieval: query analysis, BM25 over highlighted candidates, fusion,
+"""The pure pieces of retrieval: query analysis, BM25 over candidates' stored counts, fusion,
 expansion, index text."""
 
 from __future__ import annotations
 
+import sqlite3
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,7 +22,9 @@ from convmem.retrieval.lexical import query_terms
 from convmem.retrieval.recall import standing_out
 from convmem.retrieval.vector import HashingEmbedder, normalise
 from convmem.store.sqlite.accelerator import nearest_words
-from convmem.store.sqlite.fts import MARK_CLOSE, MARK_OPEN, WordCounts, bm25_scores, or_query
+from convmem.store.sqlite.fts import View, bm25_scores, or_query
+from convmem.store.sqlite.stems import STEMS, TOKENIZER
+from convmem.store.sqlite.term_counts import column_terms, stored_tokens
 
 
 def test_query_terms_drop_stopwords_names_and_single_letters() -> None:
@@ -47,23 +51,39 @@ def test_or_query_quotes_every_term(text: str) -> None:
         assert query.startswith("{body ctx} : (") and query.count('"') % 2 == 0
 
 
+def _candidate(key: str, body: str, ctx: str = "") -> tuple[str, tuple[str, str], int]:
+    """A candidate as the index stores it: its columns' term counts and its length."""
+    counted = column_terms(body), column_terms(ctx)
+    return key, (counted[0].counts, counted[1].counts), counted[0].words + counted[1].words
+
+
+def _view(*terms: str) -> View:
+    return View(terms, STEMS.of(terms))
+
+
 def test_bm25_prefers_rare_terms_and_short_documents() -> None:
-    o, c = "\x01", "\x02"
     candidates = [
-        ("rare", (f"{o}pottery{c} class", "")),
-        ("common", (f"the {o}class{c} fun", "")),
-        ("common2", (f"another {o}class{c}", "")),
-        ("common3", (f"a {o}class{c}", "")),
-        ("common4", (f"one {o}class{c}", "")),
-        ("long", (f"{o}pottery{c} " + "word " * 50, "")),
-        ("ctx", ("nothing", f"{o}pottery{c} class")),
+        _candidate("rare", "pottery class"),
+        _candidate("common", "the class fun"),
+        _candidate("common2", "another class"),
+        _candidate("common3", "a class"),
+        _candidate("common4", "one class"),
+        _candidate("long", "pottery " + "word " * 50),
+        _candidate("ctx", "nothing", "pottery class"),
     ]
-    scores = bm25_scores(candidates, 100, (1.0, 0.5), terms=["pottery", "class"])
+    scores = bm25_scores(candidates, 100, (1.0, 0.5), _view("pottery", "class"))
     assert scores["rare"] > scores["long"] > 0
     assert scores["rare"] > scores["common"]
     assert scores["rare"] > scores["ctx"] > 0  # a neighbour's words count, at half weight
-    stemmed = bm25_scores([("x", (f"{o}camped{c}", ""))], 10, (1.0, 0.5), terms=["camping"])
+    stemmed = bm25_scores([_candidate("x", "We camped.")], 10, (1.0, 0.5), _view("camping"))
     assert stemmed["x"] > 0
+    twice = bm25_scores([_candidate("x", "camping, camped")], 10, (1.0, 0.5), _view("camping"))
+    assert twice["x"] > stemmed["x"]  # every inflection counts for the word
+    # two inflections asked: each counts the form closest to it, not the other's too
+    both = bm25_scores([_candidate("x", "camping, camped")], 10, (1.0, 0.5),
+                       _view("camping", "camped"))  # fmt: skip
+    apart = bm25_scores([_candidate("x", "camping")], 10, (1.0, 0.5), _view("camping", "camped"))
+    assert both["x"] == 2 * apart["x"]
 
 
 def test_rrf_sums_ranks_and_names_retrievers() -> None:
@@ -175,15 +195,16 @@ def test_every_numeric_knob_refuses_what_is_not_a_finite_number(knob: str, value
 
 
 @given(st.text(max_size=200))
-def test_word_counts_are_the_split_count_of_the_text_without_its_marks(text: str) -> None:
-    """BM25's lengths come memoised: the count of a highlighted column is that of its plain
-    text, whatever the marks, the whitespace or the script, and stays so once remembered."""
-    plain = text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
-    counts = WordCounts(capacity=3)
-    words = plain.split()
-    marked = f"{MARK_OPEN}{words[0]}{MARK_CLOSE} {' '.join(words[1:])}" if words else plain
-    for _ in range(2):  # counted, then remembered
-        assert counts.of(plain) == counts.of(marked) == len(words)
-    for other in ("a", "a b", "a b c", "a b c d"):  # past its capacity it starts afresh
-        assert counts.of(other) == len(other.split())
-    assert counts.of(marked) == len(words)
+def test_stored_counts_are_the_full_text_index_own_tokens(text: str) -> None:
+    """A row's stored counts hold exactly the tokens FTS5 indexes for its text, whatever the
+    script, case, punctuation or emoji (read back from an FTS5 table with the index's tokenizer
+    through its vocabulary), and its length is the text's whitespace word count."""
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{TOKENIZER}')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    db.execute("INSERT INTO t (rowid, body) VALUES (1, ?)", (text,))
+    indexed = Counter(term for (term,) in db.execute("SELECT term FROM v"))
+    counted = column_terms(text)
+    stored = stored_tokens(counted.counts)
+    assert stored == indexed
+    assert counted.words == len(text.split())

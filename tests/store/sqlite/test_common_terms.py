@@ -1,8 +1,7 @@
-"""A common word's candidates on SQLite (``RankingTxnMixin._highlighted_common``): of its newest
-``TERM_CANDIDATES`` matches, only ``HIGHLIGHTED_PER_COMMON_TERM`` are highlighted and scored from
-their text — those holding more of the question's words first — and the rest stay candidates,
-scored as holding the word once. Highlighting each candidate was most of recall's time at
-100,000 turns."""
+"""A common word's candidates on SQLite (``RankingTxnMixin._read_common``): of its newest
+``TERM_CANDIDATES`` matches, only ``READ_PER_COMMON_TERM`` are read and scored from their stored
+counts — those holding more of the question's words first — and the rest stay candidates,
+ranked after them. Reading each candidate was most of recall's time at 100,000 turns."""
 
 from __future__ import annotations
 
@@ -10,14 +9,14 @@ import convmem
 from convmem.importers.bulk import ImportNode, ImportTree, import_trees
 from convmem.model.messages import NewMessage
 from convmem.store.ranking import EVERY_TURN, TERM_CANDIDATES
-from convmem.store.sqlite.ranking import HIGHLIGHTED_PER_COMMON_TERM
+from convmem.store.sqlite.ranking import READ_PER_COMMON_TERM
 
 TURNS = 1_500
 BOTH_EVERY = 5  # of the oldest turns, one in this many also says "invoice"
 
 
 def _text(i: int) -> str:
-    # "invoice": in old turns only, and in more of them than are highlighted for a word
+    # "invoice": in old turns only, and in more of them than are read for a word
     invoice = " The invoice was late." if i < 1_200 and i % BOTH_EVERY == 0 else ""
     return f"Turn {i}: the budget review moved again.{invoice}"
 
@@ -34,7 +33,7 @@ def _conversation(memory: convmem.Memory) -> tuple[str, list[str]]:
     return record.id, [m.id for m in scope.conversation(record.id).branch()]
 
 
-def test_a_common_word_highlights_a_bounded_share_and_ranks_every_candidate(
+def test_a_common_word_reads_a_bounded_share_and_ranks_every_candidate(
     memory: convmem.Memory,
 ) -> None:
     conversation_id, ids = _conversation(memory)
@@ -47,8 +46,8 @@ def test_a_common_word_highlights_a_bounded_share_and_ranks_every_candidate(
     assert matched is not None
     newest = ids[-TERM_CANDIDATES:]
     # the newest are read (they hold no other word of the question), the older ones are not
-    assert sorted(row[0] for row in matched.rows) == sorted(newest[-HIGHLIGHTED_PER_COMMON_TERM:])
-    assert sorted(matched.unread) == sorted(newest[:-HIGHLIGHTED_PER_COMMON_TERM])
+    assert sorted(row[0] for row in matched.rows) == sorted(newest[-READ_PER_COMMON_TERM:])
+    assert sorted(matched.unread) == sorted(newest[:-READ_PER_COMMON_TERM])
     # every candidate is ranked, each with a positive score
     assert sorted(h.message_id for h in hits) == sorted(newest)
     assert all(h.score > 0 for h in hits)

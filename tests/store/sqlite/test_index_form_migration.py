@@ -1,6 +1,7 @@
 """A SQLite database from before the index form (m065) holds Chinese, Japanese and Korean text
 as whole runs; migrating re-indexes turns, memories and tools so a word inside a run is found,
-and the message index's highlights (the BM25 that ranks lexical hits) read the same pairs."""
+and the message index's stored term counts (the BM25 that ranks lexical hits) hold the same
+pairs."""
 
 from __future__ import annotations
 

@@ -147,7 +147,8 @@ def test_a_database_from_before_the_index_is_upgraded_and_indexed(db_path: Path)
         ids = chat(conv, history("4471"))
         alice.remember("I prefer aisle seats.")
     with sqlite3.connect(db_path) as db:
-        for name in ("m020_message_index", "m021_memory_search", "m065_index_form"):
+        for name in ("m020_message_index", "m021_memory_search", "m065_index_form",
+                     "m075_term_counts"):  # fmt: skip
             db.execute("DELETE FROM _migrations WHERE name = ?", (name,))
         db.execute("DROP VIEW message_fts_source")
         for table in ("message_fts", "message_index", "conversation_terms", "term_vectors",

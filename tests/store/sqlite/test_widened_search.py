@@ -1,5 +1,6 @@
-"""SQLite ranks a query and its widened form from one pass over the wider query's highlights;
-the narrower ranking must be the one its own query gives, inflections and all."""
+"""SQLite ranks a query and its widened form from one read of the wider query's candidates and
+their stored counts; the narrower ranking must be the one its own query gives, inflections and
+all."""
 
 from __future__ import annotations
 

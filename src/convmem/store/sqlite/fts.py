@@ -1,5 +1,6 @@
 """FTS5 queries and ranking for SQLite: terms quoted so user text can never be read as query
-syntax, and BM25 over FTS5's highlights with the searched conversation's own statistics.
+syntax, and BM25 over the candidates' stored term counts with the searched conversation's own
+statistics.
 
 Each term is a double-quoted FTS5 string, so operators, parentheses, ``NEAR``, ``*``, ``^``,
 column filters and quotes in user text are searched as text and never raise.
@@ -7,19 +8,11 @@ column filters and quotes in user text are searched as text and never raise.
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from convmem.store.bm25 import bm25
-
-# runs of word characters, lower-cased, underscores out: as FTS5's unicode61 tokenizer splits text
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
-
-def _tokens(text: str) -> list[str]:
-    return [w.replace("_", "") for w in _TOKEN.findall(text.lower()) if w.strip("_")]
+from convmem.store.sqlite.term_counts import StemCounter, phrase_count
 
 
 def quote(term: str) -> str:
@@ -39,19 +32,15 @@ def or_query(terms: Sequence[str], *, columns: Sequence[str] = ()) -> str | None
     return expression
 
 
-MARK_OPEN, MARK_CLOSE = "\x01", "\x02"
-_SPAN = re.compile(MARK_OPEN + "([^" + MARK_CLOSE + "]*)" + MARK_CLOSE)
-
-
-def _term_of(token: str, terms: Sequence[str]) -> str:
-    """The query term a matched token answers: the one sharing its longest prefix (the stemmer
-    made "camped" match "camping"; both count as one term)."""
-    if token in terms or not terms:
-        return token
-    best, shared = token, 0
+def _term_of(word: str, terms: Sequence[str]) -> str:
+    """The query term a matched word answers: the one sharing its longest prefix (the stemmer
+    made "camped" match "camping"; each query term counts the forms closest to it)."""
+    if word in terms or not terms:
+        return word
+    best, shared = word, 0
     for term in terms:
         n = 0
-        for a, b in zip(token, term, strict=False):
+        for a, b in zip(word, term, strict=False):
             if a != b:
                 break
             n += 1
@@ -60,115 +49,98 @@ def _term_of(token: str, terms: Sequence[str]) -> str:
     return best
 
 
-class WordCounts:
-    """Whitespace word counts of candidate columns (near enough the token count, for BM25's
-    length normalisation), memoised by a hash of the text without its highlight marks. The same
-    turns come back query after query, and splitting them anew was a third of BM25's time (it
-    allocates every word). Holds counts only, never text; cleared when full."""
-
-    def __init__(self, capacity: int = 100_000) -> None:
-        self._capacity = capacity
-        self._counts: dict[int, int] = {}
-
-    def of(self, text: str) -> int:
-        clean = text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "") if MARK_OPEN in text else text
-        key = hash(clean)
-        count = self._counts.get(key)
-        if count is None:
-            if len(self._counts) >= self._capacity:
-                self._counts.clear()
-            count = self._counts[key] = len(clean.split())
-        return count
-
-
-WORD_COUNTS = WordCounts()
-
-
 @dataclass(frozen=True)
-class Terms:
-    """One ranking's terms for ``bm25_rankings``; ``keep`` (when set) accepts the highlighted
-    tokens that count for them — a candidate none counts for is left out."""
+class View:
+    """One ranking's terms for ``bm25_rankings``: ``terms`` lower-cased; ``stems`` their FTS5
+    tokens (by term; several for a term FTS5 reads as a phrase, "e-mail"). With
+    ``matching_only`` a candidate holding none of them is left out (a narrower query's ranking
+    from a wider one's candidates)."""
 
     terms: Sequence[str]
-    keep: Callable[[str], bool] | None = None
+    stems: Mapping[str, tuple[str, ...]]
+    matching_only: bool = False
+
+
+# a candidate: its key, its columns' stored term counts, its length in words
+Candidate = tuple[str, Sequence[str | None], int]
 
 
 def bm25_scores(
-    candidates: Sequence[tuple[str, Sequence[str]]],
+    candidates: Sequence[Candidate],
     total: int,
     weights: Sequence[float],
+    view: View,
     *,
-    terms: Sequence[str] = (),
     frequencies: Mapping[str, int] | None = None,
     k1: float = 1.2,
     b: float = 0.75,
 ) -> dict[str, float]:
-    """BM25 over candidate documents whose columns come highlighted by FTS5, with statistics
-    from the collection searched (``total`` documents) rather than from the whole index.
+    """BM25 over candidate documents with statistics from the collection searched (``total``
+    documents) rather than from the whole index.
 
     FTS5's own ``bm25()`` counts, for every query term, every row of the table that holds it:
     at a million messages a common word costs tens of milliseconds, whoever searches. Scoped to
     one conversation, the candidates are that conversation's matching turns, and its own
-    statistics are the ones that say how telling a word is there. Each matched token (from the
-    highlighted spans) counts for the query term of ``terms`` it shares the longest prefix with,
-    standing in for the stemmer's grouping. Column weights as in FTS5: a column's hits count
-    ``weight`` times; document length is the word count of all columns. A term's document
-    frequency is the number of candidates holding it, or its entry in ``frequencies`` (lower-cased
-    term → turns of the collection holding it) when that is larger: the candidates may be a
-    bounded share of the matching turns.
+    statistics are the ones that say how telling a word is there. The counts are the row's
+    stored ones (``term_counts``): each word the index matches for a term (a word stemming as
+    a term does) counts for the query term it shares the longest prefix with, standing in for
+    the stemmer's grouping. Column weights as in FTS5: a column's hits count ``weight`` times;
+    document length is the word count of all columns. A term's document frequency is the number
+    of candidates holding it, or its entry in ``frequencies`` (lower-cased term → turns of the
+    collection holding it) when that is larger: the candidates may be a bounded share of the
+    matching turns.
     """
     (scores,) = bm25_rankings(
-        candidates, total, weights, [Terms(terms)], frequencies=frequencies, k1=k1, b=b
+        candidates, total, weights, [view], frequencies=frequencies, k1=k1, b=b
     )
     return scores
 
 
 def bm25_rankings(
-    candidates: Sequence[tuple[str, Sequence[str]]],
+    candidates: Sequence[Candidate],
     total: int,
     weights: Sequence[float],
-    views: Sequence[Terms],
+    views: Sequence[View],
     *,
     frequencies: Mapping[str, int] | None = None,
     k1: float = 1.2,
     b: float = 0.75,
 ) -> list[dict[str, float]]:
-    """``bm25_scores`` for each of ``views`` from one pass over the candidates' highlights: with
-    a view's ``keep`` accepting the tokens that match its terms, the highlights of a wider query
-    score as a query of those terms alone would. A candidate may come several times, its columns
-    highlighted for different terms each time (one search per term): its term frequencies are
-    the sum of its entries', its length that of its first."""
-    lowered = [[t.lower() for t in view.terms] for view in views]
-    # a marked span → (view, query term) for each of its tokens; spans repeat across candidates
-    memo: dict[str, list[tuple[int, str]]] = {}
+    """``bm25_scores`` for each of ``views`` from one read of each candidate's counts (the
+    stems of every view searched at once, in C). A candidate that comes twice counts once."""
+    single = [{t[0] for t in view.stems.values() if len(t) == 1} for view in views]
+    phrases = [[(term, t) for term, t in view.stems.items() if len(t) > 1] for view in views]
+    counter = StemCounter(t for view in views for tokens in view.stems.values() for t in tokens)
+    memo: dict[tuple[int, str], str] = {}  # (view, word) → the term it counts for
     tfs: dict[str, list[dict[str, float]]] = {}
     lengths: dict[str, int] = {}
-    count_words = WORD_COUNTS.of
-    for key, columns in candidates:
-        tf = tfs.get(key)
-        if tf is None:
-            tf = tfs[key] = [{} for _ in views]
-            lengths[key] = sum(map(count_words, columns))
-        for weight, text in zip(weights, columns, strict=True):
-            if not text or MARK_OPEN not in text:
-                continue
-            # the marked spans counted in C (a loop over them in Python was most of a long
-            # chat's search): each distinct span is then read once per column
-            for span, n in Counter(_SPAN.findall(text)).items():
-                matched = memo.get(span)
-                if matched is None:
-                    matched = memo[span] = [
-                        (i, _term_of(w, lowered[i]))
-                        for i, view in enumerate(views)
-                        for w in _tokens(span)
-                        if view.keep is None or view.keep(w)
-                    ]
-                for i, term in matched:
-                    counts = tf[i]
+    for key, columns, length in candidates:
+        if key in tfs:
+            continue
+        lengths[key] = length
+        tf: list[dict[str, float]] = [{} for _ in views]
+        tfs[key] = tf
+        for weight, stored in zip(weights, columns, strict=True):
+            found = counter.words(stored)
+            for i, view in enumerate(views):
+                counts = tf[i]
+                for word, stem, n in found:
+                    if stem not in single[i]:
+                        continue
+                    term = memo.get((i, word))
+                    if term is None:
+                        term = memo[(i, word)] = _term_of(word, view.terms)
                     counts[term] = counts.get(term, 0.0) + weight * n
+                if phrases[i]:
+                    by_stem: dict[str, int] = {}
+                    for _, stem, n in found:
+                        by_stem[stem] = by_stem.get(stem, 0) + n
+                    for term, tokens in phrases[i]:
+                        if n := phrase_count(tokens, by_stem):
+                            counts[term] = counts.get(term, 0.0) + weight * n
     out = []
     for i, view in enumerate(views):
-        kept = [key for key, tf in tfs.items() if view.keep is None or tf[i]]
+        kept = [key for key, tf in tfs.items() if not view.matching_only or tf[i]]
         out.append(
             bm25(kept, [tfs[key][i] for key in kept], [lengths[key] for key in kept], total,
                     k1, b, frequencies or {})

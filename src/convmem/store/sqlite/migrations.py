@@ -27,6 +27,7 @@ from convmem.store.sqlite.migrations_search import (
     m065_index_form,
     m070_messages_by_depth,
     m071_lineage_indexes,
+    m075_term_counts,
 )
 from convmem.store.sqlite.sql import SQLITE
 
@@ -590,6 +591,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m072_special_categories_and_proposals,
     m073_idempotency_keys,
     m074_embedder_switches,
+    m075_term_counts,
 ]
 LISTED = runner.listed(MIGRATIONS)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 
 from convmem.store.index_form import stored_index_form
+from convmem.store.sqlite.term_counts import column_terms
 
 
 def m020_message_index(db: sqlite3.Connection) -> None:
@@ -294,3 +295,24 @@ def m071_lineage_indexes(db: sqlite3.Connection) -> None:
         ("pinned_instructions", "conversation_id"),
     ):
         db.execute(f"CREATE INDEX {table}_by_{column} ON {table} (tenant_id, {column})")
+
+
+def m075_term_counts(db: sqlite3.Connection) -> None:
+    # each index row's term counts and length per column, counted once on write
+    # (``convmem.store.sqlite.term_counts``): ranking read them from FTS5's highlights, which
+    # tokenise every candidate's text anew for every query
+    for column in ("body_terms TEXT", "body_words INTEGER", "ctx_terms TEXT", "ctx_words INTEGER"):
+        db.execute(f"ALTER TABLE message_index ADD COLUMN {column}")
+    after = 0
+    while batch := db.execute(
+        "SELECT id, coalesce(body_form, body), coalesce(ctx_form, ctx) FROM message_index "
+        "WHERE id > ? ORDER BY id LIMIT 1000",
+        (after,),
+    ).fetchall():
+        after = batch[-1][0]
+        counted = [(column_terms(body), column_terms(ctx), key) for key, body, ctx in batch]
+        db.executemany(
+            "UPDATE message_index SET body_terms = ?, body_words = ?, ctx_terms = ?, "
+            "ctx_words = ? WHERE id = ?",
+            [(b.counts, b.words, c.counts, c.words, key) for b, c, key in counted],
+        )

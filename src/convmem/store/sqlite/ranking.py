@@ -1,5 +1,5 @@
-"""SQLite's ranked search (``RankedSearch``): FTS5 with BM25 over highlights for words, the numpy
-accelerator for vectors.
+"""SQLite's ranked search (``RankedSearch``): FTS5 for the candidates and BM25 over their stored
+term counts for words, the numpy accelerator for vectors.
 
 Every full-text query carries its owner twice — as a token the FTS5 expression intersects with
 (so SQLite reads one conversation's postings, not every user's) and as ordinary SQL conditions on
@@ -37,9 +37,8 @@ from convmem.store.sqlite.accelerator import (
 )
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.fts import (
-    MARK_CLOSE,
-    MARK_OPEN,
-    Terms,
+    Candidate,
+    View,
     bm25_rankings,
     bm25_scores,
     or_query,
@@ -54,12 +53,18 @@ from convmem.store.sqlite.vectors import from_blobs
 # Column weights for (body, ctx): a neighbour's words count half as much as the turn's own
 # (measured on LoCoMo: 0.5 beat 0.3 and 0.7).
 _COLUMN_WEIGHTS = (1.0, 0.5)
-# Of a common stem's ``TERM_CANDIDATES`` newest matches, how many are highlighted and scored
-# (see ``_highlighted_common``). No stem of LoCoMo's or BEAM's development chats has more than
+# Of a common stem's ``TERM_CANDIDATES`` newest matches, how many are read for their counts and
+# scored (see ``_read_common``). No stem of LoCoMo's or BEAM's development chats has more than
 # ``TERM_CANDIDATES`` matches, so neither measures this cut: 100 halved a common word's cost at
-# 100,000 turns; a lower threshold for the cut (every stem past 100 matches) lowered LoCoMo's
-# split B (evidence in context at 4k 0.891 -> 0.878), so the threshold stays.
-HIGHLIGHTED_PER_COMMON_TERM = 100
+# 100,000 turns (when the counts came from highlighting each turn's text); a lower threshold for
+# the cut (every stem past 100 matches) lowered LoCoMo's split B (evidence in context at 4k
+# 0.891 -> 0.878), so the threshold stays.
+READ_PER_COMMON_TERM = 100
+# an index row as ranking reads it: row[6] is its id (index order: newest last)
+_ROW = (
+    "i.message_id, i.speaker, i.depth, i.created_at, i.body_terms, i.ctx_terms, i.id, "
+    "coalesce(i.body_words, 0) + coalesce(i.ctx_words, 0)"
+)
 _MEMORY_BM25 = "bm25(memories_fts, 0.0, 1.0, 0.5)"
 # The filters that make a memory current, in SQL over ``memories m``.
 _CURRENT_MEMORY = (
@@ -97,7 +102,7 @@ class RankingTxnMixin:
         if matched is None:
             return []
         scores = bm25_scores(
-            _columns(matched.rows), matched.total, _COLUMN_WEIGHTS, terms=terms,
+            _candidates(matched.rows), matched.total, _COLUMN_WEIGHTS, matched.view(terms),
             frequencies=matched.df,
         )  # fmt: skip
         return _best(matched.every_row(), matched.with_unread(scores), limit)
@@ -113,31 +118,21 @@ class RankingTxnMixin:
         window: Window,
         limit: int,
     ) -> tuple[list[MessageHitRow], list[MessageHitRow]]:
-        """Both rankings from one pass over the wider query's matches: highlighting is most of a
-        full-text search's time (2.8 of 3.2 ms a LoCoMo question), and the wider query's
-        highlights hold the narrower one's. A highlighted token counts for ``terms`` when FTS5
-        stems it as it stems one of them — the match the narrower query would have made — so
-        the first ranking is ``search_messages``'s (below ``TERM_CANDIDATES`` matches a term)."""
+        """Both rankings from one search of the wider query: its candidates hold the narrower
+        one's, and a candidate's stored counts hold every word of both. A word counts for
+        ``terms`` when FTS5 stems it as it stems one of them — the match the narrower query
+        would have made — so the first ranking is ``search_messages``'s (below
+        ``TERM_CANDIDATES`` matches a term)."""
         key, wider = (tenant, user, conversation_id), [*terms, *extra]
         matched = self._matching(*key, wider, window)
         if matched is None or limit < 1:
             return [], []
-        rows, total, df, every = matched.rows, matched.total, matched.df, matched.every_row()
-        stems = STEMS.of(t.lower() for t in terms)
-        if any(len(stem) > 1 for stem in stems.values()):  # a phrase: not one token's match
-            wide = bm25_scores(_columns(rows), total, _COLUMN_WEIGHTS, terms=wider, frequencies=df)
-            narrow_rows = self.search_messages(*key, terms, window=window, limit=limit)
-            return narrow_rows, _best(every, matched.with_unread(wide), limit)
-        wanted = {stem for stem in stems.values() if stem}
-
-        def matches_terms(token: str) -> bool:
-            return STEMS.of([token])[token] in wanted
-
         narrow, wide = bm25_rankings(
-            _columns(rows), total, _COLUMN_WEIGHTS, [Terms(terms, matches_terms), Terms(wider)],
-            frequencies=df,
+            _candidates(matched.rows), matched.total, _COLUMN_WEIGHTS,
+            [matched.view(terms, matching_only=True), matched.view(wider)], frequencies=matched.df,
         )  # fmt: skip
         lowered = {t.lower() for t in terms}
+        every = matched.every_row()
         return (
             _best(every, matched.with_unread(narrow, lambda group: bool(lowered & set(group))),
                   limit),
@@ -147,32 +142,27 @@ class RankingTxnMixin:
     def _matching(
         self, tenant: str, user: str, conversation_id: str, terms: Sequence[str], window: Window
     ) -> Matched | None:
-        """The candidate turns for ``terms`` with their columns highlighted, newest first; those
-        of the common stems' candidates left unread (see ``_highlighted_common``); the
-        conversation's size for IDF; and the estimated document frequency (by lower-cased term)
-        of the terms with more matches than were read. None when nothing matches.
+        """The candidate turns for ``terms`` with their stored term counts, newest first; those
+        of the common stems' candidates left unread (see ``_read_common``); the conversation's
+        size for IDF; and the estimated document frequency (by lower-cased term) of the terms
+        with more matches than were read. None when nothing matches.
 
-        A stem with at most ``TERM_CANDIDATES`` matches brings them all, highlighted by one
-        search for every such stem (a turn is read and tokenised once: tokenising is most of a
-        search's time, and a long chat's turns hold many of a question's words). A stem with
-        more brings its newest ``TERM_CANDIDATES`` in the window, read newest first through the
-        full-text index (FTS5 walks the postings in descending rowid order and stops at the
-        limit), the ``HIGHLIGHTED_PER_COMMON_TERM`` of them holding most of the question
-        highlighted for it alone (``_highlighted_common``; the rest ranked after them): a turn
-        several such stems bring comes once for each, and ``bm25_rankings`` sums them. Its
-        frequency is estimated, as PostgreSQL's search estimates it, from how densely those
+        A stem with at most ``TERM_CANDIDATES`` matches brings them all, read by one search for
+        every such stem. A stem with more brings its newest ``TERM_CANDIDATES`` in the window,
+        read newest first through the full-text index (FTS5 walks the postings in descending
+        rowid order and stops at the limit), the ``READ_PER_COMMON_TERM`` of them holding most
+        of the question read for their counts (``_read_common``; the rest ranked after them).
+        Its frequency is estimated, as PostgreSQL's search estimates it, from how densely those
         matches lie (counting them in the index read up to ``DOCUMENT_FREQUENCY_CAP`` postings
-        of a common word, every query). The work is
-        bounded by the number of terms, never by the conversation's length or a word's
-        frequency in it."""
+        of a common word, every query). The work is bounded by the number of terms, never by
+        the conversation's length or a word's frequency in it."""
         scope = f"scope : {quote(conversation_token(tenant, conversation_id))}"
-        # one search per stem: terms that are inflections of one word match the same tokens,
-        # which a search each would highlight, and count, twice
+        # one search per stem: terms that are inflections of one word match the same tokens
         by_stem: dict[tuple[str, ...], list[str]] = {}
         for term, stem in STEMS.of(t.lower() for t in terms if t).items():
             by_stem.setdefault(stem or (term,), []).append(term)
         few: list[str] = []
-        many: list[tuple[list[str], list[Any]]] = []  # each common stem's newest (id, depth)
+        many: list[tuple[list[str], list[Any]]] = []  # each common stem's newest rows
         searched = [
             (group, f"{scope} AND {words}")
             for group in by_stem.values()
@@ -184,7 +174,7 @@ class RankingTxnMixin:
         )
         for (group, _), matches in zip(searched, counted, strict=True):
             if matches > TERM_CANDIDATES:
-                found = self._newest(
+                found = self._matching_rows(
                     scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES
                 )
                 many.append((group, found))
@@ -192,12 +182,12 @@ class RankingTxnMixin:
                 few += group
         rows: list[Any] = []
         if few:
-            rows += self._highlighted(scope, few, tenant, user, conversation_id, window, None)
+            rows += self._matching_rows(scope, few, tenant, user, conversation_id, window, None)
         unread: dict[str, tuple[Any, list[list[str]]]] = {}
         read_for: dict[tuple[str, ...], list[str]] = {}
         if many:
-            read, unread, read_for = self._highlighted_common(
-                scope, many, {row[6] for row in rows}, tenant, user, conversation_id, window
+            read, unread, read_for = self._read_common(
+                many, {row[6] for row in rows}, tenant, user, conversation_id
             )
             rows += read
         if not rows and not unread:
@@ -213,7 +203,8 @@ class RankingTxnMixin:
             dense = len(found) * total / max(1, deepest - oldest + 1)
             estimate = int(min(DOCUMENT_FREQUENCY_CAP, max(len(found), dense)))
             df.update(dict.fromkeys(group, estimate))
-        return Matched(rows, unread, read_for, total, df)
+        stems = {term: stem for stem, group in by_stem.items() for term in group}
+        return Matched(rows, unread, read_for, total, df, stems)
 
     def _sizes(
         self, tenant: str, conversation_id: str, matches: Sequence[str], cap: int
@@ -233,49 +224,8 @@ class RankingTxnMixin:
         ).fetchone()
         return int(row[0]), [int(n) for n in row[1:]]
 
-    def _highlighted(
-        self,
-        scope: str,
-        terms: Sequence[str],
-        tenant: str,
-        user: str,
-        conversation_id: str,
-        window: Window,
-        limit: int | None,
-        *,
-        only: Sequence[int] = (),
-    ) -> list[Any]:
-        """The newest ``limit`` (None: every) turns in ``window`` matching any of ``terms`` — of
-        the index rows ``only`` when given — each with its columns highlighted for them and its
-        index row id."""
-        return self._matching_rows(
-            "i.message_id, i.speaker, i.depth, i.created_at, "
-            f"highlight(message_fts, 1, '{MARK_OPEN}', '{MARK_CLOSE}'), "
-            f"highlight(message_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}'), i.id",
-            scope, terms, tenant, user, conversation_id, window, limit, only,
-        )  # fmt: skip
-
-    def _newest(
-        self,
-        scope: str,
-        terms: Sequence[str],
-        tenant: str,
-        user: str,
-        conversation_id: str,
-        window: Window,
-        limit: int,
-    ) -> list[Any]:
-        """The newest ``limit`` turns in ``window`` matching any of ``terms``, as
-        ``_highlighted``'s rows without the highlights (None): the postings and the rows' own
-        columns, no text tokenised."""
-        return self._matching_rows(
-            "i.message_id, i.speaker, i.depth, i.created_at, NULL, NULL, i.id",
-            scope, terms, tenant, user, conversation_id, window, limit, (),
-        )  # fmt: skip
-
     def _matching_rows(
         self,
-        columns: str,
         scope: str,
         terms: Sequence[str],
         tenant: str,
@@ -283,70 +233,74 @@ class RankingTxnMixin:
         conversation_id: str,
         window: Window,
         limit: int | None,
-        only: Sequence[int],
     ) -> list[Any]:
+        """The newest ``limit`` (None: every) turns in ``window`` matching any of ``terms``,
+        each with its stored term counts (``_ROW``)."""
         sql, params = _in_window(
-            f"SELECT {columns} FROM message_fts "
-            "JOIN message_index i ON i.id = message_fts.rowid "
+            f"SELECT {_ROW} FROM message_fts JOIN message_index i ON i.id = message_fts.rowid "
             "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
             "AND i.conversation_id = ?",
             [f"{scope} AND {or_query(terms, columns=('body', 'ctx'))}", tenant, user,
              conversation_id],
             window,
         )  # fmt: skip
-        if only:
-            # the rowid range bounds FTS5's walk of the postings (it reads a rowid range from
-            # its index); the list then keeps the chosen rows, highlighted alone (SQLite
-            # computes a result column only for the rows the WHERE clause keeps). The unary
-            # plus keeps the list a filter: as FTS5 rowid lookups it ran the full-text query
-            # once per row (three times slower than highlighting all)
-            sql += f" AND message_fts.rowid BETWEEN ? AND ? AND +i.id IN ({_in(only)})"
-            params += [min(only), max(only), *only]
         sql += " ORDER BY message_fts.rowid DESC"
         if limit is None:
             return list(self._db.execute(sql, params).fetchall())
         return list(self._db.execute(sql + " LIMIT ?", (*params, limit)).fetchall())
 
-    def _highlighted_common(
+    def _read_common(
         self,
-        scope: str,
         many: Sequence[tuple[list[str], list[Any]]],
         found: set[int],
         tenant: str,
         user: str,
         conversation_id: str,
-        window: Window,
     ) -> tuple[list[Any], dict[str, tuple[Any, list[list[str]]]], dict[tuple[str, ...], list[str]]]:
         """The common stems' candidates: of each stem's newest matches (``many``: its terms and
-        their ``_newest`` rows), the ``HIGHLIGHTED_PER_COMMON_TERM`` that hold the most of the
-        query's other stems (a turn among ``found``, the rarer stems' matches, holds one more),
-        newest first among equals, highlighted for the stem; and the rest, unread, by message
-        id with the stems (their terms) each was left unread for.
+        their rows), the ``READ_PER_COMMON_TERM`` that hold the most of the query's other stems
+        (a turn among ``found``, the rarer stems' matches and read already, holds one more),
+        newest first among equals, read for their counts; and the rest, unread, by message id
+        with the stems (their terms) each was left unread for.
 
-        Highlighting (FTS5 tokenises the turn and its context anew) and reading the marks were
-        most of a search's time at 100,000 turns, where a question's common words each bring
-        ``TERM_CANDIDATES`` turns. A turn that holds a common word alone scores below one that
-        holds it with another of the question's words, so those are read first; the others
-        stay candidates, ranked after them (``Matched.with_unread``). The work stays bounded by
-        the number of terms."""
+        A turn that holds a common word alone scores below one that holds it with another of
+        the question's words, so those are read first; the others stay candidates, ranked after
+        them (``Matched.with_unread``). The work stays bounded by the number of terms."""
         held: dict[int, int] = dict.fromkeys(found, 1)
         for _, rows in many:
             for row in rows:
                 held[row[6]] = held.get(row[6], 0) + 1
-        read: list[Any] = []
-        unread: dict[str, tuple[Any, list[list[str]]]] = {}
-        read_for: dict[tuple[str, ...], list[str]] = {}
+        chosen: dict[tuple[str, ...], list[Any]] = {}
         for group, rows in many:
             ranked = sorted(rows, key=lambda row: (-held[row[6]], -row[6]))
-            chosen = [row[6] for row in ranked[:HIGHLIGHTED_PER_COMMON_TERM]]
-            highlighted = self._highlighted(
-                scope, group, tenant, user, conversation_id, window, None, only=chosen
-            )
-            read += highlighted
-            read_for[tuple(group)] = [row[0] for row in highlighted]
-            for row in ranked[HIGHLIGHTED_PER_COMMON_TERM:]:
-                unread.setdefault(row[0], (row, []))[1].append(group)
+            chosen[tuple(group)] = ranked[:READ_PER_COMMON_TERM]
+        wanted = {row[6] for rows in chosen.values() for row in rows} - found
+        read = self._rows_by_id(sorted(wanted), tenant, user, conversation_id)
+        fetched = found | wanted
+        unread: dict[str, tuple[Any, list[list[str]]]] = {}
+        for group, rows in many:
+            ranked = sorted(rows, key=lambda row: (-held[row[6]], -row[6]))
+            for row in ranked[READ_PER_COMMON_TERM:]:
+                if row[6] not in fetched:
+                    unread.setdefault(row[0], (row, []))[1].append(group)
+        read_for = {stem: [row[0] for row in rows] for stem, rows in chosen.items()}
         return read, unread, read_for
+
+    def _rows_by_id(
+        self, ids: Sequence[int], tenant: str, user: str, conversation_id: str
+    ) -> list[Any]:
+        """The index rows ``ids`` (``_ROW``), only of the principal's conversation. The unary
+        pluses keep the owner's conditions filters: as an index range they read the whole
+        conversation's rows."""
+        if not ids:
+            return []
+        return list(
+            self._db.execute(
+                f"SELECT {_ROW} FROM message_index i WHERE i.id IN ({_in(ids)}) "
+                "AND +i.tenant_id = ? AND +i.user_id = ? AND +i.conversation_id = ?",
+                (*ids, tenant, user, conversation_id),
+            ).fetchall()
+        )
 
     def nearest_messages(
         self,
@@ -534,19 +488,27 @@ class RankingTxnMixin:
 
 @dataclass(frozen=True)
 class Matched:
-    """A full-text search's candidates (``RankingTxnMixin._matching``): ``rows`` highlighted;
-    ``unread`` (message id → its row and the stems, as their terms, it holds unread); ``read``
-    (each common stem's terms → the message ids highlighted for it); the collection's size and
-    the estimated document frequencies for BM25."""
+    """A full-text search's candidates (``RankingTxnMixin._matching``): ``rows`` read with
+    their counts; ``unread`` (message id → its row and the stems, as their terms, it holds
+    unread); ``read`` (each common stem's terms → the message ids read for it); the
+    collection's size and the estimated document frequencies for BM25; each searched term's
+    FTS5 tokens (``stems``, by lower-cased term)."""
 
     rows: list[Any]
     unread: dict[str, tuple[Any, list[list[str]]]]
     read: dict[tuple[str, ...], list[str]]
     total: int
     df: dict[str, int]
+    stems: dict[str, tuple[str, ...]]
 
     def every_row(self) -> list[Any]:
         return [*self.rows, *(row for row, _ in self.unread.values())]
+
+    def view(self, terms: Sequence[str], *, matching_only: bool = False) -> View:
+        """``terms`` as one BM25 ranking counts them (see ``bm25_scores``)."""
+        lowered = [t.lower() for t in terms]
+        stems = {t: self.stems[t] for t in lowered if t in self.stems}
+        return View(lowered, stems, matching_only)
 
     def with_unread(
         self, scores: dict[str, float], counts: Callable[[list[str]], bool] = lambda _: True
@@ -573,8 +535,8 @@ class Matched:
         return out
 
 
-def _columns(rows: Sequence[Any]) -> list[tuple[str, tuple[str, str]]]:
-    return [(r[0], (r[4], r[5])) for r in rows]
+def _candidates(rows: Sequence[Any]) -> list[Candidate]:
+    return [(r[0], (r[4], r[5]), r[7]) for r in rows]
 
 
 def _best(rows: Sequence[Any], scores: dict[str, float], limit: int) -> list[MessageHitRow]:

@@ -31,6 +31,7 @@ from convmem.store.search_index import (
 )
 from convmem.store.sqlite.connection import Statements
 from convmem.store.sqlite.memories import utc_text
+from convmem.store.sqlite.term_counts import column_terms
 from convmem.store.sqlite.vectors import from_blob, to_blob
 
 
@@ -45,6 +46,13 @@ def user_token(tenant: str, user: str) -> str:
 def memory_owner_token(tenant: str, user: str) -> str:
     # the same text as migration m021's SQL: 'm' || hex(tenant_id) || 'x' || hex(user_id)
     return "m" + tenant.encode().hex().upper() + "x" + user.encode().hex().upper()
+
+
+def _counted(form: str | None, text: str) -> tuple[str, int]:
+    """A column's stored term counts and length, from what the index holds of it (its index
+    form when it has one)."""
+    counted = column_terms(text if form is None else form)
+    return counted.counts, counted.words
 
 
 def _in(values: Sequence[Any]) -> str:
@@ -67,11 +75,13 @@ class SearchTxnMixin:
             (
                 tenant, entry.message_id, user, entry.conversation_id, entry.depth,
                 utc_text(entry.created_at), entry.speaker, entry.session,
-                scopes[entry.conversation_id], entry.body, entry.ctx,
-                stored_index_form(entry.body), stored_index_form(entry.ctx), entry.embedder,
-                None if entry.vector is None else to_blob(entry.vector),
+                scopes[entry.conversation_id], entry.body, entry.ctx, body_form, ctx_form,
+                *_counted(body_form, entry.body), *_counted(ctx_form, entry.ctx),
+                entry.embedder, None if entry.vector is None else to_blob(entry.vector),
             )
             for entry in entries
+            for body_form, ctx_form in [(stored_index_form(entry.body),
+                                         stored_index_form(entry.ctx))]
         ]  # fmt: skip
         # Many rows per statement, not one statement run per row: the FTS5 trigger's postings are
         # written out each time a statement starts (SQLite opens a statement savepoint, and FTS5
@@ -80,15 +90,17 @@ class SearchTxnMixin:
         self._db.insert_rows(
             "INSERT OR REPLACE INTO message_index (tenant_id, message_id, user_id, "
             "conversation_id, depth, created_at, speaker, session, scope, body, ctx, "
-            "body_form, ctx_form, embedder, vector) VALUES ",
+            "body_form, ctx_form, body_terms, body_words, ctx_terms, ctx_words, embedder, "
+            "vector) VALUES ",
             rows,
         )
 
     def set_index_context(self, tenant: str, message_id: str, ctx: str) -> None:
+        form = stored_index_form(ctx)
         self._db.execute(
-            "UPDATE message_index SET ctx = ?, ctx_form = ? WHERE tenant_id = ? "
-            "AND message_id = ? AND ctx IS NOT ?",
-            (ctx, stored_index_form(ctx), tenant, message_id, ctx),
+            "UPDATE message_index SET ctx = ?, ctx_form = ?, ctx_terms = ?, ctx_words = ? "
+            "WHERE tenant_id = ? AND message_id = ? AND ctx IS NOT ?",
+            (ctx, form, *_counted(form, ctx), tenant, message_id, ctx),
         )
 
     def indexed_rows(self, tenant: str, message_ids: Sequence[str]) -> dict[str, IndexedRow]:

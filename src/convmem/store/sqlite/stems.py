@@ -1,10 +1,10 @@
 """Words as the full-text index stems them, from FTS5's own tokenizer.
 
-A search that ranks two term sets from one pass over the wider set's highlights must tell which
-highlighted word matched which set; a word matches a term when their stems are equal. A Python
-Porter stemmer disagrees with FTS5's on some words ("incredibly", "as", "café"), so the stems
-come from FTS5 itself: words go through an in-memory FTS5 table with the index's tokenizer, and
-its vocabulary gives their tokens. Memoised per process (single words only, in memory).
+An index row's stored term counts (``term_counts``) and a query's words must be keyed as the
+index keys them: a word matches a term when their stems are equal. A Python Porter stemmer
+disagrees with FTS5's on some words ("incredibly", "as", "café"), so the stems come from FTS5
+itself: words go through an in-memory FTS5 table with the index's tokenizer, and its vocabulary
+gives their tokens. Memoised per process (single words only, in memory).
 """
 
 from __future__ import annotations
