@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from convmem.retrieval.novelty import NEAR_DUPLICATE, novel, similar, word_set
 
@@ -42,3 +44,33 @@ def test_a_near_duplicate_holding_a_word_the_message_asks_about_is_kept() -> Non
     ranked = ["Question 3: what about item 3 of the offsite plan and its budget?"]
     assert novel(ranked, str, window, asked=["decide", "item", "3"], limit=5) == ranked
     assert novel(ranked, str, window, asked=["decide", "item", "7"], limit=5) == []
+
+
+_WORDS = st.sampled_from(
+    ["alpha", "beta", "gamma", "delta", "build", "failed", "step", "again", "release", "moved"]
+)
+_TEXTS = st.lists(_WORDS, max_size=12).map(" ".join)
+
+
+@given(
+    st.lists(_TEXTS, max_size=12),
+    st.lists(_TEXTS, max_size=12),
+    st.lists(_WORDS, max_size=2),
+    st.sampled_from([0.0, 0.3, 0.5, NEAR_DUPLICATE, 0.9, 1.0]),
+)
+def test_novel_compares_by_size_as_it_would_compare_every_pair(
+    ranked: list[str], shown: list[str], asked: list[str], threshold: float
+) -> None:
+    """Only sets of comparable size are compared: the choice is the one comparing every pair."""
+    seen = [word_set(text) for text in shown]
+    expected = []
+    for text in ranked:
+        mine = word_set(text)
+        if any(
+            similar(mine, other, threshold) and not (mine - other) & set(asked) for other in seen
+        ):
+            continue
+        seen.append(mine)
+        expected.append(text)
+    got = novel(ranked, str, shown, asked=asked, limit=len(ranked), threshold=threshold)
+    assert got == expected

@@ -111,7 +111,8 @@ def bm25_rankings(
     single = [{t[0] for t in view.stems.values() if len(t) == 1} for view in views]
     phrases = [[(term, t) for term, t in view.stems.items() if len(t) > 1] for view in views]
     counter = StemCounter(t for view in views for tokens in view.stems.values() for t in tokens)
-    memo: dict[tuple[int, str], str] = {}  # (view, word) → the term it counts for
+    # (word, stem) → the (view, term) it counts for; words recur across candidates
+    counts_for: dict[tuple[str, str], list[tuple[int, str]]] = {}
     tfs: dict[str, list[dict[str, float]]] = {}
     lengths: dict[str, int] = {}
     for key, columns, length in candidates:
@@ -122,22 +123,24 @@ def bm25_rankings(
         tfs[key] = tf
         for weight, stored in zip(weights, columns, strict=True):
             found = counter.words(stored)
-            for i, view in enumerate(views):
-                counts = tf[i]
-                for word, stem, n in found:
-                    if stem not in single[i]:
-                        continue
-                    term = memo.get((i, word))
-                    if term is None:
-                        term = memo[(i, word)] = _term_of(word, view.terms)
-                    counts[term] = counts.get(term, 0.0) + weight * n
-                if phrases[i]:
+            for word, stem, n in found:
+                targets = counts_for.get((word, stem))
+                if targets is None:
+                    targets = counts_for[(word, stem)] = [
+                        (i, _term_of(word, view.terms))
+                        for i, view in enumerate(views)
+                        if stem in single[i]
+                    ]
+                for i, term in targets:
+                    tf[i][term] = tf[i].get(term, 0.0) + weight * n
+            for i, phrase_terms in enumerate(phrases):
+                if phrase_terms:
                     by_stem: dict[str, int] = {}
                     for _, stem, n in found:
                         by_stem[stem] = by_stem.get(stem, 0) + n
-                    for term, tokens in phrases[i]:
+                    for term, tokens in phrase_terms:
                         if n := phrase_count(tokens, by_stem):
-                            counts[term] = counts.get(term, 0.0) + weight * n
+                            tf[i][term] = tf[i].get(term, 0.0) + weight * n
     out = []
     for i, view in enumerate(views):
         kept = [key for key, tf in tfs.items() if not view.matching_only or tf[i]]
