@@ -65,6 +65,8 @@ _ROW = (
     "i.message_id, i.speaker, i.depth, i.created_at, i.body_terms, i.ctx_terms, i.id, "
     "coalesce(i.body_words, 0) + coalesce(i.ctx_words, 0)"
 )
+# the same row without its counts (None), for candidates not read yet
+_UNREAD_ROW = "i.message_id, i.speaker, i.depth, i.created_at, NULL, NULL, i.id, 0"
 _MEMORY_BM25 = "bm25(memories_fts, 0.0, 1.0, 0.5)"
 # The filters that make a memory current, in SQL over ``memories m``.
 _CURRENT_MEMORY = (
@@ -175,7 +177,14 @@ class RankingTxnMixin:
         for (group, _), matches in zip(searched, counted, strict=True):
             if matches > TERM_CANDIDATES:
                 found = self._matching_rows(
-                    scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES
+                    scope,
+                    group,
+                    tenant,
+                    user,
+                    conversation_id,
+                    window,
+                    TERM_CANDIDATES,
+                    counted=False,
                 )
                 many.append((group, found))
             elif matches:
@@ -233,11 +242,15 @@ class RankingTxnMixin:
         conversation_id: str,
         window: Window,
         limit: int | None,
+        *,
+        counted: bool = True,
     ) -> list[Any]:
         """The newest ``limit`` (None: every) turns in ``window`` matching any of ``terms``,
-        each with its stored term counts (``_ROW``)."""
+        each with its stored term counts (``_ROW``) or, not ``counted``, without them: a common
+        word's candidates are read for their counts only when chosen (``_read_common``), and
+        its ``TERM_CANDIDATES`` counts made text objects of ~2 MB a question at 100,000 turns."""
         sql, params = _in_window(
-            f"SELECT {_ROW} FROM message_fts JOIN message_index i ON i.id = message_fts.rowid "
+            f"SELECT {_ROW if counted else _UNREAD_ROW} FROM message_fts JOIN message_index i ON i.id = message_fts.rowid "
             "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
             "AND i.conversation_id = ?",
             [f"{scope} AND {or_query(terms, columns=('body', 'ctx'))}", tenant, user,
