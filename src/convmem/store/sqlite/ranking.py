@@ -250,7 +250,8 @@ class RankingTxnMixin:
         word's candidates are read for their counts only when chosen (``_read_common``), and
         its ``TERM_CANDIDATES`` counts made text objects of ~2 MB a question at 100,000 turns."""
         sql, params = _in_window(
-            f"SELECT {_ROW if counted else _UNREAD_ROW} FROM message_fts JOIN message_index i ON i.id = message_fts.rowid "
+            f"SELECT {_ROW if counted else _UNREAD_ROW} FROM message_fts "
+            "JOIN message_index i ON i.id = message_fts.rowid "
             "WHERE message_fts MATCH ? AND i.tenant_id = ? AND i.user_id = ? "
             "AND i.conversation_id = ?",
             [f"{scope} AND {or_query(terms, columns=('body', 'ctx'))}", tenant, user,

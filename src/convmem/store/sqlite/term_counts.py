@@ -52,17 +52,51 @@ def column_terms(text: str | None) -> ColumnTerms:
         return ColumnTerms("", 0)
     pieces = Counter(_PIECE.findall(text))
     counts: Counter[tuple[str, str]] = Counter()
-    for piece, tokens in STEMS.of(pieces).items():
-        if len(tokens) == 1:
-            word = piece.lower()
-            counts[("" if word == tokens[0] else word, tokens[0])] += pieces[piece]
-        else:
-            for token in tokens:
-                counts[("", token)] += pieces[piece]
-    stored = "".join(
-        f"{ENTRY}{token}{FIELD}{n}{SURFACE}{word}" for (word, token), n in counts.items()
-    )
+    for piece, keys in _ENTRY_KEYS.of(list(pieces)).items():
+        n = pieces[piece]
+        for key in keys:
+            counts[key] += n
+    stored = "".join(f"{ENTRY}{token}{FIELD}{n}{word}" for (word, token), n in counts.items())
     return ColumnTerms(stored, len(text.split()))
+
+
+class _EntryKeys:
+    """piece → the (SURFACE word, stem) keys of its entries, memoised per process (a few
+    thousand distinct pieces make most of a chat; cleared when full): the lock, the LRU order
+    and the lower-casing of ``STEMS`` for every piece of every row were most of a write's
+    counting."""
+
+    def __init__(self, capacity: int = 100_000) -> None:
+        self._capacity = capacity
+        self._keys: dict[str, tuple[tuple[str, str], ...]] = {}
+
+    def of(self, pieces: Sequence[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+        """Each of ``pieces`` (distinct) with its keys, in their order (a row's stored text is
+        the same whatever the process saw before)."""
+        known = self._keys
+        found: dict[str, tuple[tuple[str, str], ...]] = {}
+        missing: list[str] = []
+        for piece in pieces:
+            keys = known.get(piece)
+            if keys is None:
+                missing.append(piece)
+            else:
+                found[piece] = keys
+        if missing:
+            if len(known) + len(missing) > self._capacity:
+                known.clear()
+            for piece, tokens in STEMS.of(missing).items():
+                word = piece.lower()
+                keys = (
+                    ((SURFACE + ("" if word == tokens[0] else word), tokens[0]),)
+                    if len(tokens) == 1
+                    else tuple((SURFACE, token) for token in tokens)
+                )
+                found[piece] = known[piece] = keys
+        return {piece: found[piece] for piece in pieces} if missing else found
+
+
+_ENTRY_KEYS = _EntryKeys()
 
 
 def stored_tokens(stored: str) -> Counter[str]:
