@@ -177,15 +177,9 @@ class RankingTxnMixin:
         for (group, _), matches in zip(searched, counted, strict=True):
             if matches > TERM_CANDIDATES:
                 found = self._matching_rows(
-                    scope,
-                    group,
-                    tenant,
-                    user,
-                    conversation_id,
-                    window,
-                    TERM_CANDIDATES,
+                    scope, group, tenant, user, conversation_id, window, TERM_CANDIDATES,
                     counted=False,
-                )
+                )  # fmt: skip
                 many.append((group, found))
             elif matches:
                 few += group
@@ -284,17 +278,17 @@ class RankingTxnMixin:
         for _, rows in many:
             for row in rows:
                 held[row[6]] = held.get(row[6], 0) + 1
-        chosen: dict[tuple[str, ...], list[Any]] = {}
-        for group, rows in many:
-            ranked = sorted(rows, key=lambda row: (-held[row[6]], -row[6]))
-            chosen[tuple(group)] = ranked[:READ_PER_COMMON_TERM]
+        ranked = [sorted(rows, key=lambda row: (-held[row[6]], -row[6])) for _, rows in many]
+        chosen = {
+            tuple(group): best[:READ_PER_COMMON_TERM]
+            for (group, _), best in zip(many, ranked, strict=True)
+        }
         wanted = {row[6] for rows in chosen.values() for row in rows} - found
         read = self._rows_by_id(sorted(wanted), tenant, user, conversation_id)
         fetched = found | wanted
         unread: dict[str, tuple[Any, list[list[str]]]] = {}
-        for group, rows in many:
-            ranked = sorted(rows, key=lambda row: (-held[row[6]], -row[6]))
-            for row in ranked[READ_PER_COMMON_TERM:]:
+        for (group, _), best in zip(many, ranked, strict=True):
+            for row in best[READ_PER_COMMON_TERM:]:
                 if row[6] not in fetched:
                     unread.setdefault(row[0], (row, []))[1].append(group)
         read_for = {stem: [row[0] for row in rows] for stem, rows in chosen.items()}
