@@ -133,14 +133,15 @@ def bm25_rankings(
                     ]
                 for i, term in targets:
                     tf[i][term] = tf[i].get(term, 0.0) + weight * n
+            if not any(phrases):
+                continue
+            by_stem: dict[str, int] = {}  # the column's counts by stem, once for every view
+            for _, stem, n in found:
+                by_stem[stem] = by_stem.get(stem, 0) + n
             for i, phrase_terms in enumerate(phrases):
-                if phrase_terms:
-                    by_stem: dict[str, int] = {}
-                    for _, stem, n in found:
-                        by_stem[stem] = by_stem.get(stem, 0) + n
-                    for term, tokens in phrase_terms:
-                        if n := phrase_count(tokens, by_stem):
-                            tf[i][term] = tf[i].get(term, 0.0) + weight * n
+                for term, tokens in phrase_terms:
+                    if n := phrase_count(tokens, by_stem):
+                        tf[i][term] = tf[i].get(term, 0.0) + weight * n
     out = []
     for i, view in enumerate(views):
         kept = [key for key, tf in tfs.items() if not view.matching_only or tf[i]]
